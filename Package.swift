@@ -1,0 +1,128 @@
+// swift-tools-version: 6.1
+// The CoreTracker monorepo: every library, app, tool and test target in one manifest.
+// Layout and dependency rules: ARCHITECTURE.md (checked by ../shared/tools/check-architecture).
+import PackageDescription
+
+let package = Package(
+  name: "CoreTracker",
+  platforms: [.macOS(.v12), .iOS(.v15), .tvOS(.v15), .watchOS(.v8)],
+  products: [
+    .library(name: "CoreTracker", targets: ["CoreTracker"]),
+    .library(name: "CoreTrackerTesting", targets: ["CoreTrackerTesting"]),
+    .library(name: "DLProductDetail", targets: ["DLProductDetail"]),
+    .library(name: "DLSellerProfile", targets: ["DLSellerProfile"]),
+    .library(name: "DLTracker", targets: ["DLTracker"]),
+    .library(name: "LogService", targets: ["LogService"]),
+    .library(name: "TYCheckout", targets: ["TYCheckout"]),
+    .library(name: "TYProductDetail", targets: ["TYProductDetail"]),
+    .library(name: "TYTracker", targets: ["TYTracker"]),
+    .executable(name: "shop-demo", targets: ["ShopDemo"]),
+  ],
+  dependencies: [
+    .package(url: "https://github.com/apple/swift-log.git", from: "1.16.2")
+  ],
+  targets: [
+    // MARK: Core
+    .target(name: "CoreTracker", path: "Packages/CoreTracker"),
+    .testTarget(
+      name: "CoreTrackerTests",
+      dependencies: ["CoreTracker", "CoreTrackerTesting"],
+      path: "Tests/CoreTrackerTests"
+    ),
+    .target(name: "CoreTrackerTesting", dependencies: ["CoreTracker"], path: "Packages/CoreTrackerTesting"),
+    .testTarget(
+      name: "CoreTrackerTestingTests",
+      dependencies: ["CoreTracker", "CoreTrackerTesting"],
+      path: "Tests/CoreTrackerTestingTests"
+    ),
+
+    // MARK: Shared services
+    .target(
+      name: "LogService",
+      dependencies: ["CoreTracker", .product(name: "Logging", package: "swift-log")],
+      path: "Packages/Services/LogService"
+    ),
+    .testTarget(
+      name: "LogServiceTests",
+      dependencies: ["LogService", "CoreTracker", .product(name: "Logging", package: "swift-log")],
+      path: "Tests/LogServiceTests"
+    ),
+
+    // MARK: Trendyol
+    .target(
+      name: "TYTracker",
+      dependencies: ["CoreTracker", "LogService"],
+      path: "Packages/Products/Trendyol/TYTracker"
+    ),
+    .testTarget(
+      name: "TYTrackerTests",
+      dependencies: ["TYTracker", "CoreTrackerTesting"],
+      path: "Tests/TYTrackerTests"
+    ),
+    .target(name: "TYProductDetail", dependencies: ["TYTracker"], path: "Packages/Products/Trendyol/TYProductDetail"),
+    .testTarget(
+      name: "TYProductDetailTests",
+      dependencies: ["TYProductDetail", "TYTracker", "CoreTrackerTesting"],
+      path: "Tests/TYProductDetailTests"
+    ),
+    .target(name: "TYCheckout", dependencies: ["TYTracker"], path: "Packages/Products/Trendyol/TYCheckout"),
+    .testTarget(
+      name: "TYCheckoutTests",
+      dependencies: ["TYCheckout", "TYTracker", "CoreTrackerTesting"],
+      path: "Tests/TYCheckoutTests"
+    ),
+
+    // MARK: Dolap Lite
+    .target(
+      name: "DLTracker",
+      dependencies: ["CoreTracker", "LogService"],
+      path: "Packages/Products/DolapLite/DLTracker"
+    ),
+    .testTarget(
+      name: "DLTrackerTests",
+      dependencies: ["DLTracker", "CoreTrackerTesting"],
+      path: "Tests/DLTrackerTests"
+    ),
+    .target(name: "DLProductDetail", dependencies: ["DLTracker"], path: "Packages/Products/DolapLite/DLProductDetail"),
+    .testTarget(
+      name: "DLProductDetailTests",
+      dependencies: ["DLProductDetail", "DLTracker", "CoreTrackerTesting"],
+      path: "Tests/DLProductDetailTests"
+    ),
+    .target(name: "DLSellerProfile", dependencies: ["DLTracker"], path: "Packages/Products/DolapLite/DLSellerProfile"),
+    .testTarget(
+      name: "DLSellerProfileTests",
+      dependencies: ["DLSellerProfile", "DLTracker", "CoreTrackerTesting"],
+      path: "Tests/DLSellerProfileTests"
+    ),
+
+    // MARK: Apps
+    .target(
+      name: "ShopDemoKit",
+      dependencies: [
+        "CoreTracker", "DLProductDetail", "DLSellerProfile", "DLTracker", "LogService", "TYCheckout",
+        "TYProductDetail", "TYTracker", .product(name: "Logging", package: "swift-log"),
+      ],
+      path: "Apps/ShopDemo/Sources/ShopDemoKit"
+    ),
+    .testTarget(
+      name: "ShopDemoKitTests",
+      dependencies: ["ShopDemoKit", "CoreTracker"],
+      path: "Tests/ShopDemoKitTests"
+    ),
+    .executableTarget(
+      name: "ShopDemo",
+      dependencies: ["ShopDemoKit", .product(name: "Logging", package: "swift-log")], path: "Apps/ShopDemo/Sources/ShopDemo"),
+  ]
+)
+
+// Shared settings, applied once (CONVENTIONS.md): strict, explicit, Swift 6 everywhere.
+for target in package.targets {
+  var settings = target.swiftSettings ?? []
+  settings += [
+    .enableUpcomingFeature("ExistentialAny"),
+    .enableUpcomingFeature("MemberImportVisibility"),
+    .enableUpcomingFeature("InternalImportsByDefault"),
+  ]
+  target.swiftSettings = settings
+}

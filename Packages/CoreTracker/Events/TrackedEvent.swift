@@ -1,0 +1,102 @@
+public import Foundation
+
+/// The envelope every service receives: one `Sendable` value per event (swift-log's `LogEvent` idea),
+/// so a new field never breaks a service.
+///
+/// The tracker builds it from a ``CoreTrackable`` on its worker: the uniform serialisation
+/// (``name`` + ``parameters``) plus identity, time, context, user and session. By the time a
+/// service sees it, ``name`` and ``parameters`` are already that service's own shape (its
+/// ``ServicePayload`` if the event declared one) and ``payloads`` is empty.
+public struct TrackedEvent: Sendable, Hashable {
+  /// The event's identity, assigned at `track` time; the idempotency key end to end.
+  public var id: EventID
+  /// The event's name.
+  public var name: String
+  /// Screen view, action or generic event.
+  public var kind: EventKind
+  /// The parameters, in order, with the tracker's default parameters added after the event's own.
+  public var parameters: EventParameters
+  /// When `track` was called (the client's clock).
+  public var timestamp: Date
+  /// App, OS, device, locale and library.
+  public var context: TrackingContext
+  /// The install's anonymous identifier.
+  public var anonymousID: String
+  /// The identified user, if ``CoreTracker/identify(userID:)`` was called.
+  public var userID: String?
+  /// The session the event belongs to.
+  public var session: TrackingSession?
+  /// The user properties in force when the event was tracked.
+  public var userProperties: EventParameters
+  /// The services the event goes to.
+  public var services: ServiceSelection
+  /// Per-service shapes still to be applied by routing; empty once a service receives the event.
+  public var payloads: [ServiceID: ServicePayload]
+
+  /// Creates an envelope; trackers and tests build these, features never do.
+  public init(
+    id: EventID,
+    name: String,
+    kind: EventKind = .event,
+    parameters: EventParameters = EventParameters(),
+    timestamp: Date,
+    context: TrackingContext = TrackingContext(),
+    anonymousID: String = "",
+    userID: String? = nil,
+    session: TrackingSession? = nil,
+    userProperties: EventParameters = EventParameters(),
+    services: ServiceSelection = .all,
+    payloads: [ServiceID: ServicePayload] = [:]
+  ) {
+    self.id = id
+    self.name = name
+    self.kind = kind
+    self.parameters = parameters
+    self.timestamp = timestamp
+    self.context = context
+    self.anonymousID = anonymousID
+    self.userID = userID
+    self.session = session
+    self.userProperties = userProperties
+    self.services = services
+    self.payloads = payloads
+  }
+
+  /// The envelope as `service` receives it: its own payload applied (if any), payloads cleared.
+  public func shaped(for service: ServiceID) -> TrackedEvent {
+    var copy = self
+    if let payload = payloads[service] {
+      copy.name = payload.name
+      copy.parameters = payload.parameters
+    }
+    copy.payloads = [:]
+    return copy
+  }
+
+  /// Applies `transform` to the uniform parameters and to every per-service payload's parameters.
+  ///
+  /// Stages that rewrite parameters (privacy scrubbing, custom stages) use this, so that no
+  /// service's own shape escapes them.
+  public mutating func rewriteAllParameters(_ transform: (inout EventParameters) -> Void) {
+    transform(&parameters)
+    for key in payloads.keys { transform(&payloads[key]!.parameters) }
+  }
+}
+
+/// A session: a run of events with no gap longer than the tracker's inactivity timeout (30 minutes
+/// by default).
+public struct TrackingSession: Sendable, Hashable, Codable {
+  /// The session's identifier: the Unix time in seconds of its first event (as GA4's `session_id`).
+  public var id: Int64
+  /// When the session's first event was tracked.
+  public var startedAt: Date
+  /// 1 for the tracker's first session, 2 for the next, ...
+  public var number: Int
+
+  /// Creates a session.
+  public init(id: Int64, startedAt: Date, number: Int) {
+    self.id = id
+    self.startedAt = startedAt
+    self.number = number
+  }
+}

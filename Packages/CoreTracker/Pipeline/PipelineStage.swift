@@ -1,0 +1,152 @@
+/// One step of the tracker's pipeline: looks at an event, may rewrite it, keeps or drops it.
+///
+/// The tracker runs its stages in order on its worker (never on the caller's thread) after
+/// enrichment and consent: sampling, validation, the app's own stages, then privacy scrubbing.
+/// A stage that drops an event names the reason; the tracker counts it in ``TrackerStats/dropped``.
+///
+/// ```swift
+/// /// Drops internal QA events in release builds.
+/// struct DropQAEvents: PipelineStage {
+///   func process(_ event: inout TrackedEvent) -> StageDecision {
+///     event.name.hasPrefix("qa_") ? .drop(DropReason("qa_event")) : .keep
+///   }
+/// }
+/// ```
+///
+/// Stages are `Sendable` values; one that keeps state across events protects it itself.
+public protocol PipelineStage: Sendable {
+  /// Processes one event: rewrite it in place and return ``StageDecision/keep``, or return
+  /// ``StageDecision/drop(_:)``.
+  func process(_ event: inout TrackedEvent) -> StageDecision
+}
+
+/// What a ``PipelineStage`` decided.
+public enum StageDecision: Sendable, Hashable {
+  /// Pass the (possibly rewritten) event on.
+  case keep
+  /// Drop the event; the tracker counts it under `reason`.
+  case drop(DropReason)
+}
+
+/// Sampling by event name: keeps a share of each named event, deterministically.
+///
+/// The decision is a pure function of the event id (or the anonymous id, with
+/// ``Unit/device``) and the name, so the same event is always decided the same way, and with
+/// ``Unit/device`` one device sends all or none of an event (unique counts stay right).
+public struct SamplingStage: PipelineStage {
+  /// What one sampling decision covers.
+  public enum Unit: Sendable, Hashable {
+    /// Each event is kept or not on its own.
+    case event
+    /// A device keeps all or none of a sampled event.
+    case device
+  }
+
+  /// The share kept per event name, from 0 (none) to 1 (all).
+  public var rates: [String: Double]
+  /// The share kept of events not named in ``rates``.
+  public var defaultRate: Double
+  /// What one decision covers.
+  public var unit: Unit
+
+  /// Creates a sampling stage. Rates outside 0...1 are clamped.
+  public init(rates: [String: Double] = [:], defaultRate: Double = 1, unit: Unit = .event) {
+    self.rates = rates.mapValues { min(1, max(0, $0)) }
+    self.defaultRate = min(1, max(0, defaultRate))
+    self.unit = unit
+  }
+
+  /// Whether `event` is kept.
+  public func keeps(_ event: TrackedEvent) -> Bool {
+    let rate = rates[event.name] ?? defaultRate
+    if rate >= 1 { return true }
+    if rate <= 0 { return false }
+    let seed: UInt64 =
+      switch unit {
+      case .event: event.id.low ^ event.id.high
+      case .device: Hashing.fnv1a(event.anonymousID)
+      }
+    let hash = Hashing.mix(Hashing.fnv1a(event.name, seed: seed))
+    return Double(hash >> 11) / Double(1 << 53) < rate
+  }
+
+  public func process(_ event: inout TrackedEvent) -> StageDecision {
+    keeps(event) ? .keep : .drop(.sampledOut)
+  }
+}
+
+/// Validation of names: event names (uniform and per service) and parameter keys.
+///
+/// A valid name is 1 to ``maximumLength`` characters, has no control characters and no leading or
+/// trailing white space. Vendor rules that are stricter (GA4's 40 characters) are the vendor
+/// service's to enforce; this stage keeps out what no backend can take.
+public struct ValidationStage: PipelineStage {
+  /// The longest valid name or key, in characters.
+  public var maximumLength: Int
+
+  /// Creates a validation stage.
+  public init(maximumLength: Int = 255) { self.maximumLength = maximumLength }
+
+  /// Whether `name` is a valid event name or parameter key.
+  public func isValid(_ name: String) -> Bool {
+    guard let first = name.unicodeScalars.first, let last = name.unicodeScalars.last else { return false }
+    if first.properties.isWhitespace || last.properties.isWhitespace { return false }
+    if name.unicodeScalars.contains(where: { $0.properties.generalCategory == .control }) { return false }
+    return name.count <= maximumLength
+  }
+
+  public func process(_ event: inout TrackedEvent) -> StageDecision {
+    guard isValid(event.name), event.payloads.values.allSatisfy({ isValid($0.name) }) else {
+      return .drop(.invalidName)
+    }
+    let keysValid =
+      event.parameters.allSatisfy { isValid($0.key) }
+      && event.payloads.values.allSatisfy { $0.parameters.allSatisfy { isValid($0.key) } }
+    return keysValid ? .keep : .drop(.invalidParameter)
+  }
+}
+
+/// Privacy scrubbing: personal data never reaches a service in the clear.
+///
+/// A parameter is personal when it was declared so (``EventParameters/append(personal:_:)``) or
+/// its key is in ``personalKeys``. Such parameters are dropped, or replaced by a salted SHA-256
+/// hex digest (a pseudonym that still counts unique values). User properties are scrubbed too.
+public struct PrivacyStage: PipelineStage {
+  /// What happens to a personal value.
+  public enum Action: Sendable, Hashable {
+    /// Remove the parameter.
+    case drop
+    /// Replace the value with the SHA-256 hex digest of `salt` + the value's text.
+    case hash(salt: String)
+  }
+
+  /// Keys that are personal data in every event, e.g. `email`, `phone`.
+  public var personalKeys: Set<String>
+  /// What happens to personal values.
+  public var action: Action
+
+  /// Creates a privacy stage.
+  public init(personalKeys: Set<String> = [], action: Action = .drop) {
+    self.personalKeys = personalKeys
+    self.action = action
+  }
+
+  public func process(_ event: inout TrackedEvent) -> StageDecision {
+    event.rewriteAllParameters(scrub)
+    scrub(&event.userProperties)
+    return .keep
+  }
+
+  private func scrub(_ parameters: inout EventParameters) {
+    guard parameters.contains(where: { $0.isPersonal || personalKeys.contains($0.key) }) else { return }
+    parameters.rewrite { parameter in
+      guard parameter.isPersonal || personalKeys.contains(parameter.key) else { return parameter }
+      switch action {
+      case .drop:
+        return nil
+      case .hash(let salt):
+        return EventParameter(key: parameter.key, value: .string(Hashing.sha256Hex(salt + parameter.value.text)))
+      }
+    }
+  }
+}

@@ -1,0 +1,86 @@
+/// What a backend implements to receive events: a log, the collector, Firebase, Mixpanel, a test recorder.
+///
+/// A tracker calls ``receive(_:)`` on its own worker, never on the caller's thread, one event at a
+/// time in tracking order, with the event already in this service's shape (see
+/// ``TrackedEvent/shaped(for:)``). `receive` must not block for long: a service that uploads
+/// appends to its outbox and sends later. See the "Implementing a service" article.
+///
+/// ```swift
+/// struct PrintService: TrackerService {
+///   let id = ServiceID("print")
+///   func receive(_ event: TrackedEvent) { print(event.name, event.parameters) }
+/// }
+/// ```
+public protocol TrackerService: Sendable {
+  /// The identifier events use to route to (or customise for) this service.
+  var id: ServiceID { get }
+  /// Takes one event. Called on the tracker's worker, in order.
+  func receive(_ event: TrackedEvent)
+  /// Delivers everything received so far, or fails it for a reason the service reports in its stats.
+  func flush() async
+  /// The service's own counts (queued, in flight, delivered, dropped), or `nil` when it keeps none.
+  func statistics() -> ServiceStats?
+}
+
+extension TrackerService {
+  public func flush() async {}
+  public func statistics() -> ServiceStats? { nil }
+}
+
+/// Why an event (or a batch) was dropped. Open like ``ServiceID``: stages and services add their own.
+public struct DropReason: RawRepresentable, Sendable, Hashable, Codable, Comparable, CustomStringConvertible {
+  public var rawValue: String
+  public init(rawValue: String) { self.rawValue = rawValue }
+  /// Creates a reason.
+  public init(_ rawValue: String) { self.rawValue = rawValue }
+  public var description: String { rawValue }
+  public static func < (lhs: DropReason, rhs: DropReason) -> Bool { lhs.rawValue < rhs.rawValue }
+
+  /// The tracker's queue was full when `track` was called.
+  public static let queueFull = DropReason("queue_full")
+  /// The user opted out, or denied consent to the service.
+  public static let consent = DropReason("consent")
+  /// Sampling by event name left the event out.
+  public static let sampledOut = DropReason("sampled_out")
+  /// The event's name is not valid.
+  public static let invalidName = DropReason("invalid_name")
+  /// A parameter key is not valid.
+  public static let invalidParameter = DropReason("invalid_parameter")
+  /// The event selected no service the tracker has.
+  public static let noService = DropReason("no_service")
+  /// The tracker was shut down before the event was processed.
+  public static let shutdown = DropReason("shutdown")
+}
+
+/// One service's counts, as read through ``Tracker/stats``.
+public struct ServiceStats: Sendable, Hashable {
+  /// Events the tracker routed to the service.
+  public var received: Int
+  /// Events waiting to be sent.
+  public var queued: Int
+  /// Events in a request that has not been answered yet.
+  public var inFlight: Int
+  /// Events the backend accepted.
+  public var delivered: Int
+  /// Events the service gave up on, by reason.
+  public var dropped: [DropReason: Int]
+  /// The last error the service met, if any.
+  public var lastError: String?
+
+  /// Creates counts; all zero by default.
+  public init(
+    received: Int = 0,
+    queued: Int = 0,
+    inFlight: Int = 0,
+    delivered: Int = 0,
+    dropped: [DropReason: Int] = [:],
+    lastError: String? = nil
+  ) {
+    self.received = received
+    self.queued = queued
+    self.inFlight = inFlight
+    self.delivered = delivered
+    self.dropped = dropped
+    self.lastError = lastError
+  }
+}

@@ -1,0 +1,64 @@
+/// What a presenter holds to track events: the user-facing side of tracking (swift-log's `Logger`),
+/// apart from ``TrackerService``, which backends implement.
+///
+/// ``track(_:)`` is synchronous and never throws: it does no I/O, never waits on a lock held by a
+/// slow service, and never hops to the main queue. Everything else happens on the tracker's worker.
+///
+/// Presenters take a tracker in `init`, with their product's tracker as the default, so tests pass
+/// a recording one:
+///
+/// ```swift
+/// final class ProductDetailPresenter {
+///   private let tracker: any CoreTracker
+///   init(product: Product, tracker: any CoreTracker = TYTracker.shared) { ... }
+///   func viewDidAppear() { tracker.track(ProductDetailEvent.viewed(product)) }
+/// }
+/// ```
+public protocol CoreTracker: Sendable {
+  /// Tracks one event. Returns at once; the event reaches the services (or is counted as dropped
+  /// with a reason) on the tracker's worker.
+  func track(_ event: some CoreTrackable)
+  /// Sets (or, with `nil`, clears) the identified user of every following event.
+  func identify(userID: String?)
+  /// Sets (or, with `nil`, removes) a user property sent with every following event.
+  func setUserProperty(_ value: ParameterValue?, forKey key: String)
+  /// Sets (or, with `nil`, removes) a default parameter (a super property) added to every following
+  /// event that does not carry the key itself.
+  func setDefaultParameter(_ value: ParameterValue?, forKey key: String)
+  /// Changes what the user agreed to; following events obey it.
+  func setConsent(_ consent: Consent)
+  /// Returns when every event tracked before the call has been handed to its services and each
+  /// service has delivered it or failed it for a reason it reports.
+  func flush() async
+}
+
+extension CoreTracker {
+  /// Sets several default parameters at once.
+  public func setDefaultParameters(_ parameters: EventParameters) {
+    for parameter in parameters { setDefaultParameter(parameter.value, forKey: parameter.key) }
+  }
+}
+
+/// What the user agreed to: tracking at all, and per service.
+public struct Consent: Sendable, Hashable, Codable {
+  /// When `true`, every event is dropped (reason ``DropReason/consent``).
+  public var isOptedOut: Bool
+  /// Services that must not receive anything; events still go to the others.
+  public var deniedServices: Set<ServiceID>
+
+  /// Creates a consent state.
+  public init(isOptedOut: Bool = false, deniedServices: Set<ServiceID> = []) {
+    self.isOptedOut = isOptedOut
+    self.deniedServices = deniedServices
+  }
+
+  /// Everything allowed.
+  public static let granted = Consent()
+  /// Nothing is tracked.
+  public static let optedOut = Consent(isOptedOut: true)
+
+  /// Whether `service` may receive events.
+  public func allows(_ service: ServiceID) -> Bool {
+    !isOptedOut && !deniedServices.contains(service)
+  }
+}

@@ -1,0 +1,32 @@
+/// A tracker that hands every call to another one: the base of product trackers (`TYTracker`,
+/// `DLTracker`), which add their own services and defaults around a ``Tracker``.
+///
+/// Conform and store the tracker to forward to; every requirement of ``CoreTracker`` is provided.
+///
+/// ```swift
+/// public final class TYTracker: ForwardingTracker {
+///   public let base: Tracker
+///   public init(log: any TrackerService = LogService()) {
+///     base = Tracker(services: [DefaultParametersService(log, defaults: ["product": "trendyol"])])
+///   }
+/// }
+/// ```
+public protocol ForwardingTracker: CoreTracker {
+  /// The type of the tracker calls are forwarded to.
+  associatedtype Base: CoreTracker
+  /// The tracker calls are forwarded to.
+  var base: Base { get }
+}
+
+extension ForwardingTracker {
+  public func track(_ event: some CoreTrackable) { base.track(event) }
+  public func identify(userID: String?) { base.identify(userID: userID) }
+  public func setUserProperty(_ value: ParameterValue?, forKey key: String) {
+    base.setUserProperty(value, forKey: key)
+  }
+  public func setDefaultParameter(_ value: ParameterValue?, forKey key: String) {
+    base.setDefaultParameter(value, forKey: key)
+  }
+  public func setConsent(_ consent: Consent) { base.setConsent(consent) }
+  public func flush() async { await base.flush() }
+}

@@ -1,0 +1,152 @@
+import Foundation
+
+/// The default ``CoreTracker``: a pipeline on a worker thread of its own, fanning out to services.
+///
+/// `track` stamps the time, boxes the event and appends it to a lock-protected queue: no I/O, no
+/// await, no main queue. The worker then, in order: assigns the event id, updates the session
+/// (30 minutes of inactivity end it), enriches (context, anonymous and user id, user properties,
+/// default parameters), applies consent, runs the stages (sampling, validation, the app's own,
+/// privacy scrubbing) and routes the event to every service it selects, each in its own shape.
+/// Every event dropped on the way is counted by reason in ``stats``.
+///
+/// ```swift
+/// let tracker = Tracker(services: [LogService()], configuration: TrackerConfiguration(
+///   defaultParameters: ["product": "trendyol"],
+///   sampling: SamplingStage(rates: ["scroll": 0.1])
+/// ))
+/// tracker.track(ProductDetailEvent.viewed(productID: "42"))
+/// await tracker.flush()
+/// print(tracker.stats)
+/// ```
+///
+/// Call ``flush()`` (or ``shutdown()``) before the process exits; the worker also drains what is
+/// queued when the tracker is released.
+public final class Tracker: CoreTracker {
+  private let queue: EventQueue
+  private let engine: TrackingEngine
+  private let clock: @Sendable () -> Date
+
+  /// Creates a tracker over `services` and starts its worker thread.
+  ///
+  /// - Parameters:
+  ///   - services: where events go. Identifiers should be unique: routing and per-service shapes
+  ///     are looked up by ``TrackerService/id``.
+  ///   - configuration: enrichment, session, consent, stages and queue settings.
+  public init(services: [any TrackerService], configuration: TrackerConfiguration = TrackerConfiguration()) {
+    queue = EventQueue(capacity: configuration.queueCapacity)
+    engine = TrackingEngine(configuration: configuration, services: services)
+    clock = configuration.clock
+    let queue = queue
+    let engine = engine
+    let worker = Thread { engine.run(queue: queue) }
+    worker.name = "CoreTracker.worker"
+    worker.qualityOfService = .utility
+    worker.start()
+  }
+
+  deinit {
+    queue.close()
+  }
+
+  /// The services events are routed to, in order.
+  public var services: [any TrackerService] { engine.services }
+
+  public func track(_ event: some CoreTrackable) {
+    queue.enqueue(event, at: clock())
+  }
+
+  public func identify(userID: String?) {
+    queue.enqueue(.identify(userID))
+  }
+
+  public func setUserProperty(_ value: ParameterValue?, forKey key: String) {
+    queue.enqueue(.userProperty(key, value))
+  }
+
+  public func setDefaultParameter(_ value: ParameterValue?, forKey key: String) {
+    queue.enqueue(.defaultParameter(key, value))
+  }
+
+  public func setConsent(_ consent: Consent) {
+    queue.enqueue(.consent(consent))
+  }
+
+  /// Ends the current session now (emitting `session_end`); the next event starts a new one.
+  /// Apps call it when they go to the background for good or terminate.
+  public func endSession() {
+    queue.enqueue(.endSession)
+  }
+
+  public func flush() async {
+    await withCheckedContinuation { (continuation: CheckedContinuation<Void, Never>) in
+      queue.enqueue(.barrier { continuation.resume() })
+    }
+    await withTaskGroup(of: Void.self) { group in
+      for service in engine.services { group.addTask { await service.flush() } }
+    }
+  }
+
+  /// Flushes, then stops the worker; events tracked afterwards are dropped with
+  /// ``DropReason/shutdown``.
+  public func shutdown() async {
+    await flush()
+    queue.close()
+  }
+
+  /// A snapshot of the counts: tracked, generated, routed, dropped by reason, queued, per service.
+  public var stats: TrackerStats {
+    let queued = queue.snapshot
+    let counts = engine.stats.snapshot
+    var dropped = counts.dropped
+    if queued.queueFull > 0 { dropped[.queueFull, default: 0] += queued.queueFull }
+    if queued.shutdown > 0 { dropped[.shutdown, default: 0] += queued.shutdown }
+    var services = counts.services
+    for service in engine.services {
+      guard let own = service.statistics() else { continue }
+      let tracker = services[service.id] ?? ServiceStats()
+      var merged = own
+      merged.received = tracker.received
+      merged.dropped.merge(tracker.dropped, uniquingKeysWith: +)
+      services[service.id] = merged
+    }
+    return TrackerStats(
+      tracked: queued.tracked,
+      generated: counts.generated,
+      routed: counts.routed,
+      dropped: dropped,
+      queued: queued.tracked - queued.queueFull - queued.shutdown - counts.handled,
+      services: services
+    )
+  }
+}
+
+/// Holds the shared tracker of a product (`TYTracker.shared`), replaceable once at start-up by the
+/// composition root, as swift-log's `LoggingSystem.bootstrap` is.
+///
+/// Presenters default to the shared tracker so production code needs no wiring; tests pass their
+/// own tracker to `init` and never touch the shared one.
+public final class SharedTracker<Value: Sendable>: Sendable {
+  private let state: Locked<Value?>
+  private let makeDefault: @Sendable () -> Value
+
+  /// Creates a holder whose value is made by `makeDefault` on first use unless bootstrapped before.
+  public init(default makeDefault: @escaping @Sendable () -> Value) {
+    state = Locked(nil)
+    self.makeDefault = makeDefault
+  }
+
+  /// The shared value.
+  public var value: Value {
+    state.withLock { value in
+      if let value { return value }
+      let made = makeDefault()
+      value = made
+      return made
+    }
+  }
+
+  /// Replaces the shared value; call it once, at start-up, before any presenter is made.
+  public func bootstrap(_ value: Value) {
+    state.withLock { $0 = value }
+  }
+}

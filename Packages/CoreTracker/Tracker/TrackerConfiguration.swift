@@ -1,0 +1,93 @@
+public import Foundation
+
+/// How a ``Tracker`` enriches, filters and queues events. Every setting has a production default.
+public struct TrackerConfiguration: Sendable {
+  /// App, OS and device facts stamped on every event. Defaults to the running process's.
+  public var context: TrackingContext
+  /// The install's anonymous identifier. Persist it across launches with ``AnonymousID/loadOrCreate(in:)``;
+  /// the default is a fresh random one per tracker.
+  public var anonymousID: String
+  /// Default parameters (super properties) added to every event that lacks the key.
+  public var defaultParameters: EventParameters
+  /// The user id to start with, if the user is already known.
+  public var userID: String?
+  /// A gap without events longer than this ends the session. Default: 30 minutes.
+  public var sessionTimeout: TimeInterval
+  /// Whether the tracker emits `session_start` and `session_end` events.
+  public var emitsSessionEvents: Bool
+  /// How many tracked events may wait for the worker; past that, `track` drops with
+  /// ``DropReason/queueFull`` (counted, never silent).
+  public var queueCapacity: Int
+  /// The consent to start with.
+  public var consent: Consent
+  /// Sampling by event name.
+  public var sampling: SamplingStage
+  /// Name validation.
+  public var validation: ValidationStage
+  /// The app's own stages, run after validation and before privacy scrubbing.
+  public var additionalStages: [any PipelineStage]
+  /// Privacy scrubbing, the last stage before routing.
+  public var privacy: PrivacyStage
+  /// The clock that stamps events; tests and simulations inject their own.
+  public var clock: @Sendable () -> Date
+  /// A fixed seed for event ids (reproducible tests and simulations); `nil` seeds from the system.
+  public var idSeed: UInt64?
+
+  /// Creates a configuration; every parameter has a production default.
+  public init(
+    context: TrackingContext = .current(),
+    anonymousID: String = AnonymousID.random(),
+    defaultParameters: EventParameters = EventParameters(),
+    userID: String? = nil,
+    sessionTimeout: TimeInterval = 30 * 60,
+    emitsSessionEvents: Bool = true,
+    queueCapacity: Int = 10_000,
+    consent: Consent = .granted,
+    sampling: SamplingStage = SamplingStage(),
+    validation: ValidationStage = ValidationStage(),
+    additionalStages: [any PipelineStage] = [],
+    privacy: PrivacyStage = PrivacyStage(),
+    clock: @escaping @Sendable () -> Date = { Date() },
+    idSeed: UInt64? = nil
+  ) {
+    self.context = context
+    self.anonymousID = anonymousID
+    self.defaultParameters = defaultParameters
+    self.userID = userID
+    self.sessionTimeout = sessionTimeout
+    self.emitsSessionEvents = emitsSessionEvents
+    self.queueCapacity = max(1, queueCapacity)
+    self.consent = consent
+    self.sampling = sampling
+    self.validation = validation
+    self.additionalStages = additionalStages
+    self.privacy = privacy
+    self.clock = clock
+    self.idSeed = idSeed
+  }
+
+  /// The stages in the order the tracker runs them after enrichment and consent.
+  var stages: [any PipelineStage] { [sampling, validation] + additionalStages + [privacy] }
+}
+
+/// The install's anonymous identifier: random, carries nothing personal.
+public enum AnonymousID {
+  /// A new random identifier (a UUID string).
+  public static func random() -> String { UUID().uuidString.lowercased() }
+
+  /// The identifier stored in `directory` (file `anonymous-id`), created on first use.
+  ///
+  /// Call it once at start-up (it reads a file), not on the tracking path.
+  public static func loadOrCreate(in directory: URL) throws -> String {
+    let file = directory.appendingPathComponent("anonymous-id")
+    if let data = try? Data(contentsOf: file), let text = String(data: data, encoding: .utf8),
+      !text.trimmingCharacters(in: .whitespacesAndNewlines).isEmpty
+    {
+      return text.trimmingCharacters(in: .whitespacesAndNewlines)
+    }
+    try FileManager.default.createDirectory(at: directory, withIntermediateDirectories: true)
+    let id = random()
+    try Data(id.utf8).write(to: file, options: .atomic)
+    return id
+  }
+}

@@ -1,0 +1,40 @@
+/// What a tracker did with the events it was given, read through ``Tracker/stats``.
+///
+/// The counts always balance: `tracked + generated == routed + totalDropped + queued`.
+public struct TrackerStats: Sendable, Hashable {
+  /// Calls to `track`.
+  public var tracked: Int
+  /// Events the tracker made itself (`session_start`, `session_end`).
+  public var generated: Int
+  /// Events handed to at least one service.
+  public var routed: Int
+  /// Events dropped before reaching any service, by reason (queue full, consent, sampling, ...).
+  public var dropped: [DropReason: Int]
+  /// Events waiting for, or being processed by, the worker.
+  public var queued: Int
+  /// Per service: what the tracker routed to it, merged with the service's own counts.
+  public var services: [ServiceID: ServiceStats]
+
+  /// Creates stats; all zero by default.
+  public init(
+    tracked: Int = 0,
+    generated: Int = 0,
+    routed: Int = 0,
+    dropped: [DropReason: Int] = [:],
+    queued: Int = 0,
+    services: [ServiceID: ServiceStats] = [:]
+  ) {
+    self.tracked = tracked
+    self.generated = generated
+    self.routed = routed
+    self.dropped = dropped
+    self.queued = queued
+    self.services = services
+  }
+
+  /// All drops, whatever the reason.
+  public var totalDropped: Int { dropped.values.reduce(0, +) }
+
+  /// The count for one reason (0 when none).
+  public func dropped(_ reason: DropReason) -> Int { dropped[reason, default: 0] }
+}

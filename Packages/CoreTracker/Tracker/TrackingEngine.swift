@@ -1,0 +1,188 @@
+import Foundation
+
+/// The tracker's worker-side state: enrichment, session, consent, stages, routing.
+///
+/// `@unchecked Sendable`: the mutable state below is touched only by the worker thread (the one
+/// `run` loop), which the queue hands commands to one batch at a time; `stats` is the only state
+/// read from other threads and lives behind its own lock.
+final class TrackingEngine: @unchecked Sendable {
+  struct Counts {
+    var generated = 0
+    var handled = 0
+    var routed = 0
+    var dropped: [DropReason: Int] = [:]
+    var services: [ServiceID: ServiceStats] = [:]
+  }
+
+  let services: [any TrackerService]
+  let stats = Locked(Counts())
+  private let stages: [any PipelineStage]
+  private let context: TrackingContext
+  private let anonymousID: String
+  private let sessionTimeout: TimeInterval
+  private let emitsSessionEvents: Bool
+  private var ids: EventIDGenerator
+  private var userID: String?
+  private var userProperties = EventParameters()
+  private var defaultParameters: EventParameters
+  private var consent: Consent
+  private var session: TrackingSession?
+  private var lastActivity = Date.distantPast
+  private var sessionEventCount = 0
+
+  init(configuration: TrackerConfiguration, services: [any TrackerService]) {
+    self.services = services
+    stages = configuration.stages
+    context = configuration.context
+    anonymousID = configuration.anonymousID
+    sessionTimeout = configuration.sessionTimeout
+    emitsSessionEvents = configuration.emitsSessionEvents
+    ids = configuration.idSeed.map(EventIDGenerator.init(seed:)) ?? EventIDGenerator()
+    userID = configuration.userID
+    defaultParameters = configuration.defaultParameters
+    consent = configuration.consent
+    stats.withLock { counts in
+      for service in services { counts.services[service.id] = ServiceStats() }
+    }
+  }
+
+  /// The worker's loop: runs until the queue is closed and drained.
+  func run(queue: EventQueue) {
+    var batch: [EventQueue.Command] = []
+    while queue.take(into: &batch) {
+      for command in batch { handle(command) }
+      batch.removeAll(keepingCapacity: true)
+    }
+  }
+
+  private func handle(_ command: EventQueue.Command) {
+    switch command {
+    case .track(let event, let timestamp):
+      track(event, at: timestamp)
+      stats.withLock { $0.handled += 1 }
+    case .identify(let userID):
+      self.userID = userID
+    case .userProperty(let key, let value):
+      userProperties[key] = value
+    case .defaultParameter(let key, let value):
+      defaultParameters[key] = value
+    case .consent(let consent):
+      self.consent = consent
+    case .endSession:
+      endSession()
+    case .barrier(let done):
+      done()
+    }
+  }
+
+  // MARK: Enrichment and sessions
+
+  private func track(_ event: any CoreTrackable, at timestamp: Date) {
+    updateSession(at: timestamp)
+    process(event, at: timestamp)
+  }
+
+  private func updateSession(at timestamp: Date) {
+    if session != nil, timestamp.timeIntervalSince(lastActivity) <= sessionTimeout {
+      if timestamp > lastActivity { lastActivity = timestamp }
+      sessionEventCount += 1
+      return
+    }
+    endSession()
+    var id = Int64(timestamp.timeIntervalSince1970.rounded(.down))
+    if let previous = session, id <= previous.id { id = previous.id + 1 }
+    let started = TrackingSession(id: id, startedAt: timestamp, number: (session?.number ?? 0) + 1)
+    session = started
+    lastActivity = timestamp
+    sessionEventCount = 1
+    if emitsSessionEvents {
+      generate(GenericEvent(SessionEvent.start, parameters: ["session_number": .int(started.number)]), at: timestamp)
+    }
+  }
+
+  private func endSession() {
+    guard let ended = session, sessionEventCount > 0 else { return }
+    sessionEventCount = 0
+    guard emitsSessionEvents else { return }
+    let duration = Int((lastActivity.timeIntervalSince(ended.startedAt) * 1000).rounded())
+    generate(
+      GenericEvent(
+        SessionEvent.end,
+        parameters: ["session_number": .int(ended.number), "duration_ms": .int(duration)]
+      ),
+      at: lastActivity
+    )
+  }
+
+  private func generate(_ event: GenericEvent, at timestamp: Date) {
+    stats.withLock { $0.generated += 1 }
+    process(event, at: timestamp)
+  }
+
+  // MARK: Pipeline and routing
+
+  private func process(_ event: any CoreTrackable, at timestamp: Date) {
+    let selection = event.services
+    var payloads: [ServiceID: ServicePayload] = [:]
+    for service in services where selection.contains(service.id) {
+      if let payload = event.payload(for: service.id) {
+        payloads[service.id] = payload
+      }
+    }
+    var envelope = TrackedEvent(
+      id: ids.next(at: timestamp),
+      name: event.name,
+      kind: event.kind,
+      parameters: event.parameters,
+      timestamp: timestamp,
+      context: context,
+      anonymousID: anonymousID,
+      userID: userID,
+      session: session,
+      userProperties: userProperties,
+      services: selection,
+      payloads: payloads
+    )
+    if !defaultParameters.isEmpty {
+      envelope.rewriteAllParameters { $0.addMissing(from: defaultParameters) }
+    }
+    if consent.isOptedOut { return drop(.consent) }
+    for stage in stages {
+      if case .drop(let reason) = stage.process(&envelope) { return drop(reason) }
+    }
+    route(envelope)
+  }
+
+  private func route(_ envelope: TrackedEvent) {
+    var receivers = 0
+    var deniedByConsent = 0
+    for service in services where envelope.services.contains(service.id) {
+      guard consent.allows(service.id) else {
+        deniedByConsent += 1
+        stats.withLock { $0.services[service.id, default: ServiceStats()].dropped[.consent, default: 0] += 1 }
+        continue
+      }
+      service.receive(envelope.shaped(for: service.id))
+      receivers += 1
+      stats.withLock { $0.services[service.id, default: ServiceStats()].received += 1 }
+    }
+    if receivers > 0 {
+      stats.withLock { $0.routed += 1 }
+    } else {
+      drop(deniedByConsent > 0 ? .consent : .noService)
+    }
+  }
+
+  private func drop(_ reason: DropReason) {
+    stats.withLock { $0.dropped[reason, default: 0] += 1 }
+  }
+}
+
+/// The names of the events the tracker emits itself.
+public enum SessionEvent {
+  /// Emitted before the first event of a session, with `session_number`.
+  public static let start = "session_start"
+  /// Emitted when a session ends (at the first event after the timeout, or on ``Tracker/endSession()``),
+  /// stamped with the session's last activity, with `session_number` and `duration_ms`.
+  public static let end = "session_end"
+}

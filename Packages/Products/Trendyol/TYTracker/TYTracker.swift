@@ -1,0 +1,60 @@
+@_exported public import CoreTracker
+public import LogService
+
+/// The services Trendyol routes events to, by identifier: what Trendyol features name in an event's
+/// `services` and `payload(for:)`, without importing any service module.
+public enum TYService {
+  /// The system log.
+  public static let log = ServiceID.log
+  /// The in-house collector.
+  public static let collector = ServiceID("collector")
+  /// Google Analytics 4 / Firebase.
+  public static let firebase = ServiceID("firebase")
+  /// Mixpanel.
+  public static let mixpanel = ServiceID("mixpanel")
+}
+
+/// Trendyol's tracker: the only tracking module Trendyol features import.
+///
+/// It re-exports the tracking vocabulary (``CoreTrackable``, ``EventParameters``, ...), injects
+/// Trendyol's service implementations as defaulted `init` parameters and adds Trendyol's default
+/// parameters (``defaultParameters``) to every event each service receives.
+///
+/// Presenters default to ``shared``; the app replaces it once at start-up with ``bootstrap(_:)``:
+///
+/// ```swift
+/// TYTracker.bootstrap(TYTracker(log: LogService(label: "com.trendyol.app")))
+/// let presenter = ProductDetailPresenter(product: product)  // tracks through TYTracker.shared
+/// ```
+public final class TYTracker: ForwardingTracker {
+  /// The parameters Trendyol adds to every event, through every service.
+  public static let defaultParameters: EventParameters = ["product": "trendyol", "business_unit": "marketplace"]
+
+  private static let holder = SharedTracker<any CoreTracker> { TYTracker() }
+
+  /// The tracker presenters use when none is passed: a `TYTracker` with its default services
+  /// unless ``bootstrap(_:)`` replaced it.
+  public static var shared: any CoreTracker { holder.value }
+
+  /// Replaces ``shared``; call once at start-up, before any presenter is made.
+  public static func bootstrap(_ tracker: any CoreTracker) { holder.bootstrap(tracker) }
+
+  /// The engine every call is forwarded to (its ``Tracker/stats`` show what happened to events).
+  public let base: Tracker
+
+  /// Creates Trendyol's tracker.
+  ///
+  /// - Parameters:
+  ///   - log: the system-log service (shared type, Trendyol's label).
+  ///   - services: further services (collector, vendors), each with its own ``TrackerService/id``;
+  ///     use the identifiers in ``TYService`` so Trendyol events' per-service shapes reach them.
+  ///   - configuration: enrichment, session, consent and pipeline settings.
+  public init(
+    log: any TrackerService = LogService(label: "com.trendyol.tracking"),
+    services: [any TrackerService] = [],
+    configuration: TrackerConfiguration = TrackerConfiguration()
+  ) {
+    let injected = ([log] + services).map { DefaultParametersService($0, defaults: Self.defaultParameters) }
+    base = Tracker(services: injected, configuration: configuration)
+  }
+}
