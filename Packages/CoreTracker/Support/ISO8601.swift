@@ -10,7 +10,7 @@ public enum ISO8601 {
   /// The date in local time at `offsetSeconds` from UTC, with that offset:
   /// `2023-03-22T10:15:30.000-07:00` (`Z` for zero).
   public static func string(from date: Date, offsetSeconds: Int) -> String {
-    let totalMilliseconds = Int64((date.timeIntervalSince1970 * 1000).rounded(.down)) + Int64(offsetSeconds) * 1000
+    let totalMilliseconds = Int64((date.timeIntervalSince1970 * 1000).rounded()) + Int64(offsetSeconds) * 1000
     let (days, msOfDay) = totalMilliseconds.floorDivided(by: 86_400_000)
     let (year, month, day) = civil(fromDays: days)
     let seconds = msOfDay / 1000

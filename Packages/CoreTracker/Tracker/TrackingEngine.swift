@@ -83,7 +83,7 @@ final class TrackingEngine: @unchecked Sendable {
   }
 
   private func updateSession(at timestamp: Date) {
-    if session != nil, timestamp.timeIntervalSince(lastActivity) <= sessionTimeout {
+    if session != nil, sessionEventCount > 0, timestamp.timeIntervalSince(lastActivity) <= sessionTimeout {
       if timestamp > lastActivity { lastActivity = timestamp }
       sessionEventCount += 1
       return
