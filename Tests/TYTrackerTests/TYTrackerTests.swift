@@ -1,0 +1,42 @@
+import CoreTrackerTesting
+import TYTracker
+import Testing
+
+private enum Probe: CoreTrackable {
+  case viewed
+  var name: String { "probe_viewed" }
+  var parameters: EventParameters { ["screen": "home", "product": "event-wins"] }
+  func payload(for service: ServiceID) -> ServicePayload? {
+    service == TYService.firebase ? ServicePayload(name: "screen_view", parameters: ["screen_name": "home"]) : nil
+  }
+}
+
+@Suite("TYTracker")
+struct TYTrackerTests {
+  @Test func everyInjectedServiceGetsTrendyolsDefaultsAfterTheEventsOwnParameters() async {
+    let log = RecordingService(id: TYService.log)
+    let firebase = RecordingService(id: TYService.firebase)
+    let tracker = TYTracker(log: log, services: [firebase], configuration: TrackerConfiguration(emitsSessionEvents: false))
+    tracker.track(Probe.viewed)
+    await tracker.flush()
+    #expect(log.events.map { $0.parameters.pairs.map { "\($0.key)=\($0.value.text)" } } == [
+      ["screen=home", "product=event-wins", "business_unit=marketplace"]
+    ])
+    #expect(firebase.events.map { $0.parameters.pairs.map { "\($0.key)=\($0.value.text)" } } == [
+      ["screen_name=home", "product=trendyol", "business_unit=marketplace"]
+    ])
+    #expect(firebase.names == ["screen_view"])
+    #expect(tracker.base.stats.routed == 1)
+  }
+
+  @Test func sharedDefaultsToATYTrackerAndCanBeBootstrapped() {
+    #expect(TYTracker.shared is TYTracker)
+    let recording = RecordingTracker()
+    TYTracker.bootstrap(recording)
+    #expect(TYTracker.shared as? RecordingTracker === recording)
+  }
+
+  @Test func serviceIdentifiersAreDistinct() {
+    #expect(Set([TYService.log, TYService.collector, TYService.firebase, TYService.mixpanel]).count == 4)
+  }
+}
