@@ -112,7 +112,8 @@ let package = Package(
     ),
     .executableTarget(
       name: "ShopDemo",
-      dependencies: ["ShopDemoKit", .product(name: "Logging", package: "swift-log")], path: "Apps/ShopDemo/Sources/ShopDemo"),
+      dependencies: ["ShopDemoKit", .product(name: "Logging", package: "swift-log")],
+      path: "Apps/ShopDemo/Sources/ShopDemo"),
   ]
 )
 

@@ -138,7 +138,9 @@ public final class RecordingTracker: CoreTracker {
       let wantPairs = want.parameters.pairs
       for (slot, (g, w)) in zip(gotPairs, wantPairs).enumerated() where g.key != w.key || g.value != w.value {
         if g.key != w.key {
-          problems.append("\(position) '\(want.name)' parameter #\(slot + 1): key '\(g.key)' = \(g.value), expected key '\(w.key)' = \(w.value)")
+          problems.append(
+            "\(position) '\(want.name)' parameter #\(slot + 1): key '\(g.key)' = \(g.value), expected key '\(w.key)' = \(w.value)"
+          )
         } else {
           problems.append("\(position) '\(want.name)' parameter '\(g.key)' = \(g.value), expected \(w.value)")
         }

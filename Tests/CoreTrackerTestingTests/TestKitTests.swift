@@ -24,7 +24,10 @@ struct TestKitTests {
     tracker.track(LikeEvent.liked(id: "7"))
     #expect(tracker.names == ["liked"])
     #expect(tracker.events.first?.userID == "u1")
-    #expect(tracker.payloads(for: ServiceID("firebase")) == [ServicePayload(name: "select_content", parameters: ["item_id": "x"])])
+    #expect(
+      tracker.payloads(for: ServiceID("firebase")) == [
+        ServicePayload(name: "select_content", parameters: ["item_id": "x"])
+      ])
     #expect(tracker.payloads(for: ServiceID("collector")).first?.name == "liked")
     #expect(tracker.payloads(for: ServiceID("log")).isEmpty)
     tracker.expectReceived(by: ServiceID("collector"), [("liked", ["item_id": "7", "source": "feed"])])
@@ -40,13 +43,22 @@ struct TestKitTests {
     }
   }
 
-  @Test(arguments: [
-    (["liked"], [("liked", ["item_id": "7", "source": "web"] as EventParameters)], "parameter 'source' = \"feed\", expected \"web\""),
-    (["liked"], [("liked", ["item_id": "7"] as EventParameters)], "unexpected parameters: source = \"feed\""),
-    (["liked"], [("liked", ["item_id": "7", "source": "feed", "x": 1] as EventParameters)], "lacks parameters: x = 1"),
-    (["liked"], [("viewed", ["item_id": "7", "source": "feed"] as EventParameters)], "named 'liked', expected 'viewed'"),
-    (["liked"], [], "received 1 event(s)"),
-  ] as [([String], [(String, EventParameters)], String)])
+  @Test(
+    arguments: [
+      (
+        ["liked"], [("liked", ["item_id": "7", "source": "web"] as EventParameters)],
+        "parameter 'source' = \"feed\", expected \"web\""
+      ),
+      (["liked"], [("liked", ["item_id": "7"] as EventParameters)], "unexpected parameters: source = \"feed\""),
+      (
+        ["liked"], [("liked", ["item_id": "7", "source": "feed", "x": 1] as EventParameters)], "lacks parameters: x = 1"
+      ),
+      (
+        ["liked"], [("viewed", ["item_id": "7", "source": "feed"] as EventParameters)],
+        "named 'liked', expected 'viewed'"
+      ),
+      (["liked"], [], "received 1 event(s)"),
+    ] as [([String], [(String, EventParameters)], String)])
   func failureMessagesSayWhatDiffers(_: [String], expected: [(String, EventParameters)], message: String) {
     let tracker = RecordingTracker()
     tracker.track(LikeEvent.liked(id: "7"))

@@ -35,9 +35,10 @@ struct CompositeTests {
     trendyol.receive(envelope("viewed", ["id": "1"]))
     dolap.receive(envelope("viewed", ["id": "2"]))
     #expect(trendyol.id == shared.id)
-    #expect(shared.events.map { $0.parameters.pairs.map { "\($0.key)=\($0.value.text)" } } == [
-      ["id=1", "product=trendyol"], ["id=2", "product=dolap_lite"],
-    ])
+    #expect(
+      shared.events.map { $0.parameters.pairs.map { "\($0.key)=\($0.value.text)" } } == [
+        ["id=1", "product=trendyol"], ["id=2", "product=dolap_lite"],
+      ])
   }
 
   @Test func sharedTrackerBootstrapReplacesTheDefault() {

@@ -108,7 +108,10 @@ struct EventIDTests {
     #expect(try JSONDecoder().decode([EventID].self, from: data) == [id])
   }
 
-  @Test(arguments: ["", "not-a-uuid", "0193a4f2-6c1e-7abc-8def-0123456789a", "0193a4f2x6c1e-7abc-8def-0123456789ab", "0193a4f2-6c1e-7abc-8def-0123456789ag"])
+  @Test(arguments: [
+    "", "not-a-uuid", "0193a4f2-6c1e-7abc-8def-0123456789a", "0193a4f2x6c1e-7abc-8def-0123456789ab",
+    "0193a4f2-6c1e-7abc-8def-0123456789ag",
+  ])
   func malformedTextIsRejected(text: String) {
     #expect(EventID(text) == nil)
   }

@@ -239,7 +239,8 @@ struct SamplingTests {
   @Test func aDeviceSendsAllOrNoneOfAnEvent() {
     let stage = SamplingStage(rates: ["scroll": 0.5], unit: .device)
     for device in 0..<200 {
-      let decisions = Set((0..<20 as Range<UInt64>).map { stage.keeps(event("scroll", seed: $0, anonymousID: "d\(device)")) })
+      let decisions = Set(
+        (0..<20 as Range<UInt64>).map { stage.keeps(event("scroll", seed: $0, anonymousID: "d\(device)")) })
       #expect(decisions.count == 1)
     }
   }

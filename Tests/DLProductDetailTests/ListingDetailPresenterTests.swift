@@ -12,9 +12,11 @@ struct ListingDetailPresenterTests {
     let presenter = ListingDetailPresenter(listing: jacket, userID: "U9", likeCount: 3, tracker: tracker)
     presenter.toggleLike()
     #expect(presenter.state.isLiked && presenter.state.likeCount == 4)
-    tracker.expectReceived(by: DLService.firebase, [
-      ("select_content", ["item_id": "listing-id-L1-user-id-U9", "item_name": "listing-like"])
-    ])
+    tracker.expectReceived(
+      by: DLService.firebase,
+      [
+        ("select_content", ["item_id": "listing-id-L1-user-id-U9", "item_name": "listing-like"])
+      ])
     tracker.expectReceived(by: DLService.mixpanel, [("Listing Liked", ["Listing": "L1", "Seller": "S1"])])
     tracker.expectReceived(by: DLService.collector, [("listing_liked", ["listing_id": "L1"])])
     presenter.toggleLike()
@@ -25,18 +27,31 @@ struct ListingDetailPresenterTests {
   @Test func viewingTracksAScreenView() {
     let tracker = RecordingTracker()
     ListingDetailPresenter(listing: jacket, userID: "U9", tracker: tracker).viewDidAppear()
-    tracker.expectReceived(by: DLService.log, [
-      ("listing_viewed", ["listing_id": "L1", "seller_id": "S1", "price": 400.0, "condition": "good"])
-    ])
-    tracker.expectReceived(by: DLService.firebase, [
-      ("view_item", ["item_id": "L1", "item_name": "Denim jacket", "price": 400.0, "currency": "TRY"])
-    ])
+    tracker.expectReceived(
+      by: DLService.log,
+      [
+        ("listing_viewed", ["listing_id": "L1", "seller_id": "S1", "price": 400.0, "condition": "good"])
+      ])
+    tracker.expectReceived(
+      by: DLService.firebase,
+      [
+        ("view_item", ["item_id": "L1", "item_name": "Denim jacket", "price": 400.0, "currency": "TRY"])
+      ])
   }
 
   @Test(arguments: [
-    (Listing(id: "L", title: "t", sellerID: "s", priceMinor: 100_00, condition: .new, isSold: true), 60_00, OfferError.sold),
-    (Listing(id: "L", title: "t", sellerID: "s", priceMinor: 100_00, condition: .new, acceptsOffers: false), 60_00, .offersClosed),
-    (Listing(id: "L", title: "t", sellerID: "s", priceMinor: 100_00, condition: .new), 49_99, .tooLow(minimumMinor: 50_00)),
+    (
+      Listing(id: "L", title: "t", sellerID: "s", priceMinor: 100_00, condition: .new, isSold: true), 60_00,
+      OfferError.sold
+    ),
+    (
+      Listing(id: "L", title: "t", sellerID: "s", priceMinor: 100_00, condition: .new, acceptsOffers: false), 60_00,
+      .offersClosed
+    ),
+    (
+      Listing(id: "L", title: "t", sellerID: "s", priceMinor: 100_00, condition: .new), 49_99,
+      .tooLow(minimumMinor: 50_00)
+    ),
     (Listing(id: "L", title: "t", sellerID: "s", priceMinor: 100_00, condition: .new), 100_00, .notBelowPrice),
   ])
   func offersOutsideTheRulesAreRefusedAndTracked(listing: Listing, amount: Int, error: OfferError) {
@@ -44,9 +59,14 @@ struct ListingDetailPresenterTests {
     let presenter = ListingDetailPresenter(listing: listing, userID: "U", tracker: tracker)
     #expect(throws: error) { try presenter.makeOffer(amountMinor: amount) }
     #expect(presenter.state.lastOfferMinor == nil)
-    tracker.expectReceived(by: DLService.collector, [
-      ("offer_rejected", ["listing_id": "L", "offer": .double(Double(amount) / 100), "reason": .string(error.reason)])
-    ])
+    tracker.expectReceived(
+      by: DLService.collector,
+      [
+        (
+          "offer_rejected",
+          ["listing_id": "L", "offer": .double(Double(amount) / 100), "reason": .string(error.reason)]
+        )
+      ])
   }
 
   @Test func aValidOfferIsSent() throws {
@@ -55,10 +75,12 @@ struct ListingDetailPresenterTests {
     try presenter.makeOffer(amountMinor: 300_00)
     presenter.messageSeller()
     #expect(presenter.state.lastOfferMinor == 300_00)
-    tracker.expectReceived(by: DLService.collector, [
-      ("offer_made", ["listing_id": "L1", "offer": 300.0, "discount_percent": 25]),
-      ("seller_messaged", ["listing_id": "L1"]),
-    ])
+    tracker.expectReceived(
+      by: DLService.collector,
+      [
+        ("offer_made", ["listing_id": "L1", "offer": 300.0, "discount_percent": 25]),
+        ("seller_messaged", ["listing_id": "L1"]),
+      ])
   }
 
   @Test func theMinimumOfferIsHalfThePriceRoundedUp() {

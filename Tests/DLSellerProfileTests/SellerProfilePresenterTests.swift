@@ -15,11 +15,13 @@ struct SellerProfilePresenterTests {
     #expect(presenter.state.isFollowing && presenter.state.followerCount == 101)
     try presenter.toggleFollow()
     #expect(presenter.state.followerCount == 100)
-    tracker.expectReceived(by: DLService.collector, [
-      ("seller_profile_viewed", ["seller_id": "S1", "listing_count": 12]),
-      ("seller_followed", ["seller_id": "S1"]),
-      ("seller_unfollowed", ["seller_id": "S1"]),
-    ])
+    tracker.expectReceived(
+      by: DLService.collector,
+      [
+        ("seller_profile_viewed", ["seller_id": "S1", "listing_count": 12]),
+        ("seller_followed", ["seller_id": "S1"]),
+        ("seller_unfollowed", ["seller_id": "S1"]),
+      ])
   }
 
   @Test(arguments: [0, 6, -1])
@@ -47,7 +49,8 @@ struct SellerProfilePresenterTests {
     let presenter = SellerProfilePresenter(seller: seller, viewerID: "U1", tracker: tracker)
     presenter.report(.counterfeit)
     presenter.report(.abusive)
-    tracker.expectReceived(by: DLService.collector, [("seller_reported", ["seller_id": "S1", "reason": "counterfeit"])])
+    tracker.expectReceived(
+      by: DLService.collector, [("seller_reported", ["seller_id": "S1", "reason": "counterfeit"])])
     tracker.expectReceived(by: DLService.log, [("seller_reported", ["seller_id": "S1", "reason": "counterfeit"])])
     tracker.expectReceived(by: DLService.firebase, [])
     tracker.expectReceived(by: DLService.mixpanel, [])
@@ -56,6 +59,7 @@ struct SellerProfilePresenterTests {
   @Test func callingCarriesThePhoneForThePrivacyStageToRemove() {
     let tracker = RecordingTracker()
     SellerProfilePresenter(seller: seller, viewerID: "U1", tracker: tracker).call()
-    tracker.expectReceived(by: DLService.collector, [("seller_called", ["seller_id": "S1", "phone": "+90 555 000 0000"])])
+    tracker.expectReceived(
+      by: DLService.collector, [("seller_called", ["seller_id": "S1", "phone": "+90 555 000 0000"])])
   }
 }

@@ -51,7 +51,8 @@ struct LogServiceTests {
   }
 
   @Test func writesOneLinePerEventWithOrderedKeyValuePairs() {
-    let line = LogService.line(for: event("add_to_cart", ["product_id": "42", "quantity": 2, "price": 19.5, "gift": false], userID: "u-1"))
+    let line = LogService.line(
+      for: event("add_to_cart", ["product_id": "42", "quantity": 2, "price": 19.5, "gift": false], userID: "u-1"))
     #expect(
       line
         == "event add_to_cart kind=action id=0193a4f2-6c1e-7abc-8def-0123456789ab at=2027-01-15T08:00:00.250Z "

@@ -31,7 +31,9 @@ struct ShopDemoTests {
     #expect(outcome.trendyolStats.totalDropped == 0 && outcome.trendyolStats.queued == 0)
     #expect(outcome.trendyolStats.tracked == 11)
     #expect(outcome.dolapStats.tracked == 10)
-    #expect(outcome.dolapStats.services[ServiceID("log")]?.delivered == outcome.dolapStats.routed + outcome.trendyolStats.routed)
+    #expect(
+      outcome.dolapStats.services[ServiceID("log")]?.delivered == outcome.dolapStats.routed
+        + outcome.trendyolStats.routed)
     #expect(ShopDemo.render(outcome).contains("== Dolap Lite → firebase"))
   }
 }

@@ -17,7 +17,8 @@ struct CheckoutPresenterTests {
   @Test func viewingTracksTheCart() {
     let tracker = RecordingTracker()
     presenter(tracker).viewDidAppear()
-    tracker.expectReceived(by: TYService.collector, [("checkout_viewed", ["item_count": 3, "subtotal": 1100.0, "currency": "TRY"])])
+    tracker.expectReceived(
+      by: TYService.collector, [("checkout_viewed", ["item_count": 3, "subtotal": 1100.0, "currency": "TRY"])])
     tracker.expectReceived(by: TYService.firebase, [("begin_checkout", ["currency": "TRY", "value": 1100.0])])
   }
 
@@ -32,7 +33,9 @@ struct CheckoutPresenterTests {
     #expect(checkout.state.totalMinor == cart.subtotalMinor - discount)
     let normalized = String(code.filter { !$0.isWhitespace }).uppercased()
     if applies {
-      tracker.expectReceived(by: TYService.log, [("coupon_applied", ["coupon": .string(normalized), "discount": .double(Double(discount) / 100)])])
+      tracker.expectReceived(
+        by: TYService.log,
+        [("coupon_applied", ["coupon": .string(normalized), "discount": .double(Double(discount) / 100)])])
     } else {
       tracker.expectReceived(by: TYService.log, [("coupon_rejected", ["coupon": "BOGUS", "reason": "unknown_code"])])
     }
@@ -42,7 +45,8 @@ struct CheckoutPresenterTests {
     let tracker = RecordingTracker()
     let small = Cart(items: [CartItem(productID: "P2", name: "Socks", unitPriceMinor: 50_00, quantity: 1)])
     #expect(!presenter(tracker, cart: small).applyCoupon("SAVE50"))
-    tracker.expectReceived(by: TYService.log, [("coupon_rejected", ["coupon": "SAVE50", "reason": "minimum_not_reached"])])
+    tracker.expectReceived(
+      by: TYService.log, [("coupon_rejected", ["coupon": "SAVE50", "reason": "minimum_not_reached"])])
   }
 
   @Test func placingAnOrderTracksThePurchaseWithoutTheEmailInTheUniformShape() throws {
@@ -55,11 +59,13 @@ struct CheckoutPresenterTests {
     #expect(orderID == "TY-TEST-1")
     #expect(checkout.state.orderID == "TY-TEST-1")
     tracker.expectNames(["coupon_applied", "payment_selected", "order_placed"])
-    tracker.expectReceived(by: TYService.firebase, [
-      ("coupon_applied", ["coupon": "WELCOME10", "discount": 110.0]),
-      ("add_payment_info", ["payment_type": "card"]),
-      ("purchase", ["transaction_id": "TY-TEST-1", "currency": "TRY", "value": 990.0]),
-    ])
+    tracker.expectReceived(
+      by: TYService.firebase,
+      [
+        ("coupon_applied", ["coupon": "WELCOME10", "discount": 110.0]),
+        ("add_payment_info", ["payment_type": "card"]),
+        ("purchase", ["transaction_id": "TY-TEST-1", "currency": "TRY", "value": 990.0]),
+      ])
     // The e-mail travels marked as personal data, for the privacy stage to drop or hash.
     let order = try #require(tracker.events.last)
     #expect(order.parameters.filter(\.isPersonal).map(\.key) == ["email"])
@@ -72,7 +78,9 @@ struct CheckoutPresenterTests {
     (false, .wallet, "a b@c.de", .invalidEmail),
     (false, .wallet, "a@b.", .invalidEmail),
   ])
-  func orderFailuresAreTrackedWithoutPersonalData(empty: Bool, payment: PaymentMethod?, email: String, error: CheckoutError) {
+  func orderFailuresAreTrackedWithoutPersonalData(
+    empty: Bool, payment: PaymentMethod?, email: String, error: CheckoutError
+  ) {
     let tracker = RecordingTracker()
     let checkout = presenter(tracker, cart: empty ? Cart(items: []) : cart)
     if let payment { checkout.selectPayment(payment) }

@@ -16,15 +16,18 @@ struct TYTrackerTests {
   @Test func everyInjectedServiceGetsTrendyolsDefaultsAfterTheEventsOwnParameters() async {
     let log = RecordingService(id: TYService.log)
     let firebase = RecordingService(id: TYService.firebase)
-    let tracker = TYTracker(log: log, services: [firebase], configuration: TrackerConfiguration(emitsSessionEvents: false))
+    let tracker = TYTracker(
+      log: log, services: [firebase], configuration: TrackerConfiguration(emitsSessionEvents: false))
     tracker.track(Probe.viewed)
     await tracker.flush()
-    #expect(log.events.map { $0.parameters.pairs.map { "\($0.key)=\($0.value.text)" } } == [
-      ["screen=home", "product=event-wins", "business_unit=marketplace"]
-    ])
-    #expect(firebase.events.map { $0.parameters.pairs.map { "\($0.key)=\($0.value.text)" } } == [
-      ["screen_name=home", "product=trendyol", "business_unit=marketplace"]
-    ])
+    #expect(
+      log.events.map { $0.parameters.pairs.map { "\($0.key)=\($0.value.text)" } } == [
+        ["screen=home", "product=event-wins", "business_unit=marketplace"]
+      ])
+    #expect(
+      firebase.events.map { $0.parameters.pairs.map { "\($0.key)=\($0.value.text)" } } == [
+        ["screen_name=home", "product=trendyol", "business_unit=marketplace"]
+      ])
     #expect(firebase.names == ["screen_view"])
     #expect(tracker.base.stats.routed == 1)
   }

@@ -76,7 +76,9 @@ public struct ShopDemo {
     try? detail.addToCart(quantity: 1)
     detail.share(via: .whatsapp)
 
-    let cart = Cart(items: [CartItem(productID: sneakers.id, name: sneakers.name, unitPriceMinor: sneakers.priceMinor, quantity: 1)])
+    let cart = Cart(items: [
+      CartItem(productID: sneakers.id, name: sneakers.name, unitPriceMinor: sneakers.priceMinor, quantity: 1)
+    ])
     let checkout = CheckoutPresenter(cart: cart, makeOrderID: { "TY-DEMO-0001" }, tracker: tracker)
     checkout.viewDidAppear()
     checkout.applyCoupon("NOPE")
@@ -97,7 +99,8 @@ public struct ShopDemo {
     try? listing.makeOffer(amountMinor: 380_00)
     listing.messageSeller()
 
-    let seller = Seller(id: "S-77", shopName: "Retro Closet", phone: "+90 555 000 0000", listingCount: 48, followerCount: 310)
+    let seller = Seller(
+      id: "S-77", shopName: "Retro Closet", phone: "+90 555 000 0000", listingCount: 48, followerCount: 310)
     let profile = SellerProfilePresenter(seller: seller, viewerID: userID, tracker: tracker)
     profile.viewDidAppear()
     try? profile.toggleFollow()

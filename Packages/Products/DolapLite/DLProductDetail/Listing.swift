@@ -2,7 +2,9 @@
 public struct Listing: Sendable, Hashable {
   /// The condition the seller declared.
   public enum Condition: String, Sendable, CaseIterable {
-    case new, likeNew = "like_new", good, worn
+    case new
+    case likeNew = "like_new"
+    case good, worn
   }
 
   /// The listing id.

@@ -59,7 +59,8 @@ public enum ListingDetailEvent: CoreTrackable, Equatable {
         parameters: ["item_id": .string("listing-id-\(listing.id)-user-id-\(userID)"), "item_name": "listing-like"]
       )
     case (.liked(let listing, _), DLService.mixpanel):
-      ServicePayload(name: "Listing Liked", parameters: ["Listing": .string(listing.id), "Seller": .string(listing.sellerID)])
+      ServicePayload(
+        name: "Listing Liked", parameters: ["Listing": .string(listing.id), "Seller": .string(listing.sellerID)])
     case (.viewed(let listing), DLService.firebase):
       ServicePayload(
         name: "view_item",

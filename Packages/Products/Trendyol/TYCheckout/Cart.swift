@@ -42,7 +42,8 @@ public struct Cart: Sendable, Hashable {
 
 /// How the user pays.
 public enum PaymentMethod: String, Sendable, CaseIterable {
-  case card, wallet, cashOnDelivery = "cash_on_delivery"
+  case card, wallet
+  case cashOnDelivery = "cash_on_delivery"
 }
 
 /// A coupon's rule: a percentage or a fixed amount off, above a minimum subtotal.

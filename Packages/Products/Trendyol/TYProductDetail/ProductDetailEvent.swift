@@ -2,7 +2,9 @@ public import TYTracker
 
 /// Where a product was shared to.
 public enum ShareChannel: String, Sendable, CaseIterable {
-  case whatsapp, instagram, copyLink = "copy_link", other
+  case whatsapp, instagram
+  case copyLink = "copy_link"
+  case other
 }
 
 /// What the product detail screen tracks. Changing a case breaks its call sites at compile time.

@@ -1,0 +1,25 @@
+// swift-tools-version: 6.1
+// Benchmarks for the CoreTracker monorepo, run with `swift package benchmark` from this folder.
+// A package of its own so the root build does not carry the benchmark harness; it depends on the
+// root package by path.
+import PackageDescription
+
+let package = Package(
+  name: "CoreTrackerBenchmarks",
+  platforms: [.macOS(.v13)],
+  dependencies: [
+    .package(name: "CoreTracker", path: "../.."),
+    .package(url: "https://github.com/ordo-one/benchmark", exact: "1.38.1", traits: ["MallocInterposer"]),
+  ],
+  targets: [
+    .executableTarget(
+      name: "TrackBenchmarks",
+      dependencies: [
+        .product(name: "Benchmark", package: "benchmark"),
+        .product(name: "CoreTracker", package: "CoreTracker"),
+      ],
+      path: "Benchmarks/TrackBenchmarks",
+      plugins: [.plugin(name: "BenchmarkPlugin", package: "benchmark")]
+    )
+  ]
+)
