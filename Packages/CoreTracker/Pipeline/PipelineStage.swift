@@ -89,10 +89,24 @@ public struct ValidationStage: PipelineStage {
 
   /// Whether `name` is a valid event name or parameter key.
   public func isValid(_ name: String) -> Bool {
+    // Fast path: printable ASCII (spaces only inside) needs no Unicode property look-ups.
+    if let valid = Self.asciiVerdict(name.utf8) {
+      return valid && name.utf8.count <= maximumLength
+    }
     guard let first = name.unicodeScalars.first, let last = name.unicodeScalars.last else { return false }
     if first.properties.isWhitespace || last.properties.isWhitespace { return false }
     if name.unicodeScalars.contains(where: { $0.properties.generalCategory == .control }) { return false }
     return name.count <= maximumLength
+  }
+
+  /// `true`/`false` for printable ASCII names (true when no space at either end), `nil` when the
+  /// name has other bytes and needs the full Unicode check.
+  private static func asciiVerdict(_ bytes: String.UTF8View) -> Bool? {
+    guard let first = bytes.first, let last = bytes.last else { return false }
+    for byte in bytes where byte < 0x20 || byte > 0x7e {
+      return byte < 0x20 || byte == 0x7f ? false : nil
+    }
+    return first != 0x20 && last != 0x20
   }
 
   public func process(_ event: inout TrackedEvent) -> StageDecision {

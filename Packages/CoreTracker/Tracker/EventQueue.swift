@@ -3,8 +3,14 @@ import Foundation
 /// The hand-off between callers of `track` and the tracker's worker thread.
 ///
 /// Callers append under a lock (no allocation in the steady state: the worker hands back its
-/// drained buffer, capacity kept) and signal only when the worker sleeps. The worker swaps the
-/// whole pending buffer out at once, so it holds the lock for a few instructions per batch.
+/// drained buffer, capacity kept). The worker swaps the whole pending buffer out at once, so it
+/// holds the lock for a few instructions per batch.
+///
+/// Wake-ups are batched so that a busy caller does not pay a context switch per event: after a
+/// batch the worker *naps* (a timed wait of ``napInterval``) before it *sleeps* (an untimed wait).
+/// A caller signals a sleeping worker at once, a napping one only when ``wakeThreshold`` events
+/// are pending; commands (flush barriers, identify, consent) always wake it. So an idle tracker
+/// costs nothing, one event costs one wake-up, and a burst costs one wake-up per nap.
 ///
 /// `@unchecked Sendable`: every stored property is read and written with `condition` locked.
 final class EventQueue: @unchecked Sendable {
@@ -28,9 +34,18 @@ final class EventQueue: @unchecked Sendable {
   private let capacity: Int
   private var pending: [Command] = []
   private var pendingTracks = 0
-  private var isWorkerWaiting = false
+  private var worker = WorkerState.running
   private var isClosed = false
   private var counts = Counts()
+
+  private enum WorkerState {
+    case running, napping, sleeping
+  }
+
+  /// How long the worker waits for more events after a batch before it sleeps.
+  static let napInterval: TimeInterval = 0.002
+  /// How many pending events make a caller wake a napping worker early.
+  static let wakeThreshold = 512
 
   init(capacity: Int) {
     self.capacity = capacity
@@ -48,7 +63,9 @@ final class EventQueue: @unchecked Sendable {
     } else {
       pending.append(.track(event, timestamp))
       pendingTracks += 1
-      if isWorkerWaiting { condition.signal() }
+      if worker == .sleeping || (worker == .napping && pendingTracks >= Self.wakeThreshold) {
+        condition.signal()
+      }
     }
     condition.unlock()
   }
@@ -63,7 +80,7 @@ final class EventQueue: @unchecked Sendable {
       return
     }
     pending.append(command)
-    if isWorkerWaiting { condition.signal() }
+    if worker != .running { condition.signal() }
     condition.unlock()
   }
 
@@ -72,11 +89,15 @@ final class EventQueue: @unchecked Sendable {
   func take(into buffer: inout [Command]) -> Bool {
     condition.lock()
     defer { condition.unlock() }
-    while pending.isEmpty && !isClosed {
-      isWorkerWaiting = true
-      condition.wait()
-      isWorkerWaiting = false
+    if pending.isEmpty && !isClosed {
+      worker = .napping
+      _ = condition.wait(until: Date(timeIntervalSinceNow: Self.napInterval))
     }
+    while pending.isEmpty && !isClosed {
+      worker = .sleeping
+      condition.wait()
+    }
+    worker = .running
     if pending.isEmpty { return false }
     swap(&pending, &buffer)
     pendingTracks = 0

@@ -15,7 +15,10 @@ final class TrackingEngine: @unchecked Sendable {
   }
 
   let services: [any TrackerService]
+  /// The counts other threads read; the worker adds its local ``delta`` once per batch (and before
+  /// a flush barrier), so the hot loop takes no lock per event.
   let stats = Locked(Counts())
+  private var delta = Counts()
   private let stages: [any PipelineStage]
   private let context: TrackingContext
   private let anonymousID: String
@@ -52,6 +55,7 @@ final class TrackingEngine: @unchecked Sendable {
     while queue.take(into: &batch) {
       for command in batch { handle(command) }
       batch.removeAll(keepingCapacity: true)
+      publishStats()
     }
   }
 
@@ -59,7 +63,7 @@ final class TrackingEngine: @unchecked Sendable {
     switch command {
     case .track(let event, let timestamp):
       track(event, at: timestamp)
-      stats.withLock { $0.handled += 1 }
+      delta.handled += 1
     case .identify(let userID):
       self.userID = userID
     case .userProperty(let key, let value):
@@ -71,6 +75,7 @@ final class TrackingEngine: @unchecked Sendable {
     case .endSession:
       endSession()
     case .barrier(let done):
+      publishStats()
       done()
     }
   }
@@ -115,7 +120,7 @@ final class TrackingEngine: @unchecked Sendable {
   }
 
   private func generate(_ event: GenericEvent, at timestamp: Date) {
-    stats.withLock { $0.generated += 1 }
+    delta.generated += 1
     process(event, at: timestamp)
   }
 
@@ -159,22 +164,39 @@ final class TrackingEngine: @unchecked Sendable {
     for service in services where envelope.services.contains(service.id) {
       guard consent.allows(service.id) else {
         deniedByConsent += 1
-        stats.withLock { $0.services[service.id, default: ServiceStats()].dropped[.consent, default: 0] += 1 }
+        delta.services[service.id, default: ServiceStats()].dropped[.consent, default: 0] += 1
         continue
       }
       service.receive(envelope.shaped(for: service.id))
       receivers += 1
-      stats.withLock { $0.services[service.id, default: ServiceStats()].received += 1 }
+      delta.services[service.id, default: ServiceStats()].received += 1
     }
     if receivers > 0 {
-      stats.withLock { $0.routed += 1 }
+      delta.routed += 1
     } else {
       drop(deniedByConsent > 0 ? .consent : .noService)
     }
   }
 
   private func drop(_ reason: DropReason) {
-    stats.withLock { $0.dropped[reason, default: 0] += 1 }
+    delta.dropped[reason, default: 0] += 1
+  }
+
+  /// Adds the worker's local counts to the shared ones.
+  private func publishStats() {
+    guard delta.handled > 0 || delta.generated > 0 || !delta.dropped.isEmpty || !delta.services.isEmpty else { return }
+    let published = delta
+    delta = Counts()
+    stats.withLock { counts in
+      counts.generated += published.generated
+      counts.handled += published.handled
+      counts.routed += published.routed
+      counts.dropped.merge(published.dropped, uniquingKeysWith: +)
+      for (id, service) in published.services {
+        counts.services[id, default: ServiceStats()].received += service.received
+        counts.services[id, default: ServiceStats()].dropped.merge(service.dropped, uniquingKeysWith: +)
+      }
+    }
   }
 }
 
