@@ -19,7 +19,13 @@ public struct TrackedEvent: Sendable, Hashable {
   /// When `track` was called (the client's clock).
   public var timestamp: Date
   /// App, OS, device, locale and library.
-  public var context: TrackingContext
+  public var context: TrackingContext {
+    get { contextBox.value }
+    set { contextBox = ContextBox(newValue) }
+  }
+  /// One shared, immutable box: copying an envelope (once per service) retains one reference
+  /// instead of the context's eleven strings.
+  private var contextBox: ContextBox
   /// The install's anonymous identifier.
   public var anonymousID: String
   /// The identified user, if ``CoreTracker/identify(userID:)`` was called.
@@ -53,7 +59,27 @@ public struct TrackedEvent: Sendable, Hashable {
     self.kind = kind
     self.parameters = parameters
     self.timestamp = timestamp
-    self.context = context
+    self.contextBox = ContextBox(context)
+    self.anonymousID = anonymousID
+    self.userID = userID
+    self.session = session
+    self.userProperties = userProperties
+    self.services = services
+    self.payloads = payloads
+  }
+
+  /// Creates an envelope sharing an already boxed context (the tracker's hot path).
+  init(
+    id: EventID, name: String, kind: EventKind, parameters: EventParameters, timestamp: Date,
+    contextBox: ContextBox, anonymousID: String, userID: String?, session: TrackingSession?,
+    userProperties: EventParameters, services: ServiceSelection, payloads: [ServiceID: ServicePayload]
+  ) {
+    self.id = id
+    self.name = name
+    self.kind = kind
+    self.parameters = parameters
+    self.timestamp = timestamp
+    self.contextBox = contextBox
     self.anonymousID = anonymousID
     self.userID = userID
     self.session = session
@@ -99,4 +125,12 @@ public struct TrackingSession: Sendable, Hashable, Codable {
     self.startedAt = startedAt
     self.number = number
   }
+}
+
+/// An immutable, shared ``TrackingContext`` (compared and hashed by value).
+final class ContextBox: Sendable, Hashable {
+  let value: TrackingContext
+  init(_ value: TrackingContext) { self.value = value }
+  static func == (lhs: ContextBox, rhs: ContextBox) -> Bool { lhs === rhs || lhs.value == rhs.value }
+  func hash(into hasher: inout Hasher) { hasher.combine(value) }
 }

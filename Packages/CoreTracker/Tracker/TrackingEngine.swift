@@ -20,7 +20,7 @@ final class TrackingEngine: @unchecked Sendable {
   let stats = Locked(Counts())
   private var delta = Counts()
   private let stages: [any PipelineStage]
-  private let context: TrackingContext
+  private let context: ContextBox
   private let anonymousID: String
   private let sessionTimeout: TimeInterval
   private let emitsSessionEvents: Bool
@@ -36,7 +36,7 @@ final class TrackingEngine: @unchecked Sendable {
   init(configuration: TrackerConfiguration, services: [any TrackerService]) {
     self.services = services
     stages = configuration.stages
-    context = configuration.context
+    context = ContextBox(configuration.context)
     anonymousID = configuration.anonymousID
     sessionTimeout = configuration.sessionTimeout
     emitsSessionEvents = configuration.emitsSessionEvents
@@ -140,7 +140,7 @@ final class TrackingEngine: @unchecked Sendable {
       kind: event.kind,
       parameters: event.parameters,
       timestamp: timestamp,
-      context: context,
+      contextBox: context,
       anonymousID: anonymousID,
       userID: userID,
       session: session,
