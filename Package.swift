@@ -9,6 +9,8 @@ let package = Package(
   products: [
     .library(name: "CoreTracker", targets: ["CoreTracker"]),
     .library(name: "CoreTrackerTesting", targets: ["CoreTrackerTesting"]),
+    .library(name: "CollectorWire", targets: ["CollectorWire"]),
+    .library(name: "Delivery", targets: ["Delivery"]),
     .library(name: "DLProductDetail", targets: ["DLProductDetail"]),
     .library(name: "DLSellerProfile", targets: ["DLSellerProfile"]),
     .library(name: "DLTracker", targets: ["DLTracker"]),
@@ -35,6 +37,16 @@ let package = Package(
       dependencies: ["CoreTracker", "CoreTrackerTesting"],
       path: "Tests/CoreTrackerTestingTests"
     ),
+
+    // MARK: Delivery and wire formats
+    .target(name: "Delivery", dependencies: ["CoreTracker"], path: "Packages/Delivery"),
+    .testTarget(
+      name: "DeliveryTests",
+      dependencies: ["Delivery", "CoreTracker"],
+      path: "Tests/DeliveryTests"
+    ),
+    .target(name: "CollectorWire", path: "Packages/Wire/CollectorWire"),
+    .testTarget(name: "CollectorWireTests", dependencies: ["CollectorWire"], path: "Tests/CollectorWireTests"),
 
     // MARK: Shared services
     .target(

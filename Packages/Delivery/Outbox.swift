@@ -1,0 +1,411 @@
+public import CoreTracker
+public import Foundation
+
+/// Settings of an ``Outbox``.
+public struct OutboxConfiguration: Sendable, Hashable {
+  /// The most bytes the outbox's segment files take on disk together. Default 8 MiB.
+  public var maximumBytes: Int
+  /// The most records waiting for delivery. Default 100 000.
+  public var maximumRecords: Int
+  /// The size of one segment file. Default 1 MiB; a record must fit in one segment.
+  public var segmentBytes: Int
+
+  /// Creates a configuration; at least two segments always fit.
+  public init(maximumBytes: Int = 8 << 20, maximumRecords: Int = 100_000, segmentBytes: Int = 1 << 20) {
+    self.segmentBytes = max(4096, segmentBytes)
+    self.maximumBytes = max(2 * self.segmentBytes, maximumBytes)
+    self.maximumRecords = max(1, maximumRecords)
+  }
+}
+
+/// A place in the outbox: a segment and a byte offset in it.
+public struct OutboxPosition: Sendable, Hashable, Comparable {
+  /// The segment's sequence number.
+  public var segment: UInt64
+  /// The byte offset in the segment.
+  public var offset: Int
+
+  public static func < (lhs: OutboxPosition, rhs: OutboxPosition) -> Bool {
+    (lhs.segment, lhs.offset) < (rhs.segment, rhs.offset)
+  }
+}
+
+/// One stored record.
+public struct OutboxRecord: Sendable, Hashable {
+  /// What the record holds, as the service that wrote it defines (event, counter, context, ...).
+  public var kind: UInt8
+  /// When the record was made (ms since 1970), for the maximum event age.
+  public var timestamp: Int64
+  /// The service's encoding of the record.
+  public var payload: [UInt8]
+  /// The position just after the record: acknowledge it to remove the record and all before it.
+  public var end: OutboxPosition
+}
+
+/// The outbox's counts.
+public struct OutboxStats: Sendable, Hashable {
+  /// Records waiting for delivery.
+  public var records: Int
+  /// Bytes of those records (headers included).
+  public var bytes: Int
+  /// Bytes the segment files take on disk.
+  public var diskBytes: Int
+  /// Records dropped by the outbox, by reason (`outbox_full`, `record_too_large`, `outbox_io_error`).
+  public var dropped: [DropReason: Int]
+}
+
+extension DropReason {
+  /// The outbox reached its byte or record bound; the oldest records made room.
+  public static let outboxFull = DropReason("outbox_full")
+  /// A record larger than a segment.
+  public static let recordTooLarge = DropReason("record_too_large")
+  /// The outbox could not create or map a file.
+  public static let outboxIOError = DropReason("outbox_io_error")
+}
+
+/// A durable, bounded, append-only queue of records in memory-mapped segment files.
+///
+/// **Durability.** `append` copies the record into a shared memory mapping: no system call, and
+/// the bytes are in the kernel's page cache the moment it returns, so they survive the process
+/// being killed (`kill -9`, a crash). A power cut can take what the kernel has not written back;
+/// ``sync()`` writes it back and waits (delivery calls it on an interval).
+///
+/// **Torn records.** Every record carries a CRC-32 and its length is stored last, so a record cut by
+/// a crash — or a file truncated or with garbage appended — is detected on reopening: everything
+/// before the damage is kept, the damage and what follows it in that segment are discarded.
+///
+/// **Bounds.** At most ``OutboxConfiguration/maximumRecords`` records and
+/// ``OutboxConfiguration/maximumBytes`` on disk; when full, the oldest records are dropped and
+/// counted (`outbox_full`).
+///
+/// **Ownership.** It owns one directory and creates, reads and deletes only its own files there
+/// (`segment-<16 hex digits>.ctq` and `cursor.ctq`); anything else in the directory is left alone.
+///
+/// `@unchecked Sendable`: all mutable state is accessed under `lock`.
+public final class Outbox: @unchecked Sendable {
+  static let segmentHeaderSize = 16
+  static let recordHeaderSize = 20
+  static let magic: UInt32 = 0x3151_5443  // "CTQ1"
+  static let cursorName = "cursor.ctq"
+
+  /// The directory the outbox owns.
+  public let directory: URL
+  /// Its bounds.
+  public let configuration: OutboxConfiguration
+
+  private struct Segment {
+    let sequence: UInt64
+    let file: MappedFile
+    var end: Int  // offset after the last valid record
+  }
+
+  private let lock = NSLock()
+  private var segments: [Segment] = []
+  private var cursor: OutboxPosition
+  private var cursorGeneration: UInt32 = 0
+  private var queuedRecords = 0
+  private var queuedBytes = 0
+  private var dropped: [DropReason: Int] = [:]
+  private let cursorHandle: FileHandle
+
+  /// Opens the outbox in `directory` (created if needed), recovering every valid record left there.
+  public init(directory: URL, configuration: OutboxConfiguration = OutboxConfiguration()) throws {
+    self.directory = directory
+    self.configuration = configuration
+    try FileManager.default.createDirectory(at: directory, withIntermediateDirectories: true)
+    let cursorURL = directory.appendingPathComponent(Self.cursorName)
+    if !FileManager.default.fileExists(atPath: cursorURL.path) {
+      _ = FileManager.default.createFile(atPath: cursorURL.path, contents: Data(count: 64))
+    }
+    cursorHandle = try FileHandle(forUpdating: cursorURL)
+    (cursor, cursorGeneration) = Self.readCursor(cursorHandle)
+    try recover()
+  }
+
+  deinit {
+    try? cursorHandle.close()
+  }
+
+  // MARK: Writing
+
+  /// Appends a record. Never blocks on the disk; when the outbox is full the oldest records make room.
+  ///
+  /// - Returns: `false` when the record was dropped (too large for a segment, or a file could not be
+  ///   made), counted in ``stats``; and for an empty payload, which is not a record.
+  @discardableResult
+  public func append(kind: UInt8, timestamp: Int64, payload: some Collection<UInt8>) -> Bool {
+    guard !payload.isEmpty else { return false }
+    let size = Self.recordSize(payload.count)
+    lock.lock()
+    defer { lock.unlock() }
+    guard Self.segmentHeaderSize + size <= configuration.segmentBytes else {
+      dropped[.recordTooLarge, default: 0] += 1
+      return false
+    }
+    while queuedRecords >= configuration.maximumRecords { dropOldestRecord() }
+    if segments.isEmpty || segments[segments.count - 1].end + size > configuration.segmentBytes {
+      do {
+        try addSegment()
+      } catch {
+        dropped[.outboxIOError, default: 0] += 1
+        return false
+      }
+    }
+    let index = segments.count - 1
+    let offset = segments[index].end
+    let base = segments[index].file.base + offset
+    // Body first, then checksum, then the length: a record is only visible once it is complete.
+    base.storeBytes(of: timestamp.littleEndian, toByteOffset: 8, as: Int64.self)
+    base.storeBytes(of: kind, toByteOffset: 16, as: UInt8.self)
+    let body = base + Self.recordHeaderSize
+    var copied = 0
+    payload.withContiguousStorageIfAvailable { buffer in
+      body.copyMemory(from: buffer.baseAddress!, byteCount: buffer.count)
+      copied = buffer.count
+    }
+    if copied != payload.count {
+      for (index, byte) in payload.enumerated() { body.storeBytes(of: byte, toByteOffset: index, as: UInt8.self) }
+    }
+    let checksum = Self.checksum(base, payloadCount: payload.count)
+    base.storeBytes(of: checksum.littleEndian, toByteOffset: 4, as: UInt32.self)
+    base.storeBytes(of: UInt32(payload.count).littleEndian, toByteOffset: 0, as: UInt32.self)
+    segments[index].end += size
+    queuedRecords += 1
+    queuedBytes += size
+    return true
+  }
+
+  /// Writes every segment's pages to the disk and waits: what a power cut could take until now is
+  /// on the disk afterwards.
+  public func sync() {
+    lock.lock()
+    let files = segments.map(\.file)
+    lock.unlock()
+    for file in files { file.sync() }
+  }
+
+  // MARK: Reading
+
+  /// Up to `maximumRecords` records (and `maximumBytes` of payload) after the delivered ones, oldest
+  /// first, starting at `position` when given (to read past records already in flight).
+  public func read(maximumRecords: Int, maximumBytes: Int = .max, after position: OutboxPosition? = nil) -> [OutboxRecord] {
+    lock.lock()
+    defer { lock.unlock() }
+    var result: [OutboxRecord] = []
+    var bytes = 0
+    var position = max(position ?? cursor, cursor)
+    for segment in segments where segment.sequence >= position.segment {
+      var offset = segment.sequence == position.segment ? max(position.offset, Self.segmentHeaderSize) : Self.segmentHeaderSize
+      while offset < segment.end, result.count < maximumRecords {
+        let base = segment.file.base + offset
+        let length = Int(UInt32(littleEndian: base.load(fromByteOffset: 0, as: UInt32.self)))
+        if !result.isEmpty && bytes + length > maximumBytes { return result }
+        let end = offset + Self.recordSize(length)
+        result.append(
+          OutboxRecord(
+            kind: base.load(fromByteOffset: 16, as: UInt8.self),
+            timestamp: Int64(littleEndian: base.loadUnaligned(fromByteOffset: 8, as: Int64.self)),
+            payload: Array(UnsafeRawBufferPointer(start: base + Self.recordHeaderSize, count: length)),
+            end: OutboxPosition(segment: segment.sequence, offset: end)
+          )
+        )
+        bytes += length
+        offset = end
+      }
+      if result.count >= maximumRecords { break }
+      position = OutboxPosition(segment: segment.sequence + 1, offset: 0)
+    }
+    return result
+  }
+
+  /// Removes every record up to `position` (delivered, or given up on) and persists the fact.
+  ///
+  /// - Parameter reason: `nil` for delivered records; a reason to count them as dropped.
+  public func acknowledge(through position: OutboxPosition, droppedAs reason: DropReason? = nil) {
+    lock.lock()
+    defer { lock.unlock() }
+    var removed = 0
+    while cursor < position, let record = recordSize(at: cursor) {
+      removed += 1
+      queuedRecords -= 1
+      queuedBytes -= record.size
+      cursor = record.next
+    }
+    if let reason, removed > 0 { dropped[reason, default: 0] += removed }
+    removeSegmentsBeforeCursor()
+    writeCursor()
+  }
+
+  /// The counts: waiting records and bytes, disk use, drops by reason.
+  public var stats: OutboxStats {
+    lock.lock()
+    defer { lock.unlock() }
+    return OutboxStats(
+      records: queuedRecords,
+      bytes: queuedBytes,
+      diskBytes: segments.count * configuration.segmentBytes,
+      dropped: dropped
+    )
+  }
+
+  // MARK: Internals (called with the lock held)
+
+  static func recordSize(_ payload: Int) -> Int { (recordHeaderSize + payload + 3) & ~3 }
+
+  private static func checksum(_ base: UnsafeMutableRawPointer, payloadCount: Int) -> UInt32 {
+    let head = CRC32.checksum(UnsafeRawBufferPointer(start: base + 8, count: 9))
+    return CRC32.checksum(UnsafeRawBufferPointer(start: base + recordHeaderSize, count: payloadCount), continuing: head)
+  }
+
+  /// The record at `position` (size and the position after it), following into the next segment
+  /// at a segment's end; `nil` at the end of the outbox.
+  private func recordSize(at position: OutboxPosition) -> (size: Int, next: OutboxPosition)? {
+    guard let index = segments.firstIndex(where: { $0.sequence >= position.segment }) else { return nil }
+    var segment = segments[index]
+    var offset = segment.sequence == position.segment ? max(position.offset, Self.segmentHeaderSize) : Self.segmentHeaderSize
+    if offset >= segment.end {
+      guard index + 1 < segments.count else { return nil }
+      segment = segments[index + 1]
+      offset = Self.segmentHeaderSize
+      guard offset < segment.end else { return nil }
+    }
+    let length = Int(UInt32(littleEndian: segment.file.base.load(fromByteOffset: offset, as: UInt32.self)))
+    let size = Self.recordSize(length)
+    return (size, OutboxPosition(segment: segment.sequence, offset: offset + size))
+  }
+
+  private func dropOldestRecord() {
+    guard let record = recordSize(at: cursor) else { return }
+    cursor = record.next
+    queuedRecords -= 1
+    queuedBytes -= record.size
+    dropped[.outboxFull, default: 0] += 1
+    removeSegmentsBeforeCursor()
+    writeCursor()
+  }
+
+  private func addSegment() throws {
+    // Keep the files within the byte bound: the oldest segment goes, with its waiting records.
+    while (segments.count + 1) * configuration.segmentBytes > configuration.maximumBytes, let oldest = segments.first {
+      let next = OutboxPosition(segment: oldest.sequence + 1, offset: 0)
+      while cursor < next, let record = recordSize(at: cursor), record.next.segment == oldest.sequence {
+        cursor = record.next
+        queuedRecords -= 1
+        queuedBytes -= record.size
+        dropped[.outboxFull, default: 0] += 1
+      }
+      cursor = max(cursor, next)
+      removeSegmentsBeforeCursor(includingLast: true)
+      writeCursor()
+    }
+    let sequence = (segments.last?.sequence ?? cursor.segment) + 1
+    let (file, _) = try MappedFile.open(segmentURL(sequence), size: configuration.segmentBytes)
+    file.base.storeBytes(of: Self.magic.littleEndian, toByteOffset: 0, as: UInt32.self)
+    file.base.storeBytes(of: sequence.littleEndian, toByteOffset: 8, as: UInt64.self)
+    segments.append(Segment(sequence: sequence, file: file, end: Self.segmentHeaderSize))
+  }
+
+  /// Deletes the files of segments wholly before the cursor (never the one being written unless asked).
+  private func removeSegmentsBeforeCursor(includingLast: Bool = false) {
+    while let first = segments.first, segments.count > (includingLast ? 0 : 1) {
+      let fullyRead =
+        first.sequence < cursor.segment || (first.sequence == cursor.segment && cursor.offset >= first.end && segments.count > 1)
+      guard fullyRead else { break }
+      segments.removeFirst()
+      try? FileManager.default.removeItem(at: first.file.url)
+    }
+  }
+
+  private func segmentURL(_ sequence: UInt64) -> URL {
+    let hex = String(sequence, radix: 16)
+    return directory.appendingPathComponent("segment-" + String(repeating: "0", count: 16 - hex.count) + hex + ".ctq")
+  }
+
+  private static func sequence(ofSegmentNamed name: String) -> UInt64? {
+    guard name.hasPrefix("segment-"), name.hasSuffix(".ctq"), name.count == 8 + 16 + 4 else { return nil }
+    return UInt64(name.dropFirst(8).prefix(16), radix: 16)
+  }
+
+  /// Maps the existing segments, keeps their valid records, deletes segments already delivered.
+  private func recover() throws {
+    let names = (try? FileManager.default.contentsOfDirectory(atPath: directory.path)) ?? []
+    let sequences = names.compactMap(Self.sequence(ofSegmentNamed:)).sorted()
+    for sequence in sequences {
+      let url = segmentURL(sequence)
+      guard sequence >= cursor.segment else {
+        try? FileManager.default.removeItem(at: url)
+        continue
+      }
+      let (file, originalSize) = try MappedFile.open(url, size: configuration.segmentBytes)
+      let storedSequence = UInt64(littleEndian: file.base.loadUnaligned(fromByteOffset: 8, as: UInt64.self))
+      guard originalSize >= Self.segmentHeaderSize,
+        UInt32(littleEndian: file.base.load(fromByteOffset: 0, as: UInt32.self)) == Self.magic,
+        storedSequence == sequence
+      else {
+        // Not a segment this outbox wrote completely (torn at creation): nothing in it to keep.
+        try? FileManager.default.removeItem(at: url)
+        continue
+      }
+      var offset = Self.segmentHeaderSize
+      let limit = min(originalSize, configuration.segmentBytes)
+      while offset + Self.recordHeaderSize <= limit {
+        let base = file.base + offset
+        let length = Int(UInt32(littleEndian: base.load(fromByteOffset: 0, as: UInt32.self)))
+        let size = Self.recordSize(length)
+        guard length > 0, offset + size <= limit,
+          UInt32(littleEndian: base.load(fromByteOffset: 4, as: UInt32.self)) == Self.checksum(base, payloadCount: length)
+        else { break }
+        if sequence > cursor.segment || offset >= cursor.offset {
+          queuedRecords += 1
+          queuedBytes += size
+        }
+        offset += size
+      }
+      // Whatever follows the last valid record is damage or free space: clear it for new records.
+      (file.base + offset).initializeMemory(as: UInt8.self, repeating: 0, count: configuration.segmentBytes - offset)
+      segments.append(Segment(sequence: sequence, file: file, end: offset))
+    }
+    if let first = segments.first, first.sequence > cursor.segment {
+      cursor = OutboxPosition(segment: first.sequence, offset: 0)
+    }
+    while queuedRecords > configuration.maximumRecords { dropOldestRecord() }
+  }
+
+  // MARK: Cursor file: two slots, written alternately, each with a CRC; the newer valid one wins.
+
+  private static func readCursor(_ handle: FileHandle) -> (OutboxPosition, UInt32) {
+    let data = (try? handle.seek(toOffset: 0)).flatMap { _ in try? handle.read(upToCount: 64) } ?? Data()
+    let bytes = [UInt8](data) + [UInt8](repeating: 0, count: max(0, 64 - data.count))
+    var best: (OutboxPosition, UInt32)?
+    for slot in 0..<2 {
+      let slice = Array(bytes[(slot * 32)..<(slot * 32 + 32)])
+      let stored = slice.withUnsafeBytes { raw in
+        (
+          UInt64(littleEndian: raw.loadUnaligned(fromByteOffset: 0, as: UInt64.self)),
+          UInt64(littleEndian: raw.loadUnaligned(fromByteOffset: 8, as: UInt64.self)),
+          UInt32(littleEndian: raw.loadUnaligned(fromByteOffset: 16, as: UInt32.self)),
+          UInt32(littleEndian: raw.loadUnaligned(fromByteOffset: 20, as: UInt32.self))
+        )
+      }
+      guard stored.3 != 0, CRC32.checksum(Array(slice[0..<20])) == stored.3 else { continue }
+      if best == nil || stored.2 > best!.1 {
+        best = (OutboxPosition(segment: stored.0, offset: Int(stored.1)), stored.2)
+      }
+    }
+    return best ?? (OutboxPosition(segment: 0, offset: 0), 0)
+  }
+
+  private func writeCursor() {
+    cursorGeneration &+= 1
+    var slot = [UInt8](repeating: 0, count: 32)
+    slot.withUnsafeMutableBytes { raw in
+      raw.storeBytes(of: cursor.segment.littleEndian, toByteOffset: 0, as: UInt64.self)
+      raw.storeBytes(of: UInt64(cursor.offset).littleEndian, toByteOffset: 8, as: UInt64.self)
+      raw.storeBytes(of: cursorGeneration.littleEndian, toByteOffset: 16, as: UInt32.self)
+    }
+    let checksum = CRC32.checksum(Array(slot[0..<20]))
+    slot.withUnsafeMutableBytes { $0.storeBytes(of: checksum.littleEndian, toByteOffset: 20, as: UInt32.self) }
+    try? cursorHandle.seek(toOffset: UInt64(Int(cursorGeneration % 2) * 32))
+    try? cursorHandle.write(contentsOf: Data(slot))
+  }
+}

@@ -1,0 +1,210 @@
+/// The collector's native batch API (`POST /v1/batch`): what `CollectorService` sends and the
+/// collector decodes. One copy of these types serves both sides.
+///
+/// Times are integers: milliseconds since 1970 in UTC, plus the device's UTC offset in minutes where
+/// the original local time matters. The server corrects clock skew with ``CollectorBatch/sentAt``:
+/// `corrected = receivedAt − (sentAt − timestamp)`.
+public struct CollectorBatch: Codable, Sendable, Hashable {
+  /// When the client sent the request, by its own clock (ms since 1970, UTC).
+  public var sentAt: Int64
+  /// App, OS, device, locale and library of every event in the batch.
+  public var context: CollectorContext
+  /// The events, oldest first.
+  public var events: [CollectorEvent]
+  /// Counter totals since the last successful send (SimpleAnalytics' `countItem`).
+  public var counters: [CollectorCounter]
+
+  /// Creates a batch.
+  public init(sentAt: Int64, context: CollectorContext, events: [CollectorEvent], counters: [CollectorCounter] = []) {
+    self.sentAt = sentAt
+    self.context = context
+    self.events = events
+    self.counters = counters
+  }
+}
+
+/// Where the events of a batch come from.
+public struct CollectorContext: Codable, Sendable, Hashable {
+  public var appName: String
+  public var appVersion: String
+  public var appBuild: String
+  public var osName: String
+  public var osVersion: String
+  public var platform: String
+  public var deviceModel: String
+  public var locale: String
+  public var timeZone: String
+  public var libraryName: String
+  public var libraryVersion: String
+
+  /// Creates a context.
+  public init(
+    appName: String,
+    appVersion: String,
+    appBuild: String,
+    osName: String,
+    osVersion: String,
+    platform: String,
+    deviceModel: String,
+    locale: String,
+    timeZone: String,
+    libraryName: String,
+    libraryVersion: String
+  ) {
+    self.appName = appName
+    self.appVersion = appVersion
+    self.appBuild = appBuild
+    self.osName = osName
+    self.osVersion = osVersion
+    self.platform = platform
+    self.deviceModel = deviceModel
+    self.locale = locale
+    self.timeZone = timeZone
+    self.libraryName = libraryName
+    self.libraryVersion = libraryVersion
+  }
+}
+
+/// One event on the wire.
+public struct CollectorEvent: Codable, Sendable, Hashable {
+  /// The event id (a UUID): the collector de-duplicates on (app, id).
+  public var id: String
+  /// The event name.
+  public var name: String
+  /// `screen_view`, `action` or `event`.
+  public var kind: String
+  /// When it was tracked (ms since 1970, UTC, client clock).
+  public var timestamp: Int64
+  /// The device's UTC offset at that time, in minutes.
+  public var utcOffsetMinutes: Int
+  /// The parameters, typed.
+  public var parameters: [String: CollectorValue]
+  /// The install's anonymous id.
+  public var anonymousId: String
+  /// The identified user, if any.
+  public var userId: String?
+  /// The session id, if any.
+  public var sessionId: Int64?
+
+  /// Creates an event.
+  public init(
+    id: String,
+    name: String,
+    kind: String,
+    timestamp: Int64,
+    utcOffsetMinutes: Int = 0,
+    parameters: [String: CollectorValue] = [:],
+    anonymousId: String,
+    userId: String? = nil,
+    sessionId: Int64? = nil
+  ) {
+    self.id = id
+    self.name = name
+    self.kind = kind
+    self.timestamp = timestamp
+    self.utcOffsetMinutes = utcOffsetMinutes
+    self.parameters = parameters
+    self.anonymousId = anonymousId
+    self.userId = userId
+    self.sessionId = sessionId
+  }
+}
+
+/// A typed parameter value on the wire: JSON's string, integer, floating-point number or boolean.
+public enum CollectorValue: Codable, Sendable, Hashable {
+  case string(String)
+  case int(Int64)
+  case double(Double)
+  case bool(Bool)
+
+  public init(from decoder: any Decoder) throws {
+    let container = try decoder.singleValueContainer()
+    if let value = try? container.decode(Bool.self) {
+      self = .bool(value)
+    } else if let value = try? container.decode(Int64.self) {
+      self = .int(value)
+    } else if let value = try? container.decode(Double.self) {
+      self = .double(value)
+    } else if let value = try? container.decode(String.self) {
+      self = .string(value)
+    } else {
+      throw DecodingError.dataCorruptedError(
+        in: container, debugDescription: "a parameter value is a string, a number or a boolean"
+      )
+    }
+  }
+
+  public func encode(to encoder: any Encoder) throws {
+    var container = encoder.singleValueContainer()
+    switch self {
+    case .string(let value): try container.encode(value)
+    case .int(let value): try container.encode(value)
+    case .double(let value): try container.encode(value)
+    case .bool(let value): try container.encode(value)
+    }
+  }
+}
+
+/// A counter's total since the last successful send.
+public struct CollectorCounter: Codable, Sendable, Hashable {
+  /// The counter's name, e.g. `Foregrounded app`.
+  public var name: String
+  /// How many times it was counted.
+  public var count: Int64
+  /// When it was first counted in this batch (ms since 1970, UTC).
+  public var firstCountedAt: Int64
+
+  /// Creates a counter entry.
+  public init(name: String, count: Int64, firstCountedAt: Int64) {
+    self.name = name
+    self.count = count
+    self.firstCountedAt = firstCountedAt
+  }
+}
+
+/// The collector's answer to a batch: a partial success, as Mixpanel's strict import.
+///
+/// Valid events are stored even when others are rejected; each rejection names the event's index,
+/// its id, the field and the reason.
+public struct BatchResponse: Codable, Sendable, Hashable {
+  /// How many events (and counters) were stored.
+  public var accepted: Int
+  /// The events that were not.
+  public var rejected: [Rejection]
+
+  /// Creates a response.
+  public init(accepted: Int, rejected: [Rejection] = []) {
+    self.accepted = accepted
+    self.rejected = rejected
+  }
+
+  /// One rejected event.
+  public struct Rejection: Codable, Sendable, Hashable {
+    /// The event's index in the batch's `events`.
+    public var index: Int
+    /// The event's id, when it had one.
+    public var id: String?
+    /// The offending field, as a path: `events[3].name`.
+    public var field: String
+    /// Why, in words.
+    public var reason: String
+
+    /// Creates a rejection.
+    public init(index: Int, id: String?, field: String, reason: String) {
+      self.index = index
+      self.id = id
+      self.field = field
+      self.reason = reason
+    }
+  }
+}
+
+/// The native API's bounds (Segment's: wire-formats.md).
+public enum CollectorLimits {
+  /// The largest encoded event.
+  public static let maximumEventBytes = 32 * 1024
+  /// The largest request body (before compression).
+  public static let maximumRequestBytes = 500 * 1024
+  /// The most events in one batch.
+  public static let maximumEventsPerBatch = 2500
+}
