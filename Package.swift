@@ -21,7 +21,11 @@ let package = Package(
     .executable(name: "shop-demo", targets: ["ShopDemo"]),
   ],
   dependencies: [
-    .package(url: "https://github.com/apple/swift-log.git", from: "1.16.2")
+    .package(url: "https://github.com/adam-fowler/compress-nio.git", from: "1.5.0"),
+    .package(url: "https://github.com/apple/swift-http-types.git", from: "1.8.0"),
+    .package(url: "https://github.com/apple/swift-log.git", from: "1.16.2"),
+    .package(url: "https://github.com/apple/swift-nio.git", from: "2.101.2"),
+    .package(url: "https://github.com/hummingbird-project/hummingbird.git", from: "2.28.1"),
   ],
   targets: [
     // MARK: Core
@@ -42,11 +46,24 @@ let package = Package(
     .target(name: "Delivery", dependencies: ["CoreTracker"], path: "Packages/Delivery"),
     .testTarget(
       name: "DeliveryTests",
-      dependencies: ["Delivery", "CoreTracker"],
+      dependencies: ["Delivery", "CoreTracker", "TestHTTPServer"],
       path: "Tests/DeliveryTests"
     ),
     .target(name: "CollectorWire", path: "Packages/Wire/CollectorWire"),
     .testTarget(name: "CollectorWireTests", dependencies: ["CollectorWire"], path: "Tests/CollectorWireTests"),
+
+    // MARK: Test support
+    .target(
+      name: "TestHTTPServer",
+      dependencies: [
+        .product(name: "CompressNIO", package: "compress-nio"),
+        .product(name: "HTTPTypes", package: "swift-http-types"),
+        .product(name: "Hummingbird", package: "hummingbird"),
+        .product(name: "Logging", package: "swift-log"),
+        .product(name: "NIOCore", package: "swift-nio"),
+      ],
+      path: "Tests/Support/TestHTTPServer"
+    ),
 
     // MARK: Shared services
     .target(

@@ -188,14 +188,17 @@ public final class Outbox: @unchecked Sendable {
 
   /// Up to `maximumRecords` records (and `maximumBytes` of payload) after the delivered ones, oldest
   /// first, starting at `position` when given (to read past records already in flight).
-  public func read(maximumRecords: Int, maximumBytes: Int = .max, after position: OutboxPosition? = nil) -> [OutboxRecord] {
+  public func read(maximumRecords: Int, maximumBytes: Int = .max, after position: OutboxPosition? = nil)
+    -> [OutboxRecord]
+  {
     lock.lock()
     defer { lock.unlock() }
     var result: [OutboxRecord] = []
     var bytes = 0
     var position = max(position ?? cursor, cursor)
     for segment in segments where segment.sequence >= position.segment {
-      var offset = segment.sequence == position.segment ? max(position.offset, Self.segmentHeaderSize) : Self.segmentHeaderSize
+      var offset =
+        segment.sequence == position.segment ? max(position.offset, Self.segmentHeaderSize) : Self.segmentHeaderSize
       while offset < segment.end, result.count < maximumRecords {
         let base = segment.file.base + offset
         let length = Int(UInt32(littleEndian: base.load(fromByteOffset: 0, as: UInt32.self)))
@@ -236,6 +239,21 @@ public final class Outbox: @unchecked Sendable {
     writeCursor()
   }
 
+  /// The position after the newest record: everything appended so far lies before it.
+  public var endPosition: OutboxPosition {
+    lock.lock()
+    defer { lock.unlock() }
+    guard let last = segments.last else { return cursor }
+    return OutboxPosition(segment: last.sequence, offset: last.end)
+  }
+
+  /// The position after the newest delivered (or dropped) record.
+  public var deliveredPosition: OutboxPosition {
+    lock.lock()
+    defer { lock.unlock() }
+    return cursor
+  }
+
   /// The counts: waiting records and bytes, disk use, drops by reason.
   public var stats: OutboxStats {
     lock.lock()
@@ -262,7 +280,8 @@ public final class Outbox: @unchecked Sendable {
   private func recordSize(at position: OutboxPosition) -> (size: Int, next: OutboxPosition)? {
     guard let index = segments.firstIndex(where: { $0.sequence >= position.segment }) else { return nil }
     var segment = segments[index]
-    var offset = segment.sequence == position.segment ? max(position.offset, Self.segmentHeaderSize) : Self.segmentHeaderSize
+    var offset =
+      segment.sequence == position.segment ? max(position.offset, Self.segmentHeaderSize) : Self.segmentHeaderSize
     if offset >= segment.end {
       guard index + 1 < segments.count else { return nil }
       segment = segments[index + 1]
@@ -309,7 +328,8 @@ public final class Outbox: @unchecked Sendable {
   private func removeSegmentsBeforeCursor(includingLast: Bool = false) {
     while let first = segments.first, segments.count > (includingLast ? 0 : 1) {
       let fullyRead =
-        first.sequence < cursor.segment || (first.sequence == cursor.segment && cursor.offset >= first.end && segments.count > 1)
+        first.sequence < cursor.segment
+        || (first.sequence == cursor.segment && cursor.offset >= first.end && segments.count > 1)
       guard fullyRead else { break }
       segments.removeFirst()
       try? FileManager.default.removeItem(at: first.file.url)
@@ -353,7 +373,8 @@ public final class Outbox: @unchecked Sendable {
         let length = Int(UInt32(littleEndian: base.load(fromByteOffset: 0, as: UInt32.self)))
         let size = Self.recordSize(length)
         guard length > 0, offset + size <= limit,
-          UInt32(littleEndian: base.load(fromByteOffset: 4, as: UInt32.self)) == Self.checksum(base, payloadCount: length)
+          UInt32(littleEndian: base.load(fromByteOffset: 4, as: UInt32.self))
+            == Self.checksum(base, payloadCount: length)
         else { break }
         if sequence > cursor.segment || offset >= cursor.offset {
           queuedRecords += 1

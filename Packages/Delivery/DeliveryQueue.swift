@@ -1,0 +1,295 @@
+public import CoreTracker
+public import Foundation
+
+/// Durable delivery for one service: an ``Outbox`` underneath, batches in the service's
+/// ``BatchFormat``, one request in flight at a time, retries with back-off, and the counts.
+///
+/// A service calls ``enqueue(kind:timestamp:payload:)`` from `receive` (on the tracker's worker:
+/// a copy into the mapped outbox, no system call) and forwards `flush()` and `statistics()`.
+/// Sends happen on a task of the queue's own: by count, by interval, on ``sendSoon()`` (the app
+/// going to the background or terminating) and on ``flush()``.
+///
+/// Outcomes: 2xx delivered (a format may report some records rejected: dropped with
+/// `rejected_by_server`); 408, 429, 5xx and transport errors retried with full-jitter back-off
+/// honouring `Retry-After`; 413 splits the batch; other 4xx drop the batch (`rejected_by_server`);
+/// records older than the maximum event age are dropped (`expired`).
+public final class DeliveryQueue: Sendable {
+  /// The outbox holding what waits.
+  public var outbox: Outbox { engine.outbox }
+  private let engine: DeliveryEngine
+  private let loop: Task<Void, Never>
+  private let ticker: Task<Void, Never>
+
+  /// Creates the queue and starts its sending task.
+  public init(
+    outbox: Outbox,
+    format: any BatchFormat,
+    transport: any HTTPTransport = URLSessionTransport(),
+    retry: RetryPolicy = RetryPolicy(),
+    policy: FlushPolicy = FlushPolicy(),
+    clock: @escaping @Sendable () -> Date = { Date() }
+  ) {
+    let engine = DeliveryEngine(
+      outbox: outbox, format: format, transport: transport, retry: retry, policy: policy, clock: clock
+    )
+    self.engine = engine
+    loop = Task.detached { await engine.run() }
+    ticker = Task.detached { await engine.tick() }
+  }
+
+  deinit {
+    ticker.cancel()
+    engine.stop()
+  }
+
+  /// Stores one record; past the count threshold, asks the sending task to send.
+  public func enqueue(kind: UInt8, timestamp: Int64, payload: some Collection<UInt8>) {
+    engine.enqueue(kind: kind, timestamp: timestamp, payload: payload)
+  }
+
+  /// Asks for a send now without waiting for it: call it when the app goes to the background or
+  /// terminates.
+  public func sendSoon() { engine.trigger() }
+
+  /// Returns when every record enqueued before the call is delivered or dropped, or sending failed
+  /// for a reason reported in ``statistics()`` (after retrying for the policy's flush timeout).
+  public func flush() async { await engine.flush() }
+
+  /// Queued, in flight, delivered, dropped by reason (outbox and delivery), last error.
+  public func statistics() -> ServiceStats { engine.statistics() }
+}
+
+/// The queue's state and sending loop.
+///
+/// `@unchecked Sendable`: the mutable state lives in `state` (a lock-protected box); the rest is
+/// immutable; `run` is the only sender, so one request is in flight at a time.
+final class DeliveryEngine: @unchecked Sendable {
+  let outbox: Outbox
+  private let format: any BatchFormat
+  private let transport: any HTTPTransport
+  private let retry: RetryPolicy
+  private let policy: FlushPolicy
+  private let clock: @Sendable () -> Date
+  private let triggers: AsyncStream<Void>
+  private let continuation: AsyncStream<Void>.Continuation
+  private let state: Locked<State>
+
+  private struct Waiter {
+    let target: OutboxPosition
+    let deadline: Date
+    let continuation: CheckedContinuation<Void, Never>
+  }
+
+  private struct State {
+    var threshold: Int?
+    var sinceTrigger = 0
+    var attempt = 0
+    var notBefore = Date.distantPast
+    var inFlight = 0
+    var delivered = 0
+    var dropped: [DropReason: Int] = [:]
+    var lastError: String?
+    var waiters: [Waiter] = []
+    var dirty = false
+    var random = SystemRandomNumberGenerator()
+  }
+
+  init(
+    outbox: Outbox,
+    format: any BatchFormat,
+    transport: any HTTPTransport,
+    retry: RetryPolicy,
+    policy: FlushPolicy,
+    clock: @escaping @Sendable () -> Date
+  ) {
+    self.outbox = outbox
+    self.format = format
+    self.transport = transport
+    self.retry = retry
+    self.policy = policy
+    self.clock = clock
+    (triggers, continuation) = AsyncStream<Void>.makeStream(bufferingPolicy: .bufferingNewest(1))
+    state = Locked(State(threshold: policy.count))
+  }
+
+  func enqueue(kind: UInt8, timestamp: Int64, payload: some Collection<UInt8>) {
+    guard outbox.append(kind: kind, timestamp: timestamp, payload: payload) else { return }
+    let send = state.withLock { state -> Bool in
+      state.dirty = true
+      state.sinceTrigger += 1
+      guard let threshold = state.threshold, state.sinceTrigger >= threshold else { return false }
+      state.sinceTrigger = 0
+      return true
+    }
+    if send { trigger() }
+  }
+
+  func trigger() { continuation.yield() }
+
+  func stop() {
+    continuation.finish()
+  }
+
+  func flush() async {
+    let target = outbox.endPosition
+    if outbox.deliveredPosition >= target { return }
+    let deadline = clock().addingTimeInterval(policy.flushTimeout)
+    await withCheckedContinuation { (continuation: CheckedContinuation<Void, Never>) in
+      state.withLock { $0.waiters.append(Waiter(target: target, deadline: deadline, continuation: continuation)) }
+      trigger()
+    }
+  }
+
+  func statistics() -> ServiceStats {
+    let outboxStats = outbox.stats
+    return state.withLock { state in
+      ServiceStats(
+        queued: outboxStats.records,
+        inFlight: state.inFlight,
+        delivered: state.delivered,
+        dropped: state.dropped.merging(outboxStats.dropped, uniquingKeysWith: +),
+        lastError: state.lastError
+      )
+    }
+  }
+
+  /// Syncs the outbox to disk and sends on the interval, until the queue is released.
+  func tick() async {
+    let interval = policy.interval ?? .infinity
+    let step = min(policy.syncInterval, interval)
+    var sinceSend: TimeInterval = 0
+    while !Task.isCancelled {
+      try? await Task.sleep(nanoseconds: UInt64(step * 1_000_000_000))
+      if Task.isCancelled { return }
+      let dirty = state.withLock { state -> Bool in
+        defer { state.dirty = false }
+        return state.dirty
+      }
+      if dirty { outbox.sync() }
+      sinceSend += step
+      if sinceSend >= interval {
+        sinceSend = 0
+        if outbox.stats.records > 0 { trigger() }
+      }
+    }
+  }
+
+  /// The sending loop: waits for a trigger, sends until the outbox is empty or a send fails.
+  func run() async {
+    for await _ in triggers {
+      await drain()
+      // Waiters whose records are done, or who cannot be helped before their deadline, return.
+      releaseWaiters()
+      // Waiters still pending mean a retry is due: wait out the back-off, then go again.
+      while hasWaiters() {
+        let wait = state.withLock { $0.notBefore.timeIntervalSince(clock()) }
+        if wait > 0 { try? await Task.sleep(nanoseconds: UInt64(wait * 1_000_000_000)) }
+        await drain()
+        releaseWaiters()
+      }
+    }
+    releaseWaiters(all: true)
+  }
+
+  private func hasWaiters() -> Bool { state.withLock { !$0.waiters.isEmpty } }
+
+  private func releaseWaiters(all: Bool = false) {
+    let delivered = outbox.deliveredPosition
+    let now = clock()
+    let ready = state.withLock { state -> [Waiter] in
+      let retryAt = state.notBefore
+      var ready: [Waiter] = []
+      state.waiters.removeAll { waiter in
+        let done = all || waiter.target <= delivered || retryAt > waiter.deadline || now >= waiter.deadline
+        if done { ready.append(waiter) }
+        return done
+      }
+      return ready
+    }
+    for waiter in ready { waiter.continuation.resume() }
+  }
+
+  /// Sends batches until the outbox is empty or a send must be retried later.
+  private func drain() async {
+    var limit = format.maximumRecords
+    while true {
+      if state.withLock({ $0.notBefore }) > clock() { return }
+      let records = outbox.read(maximumRecords: limit, maximumBytes: format.maximumBytes)
+      guard !records.isEmpty else { return }
+      let slice = records[...]
+      if dropExpired(slice) { continue }
+      let batch = slice.prefix(max(1, min(format.batchLength(slice), limit)))
+      switch await send(batch) {
+      case .delivered:
+        outbox.acknowledge(through: batch.last!.end)
+        succeeded(delivered: batch.count)
+        limit = format.maximumRecords
+      case .partial(let rejected):
+        outbox.acknowledge(through: batch.last!.end)
+        succeeded(delivered: batch.count - rejected.count, rejected: rejected.count)
+        limit = format.maximumRecords
+      case .drop(let reason, let error):
+        outbox.acknowledge(through: batch.last!.end)
+        state.withLock {
+          $0.dropped[reason, default: 0] += batch.count
+          $0.lastError = error
+        }
+      case .split:
+        if batch.count == 1 {
+          outbox.acknowledge(through: batch.last!.end)
+          state.withLock {
+            $0.dropped[.tooLargeForServer, default: 0] += 1
+            $0.lastError = "HTTP 413 for a single record"
+          }
+        } else {
+          limit = max(1, batch.count / 2)
+        }
+      case .retry(let after, let error):
+        state.withLock { state in
+          state.attempt += 1
+          state.notBefore = clock().addingTimeInterval(
+            retry.delay(attempt: state.attempt, retryAfter: after, random: &state.random)
+          )
+          state.lastError = error
+          if let count = policy.count { state.threshold = count + policy.failureIncrement * state.attempt }
+        }
+        return
+      }
+    }
+  }
+
+  private func send(_ batch: ArraySlice<OutboxRecord>) async -> DeliveryOutcome {
+    var request = format.request(for: batch, sentAt: clock())
+    if format.acceptsGzip {
+      request.body = Gzip.compress(request.body)
+      request.headers["Content-Encoding"] = "gzip"
+    }
+    state.withLock { $0.inFlight = batch.count }
+    defer { state.withLock { $0.inFlight = 0 } }
+    do {
+      let response = try await transport.send(request)
+      return format.outcome(of: response, for: batch)
+    } catch {
+      return .retry(after: nil, error: "\(error)")
+    }
+  }
+
+  private func succeeded(delivered: Int, rejected: Int = 0) {
+    state.withLock { state in
+      state.delivered += delivered
+      if rejected > 0 { state.dropped[.rejectedByServer, default: 0] += rejected }
+      state.attempt = 0
+      state.notBefore = .distantPast
+      state.threshold = policy.count
+    }
+  }
+
+  /// Drops leading records older than the maximum event age; `true` if it dropped any.
+  private func dropExpired(_ records: ArraySlice<OutboxRecord>) -> Bool {
+    let oldest = Int64((clock().timeIntervalSince1970 - retry.maximumEventAge) * 1000)
+    let expired = records.prefix { $0.timestamp < oldest }
+    guard let last = expired.last else { return false }
+    outbox.acknowledge(through: last.end, droppedAs: .expired)
+    return true
+  }
+}

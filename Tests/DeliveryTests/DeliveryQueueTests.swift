@@ -1,0 +1,282 @@
+import CoreTracker
+import Foundation
+import TestHTTPServer
+import Testing
+
+@testable import Delivery
+
+/// Newline-separated payloads: the simplest batch format, to test delivery itself.
+struct LinesFormat: BatchFormat {
+  let url: URL
+  var maximumRecords = 100
+  var maximumBytes = 1 << 20
+  var acceptsGzip = true
+  func request(for records: ArraySlice<OutboxRecord>, sentAt: Date) -> HTTPRequest {
+    HTTPRequest(url: url.appendingPathComponent("lines"), body: Array(records.map(\.payload).joined(separator: [10])))
+  }
+}
+
+/// Records counted per request, in order.
+func lines(_ request: RecordedRequest) -> [String] {
+  String(decoding: request.body, as: UTF8.self).split(separator: "\n").map(String.init)
+}
+
+func waitUntil(_ seconds: Double = 10, _ condition: () -> Bool) async -> Bool {
+  let deadline = Date().addingTimeInterval(seconds)
+  while Date() < deadline {
+    if condition() { return true }
+    try? await Task.sleep(nanoseconds: 20_000_000)
+  }
+  return condition()
+}
+
+struct DeliveryHarness: ~Copyable {
+  let directory = TemporaryDirectory()
+  let queue: DeliveryQueue
+
+  init(
+    url: URL,
+    format: ((URL) -> LinesFormat)? = nil,
+    retry: RetryPolicy = RetryPolicy(initialDelay: 0.01, maximumDelay: 0.05),
+    policy: FlushPolicy = FlushPolicy(count: nil, interval: nil, flushTimeout: 5),
+    transport: any HTTPTransport = URLSessionTransport(timeout: 5),
+    clock: @escaping @Sendable () -> Date = { Date() }
+  ) throws {
+    let outbox = try Outbox(directory: directory.url)
+    queue = DeliveryQueue(
+      outbox: outbox, format: format?(url) ?? LinesFormat(url: url), transport: transport, retry: retry, policy: policy,
+      clock: clock
+    )
+  }
+
+  func enqueue(_ range: Range<Int>, timestamp: Int64 = Int64(Date().timeIntervalSince1970 * 1000)) {
+    for index in range { queue.enqueue(kind: 1, timestamp: timestamp, payload: Array("e\(index)".utf8)) }
+  }
+}
+
+@Suite("Delivery over HTTP", .serialized)
+struct DeliveryQueueTests {
+  @Test func batchesRespectTheFormatsLimitsAndArriveGzippedInOrder() async throws {
+    let server = try await TestHTTPServer.start()
+    defer { Task { await server.stop() } }
+    let harness = try DeliveryHarness(url: server.url)
+    harness.enqueue(0..<250)
+    await harness.queue.flush()
+    let requests = server.requests
+    #expect(requests.map { lines($0).count } == [100, 100, 50])
+    #expect(requests.flatMap(lines) == (0..<250).map { "e\($0)" })
+    #expect(requests.allSatisfy { $0.headers["content-encoding"] == "gzip" && $0.rawBody.count < $0.body.count })
+    let stats = harness.queue.statistics()
+    #expect(stats.delivered == 250 && stats.queued == 0 && stats.inFlight == 0 && stats.lastError == nil)
+  }
+
+  @Test func batchesAreCutByBytesToo() async throws {
+    let server = try await TestHTTPServer.start()
+    defer { Task { await server.stop() } }
+    let harness = try DeliveryHarness(url: server.url) { url in LinesFormat(url: url, maximumBytes: 50) }
+    harness.enqueue(0..<30)
+    await harness.queue.flush()
+    #expect(server.requests.allSatisfy { $0.body.count <= 50 + 20 })
+    #expect(server.requests.flatMap(lines).count == 30)
+  }
+
+  @Test(arguments: [408, 429, 500, 502, 503, 504])
+  func retryableStatusesAreRetriedUntilDelivered(status: Int) async throws {
+    let calls = Counter()
+    let server = try await TestHTTPServer.start { _ in
+      calls.increment() <= 2 ? TestResponse(status: status) : TestResponse(status: 200)
+    }
+    defer { Task { await server.stop() } }
+    let harness = try DeliveryHarness(url: server.url)
+    harness.enqueue(0..<10)
+    await harness.queue.flush()
+    #expect(server.requests.count == 3)
+    #expect(server.requests.allSatisfy { lines($0) == (0..<10).map { "e\($0)" } })
+    let stats = harness.queue.statistics()
+    #expect(stats.delivered == 10 && stats.queued == 0)
+    #expect(stats.lastError == "HTTP \(status)")
+  }
+
+  @Test func retryAfterIsHonoured() async throws {
+    let calls = Counter()
+    let server = try await TestHTTPServer.start { _ in
+      calls.increment() == 1 ? TestResponse(status: 429, headers: ["Retry-After": "1"]) : TestResponse()
+    }
+    defer { Task { await server.stop() } }
+    let harness = try DeliveryHarness(url: server.url)
+    harness.enqueue(0..<3)
+    await harness.queue.flush()
+    let times = server.requests.map(\.receivedAt)
+    #expect(times.count == 2)
+    #expect(times[1].timeIntervalSince(times[0]) >= 0.95)
+  }
+
+  @Test func a413SplitsTheBatchUntilItFits() async throws {
+    let server = try await TestHTTPServer.start { request in
+      lines(request).count > 12 ? TestResponse(status: 413) : TestResponse()
+    }
+    defer { Task { await server.stop() } }
+    let harness = try DeliveryHarness(url: server.url)
+    harness.enqueue(0..<100)
+    await harness.queue.flush()
+    let accepted = server.requests.filter { lines($0).count <= 12 }.flatMap(lines)
+    #expect(accepted == (0..<100).map { "e\($0)" })
+    #expect(harness.queue.statistics().delivered == 100)
+  }
+
+  @Test func a413OnASingleRecordDropsItAndGoesOn() async throws {
+    let server = try await TestHTTPServer.start { request in
+      lines(request).contains("e3") ? TestResponse(status: 413) : TestResponse()
+    }
+    defer { Task { await server.stop() } }
+    let harness = try DeliveryHarness(url: server.url)
+    harness.enqueue(0..<8)
+    await harness.queue.flush()
+    let stats = harness.queue.statistics()
+    #expect(stats.delivered == 7)
+    #expect(stats.dropped[.tooLargeForServer] == 1)
+  }
+
+  @Test(arguments: [400, 401, 403, 404, 422])
+  func otherClientErrorsDropTheBatchWithoutRetrying(status: Int) async throws {
+    let server = try await TestHTTPServer.start { _ in TestResponse(status: status) }
+    defer { Task { await server.stop() } }
+    let harness = try DeliveryHarness(url: server.url)
+    harness.enqueue(0..<5)
+    await harness.queue.flush()
+    #expect(server.requests.count == 1)
+    let stats = harness.queue.statistics()
+    #expect(stats.dropped[.rejectedByServer] == 5 && stats.delivered == 0 && stats.queued == 0)
+  }
+
+  @Test func aServerThatIsDownThenUpGetsEverythingOnce() async throws {
+    let probe = try await TestHTTPServer.start()
+    let port = probe.port
+    await probe.stop()
+    let harness = try DeliveryHarness(
+      url: URL(string: "http://127.0.0.1:\(port)")!,
+      policy: FlushPolicy(count: nil, interval: nil, flushTimeout: 0.5)
+    )
+    harness.enqueue(0..<20)
+    await harness.queue.flush()
+    var stats = harness.queue.statistics()
+    #expect(stats.queued == 20 && stats.delivered == 0)
+    #expect(stats.lastError != nil)
+
+    let server = try await TestHTTPServer.start(port: port)
+    defer { Task { await server.stop() } }
+    harness.enqueue(20..<25)
+    await harness.queue.flush()
+    stats = harness.queue.statistics()
+    #expect(stats.delivered == 25 && stats.queued == 0)
+    #expect(server.requests.flatMap(lines) == (0..<25).map { "e\($0)" })
+  }
+
+  @Test func aSlowServerPastTheTimeoutIsRetriedAndCountedOnce() async throws {
+    let calls = Counter()
+    let server = try await TestHTTPServer.start { _ in
+      calls.increment() == 1 ? TestResponse(delay: 1.5) : TestResponse()
+    }
+    defer { Task { await server.stop() } }
+    let harness = try DeliveryHarness(url: server.url, transport: URLSessionTransport(timeout: 0.5))
+    harness.enqueue(0..<4)
+    await harness.queue.flush()
+    #expect(server.requests.count == 2)
+    #expect(harness.queue.statistics().delivered == 4)
+  }
+
+  @Test(arguments: ["not json", "", "{\"accepted\":", "\u{0}\u{1}"])
+  func anyTwoHundredIsSuccessWhateverTheBody(body: String) async throws {
+    let server = try await TestHTTPServer.start { _ in TestResponse(status: 200, body: body) }
+    defer { Task { await server.stop() } }
+    let harness = try DeliveryHarness(url: server.url)
+    harness.enqueue(0..<3)
+    await harness.queue.flush()
+    #expect(harness.queue.statistics().delivered == 3)
+  }
+
+  @Test func recordsOlderThanTheMaximumAgeAreDroppedNotSent() async throws {
+    let server = try await TestHTTPServer.start()
+    defer { Task { await server.stop() } }
+    let harness = try DeliveryHarness(
+      url: server.url, retry: RetryPolicy(initialDelay: 0.01, maximumDelay: 0.05, maximumEventAge: 3600)
+    )
+    let now = Int64(Date().timeIntervalSince1970 * 1000)
+    harness.enqueue(0..<3, timestamp: now - 2 * 3_600_000)
+    harness.enqueue(3..<5, timestamp: now)
+    await harness.queue.flush()
+    #expect(server.requests.flatMap(lines) == ["e3", "e4"])
+    #expect(harness.queue.statistics().dropped[.expired] == 3)
+  }
+
+  @Test func theCountPolicySendsWithoutBeingAsked() async throws {
+    let server = try await TestHTTPServer.start()
+    defer { Task { await server.stop() } }
+    let harness = try DeliveryHarness(url: server.url, policy: FlushPolicy(count: 100, interval: nil))
+    harness.enqueue(0..<99)
+    try await Task.sleep(nanoseconds: 300_000_000)
+    #expect(server.requests.isEmpty)
+    harness.enqueue(99..<100)
+    #expect(await waitUntil { server.requests.flatMap(lines).count == 100 })
+  }
+
+  @Test func theIntervalPolicySendsWithoutBeingAsked() async throws {
+    let server = try await TestHTTPServer.start()
+    defer { Task { await server.stop() } }
+    let harness = try DeliveryHarness(
+      url: server.url, policy: FlushPolicy(count: nil, interval: 0.2, syncInterval: 0.1))
+    harness.enqueue(0..<3)
+    #expect(await waitUntil { server.requests.flatMap(lines).count == 3 })
+  }
+
+  @Test func sendSoonSendsWithoutWaiting() async throws {
+    let server = try await TestHTTPServer.start()
+    defer { Task { await server.stop() } }
+    let harness = try DeliveryHarness(url: server.url)
+    harness.enqueue(0..<3)
+    harness.queue.sendSoon()
+    #expect(await waitUntil { server.requests.flatMap(lines).count == 3 })
+  }
+
+  @Test func failuresRaiseTheCountThresholdUntilASuccess() async throws {
+    let failing = Flag(true)
+    let server = try await TestHTTPServer.start { _ in failing.value ? TestResponse(status: 500) : TestResponse() }
+    defer { Task { await server.stop() } }
+    let harness = try DeliveryHarness(
+      url: server.url, retry: RetryPolicy(initialDelay: 0, maximumDelay: 0),
+      policy: FlushPolicy(count: 5, failureIncrement: 3, interval: nil)
+    )
+    harness.enqueue(0..<5)
+    #expect(await waitUntil { server.requests.count == 1 })
+    // After one failure the threshold is 8: four more records do not trigger, eight do.
+    harness.enqueue(5..<9)
+    try await Task.sleep(nanoseconds: 300_000_000)
+    #expect(server.requests.count == 1)
+    failing.value = false
+    harness.enqueue(9..<13)
+    #expect(await waitUntil { server.requests.flatMap(lines).count >= 13 })
+  }
+}
+
+final class Counter: @unchecked Sendable {
+  // @unchecked: `value` is only touched under `lock`.
+  private let lock = NSLock()
+  private var value = 0
+  func increment() -> Int {
+    lock.withLock {
+      value += 1
+      return value
+    }
+  }
+}
+
+final class Flag: @unchecked Sendable {
+  // @unchecked: `stored` is only touched under `lock`.
+  private let lock = NSLock()
+  private var stored: Bool
+  init(_ value: Bool) { stored = value }
+  var value: Bool {
+    get { lock.withLock { stored } }
+    set { lock.withLock { stored = newValue } }
+  }
+}

@@ -1,0 +1,77 @@
+import CoreTracker
+import Foundation
+import Testing
+
+@testable import Delivery
+
+@Suite("Retry policy and gzip")
+struct RetryAndGzipTests {
+  @Test(arguments: [
+    (200, DeliveryOutcome.delivered), (204, .delivered), (413, .split),
+    (408, .retry(after: nil, error: "HTTP 408")), (429, .retry(after: nil, error: "HTTP 429")),
+    (500, .retry(after: nil, error: "HTTP 500")), (503, .retry(after: nil, error: "HTTP 503")),
+    (400, .drop(.rejectedByServer, error: "HTTP 400")), (404, .drop(.rejectedByServer, error: "HTTP 404")),
+  ])
+  func statusesMapToOutcomes(status: Int, outcome: DeliveryOutcome) {
+    #expect(RetryPolicy.outcome(status: status, headers: [:]) == outcome)
+  }
+
+  @Test func retryAfterSecondsAndDatesAreRead() {
+    #expect(RetryPolicy.outcome(status: 429, headers: ["retry-after": "7"]) == .retry(after: 7, error: "HTTP 429"))
+    #expect(RetryPolicy.retryAfterSeconds(" 3 ") == 3)
+    #expect(RetryPolicy.retryAfterSeconds("soon") == nil)
+    let future = RetryPolicy.retryAfterSeconds("Wed, 21 Oct 2099 07:28:00 GMT")
+    #expect((future ?? 0) > 1_000_000)
+    #expect(RetryPolicy.retryAfterSeconds("Wed, 21 Oct 2015 07:28:00 GMT") == 0)
+  }
+
+  @Test func backOffIsFullJitterUnderADoublingCeiling() {
+    let policy = RetryPolicy(initialDelay: 1, maximumDelay: 60)
+    var random = SystemRandomNumberGenerator()
+    for attempt in 1...10 {
+      let ceiling = min(60, pow(2, Double(attempt - 1)))
+      let delays = (0..<200).map { _ in policy.delay(attempt: attempt, retryAfter: nil, random: &random) }
+      #expect(delays.allSatisfy { $0 >= 0 && $0 <= ceiling })
+      #expect(delays.max()! > ceiling * 0.5)  // spread over the range, not fixed
+    }
+    #expect(policy.delay(attempt: 3, retryAfter: 12, random: &random) == 12)
+  }
+
+  @Test(arguments: [0, 1, 100, 5000, 200_000])
+  func gzipOutputIsReadByZlib(size: Int) throws {
+    var random = SplitMix(seed: UInt64(size))
+    let words = ["{\"name\":", "\"add_to_cart\"", ",\"id\":", "\"0193a4f2\"", "}", "[", "]", " ", "ü", "\n"]
+    var input: [UInt8] = []
+    while input.count < size { input += Array(words[Int(random.next() % UInt64(words.count))].utf8) }
+    input = Array(input.prefix(size))
+    let compressed = Gzip.compress(input)
+    #expect(try gunzipWithPython(compressed) == input)
+    if size >= 5000 { #expect(compressed.count < size / 3) }
+  }
+
+  @Test func incompressibleBytesRoundTrip() throws {
+    var random = SplitMix(seed: 42)
+    let input = (0..<70_000).map { _ in UInt8(truncatingIfNeeded: random.next()) }
+    #expect(try gunzipWithPython(Gzip.compress(input)) == input)
+  }
+}
+
+/// Decompresses with zlib (through Python's standard library): an independent gzip reader.
+func gunzipWithPython(_ bytes: [UInt8]) throws -> [UInt8] {
+  let process = Process()
+  process.executableURL = URL(fileURLWithPath: "/usr/bin/env")
+  process.arguments = [
+    "python3", "-c", "import gzip,sys; sys.stdout.buffer.write(gzip.decompress(sys.stdin.buffer.read()))",
+  ]
+  let input = Pipe()
+  let output = Pipe()
+  process.standardInput = input
+  process.standardOutput = output
+  try process.run()
+  input.fileHandleForWriting.write(Data(bytes))
+  try input.fileHandleForWriting.close()
+  let data = output.fileHandleForReading.readDataToEndOfFile()
+  process.waitUntilExit()
+  guard process.terminationStatus == 0 else { throw CocoaError(.fileReadCorruptFile) }
+  return [UInt8](data)
+}
