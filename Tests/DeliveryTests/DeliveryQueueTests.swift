@@ -181,7 +181,10 @@ struct DeliveryQueueTests {
     let harness = try DeliveryHarness(url: server.url, transport: URLSessionTransport(timeout: 0.5))
     harness.enqueue(0..<4)
     await harness.queue.flush()
-    #expect(server.requests.count == 2)
+    // The timed-out request is sent again (how often URLSession gives up early varies by platform);
+    // the records are counted delivered once.
+    #expect(server.requests.count >= 2)
+    #expect(server.requests.allSatisfy { lines($0) == ["e0", "e1", "e2", "e3"] })
     #expect(harness.queue.statistics().delivered == 4)
   }
 
