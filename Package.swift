@@ -9,6 +9,7 @@ let package = Package(
   products: [
     .library(name: "CoreTracker", targets: ["CoreTracker"]),
     .library(name: "CoreTrackerTesting", targets: ["CoreTrackerTesting"]),
+    .library(name: "CollectorService", targets: ["CollectorService"]),
     .library(name: "CollectorWire", targets: ["CollectorWire"]),
     .library(name: "Delivery", targets: ["Delivery"]),
     .library(name: "DLProductDetail", targets: ["DLProductDetail"]),
@@ -75,6 +76,20 @@ let package = Package(
       name: "LogServiceTests",
       dependencies: ["LogService", "CoreTracker", .product(name: "Logging", package: "swift-log")],
       path: "Tests/LogServiceTests"
+    ),
+
+    .target(
+      name: "CollectorService",
+      dependencies: ["CollectorWire", "CoreTracker", "Delivery"],
+      path: "Packages/Services/CollectorService"
+    ),
+    .testTarget(
+      name: "CollectorServiceTests",
+      dependencies: [
+        "CollectorService", "CollectorWire", "CoreTracker", "CoreTrackerTesting", "Delivery", "DLTracker",
+        "TestHTTPServer", "TYTracker",
+      ],
+      path: "Tests/CollectorServiceTests"
     ),
 
     // MARK: Trendyol

@@ -28,6 +28,11 @@ public final class UnimplementedTracker: CoreTracker {
     )
   }
 
+  public func count(_ name: String, by amount: Int) {
+    guard !allowed.contains(name) else { return }
+    Issue.record("Unexpected counter '\(name)' +\(amount)", sourceLocation: sourceLocation)
+  }
+
   public func identify(userID: String?) {}
   public func setUserProperty(_ value: ParameterValue?, forKey key: String) {}
   public func setDefaultParameter(_ value: ParameterValue?, forKey key: String) {}
@@ -40,6 +45,7 @@ public struct NoOpTracker: CoreTracker {
   /// Creates a tracker that does nothing.
   public init() {}
   public func track(_ event: some CoreTrackable) {}
+  public func count(_ name: String, by amount: Int) {}
   public func identify(userID: String?) {}
   public func setUserProperty(_ value: ParameterValue?, forKey key: String) {}
   public func setDefaultParameter(_ value: ParameterValue?, forKey key: String) {}
@@ -59,12 +65,14 @@ public struct NoOpTracker: CoreTracker {
 /// ```
 public final class RecordingService: TrackerService {
   public let id: ServiceID
-  private let state = Locked<(events: [TrackedEvent], flushes: Int)>(([], 0))
+  private let state = Locked<(events: [TrackedEvent], counters: [CounterIncrement], flushes: Int)>(([], [], 0))
 
   /// Creates a recording service.
   public init(id: ServiceID = ServiceID("recording")) { self.id = id }
 
   public func receive(_ event: TrackedEvent) { state.withLock { $0.events.append(event) } }
+
+  public func receive(_ counter: CounterIncrement) { state.withLock { $0.counters.append(counter) } }
 
   public func flush() async { state.withLock { $0.flushes += 1 } }
 
@@ -74,6 +82,8 @@ public final class RecordingService: TrackerService {
 
   /// Every envelope received, in order.
   public var events: [TrackedEvent] { state.snapshot.events }
+  /// Every counter increment received, in order.
+  public var counters: [CounterIncrement] { state.snapshot.counters }
   /// The names received, in order.
   public var names: [String] { events.map(\.name) }
   /// How many times `flush` was called.

@@ -46,6 +46,7 @@ public final class RecordingTracker: CoreTracker {
     var userProperties = EventParameters()
     var defaultParameters = EventParameters()
     var consent = Consent.granted
+    var counters: [(name: String, amount: Int)] = []
     var flushCount = 0
   }
 
@@ -70,6 +71,8 @@ public final class RecordingTracker: CoreTracker {
 
   public func setConsent(_ consent: Consent) { state.withLock { $0.consent = consent } }
 
+  public func count(_ name: String, by amount: Int) { state.withLock { $0.counters.append((name, amount)) } }
+
   public func flush() async { state.withLock { $0.flushCount += 1 } }
 
   /// Every tracked event, in order.
@@ -86,6 +89,8 @@ public final class RecordingTracker: CoreTracker {
   public var consent: Consent { state.snapshot.consent }
   /// How many times `flush` was called.
   public var flushCount: Int { state.snapshot.flushCount }
+  /// Counter increments, in order.
+  public var counters: [(name: String, amount: Int)] { state.snapshot.counters }
 
   /// What `service` receives, in order: each event's own payload for it, or its uniform serialisation.
   public func payloads(for service: ServiceID) -> [ServicePayload] {

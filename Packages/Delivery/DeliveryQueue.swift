@@ -47,6 +47,9 @@ public final class DeliveryQueue: Sendable {
     engine.enqueue(kind: kind, timestamp: timestamp, payload: payload)
   }
 
+  /// Counts a record the service refused before it reached the outbox (too large, unencodable).
+  public func recordDrop(_ reason: DropReason) { engine.recordDrop(reason) }
+
   /// Asks for a send now without waiting for it: call it when the app goes to the background or
   /// terminates.
   public func sendSoon() { engine.trigger() }
@@ -125,6 +128,8 @@ final class DeliveryEngine: @unchecked Sendable {
   }
 
   func trigger() { continuation.yield() }
+
+  func recordDrop(_ reason: DropReason) { state.withLock { $0.dropped[reason, default: 0] += 1 } }
 
   func stop() {
     continuation.finish()

@@ -1,3 +1,5 @@
+public import Foundation
+
 /// What a backend implements to receive events: a log, the collector, Firebase, Mixpanel, a test recorder.
 ///
 /// A tracker calls ``receive(_:)`` on its own worker, never on the caller's thread, one event at a
@@ -16,6 +18,11 @@ public protocol TrackerService: Sendable {
   var id: ServiceID { get }
   /// Takes one event. Called on the tracker's worker, in order.
   func receive(_ event: TrackedEvent)
+  /// Takes one counter increment, on the tracker's worker, in order with the events.
+  ///
+  /// The default ignores it: a service without counters says so in its documentation (and the
+  /// tracker counts increments in ``TrackerStats/counted``).
+  func receive(_ counter: CounterIncrement)
   /// Delivers everything received so far, or fails it for a reason the service reports in its stats.
   func flush() async
   /// The service's own counts (queued, in flight, delivered, dropped), or `nil` when it keeps none.
@@ -23,6 +30,7 @@ public protocol TrackerService: Sendable {
 }
 
 extension TrackerService {
+  public func receive(_ counter: CounterIncrement) {}
   public func flush() async {}
   public func statistics() -> ServiceStats? { nil }
 }
@@ -82,5 +90,28 @@ public struct ServiceStats: Sendable, Hashable {
     self.delivered = delivered
     self.dropped = dropped
     self.lastError = lastError
+  }
+}
+
+/// One increment of a counter (SimpleAnalytics' `countItem`), as services receive it.
+public struct CounterIncrement: Sendable, Hashable {
+  /// The counter's name, e.g. `Foregrounded app`.
+  public var name: String
+  /// How much to add.
+  public var amount: Int
+  /// When it was counted.
+  public var timestamp: Date
+  /// App, OS, device, locale and library.
+  public var context: TrackingContext
+  /// The install's anonymous identifier.
+  public var anonymousID: String
+
+  /// Creates an increment.
+  public init(name: String, amount: Int, timestamp: Date, context: TrackingContext, anonymousID: String) {
+    self.name = name
+    self.amount = amount
+    self.timestamp = timestamp
+    self.context = context
+    self.anonymousID = anonymousID
   }
 }

@@ -27,12 +27,18 @@ public protocol CoreTracker: Sendable {
   func setDefaultParameter(_ value: ParameterValue?, forKey key: String)
   /// Changes what the user agreed to; following events obey it.
   func setConsent(_ consent: Consent)
+  /// Adds `amount` to the counter `name` (SimpleAnalytics' `countItem`): services that keep counters
+  /// aggregate increments between sends and send totals; the others say what they do with them.
+  func count(_ name: String, by amount: Int)
   /// Returns when every event tracked before the call has been handed to its services and each
   /// service has delivered it or failed it for a reason it reports.
   func flush() async
 }
 
 extension CoreTracker {
+  /// Adds one to the counter `name`, e.g. `tracker.count("Foregrounded app")`.
+  public func count(_ name: String) { count(name, by: 1) }
+
   /// Sets several default parameters at once.
   public func setDefaultParameters(_ parameters: EventParameters) {
     for parameter in parameters { setDefaultParameter(parameter.value, forKey: parameter.key) }

@@ -20,6 +20,7 @@ final class EventQueue: @unchecked Sendable {
     case userProperty(String, ParameterValue?)
     case defaultParameter(String, ParameterValue?)
     case consent(Consent)
+    case count(String, Int, Date)
     case endSession
     case barrier(@Sendable () -> Void)
   }

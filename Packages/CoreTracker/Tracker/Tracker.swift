@@ -71,6 +71,10 @@ public final class Tracker: CoreTracker {
     queue.enqueue(.consent(consent))
   }
 
+  public func count(_ name: String, by amount: Int) {
+    queue.enqueue(.count(name, amount, clock()))
+  }
+
   /// Ends the current session now (emitting `session_end`); the next event starts a new one.
   /// Apps call it when they go to the background for good or terminate.
   public func endSession() {
@@ -111,6 +115,7 @@ public final class Tracker: CoreTracker {
     }
     return TrackerStats(
       tracked: queued.tracked,
+      counted: counts.counted,
       generated: counts.generated,
       routed: counts.routed,
       dropped: dropped,

@@ -1,9 +1,12 @@
 /// What a tracker did with the events it was given, read through ``Tracker/stats``.
 ///
-/// The counts always balance: `tracked + generated == routed + totalDropped + queued`.
+/// The event counts always balance: `tracked + generated == routed + totalDropped + queued`
+/// (counter increments are counted apart, in ``counted``).
 public struct TrackerStats: Sendable, Hashable {
   /// Calls to `track`.
   public var tracked: Int
+  /// Counter increments handed to services.
+  public var counted: Int
   /// Events the tracker made itself (`session_start`, `session_end`).
   public var generated: Int
   /// Events handed to at least one service.
@@ -18,6 +21,7 @@ public struct TrackerStats: Sendable, Hashable {
   /// Creates stats; all zero by default.
   public init(
     tracked: Int = 0,
+    counted: Int = 0,
     generated: Int = 0,
     routed: Int = 0,
     dropped: [DropReason: Int] = [:],
@@ -25,6 +29,7 @@ public struct TrackerStats: Sendable, Hashable {
     services: [ServiceID: ServiceStats] = [:]
   ) {
     self.tracked = tracked
+    self.counted = counted
     self.generated = generated
     self.routed = routed
     self.dropped = dropped

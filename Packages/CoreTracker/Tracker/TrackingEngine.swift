@@ -8,6 +8,7 @@ import Foundation
 final class TrackingEngine: @unchecked Sendable {
   struct Counts {
     var generated = 0
+    var counted = 0
     var handled = 0
     var routed = 0
     var dropped: [DropReason: Int] = [:]
@@ -72,6 +73,8 @@ final class TrackingEngine: @unchecked Sendable {
       defaultParameters[key] = value
     case .consent(let consent):
       self.consent = consent
+    case .count(let name, let amount, let timestamp):
+      countIncrement(name, amount, at: timestamp)
     case .endSession:
       endSession()
     case .barrier(let done):
@@ -178,17 +181,30 @@ final class TrackingEngine: @unchecked Sendable {
     }
   }
 
+  /// Counter increments skip the event stages but obey consent (refused ones are not counted).
+  private func countIncrement(_ name: String, _ amount: Int, at timestamp: Date) {
+    guard !consent.isOptedOut else { return }
+    delta.counted += 1
+    let increment = CounterIncrement(
+      name: name, amount: amount, timestamp: timestamp, context: context.value, anonymousID: anonymousID
+    )
+    for service in services where consent.allows(service.id) { service.receive(increment) }
+  }
+
   private func drop(_ reason: DropReason) {
     delta.dropped[reason, default: 0] += 1
   }
 
   /// Adds the worker's local counts to the shared ones.
   private func publishStats() {
-    guard delta.handled > 0 || delta.generated > 0 || !delta.dropped.isEmpty || !delta.services.isEmpty else { return }
+    guard
+      delta.handled > 0 || delta.generated > 0 || delta.counted > 0 || !delta.dropped.isEmpty || !delta.services.isEmpty
+    else { return }
     let published = delta
     delta = Counts()
     stats.withLock { counts in
       counts.generated += published.generated
+      counts.counted += published.counted
       counts.handled += published.handled
       counts.routed += published.routed
       counts.dropped.merge(published.dropped, uniquingKeysWith: +)

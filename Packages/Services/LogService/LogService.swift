@@ -60,7 +60,10 @@ public struct LogService: TrackerService {
   }
 
   public func receive(_ event: TrackedEvent) {
-    let line = Self.line(for: event)
+    write(Self.line(for: event))
+  }
+
+  private func write(_ line: String) {
     switch backend {
     case .swiftLog(let logger):
       logger.log(level: level, "\(line)")
@@ -70,6 +73,11 @@ public struct LogService: TrackerService {
     #endif
     }
     written.withLock { $0 += 1 }
+  }
+
+  /// Writes one line per increment: `counter Foregrounded\ app +1 at=...`; the log keeps no totals.
+  public func receive(_ counter: CounterIncrement) {
+    write("counter \(Self.quoted(counter.name)) +\(counter.amount) at=\(ISO8601.string(from: counter.timestamp))")
   }
 
   /// Counts the lines written as delivered: the log has no other outcome.

@@ -1,0 +1,201 @@
+import CollectorWire
+import CoreTracker
+import Delivery
+import Foundation
+
+/// Encodes records once: `[UInt16 context length][context JSON][event or counter JSON]`.
+///
+/// The context JSON is cached until the context changes, so an event costs one JSON write of its
+/// own fields.
+struct RecordEncoder {
+  private var context: TrackingContext?
+  private var contextJSON: [UInt8] = []
+  private var timeZone: TimeZone?
+
+  static func contextLength(_ record: [UInt8]) -> Int {
+    2 + Int(UInt16(record[0]) | UInt16(record[1]) << 8)
+  }
+
+  mutating func event(_ event: TrackedEvent) -> [UInt8] {
+    var json = JSONWriter(capacity: 256)
+    json.beginObject()
+    json.key("id")
+    json.string(event.id.description)
+    json.key("name")
+    json.string(event.name)
+    json.key("kind")
+    json.string(event.kind.rawValue)
+    json.key("timestamp")
+    json.int(event.timestamp.milliseconds)
+    json.key("utcOffsetMinutes")
+    json.int(utcOffsetMinutes(event.context, at: event.timestamp))
+    json.key("parameters")
+    json.beginObject()
+    for parameter in event.parameters {
+      json.key(parameter.key)
+      switch parameter.value {
+      case .string(let value): json.string(value)
+      case .int(let value): json.int(value)
+      case .double(let value): json.double(value)
+      case .bool(let value): json.bool(value)
+      case .date(let value): json.string(ISO8601.string(from: value))
+      }
+    }
+    json.endObject()
+    json.key("anonymousId")
+    json.string(event.anonymousID)
+    if let userID = event.userID {
+      json.key("userId")
+      json.string(userID)
+    }
+    if let session = event.session {
+      json.key("sessionId")
+      json.int(session.id)
+    }
+    json.endObject()
+    return framed(event.context, json.bytes)
+  }
+
+  mutating func counter(_ counter: CounterIncrement) -> [UInt8] {
+    var json = JSONWriter(capacity: 64)
+    json.beginObject()
+    json.key("name")
+    json.string(counter.name)
+    json.key("count")
+    json.int(counter.amount)
+    json.key("at")
+    json.int(counter.timestamp.milliseconds)
+    json.endObject()
+    return framed(counter.context, json.bytes)
+  }
+
+  private mutating func framed(_ context: TrackingContext, _ body: [UInt8]) -> [UInt8] {
+    if context != self.context {
+      self.context = context
+      contextJSON = Self.encode(context)
+      timeZone = TimeZone(identifier: context.timeZone)
+    }
+    var record: [UInt8] = []
+    record.reserveCapacity(2 + contextJSON.count + body.count)
+    record.append(UInt8(truncatingIfNeeded: contextJSON.count))
+    record.append(UInt8(truncatingIfNeeded: contextJSON.count >> 8))
+    record += contextJSON
+    record += body
+    return record
+  }
+
+  private mutating func utcOffsetMinutes(_ context: TrackingContext, at date: Date) -> Int {
+    if context != self.context {
+      self.context = context
+      contextJSON = Self.encode(context)
+      timeZone = TimeZone(identifier: context.timeZone)
+    }
+    return (timeZone?.secondsFromGMT(for: date) ?? 0) / 60
+  }
+
+  static func encode(_ context: TrackingContext) -> [UInt8] {
+    var json = JSONWriter(capacity: 320)
+    json.beginObject()
+    let fields: [(String, String)] = [
+      ("appName", context.appName), ("appVersion", context.appVersion), ("appBuild", context.appBuild),
+      ("osName", context.osName), ("osVersion", context.osVersion), ("platform", context.platform),
+      ("deviceModel", context.deviceModel), ("locale", context.locale), ("timeZone", context.timeZone),
+      ("libraryName", context.libraryName), ("libraryVersion", context.libraryVersion),
+    ]
+    for (key, value) in fields {
+      json.key(key)
+      json.string(value)
+    }
+    json.endObject()
+    return json.bytes
+  }
+}
+
+/// The native batch: records of one context, events in order, counters summed per name.
+struct CollectorFormat: BatchFormat {
+  let endpoint: URL
+  let writeKey: String
+  var maximumRecords: Int { CollectorLimits.maximumEventsPerBatch }
+  /// Room for the envelope and the context inside the 500 KB request limit.
+  var maximumBytes: Int { CollectorLimits.maximumRequestBytes - 8 * 1024 }
+  var acceptsGzip: Bool { true }
+
+  func batchLength(_ records: ArraySlice<OutboxRecord>) -> Int {
+    guard let first = records.first else { return 0 }
+    let context = first.payload.prefix(RecordEncoder.contextLength(first.payload))
+    return records.prefix { $0.payload.starts(with: context) }.count
+  }
+
+  func request(for records: ArraySlice<OutboxRecord>, sentAt: Date) -> HTTPRequest {
+    var json = JSONWriter(capacity: records.reduce(256) { $0 + $1.payload.count })
+    json.beginObject()
+    json.key("sentAt")
+    json.int(sentAt.milliseconds)
+    json.key("context")
+    if let first = records.first {
+      json.raw(first.payload[2..<RecordEncoder.contextLength(first.payload)])
+    } else {
+      json.null()
+    }
+    json.key("events")
+    json.beginArray()
+    for record in records where record.kind == CollectorService.RecordKind.event.rawValue {
+      json.raw(record.payload[RecordEncoder.contextLength(record.payload)...])
+    }
+    json.endArray()
+    json.key("counters")
+    json.beginArray()
+    for counter in Self.counterTotals(records) {
+      json.beginObject()
+      json.key("name")
+      json.string(counter.name)
+      json.key("count")
+      json.int(counter.count)
+      json.key("firstCountedAt")
+      json.int(counter.firstCountedAt)
+      json.endObject()
+    }
+    json.endArray()
+    json.endObject()
+    return HTTPRequest(
+      url: endpoint.appendingPathComponent("v1/batch"),
+      headers: ["Content-Type": "application/json", "Authorization": "Bearer \(writeKey)"],
+      body: json.bytes
+    )
+  }
+
+  /// Sums the counter increments per name, in order of first appearance.
+  static func counterTotals(_ records: ArraySlice<OutboxRecord>) -> [CollectorCounter] {
+    var totals: [CollectorCounter] = []
+    var index: [String: Int] = [:]
+    for record in records where record.kind == CollectorService.RecordKind.counter.rawValue {
+      let body = Data(record.payload[RecordEncoder.contextLength(record.payload)...])
+      guard let increment = try? JSONDecoder().decode(Increment.self, from: body) else { continue }
+      if let position = index[increment.name] {
+        totals[position].count += increment.count
+        totals[position].firstCountedAt = min(totals[position].firstCountedAt, increment.at)
+      } else {
+        index[increment.name] = totals.count
+        totals.append(CollectorCounter(name: increment.name, count: increment.count, firstCountedAt: increment.at))
+      }
+    }
+    return totals
+  }
+
+  private struct Increment: Decodable {
+    let name: String
+    let count: Int64
+    let at: Int64
+  }
+
+  /// 2xx with the partial-success body: rejected events are dropped, the rest delivered.
+  func outcome(of response: HTTPResponse, for records: ArraySlice<OutboxRecord>) -> DeliveryOutcome {
+    let outcome = RetryPolicy.outcome(status: response.status, headers: response.headers)
+    guard outcome == .delivered,
+      let answer = try? JSONDecoder().decode(BatchResponse.self, from: Data(response.body)),
+      !answer.rejected.isEmpty
+    else { return outcome }
+    return .partial(
+      rejected: Dictionary(answer.rejected.map { ($0.index, $0.reason) }, uniquingKeysWith: { first, _ in first }))
+  }
+}

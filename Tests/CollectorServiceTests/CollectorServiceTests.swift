@@ -1,0 +1,203 @@
+import CollectorService
+import CollectorWire
+import CoreTracker
+import CoreTrackerTesting
+import DLTracker
+import Delivery
+import Foundation
+import TYTracker
+import TestHTTPServer
+import Testing
+
+struct ServiceDirectory: ~Copyable {
+  let url = FileManager.default.temporaryDirectory.appendingPathComponent("collector-\(UUID().uuidString)")
+  deinit { try? FileManager.default.removeItem(at: url) }
+}
+
+func batches(_ server: TestHTTPServer) throws -> [CollectorBatch] {
+  try server.requests.filter { $0.uri.hasPrefix("/v1/batch") }.map {
+    try JSONDecoder().decode(CollectorBatch.self, from: Data($0.body))
+  }
+}
+
+let context = TrackingContext(
+  appName: "Trendyol", appVersion: "5.12.0", appBuild: "5120", osName: "iOS", osVersion: "17.4.1", platform: "iOS",
+  deviceModel: "iPhone15,2", locale: "tr_TR", timeZone: "Europe/Istanbul"
+)
+
+@Suite("CollectorService", .serialized)
+struct CollectorServiceTests {
+  private func service(_ server: TestHTTPServer, _ directory: borrowing ServiceDirectory) throws -> CollectorService {
+    try CollectorService(
+      endpoint: server.url, writeKey: "wk_test", directory: directory.url,
+      retry: RetryPolicy(initialDelay: 0.01, maximumDelay: 0.05),
+      policy: FlushPolicy(count: nil, interval: nil, flushTimeout: 5)
+    )
+  }
+
+  @Test func eventsArriveAsTheNativeBatchWithContextAndAuthentication() async throws {
+    let server = try await TestHTTPServer.start()
+    defer { Task { await server.stop() } }
+    let directory = ServiceDirectory()
+    let collector = try service(server, directory)
+    let clock = Date(timeIntervalSince1970: 1_800_000_000.5)
+    let tracker = Tracker(
+      services: [collector],
+      configuration: TrackerConfiguration(context: context, anonymousID: "anon-7", clock: { clock })
+    )
+    tracker.identify(userID: "u-1")
+    tracker.track(
+      GenericEvent(
+        "add_to_cart", kind: .action,
+        parameters: ["product_id": "P1", "quantity": 2, "price": 19.5, "gift": false, "at": .date(clock)]
+      )
+    )
+    await tracker.flush()
+
+    let request = try #require(server.requests.first)
+    #expect(request.uri == "/v1/batch")
+    #expect(request.headers["authorization"] == "Bearer wk_test")
+    #expect(request.headers["content-encoding"] == "gzip")
+    #expect(request.headers["content-type"] == "application/json")
+    let batch = try #require(try batches(server).first)
+    #expect(batch.context.appVersion == "5.12.0" && batch.context.timeZone == "Europe/Istanbul")
+    #expect(batch.context.libraryName == "CoreTracker")
+    #expect(abs(batch.sentAt - Int64(Date().timeIntervalSince1970 * 1000)) < 60_000)
+    #expect(batch.events.map(\.name) == ["session_start", "add_to_cart"])
+    let event = batch.events[1]
+    #expect(event.kind == "action")
+    #expect(event.timestamp == 1_800_000_000_500)
+    #expect(event.utcOffsetMinutes == 180)
+    #expect(event.anonymousId == "anon-7" && event.userId == "u-1")
+    #expect(event.sessionId == 1_800_000_000)
+    #expect(
+      event.parameters == [
+        "product_id": .string("P1"), "quantity": .int(2), "price": .double(19.5), "gift": .bool(false),
+        "at": .string("2027-01-15T08:00:00.500Z"),
+      ]
+    )
+    #expect(EventID(event.id) != nil)
+    #expect(collector.statistics()?.delivered == 2)
+  }
+
+  @Test func countersAreSummedPerNameSinceTheLastSend() async throws {
+    let server = try await TestHTTPServer.start()
+    defer { Task { await server.stop() } }
+    let directory = ServiceDirectory()
+    let collector = try service(server, directory)
+    let tracker = Tracker(services: [collector], configuration: TrackerConfiguration(context: context))
+    tracker.count("Foregrounded app")
+    tracker.count("Foregrounded app")
+    tracker.count("Opened settings", by: 3)
+    tracker.count("Foregrounded app")
+    await tracker.flush()
+    tracker.count("Foregrounded app")
+    await tracker.flush()
+    let sent = try batches(server)
+    #expect(
+      sent.map { $0.counters.map { "\($0.name)=\($0.count)" } } == [
+        ["Foregrounded app=3", "Opened settings=3"], ["Foregrounded app=1"],
+      ])
+    #expect(sent.allSatisfy { $0.events.isEmpty })
+    #expect(tracker.stats.counted == 5)
+  }
+
+  @Test func thePartialSuccessAnswerDropsOnlyTheRejectedEvents() async throws {
+    let server = try await TestHTTPServer.start { _ in
+      let answer = BatchResponse(
+        accepted: 2, rejected: [.init(index: 1, id: nil, field: "events[1].name", reason: "name too long")]
+      )
+      return TestResponse(status: 200, body: String(decoding: try! JSONEncoder().encode(answer), as: UTF8.self))
+    }
+    defer { Task { await server.stop() } }
+    let directory = ServiceDirectory()
+    let collector = try service(server, directory)
+    let tracker = Tracker(services: [collector], configuration: TrackerConfiguration(emitsSessionEvents: false))
+    for name in ["a", "b", "c"] { tracker.track(GenericEvent(name)) }
+    await tracker.flush()
+    let stats = try #require(collector.statistics())
+    #expect(stats.delivered == 2 && stats.dropped[.rejectedByServer] == 1 && stats.queued == 0)
+  }
+
+  @Test func eventsOverThirtyTwoKilobytesAreDroppedAndCounted() async throws {
+    let server = try await TestHTTPServer.start()
+    defer { Task { await server.stop() } }
+    let directory = ServiceDirectory()
+    let collector = try service(server, directory)
+    let tracker = Tracker(services: [collector], configuration: TrackerConfiguration(emitsSessionEvents: false))
+    tracker.track(GenericEvent("huge", parameters: ["blob": .string(String(repeating: "x", count: 33 * 1024))]))
+    tracker.track(GenericEvent("fine", parameters: ["blob": .string(String(repeating: "x", count: 30 * 1024))]))
+    await tracker.flush()
+    #expect(try batches(server).flatMap(\.events).map(\.name) == ["fine"])
+    #expect(collector.statistics()?.dropped[.eventTooLarge] == 1)
+  }
+
+  @Test func batchesNeverMixContextsAndKeepTheLimits() async throws {
+    let server = try await TestHTTPServer.start()
+    defer { Task { await server.stop() } }
+    let directory = ServiceDirectory()
+    let collector = try service(server, directory)
+    var upgraded = context
+    upgraded.appVersion = "5.13.0"
+    for (version, count) in [(context, 3000), (upgraded, 10)] {
+      let tracker = Tracker(
+        services: [collector], configuration: TrackerConfiguration(context: version, emitsSessionEvents: false))
+      for index in 0..<count { tracker.track(GenericEvent("e", parameters: ["i": .int(index)])) }
+      await tracker.flush()
+    }
+    let sent = try batches(server)
+    #expect(sent.allSatisfy { $0.events.count <= CollectorLimits.maximumEventsPerBatch })
+    #expect(server.requests.allSatisfy { $0.body.count <= CollectorLimits.maximumRequestBytes })
+    #expect(sent.filter { $0.context.appVersion == "5.12.0" }.flatMap(\.events).count == 3000)
+    #expect(sent.filter { $0.context.appVersion == "5.13.0" }.flatMap(\.events).count == 10)
+  }
+
+  @Test func bothProductsSendTheirOwnDefaultsThroughTheSameServiceType() async throws {
+    let server = try await TestHTTPServer.start()
+    defer { Task { await server.stop() } }
+    let trendyolDirectory = ServiceDirectory()
+    let dolapDirectory = ServiceDirectory()
+    let trendyol = TYTracker(
+      log: NoOpService(id: TYService.log), services: [try service(server, trendyolDirectory)],
+      configuration: TrackerConfiguration(emitsSessionEvents: false)
+    )
+    let dolap = DLTracker(
+      log: NoOpService(id: DLService.log), services: [try service(server, dolapDirectory)],
+      configuration: TrackerConfiguration(emitsSessionEvents: false)
+    )
+    trendyol.track(GenericEvent("ty_event"))
+    dolap.track(GenericEvent("dl_event"))
+    await trendyol.flush()
+    await dolap.flush()
+    let events = try batches(server).flatMap(\.events)
+    #expect(events.first { $0.name == "ty_event" }?.parameters["product"] == .string("trendyol"))
+    #expect(events.first { $0.name == "dl_event" }?.parameters["product"] == .string("dolap_lite"))
+    #expect(events.first { $0.name == "dl_event" }?.parameters["host_app"] == .string("trendyol"))
+  }
+
+  @Test func whatWasNotSentSurvivesARestart() async throws {
+    let probe = try await TestHTTPServer.start()
+    let port = probe.port
+    await probe.stop()
+    let directory = ServiceDirectory()
+    let endpoint = URL(string: "http://127.0.0.1:\(port)")!
+    do {
+      let collector = try CollectorService(
+        endpoint: endpoint, writeKey: "k", directory: directory.url,
+        policy: FlushPolicy(count: nil, interval: nil, flushTimeout: 0.2)
+      )
+      let tracker = Tracker(services: [collector], configuration: TrackerConfiguration(emitsSessionEvents: false))
+      for index in 0..<50 { tracker.track(GenericEvent("e\(index)")) }
+      await tracker.flush()
+      #expect(collector.statistics()?.queued == 50)
+    }
+    let server = try await TestHTTPServer.start(port: port)
+    defer { Task { await server.stop() } }
+    let restarted = try CollectorService(
+      endpoint: endpoint, writeKey: "k", directory: directory.url,
+      policy: FlushPolicy(count: nil, interval: nil, flushTimeout: 5)
+    )
+    await restarted.flush()
+    #expect(try batches(server).flatMap(\.events).map(\.name) == (0..<50).map { "e\($0)" })
+  }
+}
