@@ -66,6 +66,12 @@ let package = Package(
       path: "Tests/Support/TestHTTPServer"
     ),
 
+    .executableTarget(
+      name: "CrashHelper",
+      dependencies: ["CollectorService", "CoreTracker", "Delivery"],
+      path: "Tests/Support/CrashHelper"
+    ),
+
     // MARK: Shared services
     .target(
       name: "LogService",
@@ -86,8 +92,8 @@ let package = Package(
     .testTarget(
       name: "CollectorServiceTests",
       dependencies: [
-        "CollectorService", "CollectorWire", "CoreTracker", "CoreTrackerTesting", "Delivery", "DLTracker",
-        "TestHTTPServer", "TYTracker",
+        "CollectorService", "CollectorWire", "CoreTracker", "CoreTrackerTesting", "CrashHelper", "Delivery",
+        "DLTracker", "TestHTTPServer", "TYTracker",
       ],
       path: "Tests/CollectorServiceTests"
     ),

@@ -9,6 +9,10 @@ public import Foundation
 /// Sends happen on a task of the queue's own: by count, by interval, on ``sendSoon()`` (the app
 /// going to the background or terminating) and on ``flush()``.
 ///
+/// Counting is exact: every record enqueued ends up once in `delivered` or once in `dropped`. A
+/// record the outbox evicted to stay within its bounds while it was in flight counts as dropped
+/// (`outbox_full`) even if that request then succeeded.
+///
 /// Outcomes: 2xx delivered (a format may report some records rejected: dropped with
 /// `rejected_by_server`); 408, 429, 5xx and transport errors retried with full-jitter back-off
 /// honouring `Retry-After`; 413 splits the batch; other 4xx drop the batch (`rejected_by_server`);
@@ -226,24 +230,24 @@ final class DeliveryEngine: @unchecked Sendable {
       let batch = slice.prefix(max(1, min(format.batchLength(slice), limit)))
       switch await send(batch) {
       case .delivered:
-        outbox.acknowledge(through: batch.last!.end)
-        succeeded(delivered: batch.count)
+        succeeded(delivered: outbox.acknowledge(through: batch.last!.end))
         limit = format.maximumRecords
       case .partial(let rejected):
-        outbox.acknowledge(through: batch.last!.end)
-        succeeded(delivered: batch.count - rejected.count, rejected: rejected.count)
+        let removed = outbox.acknowledge(through: batch.last!.end)
+        let refused = min(removed, rejected.count)
+        succeeded(delivered: removed - refused, rejected: refused)
         limit = format.maximumRecords
       case .drop(let reason, let error):
-        outbox.acknowledge(through: batch.last!.end)
+        let removed = outbox.acknowledge(through: batch.last!.end)
         state.withLock {
-          $0.dropped[reason, default: 0] += batch.count
+          $0.dropped[reason, default: 0] += removed
           $0.lastError = error
         }
       case .split:
         if batch.count == 1 {
-          outbox.acknowledge(through: batch.last!.end)
+          let removed = outbox.acknowledge(through: batch.last!.end)
           state.withLock {
-            $0.dropped[.tooLargeForServer, default: 0] += 1
+            $0.dropped[.tooLargeForServer, default: 0] += removed
             $0.lastError = "HTTP 413 for a single record"
           }
         } else {

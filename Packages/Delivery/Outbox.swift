@@ -224,7 +224,10 @@ public final class Outbox: @unchecked Sendable {
   /// Removes every record up to `position` (delivered, or given up on) and persists the fact.
   ///
   /// - Parameter reason: `nil` for delivered records; a reason to count them as dropped.
-  public func acknowledge(through position: OutboxPosition, droppedAs reason: DropReason? = nil) {
+  /// - Returns: how many records this removed (records the outbox had already dropped to stay
+  ///   within its bounds are not counted again).
+  @discardableResult
+  public func acknowledge(through position: OutboxPosition, droppedAs reason: DropReason? = nil) -> Int {
     lock.lock()
     defer { lock.unlock() }
     var removed = 0
@@ -237,6 +240,7 @@ public final class Outbox: @unchecked Sendable {
     if let reason, removed > 0 { dropped[reason, default: 0] += removed }
     removeSegmentsBeforeCursor()
     writeCursor()
+    return removed
   }
 
   /// The position after the newest record: everything appended so far lies before it.

@@ -1,0 +1,49 @@
+// crash-helper: tracks numbered events through a Tracker and CollectorService until it is killed.
+//
+//   crash-helper <outbox dir> <collector URL> <first index> <progress file>   track until killed
+//   crash-helper <outbox dir> <collector URL> --flush                         deliver what waits
+//
+// After each `track` returns it stores the next index into a memory-mapped progress file, which the
+// kernel keeps when the process is killed: the test reads exactly which events `track` returned for.
+import CollectorService
+import CoreTracker
+import Delivery
+import Foundation
+
+#if canImport(Glibc)
+  import Glibc
+#elseif canImport(Darwin)
+  import Darwin
+#endif
+
+let arguments = CommandLine.arguments
+guard arguments.count >= 4 else {
+  FileHandle.standardError.write(Data("usage: crash-helper <dir> <url> (<first> <progress> | --flush)\n".utf8))
+  exit(2)
+}
+let collector = try CollectorService(
+  endpoint: URL(string: arguments[2])!, writeKey: "crash-test", directory: URL(fileURLWithPath: arguments[1]),
+  retry: RetryPolicy(initialDelay: 0.01, maximumDelay: 0.1),
+  policy: FlushPolicy(count: 100, interval: 0.2, flushTimeout: 20)
+)
+let tracker = Tracker(services: [collector], configuration: TrackerConfiguration(emitsSessionEvents: false))
+
+if arguments[3] == "--flush" {
+  await tracker.flush()
+  let stats = collector.statistics()
+  print("queued=\(stats?.queued ?? -1) delivered=\(stats?.delivered ?? -1)")
+  exit(stats?.queued == 0 ? 0 : 1)
+}
+
+let first = Int(arguments[3])!
+let descriptor = open(arguments[4], O_RDWR | O_CREAT, 0o600)
+guard descriptor >= 0, ftruncate(descriptor, 8) == 0,
+  let progress = mmap(nil, 8, PROT_READ | PROT_WRITE, MAP_SHARED, descriptor, 0), progress != MAP_FAILED
+else { exit(3) }
+var index = first
+while true {
+  tracker.track(GenericEvent("crash_probe", parameters: ["i": .int(index)]))
+  index += 1
+  progress.storeBytes(of: Int64(index), as: Int64.self)
+  if index % 5 == 0 { usleep(1000) }
+}
