@@ -16,6 +16,7 @@ let package = Package(
     .library(name: "DLSellerProfile", targets: ["DLSellerProfile"]),
     .library(name: "DLTracker", targets: ["DLTracker"]),
     .library(name: "LogService", targets: ["LogService"]),
+    .library(name: "SimpleAnalyticsService", targets: ["SimpleAnalyticsService"]),
     .library(name: "TYCheckout", targets: ["TYCheckout"]),
     .library(name: "TYProductDetail", targets: ["TYProductDetail"]),
     .library(name: "TYTracker", targets: ["TYTracker"]),
@@ -96,6 +97,17 @@ let package = Package(
         "DLTracker", "TestHTTPServer", "TYTracker",
       ],
       path: "Tests/CollectorServiceTests"
+    ),
+
+    .target(
+      name: "SimpleAnalyticsService",
+      dependencies: ["CollectorWire", "CoreTracker", "Delivery"],
+      path: "Packages/Services/SimpleAnalyticsService"
+    ),
+    .testTarget(
+      name: "SimpleAnalyticsServiceTests",
+      dependencies: ["SimpleAnalyticsService", "CollectorWire", "CoreTracker", "Delivery", "TestHTTPServer"],
+      path: "Tests/SimpleAnalyticsServiceTests"
     ),
 
     // MARK: Trendyol

@@ -47,8 +47,13 @@ public final class DeliveryQueue: Sendable {
   }
 
   /// Stores one record; past the count threshold, asks the sending task to send.
-  public func enqueue(kind: UInt8, timestamp: Int64, payload: some Collection<UInt8>) {
-    engine.enqueue(kind: kind, timestamp: timestamp, payload: payload)
+  ///
+  /// - Parameter countsTowardThreshold: `false` for records that must not trigger a send by count
+  ///   (SimpleAnalytics: another increment of a counter already waiting).
+  public func enqueue(
+    kind: UInt8, timestamp: Int64, payload: some Collection<UInt8>, countsTowardThreshold: Bool = true
+  ) {
+    engine.enqueue(kind: kind, timestamp: timestamp, payload: payload, counts: countsTowardThreshold)
   }
 
   /// Counts a record the service refused before it reached the outbox (too large, unencodable).
@@ -119,10 +124,11 @@ final class DeliveryEngine: @unchecked Sendable {
     state = Locked(State(threshold: policy.count))
   }
 
-  func enqueue(kind: UInt8, timestamp: Int64, payload: some Collection<UInt8>) {
+  func enqueue(kind: UInt8, timestamp: Int64, payload: some Collection<UInt8>, counts: Bool) {
     guard outbox.append(kind: kind, timestamp: timestamp, payload: payload) else { return }
     let send = state.withLock { state -> Bool in
       state.dirty = true
+      guard counts else { return false }
       state.sinceTrigger += 1
       guard let threshold = state.threshold, state.sinceTrigger >= threshold else { return false }
       state.sinceTrigger = 0

@@ -12,10 +12,6 @@ struct RecordEncoder {
   private var contextJSON: [UInt8] = []
   private var timeZone: TimeZone?
 
-  static func contextLength(_ record: [UInt8]) -> Int {
-    2 + Int(UInt16(record[0]) | UInt16(record[1]) << 8)
-  }
-
   mutating func event(_ event: TrackedEvent) -> [UInt8] {
     var json = JSONWriter(capacity: 256)
     json.beginObject()
@@ -57,16 +53,7 @@ struct RecordEncoder {
   }
 
   mutating func counter(_ counter: CounterIncrement) -> [UInt8] {
-    var json = JSONWriter(capacity: 64)
-    json.beginObject()
-    json.key("name")
-    json.string(counter.name)
-    json.key("count")
-    json.int(counter.amount)
-    json.key("at")
-    json.int(counter.timestamp.milliseconds)
-    json.endObject()
-    return framed(counter.context, json.bytes)
+    framed(counter.context, CounterTotal.body(for: counter))
   }
 
   private mutating func framed(_ context: TrackingContext, _ body: [UInt8]) -> [UInt8] {
@@ -75,13 +62,7 @@ struct RecordEncoder {
       contextJSON = Self.encode(context)
       timeZone = TimeZone(identifier: context.timeZone)
     }
-    var record: [UInt8] = []
-    record.reserveCapacity(2 + contextJSON.count + body.count)
-    record.append(UInt8(truncatingIfNeeded: contextJSON.count))
-    record.append(UInt8(truncatingIfNeeded: contextJSON.count >> 8))
-    record += contextJSON
-    record += body
-    return record
+    return RecordFraming.frame(context: contextJSON, body: body)
   }
 
   private mutating func utcOffsetMinutes(_ context: TrackingContext, at date: Date) -> Int {
@@ -120,11 +101,7 @@ struct CollectorFormat: BatchFormat {
   var maximumBytes: Int { CollectorLimits.maximumRequestBytes - 8 * 1024 }
   var acceptsGzip: Bool { true }
 
-  func batchLength(_ records: ArraySlice<OutboxRecord>) -> Int {
-    guard let first = records.first else { return 0 }
-    let context = first.payload.prefix(RecordEncoder.contextLength(first.payload))
-    return records.prefix { $0.payload.starts(with: context) }.count
-  }
+  func batchLength(_ records: ArraySlice<OutboxRecord>) -> Int { RecordFraming.batchLength(records) }
 
   func request(for records: ArraySlice<OutboxRecord>, sentAt: Date) -> HTTPRequest {
     var json = JSONWriter(capacity: records.reduce(256) { $0 + $1.payload.count })
@@ -133,19 +110,19 @@ struct CollectorFormat: BatchFormat {
     json.int(sentAt.milliseconds)
     json.key("context")
     if let first = records.first {
-      json.raw(first.payload[2..<RecordEncoder.contextLength(first.payload)])
+      json.raw(RecordFraming.context(first.payload))
     } else {
       json.null()
     }
     json.key("events")
     json.beginArray()
     for record in records where record.kind == CollectorService.RecordKind.event.rawValue {
-      json.raw(record.payload[RecordEncoder.contextLength(record.payload)...])
+      json.raw(RecordFraming.body(record.payload))
     }
     json.endArray()
     json.key("counters")
     json.beginArray()
-    for counter in Self.counterTotals(records) {
+    for counter in CounterTotal.totals(of: records, kind: CollectorService.RecordKind.counter.rawValue) {
       json.beginObject()
       json.key("name")
       json.string(counter.name)
@@ -162,30 +139,6 @@ struct CollectorFormat: BatchFormat {
       headers: ["Content-Type": "application/json", "Authorization": "Bearer \(writeKey)"],
       body: json.bytes
     )
-  }
-
-  /// Sums the counter increments per name, in order of first appearance.
-  static func counterTotals(_ records: ArraySlice<OutboxRecord>) -> [CollectorCounter] {
-    var totals: [CollectorCounter] = []
-    var index: [String: Int] = [:]
-    for record in records where record.kind == CollectorService.RecordKind.counter.rawValue {
-      let body = Data(record.payload[RecordEncoder.contextLength(record.payload)...])
-      guard let increment = try? JSONDecoder().decode(Increment.self, from: body) else { continue }
-      if let position = index[increment.name] {
-        totals[position].count += increment.count
-        totals[position].firstCountedAt = min(totals[position].firstCountedAt, increment.at)
-      } else {
-        index[increment.name] = totals.count
-        totals.append(CollectorCounter(name: increment.name, count: increment.count, firstCountedAt: increment.at))
-      }
-    }
-    return totals
-  }
-
-  private struct Increment: Decodable {
-    let name: String
-    let count: Int64
-    let at: Int64
   }
 
   /// 2xx with the partial-success body: rejected events are dropped, the rest delivered.

@@ -74,7 +74,7 @@ public final class CollectorService: TrackerService {
 
   public func receive(_ event: TrackedEvent) {
     let record = encoder.withLock { $0.event(event) }
-    guard record.count - RecordEncoder.contextLength(record) <= CollectorLimits.maximumEventBytes else {
+    guard record.count - RecordFraming.prefixLength(record) <= CollectorLimits.maximumEventBytes else {
       queue.recordDrop(.eventTooLarge)
       return
     }

@@ -1,0 +1,203 @@
+import CollectorWire
+public import CoreTracker
+public import Delivery
+public import Foundation
+
+extension ServiceID {
+  /// A SimpleAnalytics-compatible endpoint.
+  public static let simpleAnalytics = ServiceID("simple_analytics")
+}
+
+/// Speaks the SimpleAnalytics payload to any compatible endpoint (a SimpleAnalytics server, or our
+/// collector's `/v1/simple-analytics`), with its semantics and a durable outbox underneath.
+///
+/// As SimpleAnalytics does: every event becomes an item (`description` = the event name,
+/// `parameters` as strings, `timestamp` in ISO 8601 with the device's offset); counters are sent as
+/// totals since the last successful submit; a submit happens when items and new counters reach the
+/// threshold (100), the threshold rises by 20 after each failed submit and is reset by a success;
+/// any 2xx is success, anything else is retried; ``sendSoon()`` submits on going to the background,
+/// `flush()` on demand. Unlike SimpleAnalytics, which keeps everything in memory, what waits is in
+/// the outbox, so a crash loses nothing.
+///
+/// ```swift
+/// let analytics = try SimpleAnalyticsService(
+///   endpoint: URL(string: "https://collector.example.com/v1/simple-analytics?key=wk_live_…")!,
+///   deviceID: installID,
+///   directory: applicationSupport.appendingPathComponent("tracking/simple-analytics")
+/// )
+/// ```
+public final class SimpleAnalyticsService: TrackerService {
+  public let id: ServiceID
+  /// The delivery queue underneath.
+  public let queue: DeliveryQueue
+  private let state: Locked<EncoderState>
+
+  enum RecordKind: UInt8 {
+    case item = 2
+    case counter = 3
+  }
+
+  struct EncoderState {
+    let deviceID: String
+    var context: TrackingContext?
+    var contextBytes: [UInt8] = []
+    var timeZone: TimeZone?
+    var pendingCounters: Set<String> = []
+  }
+
+  /// Creates the service.
+  ///
+  /// - Parameters:
+  ///   - endpoint: the full URL the payload is posted to (a key, if any, travels in it: the
+  ///     SimpleAnalytics client sends no headers).
+  ///   - deviceID: the `device_id` to send; SimpleAnalytics leaves it to the app and allows `""`.
+  ///   - directory: a directory the outbox owns.
+  ///   - threshold: items and new counters that trigger a submit (SimpleAnalytics: 100).
+  ///   - failureIncrement: how much a failed submit raises the threshold (SimpleAnalytics: 20).
+  public init(
+    id: ServiceID = .simpleAnalytics,
+    endpoint: URL,
+    deviceID: String,
+    directory: URL,
+    threshold: Int = 100,
+    failureIncrement: Int = 20,
+    outbox: OutboxConfiguration = OutboxConfiguration(),
+    transport: any HTTPTransport = URLSessionTransport(),
+    retry: RetryPolicy = RetryPolicy(),
+    flushTimeout: TimeInterval = 10
+  ) throws {
+    self.id = id
+    state = Locked(EncoderState(deviceID: deviceID))
+    queue = DeliveryQueue(
+      outbox: try Outbox(directory: directory, configuration: outbox),
+      format: SimpleAnalyticsFormat(endpoint: endpoint),
+      transport: transport,
+      retry: retry,
+      policy: FlushPolicy(
+        count: threshold, failureIncrement: failureIncrement, interval: nil, flushTimeout: flushTimeout
+      )
+    )
+  }
+
+  public func receive(_ event: TrackedEvent) {
+    let record = state.withLock { state -> [UInt8] in
+      let context = state.encodedContext(for: event.context)
+      var item = SimpleAnalyticsItem(
+        description: event.name,
+        timestamp: ISO8601.string(
+          from: event.timestamp, offsetSeconds: state.timeZone?.secondsFromGMT(for: event.timestamp) ?? 0
+        )
+      )
+      if !event.parameters.isEmpty {
+        item.parameters = Dictionary(
+          event.parameters.map { ($0.key, $0.value.text) }, uniquingKeysWith: { _, last in last }
+        )
+      }
+      return RecordFraming.frame(context: context, body: (try? JSONEncoder().encode(item)).map(Array.init) ?? [])
+    }
+    queue.enqueue(kind: RecordKind.item.rawValue, timestamp: event.timestamp.milliseconds, payload: record)
+  }
+
+  /// Stores the increment; a counter already waiting to be sent does not count toward the
+  /// threshold again (as in SimpleAnalytics).
+  public func receive(_ counter: CounterIncrement) {
+    let waiting = queue.statistics().queued
+    let (record, isNew) = state.withLock { state -> ([UInt8], Bool) in
+      if waiting == 0 { state.pendingCounters.removeAll() }
+      let isNew = state.pendingCounters.insert(counter.name).inserted
+      return (
+        RecordFraming.frame(context: state.encodedContext(for: counter.context), body: CounterTotal.body(for: counter)),
+        isNew
+      )
+    }
+    queue.enqueue(
+      kind: RecordKind.counter.rawValue, timestamp: counter.timestamp.milliseconds, payload: record,
+      countsTowardThreshold: isNew
+    )
+  }
+
+  public func flush() async { await queue.flush() }
+
+  public func statistics() -> ServiceStats? { queue.statistics() }
+
+  /// Submits soon without waiting: call when the app goes to the background.
+  public func sendSoon() { queue.sendSoon() }
+}
+
+extension SimpleAnalyticsService.EncoderState {
+  /// The payload's top-level context fields, encoded once per context.
+  fileprivate mutating func encodedContext(for context: TrackingContext) -> [UInt8] {
+    if context != self.context {
+      self.context = context
+      timeZone = TimeZone(identifier: context.timeZone)
+      let header = SimpleAnalyticsPayload(
+        deviceID: deviceID, appName: context.appName, appVersion: context.appBuild,
+        systemVersion: context.osVersion, platform: SimpleAnalyticsFormat.platform(of: context),
+        items: [], counters: []
+      )
+      contextBytes = (try? JSONEncoder().encode(header)).map(Array.init) ?? []
+    }
+    return contextBytes
+  }
+}
+
+extension Date {
+  var milliseconds: Int64 { Int64((timeIntervalSince1970 * 1000).rounded()) }
+}
+
+/// The SimpleAnalytics payload: the context once at the top level, items, counter totals.
+struct SimpleAnalyticsFormat: BatchFormat {
+  let endpoint: URL
+  var maximumRecords: Int { 1000 }
+  var maximumBytes: Int { 1 << 20 }
+  var acceptsGzip: Bool { false }
+
+  func batchLength(_ records: ArraySlice<OutboxRecord>) -> Int { RecordFraming.batchLength(records) }
+
+  func request(for records: ArraySlice<OutboxRecord>, sentAt: Date) -> HTTPRequest {
+    let decoder = JSONDecoder()
+    var payload =
+      records.first.flatMap {
+        try? decoder.decode(SimpleAnalyticsPayload.self, from: Data(RecordFraming.context($0.payload)))
+      }
+      ?? SimpleAnalyticsPayload(
+        deviceID: "", appName: "", appVersion: "", systemVersion: "", platform: "", items: [], counters: []
+      )
+    let timeZone = TimeZone.current
+    payload.items = records.filter { $0.kind == SimpleAnalyticsService.RecordKind.item.rawValue }.compactMap {
+      try? decoder.decode(SimpleAnalyticsItem.self, from: Data(RecordFraming.body($0.payload)))
+    }
+    payload.counters = CounterTotal.totals(of: records, kind: SimpleAnalyticsService.RecordKind.counter.rawValue).map {
+      let first = Date(timeIntervalSince1970: Double($0.firstCountedAt) / 1000)
+      return SimpleAnalyticsCounter(
+        name: $0.name, count: Int($0.count),
+        timestamp: ISO8601.string(from: first, offsetSeconds: timeZone.secondsFromGMT(for: first))
+      )
+    }
+    let encoder = JSONEncoder()
+    encoder.outputFormatting = [.sortedKeys]
+    return HTTPRequest(
+      url: endpoint,
+      headers: ["Content-Type": "application/json"],
+      body: (try? encoder.encode(payload)).map(Array.init) ?? []
+    )
+  }
+
+  /// SimpleAnalytics resends on any non-2xx status and on transport errors.
+  func outcome(of response: HTTPResponse, for records: ArraySlice<OutboxRecord>) -> DeliveryOutcome {
+    (200..<300).contains(response.status)
+      ? .delivered
+      : .retry(
+        after: response.headers["retry-after"].flatMap(RetryPolicy.retryAfterSeconds), error: "HTTP \(response.status)"
+      )
+  }
+
+  /// SimpleAnalytics' platform names: `iOS (iPhone)`, `iOS (iPad)`, `macOS`, or the platform as is.
+  static func platform(of context: TrackingContext) -> String {
+    switch context.platform {
+    case "iOS" where context.deviceModel.hasPrefix("iPad"): "iOS (iPad)"
+    case "iOS": "iOS (iPhone)"
+    default: context.platform
+    }
+  }
+}
