@@ -261,6 +261,50 @@ struct DeliveryQueueTests {
   }
 }
 
+@Suite("No retry storm", .serialized)
+struct OneRequestInFlightTests {
+  @Test func neverMoreThanOneRequestInFlightWhateverTriggersSends() async throws {
+    let gauge = Gauge()
+    let server = try await TestHTTPServer.start { _ in
+      gauge.enter()
+      try? await Task.sleep(nanoseconds: 30_000_000)
+      gauge.leave()
+      return TestResponse(status: gauge.total % 3 == 0 ? 503 : 200)
+    }
+    defer { Task { await server.stop() } }
+    let harness = try DeliveryHarness(
+      url: server.url, policy: FlushPolicy(count: 10, interval: 0.05, syncInterval: 0.05))
+    for chunk in 0..<10 {
+      harness.enqueue((chunk * 50)..<(chunk * 50 + 50))
+      harness.queue.sendSoon()
+    }
+    let queue = harness.queue
+    async let first: Void = queue.flush()
+    async let second: Void = queue.flush()
+    _ = await (first, second)
+    #expect(gauge.maximum == 1)
+    #expect(harness.queue.statistics().delivered == 500)
+  }
+}
+
+final class Gauge: @unchecked Sendable {
+  // @unchecked: all fields are only touched under `lock`.
+  private let lock = NSLock()
+  private var current = 0
+  private var peak = 0
+  private var entered = 0
+  func enter() {
+    lock.withLock {
+      current += 1
+      entered += 1
+      peak = max(peak, current)
+    }
+  }
+  func leave() { lock.withLock { current -= 1 } }
+  var maximum: Int { lock.withLock { peak } }
+  var total: Int { lock.withLock { entered } }
+}
+
 final class Counter: @unchecked Sendable {
   // @unchecked: `value` is only touched under `lock`.
   private let lock = NSLock()

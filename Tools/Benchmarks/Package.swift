@@ -10,8 +10,21 @@ let package = Package(
   dependencies: [
     .package(name: "CoreTracker", path: "../.."),
     .package(url: "https://github.com/ordo-one/benchmark", exact: "1.38.1", traits: ["MallocInterposer"]),
+    .package(url: "https://github.com/hummingbird-project/hummingbird.git", from: "2.28.1"),
   ],
   targets: [
+    .executableTarget(
+      name: "DeliveryBenchmarks",
+      dependencies: [
+        .product(name: "Benchmark", package: "benchmark"),
+        .product(name: "CollectorService", package: "CoreTracker"),
+        .product(name: "CoreTracker", package: "CoreTracker"),
+        .product(name: "Delivery", package: "CoreTracker"),
+        .product(name: "Hummingbird", package: "hummingbird"),
+      ],
+      path: "Benchmarks/DeliveryBenchmarks",
+      plugins: [.plugin(name: "BenchmarkPlugin", package: "benchmark")]
+    ),
     .executableTarget(
       name: "TrackBenchmarks",
       dependencies: [
@@ -20,6 +33,6 @@ let package = Package(
       ],
       path: "Benchmarks/TrackBenchmarks",
       plugins: [.plugin(name: "BenchmarkPlugin", package: "benchmark")]
-    )
+    ),
   ]
 )

@@ -96,10 +96,10 @@ struct RecordEncoder {
 struct CollectorFormat: BatchFormat {
   let endpoint: URL
   let writeKey: String
-  var maximumRecords: Int { CollectorLimits.maximumEventsPerBatch }
+  let maximumRecords: Int
+  let acceptsGzip: Bool
   /// Room for the envelope and the context inside the 500 KB request limit.
   var maximumBytes: Int { CollectorLimits.maximumRequestBytes - 8 * 1024 }
-  var acceptsGzip: Bool { true }
 
   func batchLength(_ records: ArraySlice<OutboxRecord>) -> Int { RecordFraming.batchLength(records) }
 

@@ -1,4 +1,4 @@
-import CollectorWire
+public import CollectorWire
 public import CoreTracker
 public import Delivery
 public import Foundation
@@ -50,6 +50,8 @@ public final class CollectorService: TrackerService {
   ///   - writeKey: the app's write key, sent as `Authorization: Bearer <key>`.
   ///   - directory: a directory the service's outbox owns (created if needed).
   ///   - outbox: the outbox's bounds.
+  ///   - batchSize: the most events per request (the collector's limit, 2500, unless lower).
+  ///   - gzip: whether request bodies are gzipped (the collector accepts both).
   ///   - transport, retry, policy: delivery settings; defaults: URLSession, 1 s → 60 s back-off,
   ///     send every 100 events or 30 s.
   public init(
@@ -58,6 +60,8 @@ public final class CollectorService: TrackerService {
     writeKey: String,
     directory: URL,
     outbox: OutboxConfiguration = OutboxConfiguration(),
+    batchSize: Int = CollectorLimits.maximumEventsPerBatch,
+    gzip: Bool = true,
     transport: any HTTPTransport = URLSessionTransport(),
     retry: RetryPolicy = RetryPolicy(),
     policy: FlushPolicy = FlushPolicy()
@@ -65,7 +69,10 @@ public final class CollectorService: TrackerService {
     self.id = id
     queue = DeliveryQueue(
       outbox: try Outbox(directory: directory, configuration: outbox),
-      format: CollectorFormat(endpoint: endpoint, writeKey: writeKey),
+      format: CollectorFormat(
+        endpoint: endpoint, writeKey: writeKey,
+        maximumRecords: min(max(1, batchSize), CollectorLimits.maximumEventsPerBatch), acceptsGzip: gzip
+      ),
       transport: transport,
       retry: retry,
       policy: policy
