@@ -158,11 +158,11 @@ struct CollectorServiceTests {
     let trendyolDirectory = ServiceDirectory()
     let dolapDirectory = ServiceDirectory()
     let trendyol = TYTracker(
-      log: NoOpService(id: TYService.log), services: [try service(server, trendyolDirectory)],
+      log: NoOpService(id: TYService.log), collector: try service(server, trendyolDirectory),
       configuration: TrackerConfiguration(emitsSessionEvents: false)
     )
     let dolap = DLTracker(
-      log: NoOpService(id: DLService.log), services: [try service(server, dolapDirectory)],
+      log: NoOpService(id: DLService.log), collector: try service(server, dolapDirectory),
       configuration: TrackerConfiguration(emitsSessionEvents: false)
     )
     trendyol.track(GenericEvent("ty_event"))

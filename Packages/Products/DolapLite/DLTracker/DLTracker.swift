@@ -45,16 +45,21 @@ public final class DLTracker: ForwardingTracker {
   ///
   /// - Parameters:
   ///   - log: the system-log service (shared type, Dolap Lite's label).
-  ///   - services: further services (collector, vendors), each with its own ``TrackerService/id``;
+  ///   - collector: the in-house collector (a `CollectorService` with ``DLService/collector`` as its id),
+  ///     which receives the product's defaults like every other service.
+  ///   - services: further services (vendors, SimpleAnalytics), each with its own ``TrackerService/id``;
   ///     use the identifiers in ``DLService``.
   ///   - configuration: enrichment, session, consent and pipeline settings. Dolap Lite treats
   ///     `phone` as personal data in every event unless the configuration says otherwise.
   public init(
     log: any TrackerService = LogService(label: "com.dolap.lite.tracking"),
+    collector: (any TrackerService)? = nil,
     services: [any TrackerService] = [],
     configuration: TrackerConfiguration = TrackerConfiguration(privacy: PrivacyStage(personalKeys: ["phone"]))
   ) {
-    let injected = ([log] + services).map { DefaultParametersService($0, defaults: Self.defaultParameters) }
+    let injected = ([log] + [collector].compactMap { $0 } + services).map {
+      DefaultParametersService($0, defaults: Self.defaultParameters)
+    }
     base = Tracker(services: injected, configuration: configuration)
   }
 }

@@ -46,15 +46,20 @@ public final class TYTracker: ForwardingTracker {
   ///
   /// - Parameters:
   ///   - log: the system-log service (shared type, Trendyol's label).
-  ///   - services: further services (collector, vendors), each with its own ``TrackerService/id``;
+  ///   - collector: the in-house collector (a `CollectorService` with ``TYService/collector`` as its id),
+  ///     which receives the product's defaults like every other service.
+  ///   - services: further services (vendors, SimpleAnalytics), each with its own ``TrackerService/id``;
   ///     use the identifiers in ``TYService`` so Trendyol events' per-service shapes reach them.
   ///   - configuration: enrichment, session, consent and pipeline settings.
   public init(
     log: any TrackerService = LogService(label: "com.trendyol.tracking"),
+    collector: (any TrackerService)? = nil,
     services: [any TrackerService] = [],
     configuration: TrackerConfiguration = TrackerConfiguration()
   ) {
-    let injected = ([log] + services).map { DefaultParametersService($0, defaults: Self.defaultParameters) }
+    let injected = ([log] + [collector].compactMap { $0 } + services).map {
+      DefaultParametersService($0, defaults: Self.defaultParameters)
+    }
     base = Tracker(services: injected, configuration: configuration)
   }
 }
