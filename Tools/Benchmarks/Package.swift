@@ -10,6 +10,7 @@ let package = Package(
   dependencies: [
     .package(name: "CoreTracker", path: "../.."),
     .package(url: "https://github.com/ordo-one/benchmark", exact: "1.38.1", traits: ["MallocInterposer"]),
+    .package(url: "https://github.com/apple/swift-log.git", from: "1.16.2"),
     .package(url: "https://github.com/hummingbird-project/hummingbird.git", from: "2.28.1"),
   ],
   targets: [
@@ -21,6 +22,7 @@ let package = Package(
         .product(name: "CoreTracker", package: "CoreTracker"),
         .product(name: "Delivery", package: "CoreTracker"),
         .product(name: "Hummingbird", package: "hummingbird"),
+        .product(name: "Logging", package: "swift-log"),
       ],
       path: "Benchmarks/DeliveryBenchmarks",
       plugins: [.plugin(name: "BenchmarkPlugin", package: "benchmark")]

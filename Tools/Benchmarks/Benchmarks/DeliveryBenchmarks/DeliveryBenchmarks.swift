@@ -9,6 +9,7 @@ import CoreTracker
 import Delivery
 import Foundation
 import Hummingbird
+import Logging
 
 /// A loopback collector stand-in: reads each body, counts its bytes, answers 200 at once.
 final class LoopbackServer: Sendable {
@@ -76,7 +77,9 @@ enum ProductEvent: CoreTrackable {
 }
 
 extension BenchmarkMetric {
-  static let wireBytesPerEvent = BenchmarkMetric.custom("Wire bytes / event", polarity: .prefersSmaller)
+  static let wireBytesPerEvent = BenchmarkMetric.custom(
+    "Wire bytes / event", polarity: .prefersSmaller, useScalingFactor: false
+  )
 }
 
 func temporaryDirectory() -> URL {
