@@ -94,7 +94,8 @@ final class DeliveryEngine: @unchecked Sendable {
 
   private struct State {
     var threshold: Int?
-    var sinceTrigger = 0
+    /// Records waiting that count toward the threshold (SimpleAnalytics: items and new counters).
+    var pendingCounted = 0
     var attempt = 0
     var notBefore = Date.distantPast
     var inFlight = 0
@@ -121,7 +122,8 @@ final class DeliveryEngine: @unchecked Sendable {
     self.policy = policy
     self.clock = clock
     (triggers, continuation) = AsyncStream<Void>.makeStream(bufferingPolicy: .bufferingNewest(1))
-    state = Locked(State(threshold: policy.count))
+    // Records recovered from the outbox count toward the first threshold.
+    state = Locked(State(threshold: policy.count, pendingCounted: outbox.stats.records))
   }
 
   func enqueue(kind: UInt8, timestamp: Int64, payload: some Collection<UInt8>, counts: Bool) {
@@ -129,10 +131,9 @@ final class DeliveryEngine: @unchecked Sendable {
     let send = state.withLock { state -> Bool in
       state.dirty = true
       guard counts else { return false }
-      state.sinceTrigger += 1
-      guard let threshold = state.threshold, state.sinceTrigger >= threshold else { return false }
-      state.sinceTrigger = 0
-      return true
+      state.pendingCounted += 1
+      guard let threshold = state.threshold else { return false }
+      return state.pendingCounted >= threshold
     }
     if send { trigger() }
   }
@@ -224,6 +225,13 @@ final class DeliveryEngine: @unchecked Sendable {
     for waiter in ready { waiter.continuation.resume() }
   }
 
+  /// Acknowledges through `position` and keeps the count of waiting records in step.
+  private func acknowledge(through position: OutboxPosition, droppedAs reason: DropReason? = nil) -> Int {
+    let removed = outbox.acknowledge(through: position, droppedAs: reason)
+    state.withLock { $0.pendingCounted = max(0, $0.pendingCounted - removed) }
+    return removed
+  }
+
   /// Sends batches until the outbox is empty or a send must be retried later.
   private func drain() async {
     var limit = format.maximumRecords
@@ -236,22 +244,22 @@ final class DeliveryEngine: @unchecked Sendable {
       let batch = slice.prefix(max(1, min(format.batchLength(slice), limit)))
       switch await send(batch) {
       case .delivered:
-        succeeded(delivered: outbox.acknowledge(through: batch.last!.end))
+        succeeded(delivered: acknowledge(through: batch.last!.end))
         limit = format.maximumRecords
       case .partial(let rejected):
-        let removed = outbox.acknowledge(through: batch.last!.end)
+        let removed = acknowledge(through: batch.last!.end)
         let refused = min(removed, rejected.count)
         succeeded(delivered: removed - refused, rejected: refused)
         limit = format.maximumRecords
       case .drop(let reason, let error):
-        let removed = outbox.acknowledge(through: batch.last!.end)
+        let removed = acknowledge(through: batch.last!.end)
         state.withLock {
           $0.dropped[reason, default: 0] += removed
           $0.lastError = error
         }
       case .split:
         if batch.count == 1 {
-          let removed = outbox.acknowledge(through: batch.last!.end)
+          let removed = acknowledge(through: batch.last!.end)
           state.withLock {
             $0.dropped[.tooLargeForServer, default: 0] += removed
             $0.lastError = "HTTP 413 for a single record"
@@ -304,7 +312,7 @@ final class DeliveryEngine: @unchecked Sendable {
     let oldest = Int64((clock().timeIntervalSince1970 - retry.maximumEventAge) * 1000)
     let expired = records.prefix { $0.timestamp < oldest }
     guard let last = expired.last else { return false }
-    outbox.acknowledge(through: last.end, droppedAs: .expired)
+    _ = acknowledge(through: last.end, droppedAs: .expired)
     return true
   }
 }

@@ -1,4 +1,7 @@
+import CollectorService
 import CollectorWire
+import CoreTracker
+import Delivery
 import Foundation
 import TestHTTPServer
 import Testing
@@ -19,7 +22,8 @@ private func readProgress(_ url: URL) -> Int {
   return Int(data.withUnsafeBytes { $0.loadUnaligned(as: Int64.self) })
 }
 
-@Suite("Crash safety", .serialized)
+/// The two heavy durability tests, one after the other (each takes a core for about a minute).
+@Suite("Crash safety and outage bounds", .serialized)
 struct CrashTests {
   /// Tracks numbered events in a helper process killed with SIGKILL at random moments, 20 times;
   /// then a last run delivers what waits. Every event `track` returned for arrives (outside the
@@ -89,5 +93,60 @@ struct CrashTests {
       lostOutsideWindow.isEmpty, "lost events that were not the last of their run: \(lostOutsideWindow.prefix(20))")
     #expect(lostPerKill.allSatisfy { $0.count <= 256 }, "more than 256 events lost in one kill")
     #expect(arrived.isSubset(of: Set(0..<returned)))
+  }
+
+  /// A server down for 1,000,000 events: the outbox stays within its byte limit the whole time,
+  /// and once the server is back, delivered + dropped accounts for every event exactly.
+  @Test(.timeLimit(.minutes(5)))
+  func aMillionEventsAgainstADownServerStayWithinTheBound() async throws {
+    let probe = try await TestHTTPServer.start()
+    let port = probe.port
+    await probe.stop()
+    let directory = ServiceDirectory()
+    let bounds = OutboxConfiguration(maximumBytes: 2 << 20, maximumRecords: 1_000_000, segmentBytes: 256 << 10)
+    let collector = try CollectorService(
+      endpoint: URL(string: "http://127.0.0.1:\(port)")!, writeKey: "k", directory: directory.url, outbox: bounds,
+      retry: RetryPolicy(initialDelay: 0.05, maximumDelay: 0.2),
+      policy: FlushPolicy(count: 1000, interval: nil, flushTimeout: 30)
+    )
+    let tracker = Tracker(
+      services: [collector],
+      configuration: TrackerConfiguration(emitsSessionEvents: false, queueCapacity: 1_000_000)
+    )
+    let total = 1_000_000
+    var largestDisk = 0
+    for index in 0..<total {
+      tracker.track(GenericEvent("outage", parameters: ["i": .int(index)]))
+      if index % 50_000 == 0 {
+        largestDisk = max(largestDisk, try diskUse(directory.url))
+      }
+    }
+    // The outage lasts until the tracker has handed every event to the service.
+    while tracker.stats.queued > 0 {
+      largestDisk = max(largestDisk, try diskUse(directory.url))
+      try await Task.sleep(nanoseconds: 100_000_000)
+    }
+    let server = try await TestHTTPServer.start(port: port)
+    defer { Task { await server.stop() } }
+    await tracker.flush()
+    largestDisk = max(largestDisk, try diskUse(directory.url))
+
+    let stats = try #require(collector.statistics())
+    let dropped = stats.dropped[.outboxFull] ?? 0
+    print(
+      "outage test: \(total) events, \(stats.delivered) delivered, \(dropped) dropped (outbox_full), largest outbox \(largestDisk) bytes"
+    )
+    #expect(tracker.stats.totalDropped == 0)
+    #expect(stats.queued == 0)
+    #expect(stats.delivered + dropped == total)
+    #expect(largestDisk <= bounds.maximumBytes)
+    // What arrived is the newest events, each once.
+    let arrived = try batches(server).flatMap(\.events).compactMap { event -> Int? in
+      if case .int(let index) = event.parameters["i"] { return Int(index) }
+      return nil
+    }
+    // (Compared as a flag: a diff of two arrays this long would take the test runner minutes.)
+    let newestInOrder = arrived == Array((total - arrived.count)..<total)
+    #expect(newestInOrder, "arrived: \(arrived.count) events, first \(arrived.prefix(5)), last \(arrived.suffix(5))")
   }
 }

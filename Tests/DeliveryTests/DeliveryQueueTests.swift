@@ -250,14 +250,21 @@ struct DeliveryQueueTests {
       policy: FlushPolicy(count: 5, failureIncrement: 3, interval: nil)
     )
     harness.enqueue(0..<5)
-    #expect(await waitUntil { server.requests.count == 1 })
-    // After one failure the threshold is 8: four more records do not trigger, eight do.
-    harness.enqueue(5..<9)
+    #expect(await waitUntil { harness.queue.statistics().lastError == "HTTP 500" })
+    #expect(server.requests.count == 1)
+    // After one failure the threshold is 8 records waiting: two more do not trigger, a third does.
+    failing.value = false
+    harness.enqueue(5..<7)
     try await Task.sleep(nanoseconds: 300_000_000)
     #expect(server.requests.count == 1)
-    failing.value = false
-    harness.enqueue(9..<13)
-    #expect(await waitUntil { server.requests.flatMap(lines).count >= 13 })
+    harness.enqueue(7..<8)
+    #expect(await waitUntil { server.requests.flatMap(lines).count >= 13 && harness.queue.statistics().queued == 0 })
+    // After the success it is 5 again.
+    harness.enqueue(8..<12)
+    try await Task.sleep(nanoseconds: 300_000_000)
+    let sent = server.requests.count
+    harness.enqueue(12..<13)
+    #expect(await waitUntil { server.requests.count == sent + 1 })
   }
 }
 

@@ -107,16 +107,21 @@ struct SimpleAnalyticsServiceTests {
     )
     for index in 0..<10 { tracker.track(GenericEvent("a\(index)")) }
     #expect(await waitFor { server.requests.count == 1 })
-    // Threshold now 30: 29 more entries do not submit.
-    for index in 0..<29 { tracker.track(GenericEvent("b\(index)")) }
+    // The threshold is now 30 entries waiting: 19 more do not submit, the 20th does.
+    #expect(await waitFor { analytics.statistics()?.lastError == "HTTP 503" })
+    failing.isOn = false
+    for index in 0..<19 { tracker.track(GenericEvent("b\(index)")) }
     try await Task.sleep(nanoseconds: 400_000_000)
     #expect(server.requests.count == 1)
-    failing.isOn = false
-    tracker.track(GenericEvent("b29"))
-    #expect(await waitFor { (try? payloads(server).last?.items.count) == 40 })
+    tracker.track(GenericEvent("b19"))
+    #expect(await waitFor { (try? payloads(server).last?.items.count) == 30 })
     // Back to 10 after the success.
+    #expect(await waitFor { analytics.statistics()?.queued == 0 })
     let sent = server.requests.count
-    for index in 0..<10 { tracker.track(GenericEvent("c\(index)")) }
+    for index in 0..<9 { tracker.track(GenericEvent("c\(index)")) }
+    try await Task.sleep(nanoseconds: 300_000_000)
+    #expect(server.requests.count == sent)
+    tracker.track(GenericEvent("c9"))
     #expect(await waitFor { server.requests.count == sent + 1 })
     #expect(try payloads(server).last?.items.map(\.description) == (0..<10).map { "c\($0)" })
   }
