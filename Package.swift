@@ -48,7 +48,7 @@ let package = Package(
     .target(name: "Delivery", dependencies: ["CoreTracker"], path: "Packages/Delivery"),
     .testTarget(
       name: "DeliveryTests",
-      dependencies: ["Delivery", "CoreTracker", "TestHTTPServer"],
+      dependencies: ["Delivery", "CoreTracker", "TestSupport"],
       path: "Tests/DeliveryTests"
     ),
     .target(name: "CollectorWire", path: "Packages/Wire/CollectorWire"),
@@ -56,7 +56,7 @@ let package = Package(
 
     // MARK: Test support
     .target(
-      name: "TestHTTPServer",
+      name: "TestSupport",
       dependencies: [
         .product(name: "CompressNIO", package: "compress-nio"),
         .product(name: "HTTPTypes", package: "swift-http-types"),
@@ -64,7 +64,7 @@ let package = Package(
         .product(name: "Logging", package: "swift-log"),
         .product(name: "NIOCore", package: "swift-nio"),
       ],
-      path: "Tests/Support/TestHTTPServer"
+      path: "Tests/Support/TestSupport"
     ),
 
     .executableTarget(
@@ -94,7 +94,7 @@ let package = Package(
       name: "CollectorServiceTests",
       dependencies: [
         "CollectorService", "CollectorWire", "CoreTracker", "CoreTrackerTesting", "CrashHelper", "Delivery",
-        "DLTracker", "TestHTTPServer", "TYTracker",
+        "DLTracker", "TestSupport", "TYTracker",
       ],
       path: "Tests/CollectorServiceTests"
     ),
@@ -106,7 +106,7 @@ let package = Package(
     ),
     .testTarget(
       name: "SimpleAnalyticsServiceTests",
-      dependencies: ["SimpleAnalyticsService", "CollectorWire", "CoreTracker", "Delivery", "TestHTTPServer"],
+      dependencies: ["SimpleAnalyticsService", "CollectorWire", "CoreTracker", "Delivery", "TestSupport"],
       path: "Tests/SimpleAnalyticsServiceTests"
     ),
 

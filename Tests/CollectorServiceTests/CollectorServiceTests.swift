@@ -6,13 +6,8 @@ import DLTracker
 import Delivery
 import Foundation
 import TYTracker
-import TestHTTPServer
+import TestSupport
 import Testing
-
-struct ServiceDirectory: ~Copyable {
-  let url = FileManager.default.temporaryDirectory.appendingPathComponent("collector-\(UUID().uuidString)")
-  deinit { try? FileManager.default.removeItem(at: url) }
-}
 
 func batches(_ server: TestHTTPServer) throws -> [CollectorBatch] {
   try server.requests.filter { $0.uri.hasPrefix("/v1/batch") }.map {
@@ -27,7 +22,7 @@ let context = TrackingContext(
 
 @Suite("CollectorService", .serialized)
 struct CollectorServiceTests {
-  private func service(_ server: TestHTTPServer, _ directory: borrowing ServiceDirectory) throws -> CollectorService {
+  private func service(_ server: TestHTTPServer, _ directory: borrowing TemporaryDirectory) throws -> CollectorService {
     try CollectorService(
       endpoint: server.url, writeKey: "wk_test", directory: directory.url,
       retry: RetryPolicy(initialDelay: 0.01, maximumDelay: 0.05),
@@ -38,7 +33,7 @@ struct CollectorServiceTests {
   @Test func eventsArriveAsTheNativeBatchWithContextAndAuthentication() async throws {
     let server = try await TestHTTPServer.start()
     defer { Task { await server.stop() } }
-    let directory = ServiceDirectory()
+    let directory = TemporaryDirectory()
     let collector = try service(server, directory)
     let clock = Date(timeIntervalSince1970: 1_800_000_000.5)
     let tracker = Tracker(
@@ -83,7 +78,7 @@ struct CollectorServiceTests {
   @Test func countersAreSummedPerNameSinceTheLastSend() async throws {
     let server = try await TestHTTPServer.start()
     defer { Task { await server.stop() } }
-    let directory = ServiceDirectory()
+    let directory = TemporaryDirectory()
     let collector = try service(server, directory)
     let tracker = Tracker(services: [collector], configuration: TrackerConfiguration(context: context))
     tracker.count("Foregrounded app")
@@ -110,7 +105,7 @@ struct CollectorServiceTests {
       return TestResponse(status: 200, body: String(decoding: try! JSONEncoder().encode(answer), as: UTF8.self))
     }
     defer { Task { await server.stop() } }
-    let directory = ServiceDirectory()
+    let directory = TemporaryDirectory()
     let collector = try service(server, directory)
     let tracker = Tracker(services: [collector], configuration: TrackerConfiguration(emitsSessionEvents: false))
     for name in ["a", "b", "c"] { tracker.track(GenericEvent(name)) }
@@ -126,7 +121,7 @@ struct CollectorServiceTests {
   @Test func eventsOverThirtyTwoKilobytesAreDroppedAndCounted() async throws {
     let server = try await TestHTTPServer.start()
     defer { Task { await server.stop() } }
-    let directory = ServiceDirectory()
+    let directory = TemporaryDirectory()
     let collector = try service(server, directory)
     let tracker = Tracker(services: [collector], configuration: TrackerConfiguration(emitsSessionEvents: false))
     tracker.track(GenericEvent("huge", parameters: ["blob": .string(String(repeating: "x", count: 33 * 1024))]))
@@ -139,7 +134,7 @@ struct CollectorServiceTests {
   @Test func batchesNeverMixContextsAndKeepTheLimits() async throws {
     let server = try await TestHTTPServer.start()
     defer { Task { await server.stop() } }
-    let directory = ServiceDirectory()
+    let directory = TemporaryDirectory()
     let collector = try service(server, directory)
     var upgraded = context
     upgraded.appVersion = "5.13.0"
@@ -159,8 +154,8 @@ struct CollectorServiceTests {
   @Test func bothProductsSendTheirOwnDefaultsThroughTheSameServiceType() async throws {
     let server = try await TestHTTPServer.start()
     defer { Task { await server.stop() } }
-    let trendyolDirectory = ServiceDirectory()
-    let dolapDirectory = ServiceDirectory()
+    let trendyolDirectory = TemporaryDirectory()
+    let dolapDirectory = TemporaryDirectory()
     let trendyol = TYTracker(
       log: NoOpService(id: TYService.log), collector: try service(server, trendyolDirectory),
       configuration: TrackerConfiguration(emitsSessionEvents: false)
@@ -183,7 +178,7 @@ struct CollectorServiceTests {
     let probe = try await TestHTTPServer.start()
     let port = probe.port
     await probe.stop()
-    let directory = ServiceDirectory()
+    let directory = TemporaryDirectory()
     let endpoint = URL(string: "http://127.0.0.1:\(port)")!
     do {
       let collector = try CollectorService(

@@ -3,7 +3,7 @@ import CollectorWire
 import CoreTracker
 import Delivery
 import Foundation
-import TestHTTPServer
+import TestSupport
 import Testing
 
 #if canImport(Glibc)
@@ -102,7 +102,7 @@ struct CrashTests {
     let probe = try await TestHTTPServer.start()
     let port = probe.port
     await probe.stop()
-    let directory = ServiceDirectory()
+    let directory = TemporaryDirectory()
     let bounds = OutboxConfiguration(maximumBytes: 2 << 20, maximumRecords: 1_000_000, segmentBytes: 256 << 10)
     let collector = try CollectorService(
       endpoint: URL(string: "http://127.0.0.1:\(port)")!, writeKey: "k", directory: directory.url, outbox: bounds,

@@ -1,6 +1,6 @@
 import CoreTracker
 import Foundation
-import TestHTTPServer
+import TestSupport
 import Testing
 
 @testable import Delivery
@@ -19,15 +19,6 @@ struct LinesFormat: BatchFormat {
 /// Records counted per request, in order.
 func lines(_ request: RecordedRequest) -> [String] {
   String(decoding: request.body, as: UTF8.self).split(separator: "\n").map(String.init)
-}
-
-func waitUntil(_ seconds: Double = 10, _ condition: () -> Bool) async -> Bool {
-  let deadline = Date().addingTimeInterval(seconds)
-  while Date() < deadline {
-    if condition() { return true }
-    try? await Task.sleep(nanoseconds: 20_000_000)
-  }
-  return condition()
 }
 
 struct DeliveryHarness: ~Copyable {
@@ -82,9 +73,9 @@ struct DeliveryQueueTests {
 
   @Test(arguments: [408, 429, 500, 502, 503, 504])
   func retryableStatusesAreRetriedUntilDelivered(status: Int) async throws {
-    let calls = Counter()
+    let calls = LockedCounter()
     let server = try await TestHTTPServer.start { _ in
-      calls.increment() <= 2 ? TestResponse(status: status) : TestResponse(status: 200)
+      calls.next() <= 2 ? TestResponse(status: status) : TestResponse(status: 200)
     }
     defer { Task { await server.stop() } }
     let harness = try DeliveryHarness(url: server.url)
@@ -98,9 +89,9 @@ struct DeliveryQueueTests {
   }
 
   @Test func retryAfterIsHonoured() async throws {
-    let calls = Counter()
+    let calls = LockedCounter()
     let server = try await TestHTTPServer.start { _ in
-      calls.increment() == 1 ? TestResponse(status: 429, headers: ["Retry-After": "1"]) : TestResponse()
+      calls.next() == 1 ? TestResponse(status: 429, headers: ["Retry-After": "1"]) : TestResponse()
     }
     defer { Task { await server.stop() } }
     let harness = try DeliveryHarness(url: server.url)
@@ -173,9 +164,9 @@ struct DeliveryQueueTests {
   }
 
   @Test func aSlowServerPastTheTimeoutIsRetriedAndCountedOnce() async throws {
-    let calls = Counter()
+    let calls = LockedCounter()
     let server = try await TestHTTPServer.start { _ in
-      calls.increment() == 1 ? TestResponse(delay: 1.5) : TestResponse()
+      calls.next() == 1 ? TestResponse(delay: 1.5) : TestResponse()
     }
     defer { Task { await server.stop() } }
     let harness = try DeliveryHarness(url: server.url, transport: URLSessionTransport(timeout: 0.5))
@@ -242,7 +233,7 @@ struct DeliveryQueueTests {
   }
 
   @Test func failuresRaiseTheCountThresholdUntilASuccess() async throws {
-    let failing = Flag(true)
+    let failing = LockedFlag(true)
     let server = try await TestHTTPServer.start { _ in failing.value ? TestResponse(status: 500) : TestResponse() }
     defer { Task { await server.stop() } }
     let harness = try DeliveryHarness(
@@ -310,27 +301,4 @@ final class Gauge: @unchecked Sendable {
   func leave() { lock.withLock { current -= 1 } }
   var maximum: Int { lock.withLock { peak } }
   var total: Int { lock.withLock { entered } }
-}
-
-final class Counter: @unchecked Sendable {
-  // @unchecked: `value` is only touched under `lock`.
-  private let lock = NSLock()
-  private var value = 0
-  func increment() -> Int {
-    lock.withLock {
-      value += 1
-      return value
-    }
-  }
-}
-
-final class Flag: @unchecked Sendable {
-  // @unchecked: `stored` is only touched under `lock`.
-  private let lock = NSLock()
-  private var stored: Bool
-  init(_ value: Bool) { stored = value }
-  var value: Bool {
-    get { lock.withLock { stored } }
-    set { lock.withLock { stored = newValue } }
-  }
 }

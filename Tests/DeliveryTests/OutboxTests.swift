@@ -1,17 +1,9 @@
 import CoreTracker
 import Foundation
+import TestSupport
 import Testing
 
 @testable import Delivery
-
-/// A fresh directory per test, removed afterwards.
-struct TemporaryDirectory: ~Copyable {
-  let url: URL
-  init() {
-    url = FileManager.default.temporaryDirectory.appendingPathComponent("outbox-\(UUID().uuidString)")
-  }
-  deinit { try? FileManager.default.removeItem(at: url) }
-}
 
 private func payload(_ index: Int, size: Int = 40) -> [UInt8] {
   let text = "event-\(index)-"

@@ -3,25 +3,11 @@ import CoreTracker
 import Delivery
 import Foundation
 import SimpleAnalyticsService
-import TestHTTPServer
+import TestSupport
 import Testing
-
-struct SADirectory: ~Copyable {
-  let url = FileManager.default.temporaryDirectory.appendingPathComponent("sa-\(UUID().uuidString)")
-  deinit { try? FileManager.default.removeItem(at: url) }
-}
 
 func payloads(_ server: TestHTTPServer) throws -> [SimpleAnalyticsPayload] {
   try server.requests.map { try JSONDecoder().decode(SimpleAnalyticsPayload.self, from: Data($0.body)) }
-}
-
-func waitFor(_ seconds: Double = 10, _ condition: () -> Bool) async -> Bool {
-  let deadline = Date().addingTimeInterval(seconds)
-  while Date() < deadline {
-    if condition() { return true }
-    try? await Task.sleep(nanoseconds: 20_000_000)
-  }
-  return condition()
 }
 
 let iPhone = TrackingContext(
@@ -32,7 +18,7 @@ let iPhone = TrackingContext(
 @Suite("SimpleAnalyticsService", .serialized)
 struct SimpleAnalyticsServiceTests {
   private func service(
-    _ url: URL, _ directory: borrowing SADirectory, threshold: Int = 100, increment: Int = 20
+    _ url: URL, _ directory: borrowing TemporaryDirectory, threshold: Int = 100, increment: Int = 20
   ) throws -> SimpleAnalyticsService {
     try SimpleAnalyticsService(
       endpoint: url.appendingPathComponent("v1/simple-analytics"), deviceID: "device-1", directory: directory.url,
@@ -45,7 +31,7 @@ struct SimpleAnalyticsServiceTests {
   @Test func thePayloadIsWhatTheSimpleAnalyticsClientSends() async throws {
     let server = try await TestHTTPServer.start()
     defer { Task { await server.stop() } }
-    let directory = SADirectory()
+    let directory = TemporaryDirectory()
     let analytics = try service(server.url, directory)
     let moment = Date(timeIntervalSince1970: 1_679_505_330)
     let tracker = Tracker(
@@ -79,7 +65,7 @@ struct SimpleAnalyticsServiceTests {
   @Test func itSubmitsAtOneHundredEntriesAndNewCountersCountButRepeatsDoNot() async throws {
     let server = try await TestHTTPServer.start()
     defer { Task { await server.stop() } }
-    let directory = SADirectory()
+    let directory = TemporaryDirectory()
     let analytics = try service(server.url, directory)
     let tracker = Tracker(
       services: [analytics], configuration: TrackerConfiguration(context: iPhone, emitsSessionEvents: false)
@@ -90,50 +76,50 @@ struct SimpleAnalyticsServiceTests {
     try await Task.sleep(nanoseconds: 400_000_000)
     #expect(server.requests.isEmpty)
     tracker.count("Opened settings")  // a new counter: the 100th entry
-    #expect(await waitFor { !server.requests.isEmpty })
+    #expect(await waitUntil { !server.requests.isEmpty })
     let payload = try #require(try payloads(server).first)
     #expect(payload.items.count == 98)
     #expect(payload.counters.map { "\($0.name)=\($0.count)" } == ["Foregrounded app=11", "Opened settings=1"])
   }
 
   @Test func aFailureRaisesTheThresholdByTwentyAndASuccessResetsIt() async throws {
-    let failing = Switch(true)
-    let server = try await TestHTTPServer.start { _ in failing.isOn ? TestResponse(status: 503) : TestResponse() }
+    let failing = LockedFlag(true)
+    let server = try await TestHTTPServer.start { _ in failing.value ? TestResponse(status: 503) : TestResponse() }
     defer { Task { await server.stop() } }
-    let directory = SADirectory()
+    let directory = TemporaryDirectory()
     let analytics = try service(server.url, directory, threshold: 10, increment: 20)
     let tracker = Tracker(
       services: [analytics], configuration: TrackerConfiguration(context: iPhone, emitsSessionEvents: false)
     )
     for index in 0..<10 { tracker.track(GenericEvent("a\(index)")) }
-    #expect(await waitFor { server.requests.count == 1 })
+    #expect(await waitUntil { server.requests.count == 1 })
     // The threshold is now 30 entries waiting: 19 more do not submit, the 20th does.
-    #expect(await waitFor { analytics.statistics()?.lastError == "HTTP 503" })
-    failing.isOn = false
+    #expect(await waitUntil { analytics.statistics()?.lastError == "HTTP 503" })
+    failing.value = false
     for index in 0..<19 { tracker.track(GenericEvent("b\(index)")) }
     try await Task.sleep(nanoseconds: 400_000_000)
     #expect(server.requests.count == 1)
     tracker.track(GenericEvent("b19"))
-    #expect(await waitFor { (try? payloads(server).last?.items.count) == 30 })
+    #expect(await waitUntil { (try? payloads(server).last?.items.count) == 30 })
     // Back to 10 after the success.
-    #expect(await waitFor { analytics.statistics()?.queued == 0 })
+    #expect(await waitUntil { analytics.statistics()?.queued == 0 })
     let sent = server.requests.count
     for index in 0..<9 { tracker.track(GenericEvent("c\(index)")) }
     try await Task.sleep(nanoseconds: 300_000_000)
     #expect(server.requests.count == sent)
     tracker.track(GenericEvent("c9"))
-    #expect(await waitFor { server.requests.count == sent + 1 })
+    #expect(await waitUntil { server.requests.count == sent + 1 })
     #expect(try payloads(server).last?.items.map(\.description) == (0..<10).map { "c\($0)" })
   }
 
   @Test(arguments: [400, 404, 500])
   func anyNonTwoHundredIsRetried(status: Int) async throws {
-    let calls = Tally()
+    let calls = LockedCounter()
     let server = try await TestHTTPServer.start { _ in
       calls.next() == 1 ? TestResponse(status: status) : TestResponse(body: "ok")
     }
     defer { Task { await server.stop() } }
-    let directory = SADirectory()
+    let directory = TemporaryDirectory()
     let analytics = try service(server.url, directory)
     let tracker = Tracker(services: [analytics], configuration: TrackerConfiguration(emitsSessionEvents: false))
     tracker.track(GenericEvent("x"))
@@ -146,7 +132,7 @@ struct SimpleAnalyticsServiceTests {
     let probe = try await TestHTTPServer.start()
     let port = probe.port
     await probe.stop()
-    let directory = SADirectory()
+    let directory = TemporaryDirectory()
     let url = URL(string: "http://127.0.0.1:\(port)")!
     do {
       let analytics = try service(url, directory)
@@ -164,28 +150,5 @@ struct SimpleAnalyticsServiceTests {
     let payload = try #require(try payloads(server).first)
     #expect(payload.items.map(\.description) == (0..<5).map { "kept \($0)" })
     #expect(payload.counters.map(\.count) == [3])
-  }
-}
-
-final class Switch: @unchecked Sendable {
-  // @unchecked: `on` is only touched under `lock`.
-  private let lock = NSLock()
-  private var on: Bool
-  init(_ on: Bool) { self.on = on }
-  var isOn: Bool {
-    get { lock.withLock { on } }
-    set { lock.withLock { on = newValue } }
-  }
-}
-
-final class Tally: @unchecked Sendable {
-  // @unchecked: `count` is only touched under `lock`.
-  private let lock = NSLock()
-  private var count = 0
-  func next() -> Int {
-    lock.withLock {
-      count += 1
-      return count
-    }
   }
 }

@@ -54,18 +54,11 @@ public struct TrackedEvent: Sendable, Hashable {
     services: ServiceSelection = .all,
     payloads: [ServiceID: ServicePayload] = [:]
   ) {
-    self.id = id
-    self.name = name
-    self.kind = kind
-    self.parameters = parameters
-    self.timestamp = timestamp
-    self.contextBox = ContextBox(context)
-    self.anonymousID = anonymousID
-    self.userID = userID
-    self.session = session
-    self.userProperties = userProperties
-    self.services = services
-    self.payloads = payloads
+    self.init(
+      id: id, name: name, kind: kind, parameters: parameters, timestamp: timestamp, contextBox: ContextBox(context),
+      anonymousID: anonymousID, userID: userID, session: session, userProperties: userProperties,
+      services: services, payloads: payloads
+    )
   }
 
   /// Creates an envelope sharing an already boxed context (the tracker's hot path).
