@@ -174,6 +174,23 @@ struct CollectorServiceTests {
     #expect(events.first { $0.name == "dl_event" }?.parameters["host_app"] == .string("trendyol"))
   }
 
+  @Test func goingToTheBackgroundSendsWithoutBeingAwaited() async throws {
+    let server = try await TestHTTPServer.start()
+    defer { Task { await server.stop() } }
+    let directory = TemporaryDirectory()
+    let collector = try CollectorService(
+      endpoint: server.url, writeKey: "k", directory: directory.url, policy: FlushPolicy(count: nil, interval: nil)
+    )
+    // Through the product tracker's wrapper, as an app has it.
+    let tracker = TYTracker(
+      log: NoOpService(id: TYService.log), collector: collector,
+      configuration: TrackerConfiguration(emitsSessionEvents: false)
+    )
+    for index in 0..<3 { tracker.track(GenericEvent("e\(index)")) }
+    tracker.sendSoon()
+    #expect(await waitUntil { (try? batches(server).flatMap(\.events).count) == 3 })
+  }
+
   @Test func whatWasNotSentSurvivesARestart() async throws {
     let probe = try await TestHTTPServer.start()
     let port = probe.port

@@ -24,6 +24,10 @@ public struct MultiplexService: TrackerService {
     }
   }
 
+  public func sendSoon() {
+    for service in services { service.sendSoon() }
+  }
+
   public func statistics() -> ServiceStats? {
     let all = services.compactMap { $0.statistics() }
     guard !all.isEmpty else { return nil }
@@ -75,5 +79,6 @@ public struct DefaultParametersService: TrackerService {
   }
 
   public func flush() async { await base.flush() }
+  public func sendSoon() { base.sendSoon() }
   public func statistics() -> ServiceStats? { base.statistics() }
 }

@@ -25,6 +25,9 @@ public protocol TrackerService: Sendable {
   func receive(_ counter: CounterIncrement)
   /// Delivers everything received so far, or fails it for a reason the service reports in its stats.
   func flush() async
+  /// Starts delivering what waits without being awaited: the app is going to the background or
+  /// terminating. The default does nothing (services that do not upload have nothing to send).
+  func sendSoon()
   /// The service's own counts (queued, in flight, delivered, dropped), or `nil` when it keeps none.
   func statistics() -> ServiceStats?
 }
@@ -32,6 +35,7 @@ public protocol TrackerService: Sendable {
 extension TrackerService {
   public func receive(_ counter: CounterIncrement) {}
   public func flush() async {}
+  public func sendSoon() {}
   public func statistics() -> ServiceStats? { nil }
 }
 

@@ -31,3 +31,14 @@ extension ForwardingTracker {
   public func count(_ name: String, by amount: Int) { base.count(name, by: amount) }
   public func flush() async { await base.flush() }
 }
+
+extension ForwardingTracker where Base == Tracker {
+  /// The engine's counts (see ``Tracker/stats``).
+  public var stats: TrackerStats { base.stats }
+
+  /// Hands queued events to the services and starts their sends (see ``Tracker/sendSoon()``).
+  public func sendSoon() { base.sendSoon() }
+
+  /// Ends the current session (see ``Tracker/endSession()``).
+  public func endSession() { base.endSession() }
+}

@@ -81,6 +81,14 @@ public final class Tracker: CoreTracker {
     queue.enqueue(.endSession)
   }
 
+  /// Asks every service to send what waits, without waiting for it: call it when the app goes to
+  /// the background (then, if the platform grants time, `await flush()`). Events tracked before the
+  /// call are handed to the services first.
+  public func sendSoon() {
+    let services = engine.services
+    queue.enqueue(.barrier { for service in services { service.sendSoon() } })
+  }
+
   public func flush() async {
     await withCheckedContinuation { (continuation: CheckedContinuation<Void, Never>) in
       queue.enqueue(.barrier { continuation.resume() })

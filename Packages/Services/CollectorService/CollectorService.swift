@@ -98,7 +98,6 @@ public final class CollectorService: TrackerService {
 
   public func statistics() -> ServiceStats? { queue.statistics() }
 
-  /// Sends soon without waiting: call when the app goes to the background or terminates.
   public func sendSoon() { queue.sendSoon() }
 }
 

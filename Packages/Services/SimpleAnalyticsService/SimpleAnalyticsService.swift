@@ -120,7 +120,6 @@ public final class SimpleAnalyticsService: TrackerService {
 
   public func statistics() -> ServiceStats? { queue.statistics() }
 
-  /// Submits soon without waiting: call when the app goes to the background.
   public func sendSoon() { queue.sendSoon() }
 }
 
