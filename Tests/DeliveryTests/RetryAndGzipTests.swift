@@ -75,3 +75,23 @@ func gunzipWithPython(_ bytes: [UInt8]) throws -> [UInt8] {
   guard process.terminationStatus == 0 else { throw CocoaError(.fileReadCorruptFile) }
   return [UInt8](data)
 }
+
+@Suite("CRC-32")
+struct CRC32Tests {
+  @Test(arguments: [
+    ("", UInt32(0)), ("a", 0xe8b7_be43), ("abc", 0x3524_41c2), ("123456789", 0xcbf4_3926),
+    ("The quick brown fox jumps over the lazy dog", 0x414f_a339),
+  ])
+  func matchesTheStandardValues(text: String, crc: UInt32) {
+    #expect(CRC32.checksum(Array(text.utf8)) == crc)
+  }
+
+  @Test func continuingEqualsOneShotForEverySplit() {
+    let bytes = Array("slicing-by-8 must agree with the byte-wise method at every length".utf8)
+    let whole = CRC32.checksum(bytes)
+    for split in 0...bytes.count {
+      let first = CRC32.checksum(Array(bytes[..<split]))
+      #expect(CRC32.checksum(Array(bytes[split...]), continuing: first) == whole)
+    }
+  }
+}
