@@ -25,16 +25,27 @@ public struct CollectorBatch: Codable, Sendable, Hashable {
 
 /// Where the events of a batch come from.
 public struct CollectorContext: Codable, Sendable, Hashable {
+  /// The app's name.
   public var appName: String
+  /// The app's version (SimpleAnalytics: the build number).
   public var appVersion: String
+  /// The app's build number.
   public var appBuild: String
+  /// The operating system's name.
   public var osName: String
+  /// The operating system's version.
   public var osVersion: String
+  /// The platform, e.g. `iOS` or `iOS (iPhone)`.
   public var platform: String
+  /// The device model, where known.
   public var deviceModel: String
+  /// The locale identifier.
   public var locale: String
+  /// The time zone identifier (the original UTC offset of each event is in the event).
   public var timeZone: String
+  /// The tracking library's name.
   public var libraryName: String
+  /// The tracking library's version.
   public var libraryVersion: String
 
   /// Creates a context.

@@ -3,6 +3,7 @@
 public struct SimpleAnalyticsPayload: Codable, Sendable, Hashable {
   /// Chosen by the app; may be empty.
   public var deviceID: String?
+  /// The app's name.
   public var appName: String?
   /// The build number (CFBundleVersion); may be empty.
   public var appVersion: String?
@@ -53,9 +54,13 @@ public struct SimpleAnalyticsItem: Codable, Sendable, Hashable {
   public var parameters: [String: String]?
   /// Per-entry context (accepted by the server; the client sends it at the top level).
   public var deviceID: String?
+  /// The app's name.
   public var appName: String?
+  /// The app's version (SimpleAnalytics: the build number).
   public var appVersion: String?
+  /// The OS version, e.g. `17.4.1`.
   public var systemVersion: String?
+  /// The platform, e.g. `iOS` or `iOS (iPhone)`.
   public var platform: String?
 
   enum CodingKeys: String, CodingKey {
@@ -77,14 +82,21 @@ public struct SimpleAnalyticsItem: Codable, Sendable, Hashable {
 
 /// One counter: the count since the last successful submit.
 public struct SimpleAnalyticsCounter: Codable, Sendable, Hashable {
+  /// The counter's name.
   public var name: String
+  /// The count since the last successful submit.
   public var count: Int
   /// ISO 8601, the time of the first count in this batch.
   public var timestamp: String
+  /// The device id (per-entry context).
   public var deviceID: String?
+  /// The app's name.
   public var appName: String?
+  /// The app's version (SimpleAnalytics: the build number).
   public var appVersion: String?
+  /// The OS version, e.g. `17.4.1`.
   public var systemVersion: String?
+  /// The platform, e.g. `iOS` or `iOS (iPhone)`.
   public var platform: String?
 
   enum CodingKeys: String, CodingKey {
@@ -106,6 +118,7 @@ public struct SimpleAnalyticsCounter: Codable, Sendable, Hashable {
 
 /// The server's answer: `{"message": "..."}`. The client treats any 2xx as success.
 public struct SimpleAnalyticsResponse: Codable, Sendable, Hashable {
+  /// Free text.
   public var message: String
   /// Creates a response.
   public init(message: String) { self.message = message }
