@@ -1,0 +1,167 @@
+import CollectorWire
+import Foundation
+import Testing
+
+private let context = CollectorContext(
+  appName: "Trendyol", appVersion: "5.12.0", appBuild: "5120", osName: "iOS", osVersion: "17.4.1", platform: "iOS",
+  deviceModel: "iPhone15,2", locale: "tr_TR", timeZone: "Europe/Istanbul", libraryName: "CoreTracker",
+  libraryVersion: "0.1.0"
+)
+
+private struct Generator: RandomNumberGenerator {
+  var state: UInt64
+  mutating func next() -> UInt64 {
+    state &+= 0x9e37_79b9_7f4a_7c15
+    var z = state
+    z = (z ^ (z >> 30)) &* 0xbf58_476d_1ce4_e5b9
+    z = (z ^ (z >> 27)) &* 0x94d0_49bb_1331_11eb
+    return z ^ (z >> 31)
+  }
+}
+
+private func randomText(_ random: inout Generator) -> String {
+  let pieces = ["a", "Z", "_", " ", "\"", "\\", "/", "\n", "\t", "\u{1}", "ü", "ç", "ğ", "😀", "\u{2028}", "0"]
+  return String(
+    (0..<Int.random(in: 0...12, using: &random)).map { _ in Character(pieces.randomElement(using: &random)!) })
+}
+
+private func randomBatch(_ random: inout Generator) -> CollectorBatch {
+  let events = (0..<Int.random(in: 0...20, using: &random)).map { index -> CollectorEvent in
+    var parameters: [String: CollectorValue] = [:]
+    for _ in 0..<Int.random(in: 0...6, using: &random) {
+      let value: CollectorValue =
+        switch Int.random(in: 0..<4, using: &random) {
+        case 0: .string(randomText(&random))
+        case 1: .int(Int64.random(in: Int64.min...Int64.max, using: &random))
+        case 2: .double(Double.random(in: -1e6...1e6, using: &random).rounded(.down) + 0.5)
+        default: .bool(Bool.random(using: &random))
+        }
+      parameters[randomText(&random)] = value
+    }
+    return CollectorEvent(
+      id: UUID().uuidString.lowercased(), name: randomText(&random),
+      kind: ["action", "event", "screen_view"][index % 3],
+      timestamp: Int64.random(in: 0...4_000_000_000_000, using: &random),
+      utcOffsetMinutes: Int.random(in: -720...840, using: &random), parameters: parameters,
+      anonymousId: randomText(&random), userId: Bool.random(using: &random) ? randomText(&random) : nil,
+      sessionId: Bool.random(using: &random) ? Int64.random(in: 0...2_000_000_000, using: &random) : nil
+    )
+  }
+  return CollectorBatch(
+    sentAt: Int64.random(in: 0...4_000_000_000_000, using: &random), context: context, events: events,
+    counters: [CollectorCounter(name: randomText(&random), count: 3, firstCountedAt: 1)]
+  )
+}
+
+@Suite("BatchDecoder")
+struct BatchDecoderTests {
+  /// Differential: on generated valid batches the decoder agrees with Foundation's JSONDecoder.
+  @Test func agreesWithJSONDecoderOnGeneratedBatches() throws {
+    var random = Generator(state: 7)
+    for _ in 0..<300 {
+      let batch = randomBatch(&random)
+      let body = [UInt8](try JSONEncoder().encode(batch))
+      let decoded = try BatchDecoder.decode(body)
+      let reference = try JSONDecoder().decode(CollectorBatch.self, from: Data(body))
+      #expect(decoded.rejected.isEmpty)
+      #expect(decoded.events == reference.events)
+      #expect(decoded.context == reference.context && decoded.sentAt == reference.sentAt)
+      #expect(decoded.counters == reference.counters)
+    }
+  }
+
+  /// Differential on damaged bodies: never a crash; whenever the decoder accepts a body without
+  /// rejecting anything, JSONDecoder reads the same batch from it.
+  @Test func damagedBodiesNeverCrashAndNeverDisagreeSilently() throws {
+    var random = Generator(state: 11)
+    var thrown = 0
+    for round in 0..<3000 {
+      var body = [UInt8](try JSONEncoder().encode(randomBatch(&random)))
+      guard !body.isEmpty else { continue }
+      switch round % 4 {
+      case 0: body[Int.random(in: 0..<body.count, using: &random)] = UInt8.random(in: 0...255, using: &random)
+      case 1: body.removeSubrange(Int.random(in: 0..<body.count, using: &random)...)
+      case 2: body.insert(UInt8.random(in: 0...255, using: &random), at: Int.random(in: 0..<body.count, using: &random))
+      default: body.remove(at: Int.random(in: 0..<body.count, using: &random))
+      }
+      do {
+        let decoded = try BatchDecoder.decode(body)
+        guard decoded.rejected.isEmpty else { continue }
+        if let reference = try? JSONDecoder().decode(CollectorBatch.self, from: Data(body)) {
+          #expect(decoded.events == reference.events && decoded.context == reference.context)
+        }
+      } catch {
+        thrown += 1
+        #expect(!error.reason.isEmpty)
+      }
+    }
+    #expect(thrown > 1000)
+  }
+
+  @Test func invalidEventsAreRejectedOneByOneAndTheRestKept() throws {
+    let body = """
+      {"sentAt":1800000000000,"context":\(String(decoding: try JSONEncoder().encode(context), as: UTF8.self)),
+      "events":[
+        {"id":"a","name":"ok","kind":"action","timestamp":1,"anonymousId":"x"},
+        {"id":"b","kind":"action","timestamp":1,"anonymousId":"x"},
+        {"id":"c","name":7,"kind":"action","timestamp":1,"anonymousId":"x"},
+        {"id":"d","name":"n","kind":"action","timestamp":1,"anonymousId":"x","surprise":true},
+        {"id":"e","name":"n","kind":"action","timestamp":1,"anonymousId":"x","parameters":{"p":[1]}},
+        {"id":"f","name":"n","kind":"action","timestamp":1.5,"anonymousId":"x"},
+        "not an event",
+        {"id":"h","name":"ok too","kind":"event","timestamp":2,"anonymousId":"y","parameters":{"big":99999999999999999999}}
+      ],"counters":[]}
+      """
+    let decoded = try BatchDecoder.decode(Array(body.utf8))
+    #expect(decoded.events.map(\.id) == ["a", "h"])
+    #expect(decoded.events[1].parameters["big"] == .double(99_999_999_999_999_999_999))
+    #expect(
+      decoded.rejected.map { "\($0.index) \($0.id ?? "-") \($0.field): \($0.reason)" } == [
+        "1 b events[1].name: is required",
+        "2 c events[2].name: must be a string, not a number",
+        "3 d events[3].surprise: is not a field of an event",
+        "4 e events[4].parameters.p: must be a string, a number or a boolean, not an array",
+        "5 f events[5].timestamp: must be an integer, not a number",
+        "6 - events[6]: must be an object, not a string",
+      ]
+    )
+  }
+
+  @Test(arguments: [
+    ("", "the body ends where a value was expected"),
+    ("[]", "the body is not a JSON object"),
+    ("{\"events\":[]}", "context: is required"),
+    ("{\"context\":{},\"events\":[]}", "context.appName: is required"),
+    ("{\"contxt\":1}", "contxt: is not a field of a batch"),
+    ("{\"events\":[] \"x\":1}", "expected ',' or '}'"),
+    ("{\"events\":[1,]}", "unexpected character"),
+    ("{\"events\":\"\\u12\"}", "invalid \\u escape"),
+    ("{\"events\":\"\\ud800\"}", "unpaired surrogate"),
+    ("{\"events\":[01]}", "leading zero"),
+    ("{\"events\":[1e999]}", "out of range"),
+    ("{\"events\":[tru]}", "invalid literal"),
+    ("{\"events\":[]} x", "unexpected data after the batch"),
+  ])
+  func malformedBodiesSayWhatAndWhere(body: String, message: String) {
+    #expect {
+      try BatchDecoder.decode(Array(body.utf8))
+    } throws: { error in
+      "\(error)".contains(message)
+    }
+  }
+
+  @Test func invalidUTF8AndDeepNestingAreRefused() {
+    #expect(throws: BatchDecodingError.self) {
+      try BatchDecoder.decode(Array("{\"events\":[\"".utf8) + [0xC3, 0x28] + Array("\"]}".utf8))
+    }
+    #expect(throws: BatchDecodingError.self) {
+      try BatchDecoder.decode(Array("{\"events\":[\"".utf8) + [0xED, 0xA0, 0x80] + Array("\"]}".utf8))
+    }
+    let deep = String(repeating: "[", count: 100) + String(repeating: "]", count: 100)
+    #expect {
+      try BatchDecoder.decode(Array("{\"events\":\(deep)}".utf8))
+    } throws: { error in
+      "\(error)".contains("nested deeper than 16")
+    }
+  }
+}
