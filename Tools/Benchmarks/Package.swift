@@ -15,6 +15,15 @@ let package = Package(
   ],
   targets: [
     .executableTarget(
+      name: "DecodeBenchmarks",
+      dependencies: [
+        .product(name: "Benchmark", package: "benchmark"),
+        .product(name: "CollectorWire", package: "CoreTracker"),
+      ],
+      path: "Benchmarks/DecodeBenchmarks",
+      plugins: [.plugin(name: "BenchmarkPlugin", package: "benchmark")]
+    ),
+    .executableTarget(
       name: "DeliveryBenchmarks",
       dependencies: [
         .product(name: "Benchmark", package: "benchmark"),
