@@ -4,6 +4,16 @@
 // root package by path.
 import PackageDescription
 
+/// A benchmark target: `Benchmarks/<name>`, the harness and its plugin, plus `products`.
+func benchmark(_ name: String, _ products: [Target.Dependency]) -> Target {
+  .executableTarget(
+    name: name,
+    dependencies: [.product(name: "Benchmark", package: "benchmark")] + products,
+    path: "Benchmarks/\(name)",
+    plugins: [.plugin(name: "BenchmarkPlugin", package: "benchmark")]
+  )
+}
+
 let package = Package(
   name: "CoreTrackerBenchmarks",
   platforms: [.macOS(.v13)],
@@ -14,36 +24,17 @@ let package = Package(
     .package(url: "https://github.com/hummingbird-project/hummingbird.git", from: "2.28.1"),
   ],
   targets: [
-    .executableTarget(
-      name: "DecodeBenchmarks",
-      dependencies: [
-        .product(name: "Benchmark", package: "benchmark"),
-        .product(name: "CollectorWire", package: "CoreTracker"),
-      ],
-      path: "Benchmarks/DecodeBenchmarks",
-      plugins: [.plugin(name: "BenchmarkPlugin", package: "benchmark")]
-    ),
-    .executableTarget(
-      name: "DeliveryBenchmarks",
-      dependencies: [
-        .product(name: "Benchmark", package: "benchmark"),
+    benchmark("DecodeBenchmarks", [.product(name: "CollectorWire", package: "CoreTracker")]),
+    benchmark(
+      "DeliveryBenchmarks",
+      [
         .product(name: "CollectorService", package: "CoreTracker"),
         .product(name: "CoreTracker", package: "CoreTracker"),
         .product(name: "Delivery", package: "CoreTracker"),
         .product(name: "Hummingbird", package: "hummingbird"),
         .product(name: "Logging", package: "swift-log"),
-      ],
-      path: "Benchmarks/DeliveryBenchmarks",
-      plugins: [.plugin(name: "BenchmarkPlugin", package: "benchmark")]
+      ]
     ),
-    .executableTarget(
-      name: "TrackBenchmarks",
-      dependencies: [
-        .product(name: "Benchmark", package: "benchmark"),
-        .product(name: "CoreTracker", package: "CoreTracker"),
-      ],
-      path: "Benchmarks/TrackBenchmarks",
-      plugins: [.plugin(name: "BenchmarkPlugin", package: "benchmark")]
-    ),
+    benchmark("TrackBenchmarks", [.product(name: "CoreTracker", package: "CoreTracker")]),
   ]
 )

@@ -57,21 +57,21 @@ struct RecordEncoder {
   }
 
   private mutating func framed(_ context: TrackingContext, _ body: [UInt8]) -> [UInt8] {
-    if context != self.context {
-      self.context = context
-      contextJSON = Self.encode(context)
-      timeZone = TimeZone(identifier: context.timeZone)
-    }
+    use(context)
     return RecordFraming.frame(context: contextJSON, body: body)
   }
 
   private mutating func utcOffsetMinutes(_ context: TrackingContext, at date: Date) -> Int {
-    if context != self.context {
-      self.context = context
-      contextJSON = Self.encode(context)
-      timeZone = TimeZone(identifier: context.timeZone)
-    }
+    use(context)
     return (timeZone?.secondsFromGMT(for: date) ?? 0) / 60
+  }
+
+  /// Re-encodes the context and looks up its time zone only when the context changes.
+  private mutating func use(_ context: TrackingContext) {
+    guard context != self.context else { return }
+    self.context = context
+    contextJSON = Self.encode(context)
+    timeZone = TimeZone(identifier: context.timeZone)
   }
 
   static func encode(_ context: TrackingContext) -> [UInt8] {
