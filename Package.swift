@@ -20,14 +20,26 @@ let package = Package(
     .library(name: "TYCheckout", targets: ["TYCheckout"]),
     .library(name: "TYProductDetail", targets: ["TYProductDetail"]),
     .library(name: "TYTracker", targets: ["TYTracker"]),
+    .library(name: "CollectorStore", targets: ["CollectorStore"]),
+    .library(name: "CollectorSQLite", targets: ["CollectorSQLite"]),
+    .library(name: "CollectorPostgres", targets: ["CollectorPostgres"]),
+    .library(name: "CollectorIngest", targets: ["CollectorIngest"]),
+    .library(name: "CollectorServer", targets: ["CollectorServer"]),
+    .executable(name: "collector", targets: ["Collector"]),
     .executable(name: "shop-demo", targets: ["ShopDemo"]),
   ],
   dependencies: [
     .package(url: "https://github.com/adam-fowler/compress-nio.git", from: "1.5.0"),
+    .package(url: "https://github.com/apple/swift-argument-parser.git", from: "1.8.2"),
+    .package(url: "https://github.com/apple/swift-crypto.git", "3.12.3"..<"5.0.0"),
     .package(url: "https://github.com/apple/swift-http-types.git", from: "1.8.0"),
     .package(url: "https://github.com/apple/swift-log.git", from: "1.16.2"),
     .package(url: "https://github.com/apple/swift-nio.git", from: "2.101.2"),
+    .package(url: "https://github.com/groue/GRDB.swift.git", from: "7.10.0"),
     .package(url: "https://github.com/hummingbird-project/hummingbird.git", from: "2.28.1"),
+    .package(url: "https://github.com/swift-server/swift-prometheus.git", from: "2.4.1"),
+    .package(url: "https://github.com/swift-server/swift-service-lifecycle.git", from: "2.13.0"),
+    .package(url: "https://github.com/vapor/postgres-nio.git", from: "1.33.2"),
   ],
   targets: [
     // MARK: Core
@@ -156,6 +168,71 @@ let package = Package(
       name: "DLSellerProfileTests",
       dependencies: ["DLSellerProfile", "DLTracker", "CoreTrackerTesting"],
       path: "Tests/DLSellerProfileTests"
+    ),
+
+    // MARK: Collector (server side)
+    .target(name: "CollectorStore", path: "Packages/Collector/CollectorStore"),
+    .target(
+      name: "CollectorSQLite",
+      dependencies: ["CollectorStore", .product(name: "GRDB", package: "GRDB.swift")],
+      path: "Packages/Collector/CollectorSQLite"
+    ),
+    .target(
+      name: "CollectorPostgres",
+      dependencies: [
+        "CollectorStore", .product(name: "Logging", package: "swift-log"),
+        .product(name: "PostgresNIO", package: "postgres-nio"),
+        .product(name: "ServiceLifecycle", package: "swift-service-lifecycle"),
+      ],
+      path: "Packages/Collector/CollectorPostgres"
+    ),
+    .target(
+      name: "CollectorIngest",
+      dependencies: [
+        "CollectorStore", "CollectorWire", .product(name: "Crypto", package: "swift-crypto"),
+        .product(name: "Logging", package: "swift-log"), .product(name: "Prometheus", package: "swift-prometheus"),
+        .product(name: "ServiceLifecycle", package: "swift-service-lifecycle"),
+      ],
+      path: "Packages/Collector/CollectorIngest"
+    ),
+    .target(
+      name: "CollectorServer",
+      dependencies: [
+        "CollectorIngest", "CollectorPostgres", "CollectorSQLite", "CollectorStore", "CollectorWire",
+        .product(name: "CompressNIO", package: "compress-nio"), .product(name: "HTTPTypes", package: "swift-http-types"),
+        .product(name: "Hummingbird", package: "hummingbird"), .product(name: "Logging", package: "swift-log"),
+        .product(name: "NIOCore", package: "swift-nio"),
+        .product(name: "ServiceLifecycle", package: "swift-service-lifecycle"),
+      ],
+      path: "Packages/Collector/CollectorServer"
+    ),
+    .executableTarget(
+      name: "Collector",
+      dependencies: [
+        "CollectorServer", .product(name: "ArgumentParser", package: "swift-argument-parser"),
+        .product(name: "Logging", package: "swift-log"),
+      ],
+      path: "Apps/Collector/Sources/Collector"
+    ),
+    .testTarget(
+      name: "CollectorStoreTests",
+      dependencies: ["CollectorPostgres", "CollectorSQLite", "CollectorStore", "TestSupport"],
+      path: "Tests/CollectorStoreTests"
+    ),
+    .testTarget(
+      name: "CollectorIngestTests",
+      dependencies: ["CollectorIngest", "CollectorSQLite", "CollectorStore", "CollectorWire", "TestSupport"],
+      path: "Tests/CollectorIngestTests"
+    ),
+    .testTarget(
+      name: "CollectorServerTests",
+      dependencies: [
+        "Collector", "CollectorIngest", "CollectorServer", "CollectorService", "CollectorSQLite", "CollectorStore",
+        "CollectorWire", "CoreTracker", "Delivery", "TestSupport",
+        .product(name: "Hummingbird", package: "hummingbird"),
+        .product(name: "HummingbirdTesting", package: "hummingbird"), .product(name: "NIOCore", package: "swift-nio"),
+      ],
+      path: "Tests/CollectorServerTests"
     ),
 
     // MARK: Apps

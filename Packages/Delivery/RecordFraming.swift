@@ -49,38 +49,50 @@ public struct CounterTotal: Sendable, Hashable, Codable {
   public var count: Int64
   /// The first increment's time (ms since 1970).
   public var firstCountedAt: Int64
+  /// The install that counted (totals are kept per name and install).
+  public var anonymousId: String?
 
   /// Creates a total.
-  public init(name: String, count: Int64, firstCountedAt: Int64) {
+  public init(name: String, count: Int64, firstCountedAt: Int64, anonymousId: String? = nil) {
     self.name = name
     self.count = count
     self.firstCountedAt = firstCountedAt
+    self.anonymousId = anonymousId
   }
 
   /// The body of one increment's record.
   public static func body(for increment: CounterIncrement) -> [UInt8] {
     let milliseconds = Int64((increment.timestamp.timeIntervalSince1970 * 1000).rounded())
-    let total = CounterTotal(name: increment.name, count: Int64(increment.amount), firstCountedAt: milliseconds)
+    let total = CounterTotal(
+      name: increment.name, count: Int64(increment.amount), firstCountedAt: milliseconds,
+      anonymousId: increment.anonymousID
+    )
     return (try? JSONEncoder().encode(total)).map(Array.init) ?? []
   }
 
-  /// The totals per name of the counter records among `records` (those of `kind`), in order of first
-  /// appearance.
+  /// The totals per name and install of the counter records among `records` (those of `kind`), in
+  /// order of first appearance.
   public static func totals(of records: ArraySlice<OutboxRecord>, kind: UInt8) -> [CounterTotal] {
     var totals: [CounterTotal] = []
-    var index: [String: Int] = [:]
+    var index: [CounterKey: Int] = [:]
     let decoder = JSONDecoder()
     for record in records where record.kind == kind {
       guard let increment = try? decoder.decode(CounterTotal.self, from: Data(RecordFraming.body(record.payload)))
       else { continue }
-      if let position = index[increment.name] {
+      let key = CounterKey(name: increment.name, anonymousId: increment.anonymousId)
+      if let position = index[key] {
         totals[position].count += increment.count
         totals[position].firstCountedAt = min(totals[position].firstCountedAt, increment.firstCountedAt)
       } else {
-        index[increment.name] = totals.count
+        index[key] = totals.count
         totals.append(increment)
       }
     }
     return totals
+  }
+
+  private struct CounterKey: Hashable {
+    var name: String
+    var anonymousId: String?
   }
 }

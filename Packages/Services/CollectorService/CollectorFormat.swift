@@ -130,6 +130,10 @@ struct CollectorFormat: BatchFormat {
       json.int(counter.count)
       json.key("firstCountedAt")
       json.int(counter.firstCountedAt)
+      if let install = counter.anonymousId {
+        json.key("anonymousId")
+        json.string(install)
+      }
       json.endObject()
     }
     json.endArray()

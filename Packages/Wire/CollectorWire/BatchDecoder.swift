@@ -246,8 +246,11 @@ struct Parser {
     var name: String?
     var count: Int64?
     var first: Int64?
+    var install: String?
     for (key, value) in pairs {
       switch (key, value) {
+      case ("anonymousId", .string(let text)): install = text
+      case ("anonymousId", .null): install = nil
       case ("name", .string(let text)): name = text
       case ("count", .int(let number)): count = number
       case ("firstCountedAt", .int(let number)): first = number
@@ -257,7 +260,7 @@ struct Parser {
     guard let name, let count, let first else {
       throw BatchDecodingError(field: path, reason: "needs name, count and firstCountedAt")
     }
-    return CollectorCounter(name: name, count: count, firstCountedAt: first)
+    return CollectorCounter(name: name, count: count, firstCountedAt: first, anonymousId: install)
   }
 
   // MARK: JSON

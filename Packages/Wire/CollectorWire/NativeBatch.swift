@@ -165,11 +165,16 @@ public struct CollectorCounter: Codable, Sendable, Hashable {
   /// When it was first counted in this batch (ms since 1970, UTC).
   public var firstCountedAt: Int64
 
-  /// Creates a counter entry.
-  public init(name: String, count: Int64, firstCountedAt: Int64) {
+  /// The install that counted; with the app, name and first-counted time the counter's
+  /// de-duplication key on the collector.
+  public var anonymousId: String?
+
+  /// Creates a counter total.
+  public init(name: String, count: Int64, firstCountedAt: Int64, anonymousId: String? = nil) {
     self.name = name
     self.count = count
     self.firstCountedAt = firstCountedAt
+    self.anonymousId = anonymousId
   }
 }
 
@@ -190,7 +195,7 @@ public struct BatchResponse: Codable, Sendable, Hashable {
   }
 
   /// One rejected event.
-  public struct Rejection: Codable, Sendable, Hashable {
+  public struct Rejection: Codable, Sendable, Hashable, Error {
     /// The event's index in the batch's `events`.
     public var index: Int
     /// The event's id, when it had one.
@@ -218,4 +223,12 @@ public enum CollectorLimits {
   public static let maximumRequestBytes = 500 * 1024
   /// The most events in one batch.
   public static let maximumEventsPerBatch = 2500
+  /// The largest body the collector inflates from a compressed request (a gzip bomb stops here).
+  public static let maximumDecompressedBytes = 5 * 1024 * 1024
+  /// The longest event id, in characters (Segment's `messageId` < 100).
+  public static let maximumIdentifierLength = 99
+  /// The longest event name, kind, counter name, parameter key or context value, in UTF-8 bytes.
+  public static let maximumNameBytes = 256
+  /// The most counters in one batch.
+  public static let maximumCountersPerBatch = 2500
 }

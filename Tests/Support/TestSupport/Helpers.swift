@@ -54,3 +54,20 @@ public final class LockedFlag: @unchecked Sendable {
     set { lock.withLock { stored = newValue } }
   }
 }
+
+/// The PostgreSQL server the tests use: `COLLECTOR_TEST_POSTGRES_URL` (`.ci/run` starts one on
+/// 127.0.0.1 with `.ci/postgres` and sets it). `nil` when the variable is not set.
+public enum PostgresTestServer {
+  /// The server's URL, if configured.
+  public static var url: String? {
+    ProcessInfo.processInfo.environment["COLLECTOR_TEST_POSTGRES_URL"].flatMap { $0.isEmpty ? nil : $0 }
+  }
+
+  /// Whether the tests run in CI (where PostgreSQL must be configured).
+  public static var isCI: Bool { ProcessInfo.processInfo.environment["CI"] != nil }
+
+  /// A schema name no other test uses.
+  public static func uniqueSchema(_ prefix: String = "t") -> String {
+    "\(prefix)_\(UUID().uuidString.lowercased().replacingOccurrences(of: "-", with: "").prefix(16))"
+  }
+}

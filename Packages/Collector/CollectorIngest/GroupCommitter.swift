@@ -1,0 +1,104 @@
+public import CollectorStore
+import Prometheus
+
+/// Group commit: concurrent requests share transactions, and each request's call returns only
+/// after its rows are committed.
+///
+/// While one transaction is being written, arriving requests queue; the next transaction takes all
+/// of them (up to ``maximumRowsPerCommit``). A failed transaction fails every request in it (they
+/// answer 503 and acknowledge nothing; the clients retry, and de-duplication makes the retry safe).
+/// When more than ``maximumQueuedRows`` rows wait, new requests are refused at once
+/// (``CommitError/overloaded``) instead of growing memory without bound.
+public actor GroupCommitter {
+  /// Why rows were not committed.
+  public enum CommitError: Error, Sendable, Hashable {
+    /// Too many rows are waiting; retry later.
+    case overloaded
+    /// The committer is shut down.
+    case shutDown
+  }
+
+  /// The most rows waiting before new requests are refused.
+  public let maximumQueuedRows: Int
+  /// The most rows in one transaction.
+  public let maximumRowsPerCommit: Int
+  private let store: any EventStore
+  private let metrics: CollectorMetrics?
+  private var waiting: [(rows: StoreBatch, continuation: CheckedContinuation<Void, any Error>)] = []
+  private var queuedRows = 0
+  private var writing = false
+  private var isShutDown = false
+  private var idle: [CheckedContinuation<Void, Never>] = []
+
+  /// A committer writing to `store`.
+  public init(
+    store: any EventStore, metrics: CollectorMetrics? = nil, maximumQueuedRows: Int = 200_000,
+    maximumRowsPerCommit: Int = 20_000
+  ) {
+    self.store = store
+    self.metrics = metrics
+    self.maximumQueuedRows = maximumQueuedRows
+    self.maximumRowsPerCommit = maximumRowsPerCommit
+  }
+
+  /// Commits `rows`; returns when they are durable, throws when they are not stored.
+  public func commit(_ rows: StoreBatch) async throws {
+    if rows.isEmpty { return }
+    guard !isShutDown else { throw CommitError.shutDown }
+    let size = rows.events.count + rows.counters.count
+    guard queuedRows + size <= maximumQueuedRows || queuedRows == 0 else { throw CommitError.overloaded }
+    try await withCheckedThrowingContinuation { continuation in
+      waiting.append((rows, continuation))
+      queuedRows += size
+      metrics?.queueDepth.set(Double(queuedRows))
+      if !writing {
+        writing = true
+        Task { await self.drain() }
+      }
+    }
+  }
+
+  /// Stops taking rows and waits until every queued row is written.
+  public func shutdown() async {
+    isShutDown = true
+    if !writing && waiting.isEmpty { return }
+    await withCheckedContinuation { idle.append($0) }
+  }
+
+  private func drain() async {
+    while !waiting.isEmpty {
+      var take = 0
+      var rows = 0
+      while take < waiting.count {
+        let size = waiting[take].rows.events.count + waiting[take].rows.counters.count
+        if take > 0 && rows + size > maximumRowsPerCommit { break }
+        rows += size
+        take += 1
+      }
+      let group = Array(waiting.prefix(take))
+      waiting.removeFirst(take)
+      var batch = StoreBatch()
+      batch.events.reserveCapacity(group.reduce(0) { $0 + $1.rows.events.count })
+      for entry in group {
+        batch.events.append(contentsOf: entry.rows.events)
+        batch.counters.append(contentsOf: entry.rows.counters)
+      }
+      let clock = ContinuousClock()
+      let started = clock.now
+      do {
+        let summary = try await store.write(batch)
+        metrics?.commitSeconds.record(clock.now - started)
+        metrics?.commitRows.record(Double(rows))
+        metrics?.duplicates.increment(by: Int64(summary.duplicateEvents))
+        for entry in group { entry.continuation.resume() }
+      } catch {
+        for entry in group { entry.continuation.resume(throwing: error) }
+      }
+      queuedRows -= rows
+      metrics?.queueDepth.set(Double(queuedRows))
+    }
+    writing = false
+    for waiter in idle { waiter.resume() }
+    idle.removeAll()
+  }
+}

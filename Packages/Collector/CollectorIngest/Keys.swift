@@ -1,0 +1,106 @@
+public import CollectorStore
+import Crypto
+import Foundation
+
+/// Write and admin keys: generated at random, stored as their SHA-256 only.
+///
+/// A key reads `ctw_<app-safe id><random>` (write) or `cta_…` (admin); its first 12 characters are
+/// its public id (`trackerctl keys list`, revocation). Keys provisioned through configuration are
+/// hashed at start and saved with ``KeyRing/provision(_:)``.
+public enum AccessKeys {
+  /// A new random key for `scope` (32 random characters from a 62-letter alphabet: 190 bits).
+  public static func generate(scope: KeyRecord.Scope) -> String {
+    let alphabet = Array("ABCDEFGHIJKLMNOPQRSTUVWXYZabcdefghijklmnopqrstuvwxyz0123456789")
+    var generator = SystemRandomNumberGenerator()
+    let random = String((0..<32).map { _ in alphabet[Int.random(in: 0..<alphabet.count, using: &generator)] })
+    return (scope == .write ? "ctw_" : "cta_") + random
+  }
+
+  /// The stored hash of a key: SHA-256, lowercase hex.
+  public static func hash(_ key: String) -> String {
+    SHA256.hash(data: Array(key.utf8)).map { byte in
+      let digits = Array("0123456789abcdef")
+      return String([digits[Int(byte >> 4)], digits[Int(byte & 0x0F)]])
+    }.joined()
+  }
+
+  /// The record to store for `key`.
+  public static func record(for key: String, app: String, scope: KeyRecord.Scope, now: Int64) -> KeyRecord {
+    KeyRecord(id: String(key.prefix(12)), app: app, scope: scope, hash: hash(key), createdAt: now)
+  }
+}
+
+/// A key provisioned through configuration: `app=key` for write keys, or an admin key.
+public struct ProvisionedKey: Sendable, Hashable {
+  /// The app it writes to (`*` for admin keys).
+  public var app: String
+  /// The secret.
+  public var key: String
+  /// What it may do.
+  public var scope: KeyRecord.Scope
+
+  /// A key.
+  public init(app: String, key: String, scope: KeyRecord.Scope) {
+    self.app = app
+    self.key = key
+    self.scope = scope
+  }
+}
+
+/// Authenticates keys against the store, with a short cache so a request costs one hash, not a
+/// query. Revocations take effect within ``cacheLifetime``.
+public final class KeyRing: Sendable {
+  /// How long a looked-up key is trusted without asking the store again (seconds).
+  public let cacheLifetime: Double
+  private let store: any EventStore
+  private let cache = NSLockedDictionary()
+
+  /// A key ring over `store`.
+  public init(store: any EventStore, cacheLifetime: Double = 10) {
+    self.store = store
+    self.cacheLifetime = cacheLifetime
+  }
+
+  /// Saves configured keys (hashed); keys already stored are kept as they are.
+  public func provision(_ keys: [ProvisionedKey], now: Int64) async throws {
+    for key in keys {
+      try await store.saveKey(AccessKeys.record(for: key.key, app: key.app, scope: key.scope, now: now))
+    }
+  }
+
+  /// The record of a valid (not revoked) key, or `nil`.
+  public func authenticate(_ key: String) async throws -> KeyRecord? {
+    guard !key.isEmpty, key.utf8.count <= 256 else { return nil }
+    let hash = AccessKeys.hash(key)
+    let now = Date().timeIntervalSince1970
+    if let cached = cache.value(for: hash, now: now) { return cached.record }
+    let record = try await store.key(hash: hash).flatMap { $0.revokedAt == nil ? $0 : nil }
+    cache.set(hash, Cached(record: record, expires: now + cacheLifetime))
+    return record
+  }
+
+  struct Cached: Sendable {
+    var record: KeyRecord?
+    var expires: Double
+  }
+
+  /// A small lock-protected cache (bounded: cleared when it grows past 10,000 entries).
+  final class NSLockedDictionary: @unchecked Sendable {
+    private let lock = NSLock()
+    private var entries: [String: Cached] = [:]
+
+    func value(for key: String, now: Double) -> Cached? {
+      lock.lock()
+      defer { lock.unlock() }
+      guard let entry = entries[key], entry.expires > now else { return nil }
+      return entry
+    }
+
+    func set(_ key: String, _ value: Cached) {
+      lock.lock()
+      defer { lock.unlock() }
+      if entries.count >= 10_000 { entries.removeAll(keepingCapacity: true) }
+      entries[key] = value
+    }
+  }
+}

@@ -1,0 +1,186 @@
+public import CollectorStore
+public import CollectorWire
+
+/// Rules the collector applies to every event after decoding.
+public struct IngestPolicy: Sendable, Hashable {
+  /// Events that occurred longer ago than this (after skew correction) are rejected (ms).
+  public var maximumEventAge: Int64
+
+  /// A policy; `maximumEventAgeDays` defaults to 30.
+  public init(maximumEventAgeDays: Int = 30) {
+    self.maximumEventAge = Int64(maximumEventAgeDays) * 86_400_000
+  }
+}
+
+/// A request that cannot be taken at all: answered 400 with the field and the reason.
+public struct IngestError: Error, Sendable, Hashable, CustomStringConvertible {
+  /// The field path (`context.appName`, `items[3].timestamp`), empty for the body itself.
+  public var field: String
+  /// The reason, in words.
+  public var reason: String
+
+  /// An error.
+  public init(field: String, reason: String) {
+    self.field = field
+    self.reason = reason
+  }
+
+  public var description: String { field.isEmpty ? reason : "\(field): \(reason)" }
+}
+
+/// Rows to store and what was rejected, for one request.
+public struct IngestResult: Sendable, Hashable {
+  /// The rows to commit.
+  public var rows: StoreBatch
+  /// Events rejected, by index in the request.
+  public var rejected: [BatchResponse.Rejection]
+}
+
+/// Turns a decoded native batch into rows: bounds, clock-skew correction, future clamp, age limit.
+///
+/// Skew: `occurredAt = timestamp + (receivedAt − sentAt)` (Segment's rule), then clamped to
+/// `receivedAt`, so a device whose clock runs ahead never writes the future.
+public enum NativeIngest {
+  /// The rows of `batch` for `app`, received at `receivedAt` (ms since 1970).
+  public static func rows(
+    of batch: DecodedBatch, app: String, receivedAt: Int64, policy: IngestPolicy
+  ) throws(IngestError) -> IngestResult {
+    let context = try storedContext(batch.context)
+    guard batch.counters.count <= CollectorLimits.maximumCountersPerBatch else {
+      throw IngestError(field: "counters", reason: "more than \(CollectorLimits.maximumCountersPerBatch) counters")
+    }
+    let correction = batch.sentAt.map { receivedAt - $0 } ?? 0
+    var rejected = batch.rejected
+    var events: [StoredEvent] = []
+    events.reserveCapacity(batch.events.count)
+    let rejectedIndices = Set(batch.rejected.map(\.index))
+    var index = 0
+    for event in batch.events {
+      while rejectedIndices.contains(index) { index += 1 }
+      defer { index += 1 }
+      switch row(event, index: index, app: app, context: context, correction: correction, receivedAt, policy) {
+      case .success(let stored): events.append(stored)
+      case .failure(let rejection): rejected.append(rejection)
+      }
+    }
+    var counters: [StoredCounter] = []
+    for (position, counter) in batch.counters.enumerated() {
+      guard BoundedText.isName(counter.name) else {
+        throw IngestError(field: "counters[\(position)].name", reason: BoundedText.nameRule)
+      }
+      guard counter.count >= 0 else { throw IngestError(field: "counters[\(position)].count", reason: "is negative") }
+      guard counter.anonymousId.map(BoundedText.isName) ?? true else {
+        throw IngestError(field: "counters[\(position)].anonymousId", reason: BoundedText.nameRule)
+      }
+      counters.append(
+        StoredCounter(
+          app: app, deviceID: counter.anonymousId ?? "", name: counter.name, count: counter.count,
+          firstCountedAt: min(counter.firstCountedAt + correction, receivedAt), receivedAt: receivedAt,
+          context: context
+        )
+      )
+    }
+    rejected.sort { $0.index < $1.index }
+    return IngestResult(rows: StoreBatch(events: events, counters: counters), rejected: rejected)
+  }
+
+  static func storedContext(_ context: CollectorContext) throws(IngestError) -> StoredContext {
+    let fields: [(String, String)] = [
+      ("appName", context.appName), ("appVersion", context.appVersion), ("appBuild", context.appBuild),
+      ("osName", context.osName), ("osVersion", context.osVersion), ("platform", context.platform),
+      ("deviceModel", context.deviceModel), ("locale", context.locale), ("timeZone", context.timeZone),
+      ("libraryName", context.libraryName), ("libraryVersion", context.libraryVersion),
+    ]
+    for (name, value) in fields where value.utf8.count > CollectorLimits.maximumNameBytes {
+      throw IngestError(field: "context.\(name)", reason: "is longer than \(CollectorLimits.maximumNameBytes) bytes")
+    }
+    return StoredContext(
+      appName: context.appName, appVersion: context.appVersion, appBuild: context.appBuild, osName: context.osName,
+      osVersion: context.osVersion, platform: context.platform, deviceModel: context.deviceModel,
+      locale: context.locale,
+      library: context.libraryVersion.isEmpty ? context.libraryName : "\(context.libraryName)/\(context.libraryVersion)"
+    )
+  }
+
+  // swift-format-ignore: FunctionParameterCount
+  private static func row(
+    _ event: CollectorEvent, index: Int, app: String, context: StoredContext, correction: Int64,
+    _ receivedAt: Int64, _ policy: IngestPolicy
+  ) -> Result<StoredEvent, BatchResponse.Rejection> {
+    func reject(_ field: String, _ reason: String) -> Result<StoredEvent, BatchResponse.Rejection> {
+      .failure(.init(index: index, id: event.id, field: "events[\(index)].\(field)", reason: reason))
+    }
+    guard !event.id.isEmpty, event.id.count <= CollectorLimits.maximumIdentifierLength else {
+      return reject("id", "must be 1 to \(CollectorLimits.maximumIdentifierLength) characters")
+    }
+    guard BoundedText.isName(event.name) else { return reject("name", BoundedText.nameRule) }
+    guard BoundedText.isName(event.kind) else { return reject("kind", BoundedText.nameRule) }
+    guard event.anonymousId.utf8.count <= CollectorLimits.maximumNameBytes else {
+      return reject("anonymousId", "is longer than \(CollectorLimits.maximumNameBytes) bytes")
+    }
+    if let user = event.userId, user.utf8.count > CollectorLimits.maximumNameBytes {
+      return reject("userId", "is longer than \(CollectorLimits.maximumNameBytes) bytes")
+    }
+    for key in event.parameters.keys where !BoundedText.isName(key) {
+      return reject("parameters", "a key \(BoundedText.nameRule)")
+    }
+    let parameters = ParameterJSON.encode(event.parameters)
+    let size = parameters.utf8.count + event.name.utf8.count + event.id.utf8.count + event.anonymousId.utf8.count
+    guard size <= CollectorLimits.maximumEventBytes else {
+      return reject("parameters", "the event is larger than \(CollectorLimits.maximumEventBytes) bytes")
+    }
+    guard event.timestamp > 0 else { return reject("timestamp", "must be after 1970") }
+    let occurredAt = min(event.timestamp &+ correction, receivedAt)
+    guard receivedAt - occurredAt <= policy.maximumEventAge else {
+      return reject("timestamp", "is older than \(policy.maximumEventAge / 86_400_000) days")
+    }
+    return .success(
+      StoredEvent(
+        app: app, eventID: event.id, name: event.name, kind: event.kind, occurredAt: occurredAt,
+        utcOffsetMinutes: event.utcOffsetMinutes, receivedAt: receivedAt, deviceID: event.anonymousId,
+        userID: event.userId, sessionID: event.sessionId, context: context, parametersJSON: parameters
+      )
+    )
+  }
+}
+
+
+/// Bounds on names and keys.
+enum BoundedText {
+  static let nameRule = "must be 1 to \(CollectorLimits.maximumNameBytes) bytes"
+
+  static func isName(_ text: String) -> Bool {
+    let count = text.utf8.count
+    return count > 0 && count <= CollectorLimits.maximumNameBytes
+  }
+}
+
+/// Parameters as a JSON object with sorted keys (the stored form).
+enum ParameterJSON {
+  static func encode(_ parameters: [String: CollectorValue]) -> String {
+    var json = JSONWriter(capacity: 64 + parameters.count * 32)
+    json.beginObject()
+    for key in parameters.keys.sorted() {
+      json.key(key)
+      switch parameters[key]! {
+      case .string(let value): json.string(value)
+      case .int(let value): json.int(value)
+      case .double(let value): json.double(value)
+      case .bool(let value): json.bool(value)
+      }
+    }
+    json.endObject()
+    return String(decoding: json.bytes, as: UTF8.self)
+  }
+
+  static func encode(strings parameters: [String: String]) -> String {
+    var json = JSONWriter(capacity: 64 + parameters.count * 32)
+    json.beginObject()
+    for key in parameters.keys.sorted() {
+      json.key(key)
+      json.string(parameters[key]!)
+    }
+    json.endObject()
+    return String(decoding: json.bytes, as: UTF8.self)
+  }
+}

@@ -1,0 +1,41 @@
+import Foundation
+
+/// A token bucket per key: `rate` events per second, up to `burst` at once.
+///
+/// A request costs its number of events and counters (at least 1). When the bucket lacks the
+/// tokens, the request is refused with the seconds until it would fit (`Retry-After`); nothing is
+/// taken from the bucket then.
+public final class RateLimiter: @unchecked Sendable {
+  /// Events per second per key; `nil` turns limiting off.
+  public let rate: Double?
+  /// The bucket's size.
+  public let burst: Double
+  private let lock = NSLock()
+  private var buckets: [String: (tokens: Double, updated: Double)] = [:]
+
+  /// A limiter; `burst` defaults to twice the rate and is at least one full batch (2500 events).
+  public init(rate: Double?, burst: Double? = nil) {
+    self.rate = rate.flatMap { $0 > 0 ? $0 : nil }
+    self.burst = max(burst ?? (rate ?? 0) * 2, 2500)
+  }
+
+  /// Takes `cost` tokens from `key`'s bucket at time `now` (seconds; default: the current time), or returns the whole seconds
+  /// to wait before retrying.
+  public func take(_ cost: Int, key: String, now: Double? = nil) -> Int? {
+    guard let rate else { return nil }
+    let now = now ?? Date().timeIntervalSince1970
+    let cost = min(max(Double(cost), 1), burst)
+    lock.lock()
+    defer { lock.unlock() }
+    var bucket = buckets[key] ?? (burst, now)
+    bucket.tokens = min(burst, bucket.tokens + max(0, now - bucket.updated) * rate)
+    bucket.updated = now
+    if bucket.tokens >= cost {
+      bucket.tokens -= cost
+      buckets[key] = bucket
+      return nil
+    }
+    buckets[key] = bucket
+    return max(1, Int(((cost - bucket.tokens) / rate).rounded(.up)))
+  }
+}

@@ -1,0 +1,70 @@
+public import CollectorStore
+import Foundation
+public import Logging
+public import ServiceLifecycle
+
+/// Retention: how many days each app's events are kept.
+public struct RetentionPolicy: Sendable, Hashable {
+  /// Days for apps without their own setting; `nil` keeps events forever.
+  public var defaultDays: Int?
+  /// Days per app.
+  public var perApp: [String: Int]
+
+  /// A policy.
+  public init(defaultDays: Int? = nil, perApp: [String: Int] = [:]) {
+    self.defaultDays = defaultDays
+    self.perApp = perApp
+  }
+
+  /// Whether anything is ever pruned.
+  public var isEnabled: Bool { defaultDays != nil || !perApp.isEmpty }
+
+  /// The cut-offs at `now` (ms since 1970).
+  public func cutoffs(now: Int64) -> PruneCutoffs {
+    PruneCutoffs(
+      defaultCutoff: defaultDays.map { now - Int64($0) * 86_400_000 },
+      perApp: perApp.mapValues { now - Int64($0) * 86_400_000 }
+    )
+  }
+}
+
+/// Prunes events past their app's retention, once at start and then every `interval`, until
+/// graceful shutdown.
+public struct RetentionJob: Service {
+  private let store: any EventStore
+  private let policy: RetentionPolicy
+  private let interval: Duration
+  private let logger: Logger
+
+  /// A job pruning `store` by `policy` every `interval`.
+  public init(store: any EventStore, policy: RetentionPolicy, interval: Duration = .seconds(3600), logger: Logger) {
+    self.store = store
+    self.policy = policy
+    self.interval = interval
+    self.logger = logger
+  }
+
+  /// Runs one pass as of `now` (ms since 1970; default: the current time); returns the rows deleted.
+  @discardableResult
+  public func runOnce(now: Int64? = nil) async throws -> Int {
+    let now = now ?? Int64(Date().timeIntervalSince1970 * 1000)
+    let deleted = try await store.prune(policy.cutoffs(now: now))
+    if deleted > 0 { logger.info("retention pruned \(deleted) rows") }
+    return deleted
+  }
+
+  public func run() async throws {
+    guard policy.isEnabled else {
+      try? await gracefulShutdown()
+      return
+    }
+    while !Task.isCancelled && !Task.isShuttingDownGracefully {
+      do {
+        try await runOnce()
+      } catch {
+        logger.error("retention failed: \(error)")
+      }
+      try? await cancelWhenGracefulShutdown { try await Task.sleep(for: interval) }
+    }
+  }
+}

@@ -1,0 +1,215 @@
+import CollectorStore
+public import CollectorWire
+import Crypto
+
+/// Turns a decoded SimpleAnalytics payload into rows.
+///
+/// Per-entry context keys win over the top level. Entries carry no id, so each item's event id is
+/// derived from its content (device, app name, description, timestamp, parameters): a payload
+/// resent after a lost reply stores nothing twice. Items become events of kind `action`; counters
+/// become counter rows keyed by device, name and timestamp. No skew correction: the payload has
+/// no send time.
+public enum SimpleAnalyticsIngest {
+  /// The rows of `payload` for `app`, received at `receivedAt` (ms since 1970).
+  public static func rows(
+    of payload: DecodedSimpleAnalytics, app: String, receivedAt: Int64, policy: IngestPolicy
+  ) -> IngestResult {
+    var rejected = payload.rejected
+    var events: [StoredEvent] = []
+    for item in payload.items {
+      switch event(item, top: payload.context, app: app, receivedAt: receivedAt, policy: policy) {
+      case .success(let event): events.append(event)
+      case .failure(let rejection): rejected.append(rejection)
+      }
+    }
+    var counters: [StoredCounter] = []
+    for entry in payload.counters {
+      let context = merged(payload.context, entry.context)
+      guard BoundedText.isName(entry.name), entry.count >= 0,
+        let time = ISO8601Timestamp.parse(entry.timestamp), context.isBounded
+      else { continue }
+      counters.append(
+        StoredCounter(
+          app: app, deviceID: context.deviceID, name: entry.name, count: entry.count,
+          firstCountedAt: min(time.milliseconds, receivedAt), receivedAt: receivedAt, context: context.stored
+        )
+      )
+    }
+    rejected.sort { $0.index < $1.index }
+    return IngestResult(rows: StoreBatch(events: events, counters: counters), rejected: rejected)
+  }
+
+  /// Counters the payload had that ``rows(of:app:receivedAt:policy:)`` could not store, with reasons.
+  public static func rejectedCounters(of payload: DecodedSimpleAnalytics) -> [BatchResponse.Rejection] {
+    var rejected = payload.rejectedCounters
+    for entry in payload.counters {
+      let path = "counters[\(entry.index)]"
+      let context = merged(payload.context, entry.context)
+      if !BoundedText.isName(entry.name) {
+        rejected.append(.init(index: entry.index, id: nil, field: "\(path).name", reason: BoundedText.nameRule))
+      } else if entry.count < 0 {
+        rejected.append(.init(index: entry.index, id: nil, field: "\(path).count", reason: "is negative"))
+      } else if ISO8601Timestamp.parse(entry.timestamp) == nil {
+        rejected.append(.init(index: entry.index, id: nil, field: "\(path).timestamp", reason: ISO8601Timestamp.rule))
+      } else if !context.isBounded {
+        rejected.append(.init(index: entry.index, id: nil, field: path, reason: "a context value \(BoundedText.nameRule)"))
+      }
+    }
+    return rejected.sorted { $0.index < $1.index }
+  }
+
+  private static func event(
+    _ item: SimpleAnalyticsEntry, top: [String: String], app: String, receivedAt: Int64, policy: IngestPolicy
+  ) -> Result<StoredEvent, BatchResponse.Rejection> {
+    let path = "items[\(item.index)]"
+    func reject(_ field: String, _ reason: String) -> Result<StoredEvent, BatchResponse.Rejection> {
+      .failure(.init(index: item.index, id: nil, field: "\(path).\(field)", reason: reason))
+    }
+    guard BoundedText.isName(item.name) else { return reject("description", BoundedText.nameRule) }
+    guard let time = ISO8601Timestamp.parse(item.timestamp) else { return reject("timestamp", ISO8601Timestamp.rule) }
+    for key in item.parameters.keys where !BoundedText.isName(key) {
+      return reject("parameters", "a key \(BoundedText.nameRule)")
+    }
+    let context = merged(top, item.context)
+    guard context.isBounded else { return reject("device_id", "a context value \(BoundedText.nameRule)") }
+    let parameters = ParameterJSON.encode(strings: item.parameters)
+    guard parameters.utf8.count + item.name.utf8.count <= CollectorLimits.maximumEventBytes else {
+      return reject("parameters", "the item is larger than \(CollectorLimits.maximumEventBytes) bytes")
+    }
+    let occurredAt = min(time.milliseconds, receivedAt)
+    guard receivedAt - occurredAt <= policy.maximumEventAge else {
+      return reject("timestamp", "is older than \(policy.maximumEventAge / 86_400_000) days")
+    }
+    let id = ContentID.make([context.deviceID, context.stored.appName, item.name, item.timestamp, parameters])
+    return .success(
+      StoredEvent(
+        app: app, eventID: id, name: item.name, kind: "action", occurredAt: occurredAt,
+        utcOffsetMinutes: time.offsetMinutes, receivedAt: receivedAt, deviceID: context.deviceID, userID: nil,
+        sessionID: nil, context: context.stored, parametersJSON: parameters
+      )
+    )
+  }
+
+  private struct Context {
+    var deviceID: String
+    var stored: StoredContext
+    var isBounded: Bool
+  }
+
+  private static func merged(_ top: [String: String], _ entry: [String: String]) -> Context {
+    func value(_ key: String) -> String { entry[key] ?? top[key] ?? "" }
+    let values = ["device_id", "app_name", "app_version", "system_version", "platform"].map(value)
+    let platform = value("platform")
+    return Context(
+      deviceID: value("device_id"),
+      stored: StoredContext(
+        appName: value("app_name"), appVersion: value("app_version"), osName: platform,
+        osVersion: value("system_version"), platform: platform, library: "SimpleAnalytics"
+      ),
+      isBounded: values.allSatisfy { $0.utf8.count <= CollectorLimits.maximumNameBytes }
+    )
+  }
+}
+
+/// An event id derived from content: the first 128 bits of a SHA-256, formatted as a UUID.
+enum ContentID {
+  static func make(_ parts: [String]) -> String {
+    var hasher = SHA256()
+    for part in parts {
+      hasher.update(data: Array(part.utf8))
+      hasher.update(data: [0])
+    }
+    let bytes = Array(hasher.finalize().prefix(16))
+    let hex = bytes.map { byte in
+      let digits = Array("0123456789abcdef".utf8)
+      return String(decoding: [digits[Int(byte >> 4)], digits[Int(byte & 0x0F)]], as: UTF8.self)
+    }.joined()
+    let characters = Array(hex)
+    return [0..<8, 8..<12, 12..<16, 16..<20, 20..<32].map { String(characters[$0]) }.joined(separator: "-")
+  }
+}
+
+/// A strict ISO 8601 date-time: `YYYY-MM-DDTHH:MM:SS[.fff](Z|±HH:MM|±HHMM)`.
+struct ISO8601Timestamp: Hashable {
+  static let rule = "must be an ISO 8601 date-time with an offset, e.g. 2023-03-22T10:15:30-07:00"
+
+  var milliseconds: Int64
+  var offsetMinutes: Int
+
+  static func parse(_ text: String) -> Self? {
+    let b = Array(text.utf8)
+    var i = 0
+    func number(_ count: Int) -> Int? {
+      guard i + count <= b.count else { return nil }
+      var value = 0
+      for _ in 0..<count {
+        let digit = Int(b[i]) - 48
+        guard (0...9).contains(digit) else { return nil }
+        value = value * 10 + digit
+        i += 1
+      }
+      return value
+    }
+    func expect(_ character: Character) -> Bool {
+      guard i < b.count, b[i] == character.asciiValue! else { return false }
+      i += 1
+      return true
+    }
+    guard let year = number(4), expect("-"), let month = number(2), expect("-"), let day = number(2) else { return nil }
+    guard i < b.count, b[i] == UInt8(ascii: "T") || b[i] == UInt8(ascii: " ") else { return nil }
+    i += 1
+    guard let hour = number(2), expect(":"), let minute = number(2), expect(":"), let second = number(2) else {
+      return nil
+    }
+    var millisecond = 0
+    if i < b.count, b[i] == UInt8(ascii: ".") {
+      i += 1
+      var digits = 0
+      while i < b.count, (48...57).contains(b[i]) {
+        if digits < 3 { millisecond = millisecond * 10 + Int(b[i]) - 48 }
+        digits += 1
+        i += 1
+      }
+      guard digits > 0 else { return nil }
+      if digits < 3 { for _ in digits..<3 { millisecond *= 10 } }
+    }
+    var offset = 0
+    guard i < b.count else { return nil }
+    if b[i] == UInt8(ascii: "Z") {
+      i += 1
+    } else if b[i] == UInt8(ascii: "+") || b[i] == UInt8(ascii: "-") {
+      let sign = b[i] == UInt8(ascii: "-") ? -1 : 1
+      i += 1
+      guard let hours = number(2) else { return nil }
+      _ = expect(":")
+      guard let minutes = number(2), hours <= 18, minutes < 60 else { return nil }
+      offset = sign * (hours * 60 + minutes)
+    } else {
+      return nil
+    }
+    guard i == b.count, (1...12).contains(month), (1...31).contains(day), hour < 24, minute < 60, second < 61,
+      (1970...9999).contains(year), day <= daysIn(month: month, year: year)
+    else { return nil }
+    let days = daysFromCivil(year: year, month: month, day: day)
+    let local = ((Int64(days) * 24 + Int64(hour)) * 60 + Int64(minute)) * 60 + Int64(min(second, 59))
+    return Self(milliseconds: (local - Int64(offset) * 60) * 1000 + Int64(millisecond), offsetMinutes: offset)
+  }
+
+  private static func daysIn(month: Int, year: Int) -> Int {
+    switch month {
+    case 2: (year % 4 == 0 && year % 100 != 0) || year % 400 == 0 ? 29 : 28
+    case 4, 6, 9, 11: 30
+    default: 31
+    }
+  }
+
+  /// Days since 1970-01-01 (Howard Hinnant's algorithm).
+  private static func daysFromCivil(year: Int, month: Int, day: Int) -> Int {
+    let y = month <= 2 ? year - 1 : year
+    let era = (y >= 0 ? y : y - 399) / 400
+    let yoe = y - era * 400
+    let doy = (153 * (month + (month > 2 ? -3 : 9)) + 2) / 5 + day - 1
+    let doe = yoe * 365 + yoe / 4 - yoe / 100 + doy
+    return era * 146_097 + doe - 719_468
+  }
+}

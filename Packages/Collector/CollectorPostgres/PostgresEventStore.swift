@@ -1,0 +1,328 @@
+public import CollectorStore
+import Foundation
+public import Logging
+import PostgresNIO
+
+/// The shared store: PostgreSQL through postgres-nio, for several collector instances on one
+/// database.
+///
+/// Every instance may run ``migrate()`` at start: migrations take an advisory lock, so only one
+/// applies them. Writes are one `INSERT … SELECT FROM unnest(…)` per table per transaction (one
+/// round trip for thousands of rows), `ON CONFLICT DO NOTHING` on the de-duplication keys.
+///
+/// ```swift
+/// let store = try PostgresEventStore(url: "postgres://collector:secret@127.0.0.1:5432/analytics")
+/// try await store.migrate()
+/// ```
+public final class PostgresEventStore: EventStore {
+  private let client: PostgresClient
+  private let runner: Task<Void, Never>
+  private let logger: Logger
+  private let tables: PostgresTables
+
+  /// Connects to the database that `url` names (`postgres://user:password@host:port/database`), in
+  /// the schema `schema` (created when missing).
+  public init(url: String, schema: String = "public", maximumConnections: Int = 8, logger: Logger? = nil) throws {
+    let configuration = try PostgresURL.configuration(url)
+    var clientConfiguration = configuration
+    clientConfiguration.options.maximumConnections = maximumConnections
+    guard PostgresTables.isValidSchema(schema) else {
+      throw StoreError.unavailable("schema \"\(schema)\" is not a plain identifier ([a-z_][a-z0-9_]*)")
+    }
+    self.tables = PostgresTables(schema: schema)
+    self.logger = logger ?? Logger(label: "collector.postgres")
+    let client = PostgresClient(configuration: clientConfiguration, backgroundLogger: self.logger)
+    self.client = client
+    self.runner = Task { await client.run() }
+  }
+
+  deinit { runner.cancel() }
+
+  public func migrate() async throws {
+    try await guarded {
+      try await client.withTransaction(logger: logger) { connection in
+        try await connection.query(PostgresQuery(unsafeSQL: "SELECT pg_advisory_xact_lock(7358201)"), logger: logger)
+        for statement in tables.bootstrap {
+          try await connection.query(PostgresQuery(unsafeSQL: statement), logger: logger)
+        }
+        let applied = try await Self.version(connection, tables, logger)
+        if applied > tables.migrations.count {
+          throw StoreError.schemaTooNew(found: applied, known: tables.migrations.count)
+        }
+        for (index, migration) in tables.migrations.enumerated() where index >= applied {
+          for statement in migration {
+            try await connection.query(PostgresQuery(unsafeSQL: statement), logger: logger)
+          }
+          var binds = PostgresBindings()
+          binds.append(index + 1)
+          try await connection.query(
+            PostgresQuery(unsafeSQL: "INSERT INTO \(tables.migrationsTable) (version) VALUES ($1)", binds: binds),
+            logger: logger
+          )
+        }
+      }
+    }
+  }
+
+  public func schemaVersion() async throws -> Int {
+    try await guarded {
+      try await client.withConnection { connection in try await Self.version(connection, tables, logger) }
+    }
+  }
+
+  private static func version(_ connection: PostgresConnection, _ tables: PostgresTables, _ logger: Logger)
+    async throws -> Int
+  {
+    let rows = try await connection.query(
+      PostgresQuery(unsafeSQL: "SELECT coalesce(max(version), 0) FROM \(tables.migrationsTable)"), logger: logger
+    )
+    for try await version in rows.decode(Int.self) { return version }
+    return 0
+  }
+
+  public func write(_ batch: StoreBatch) async throws -> WriteSummary {
+    if batch.isEmpty { return WriteSummary() }
+    return try await guarded {
+      try await client.withTransaction(logger: logger) { connection in
+        var summary = WriteSummary()
+        if !batch.events.isEmpty {
+          let inserted = try await Self.count(connection.query(tables.insertEvents(batch.events), logger: logger))
+          summary.insertedEvents = inserted
+          summary.duplicateEvents = batch.events.count - inserted
+        }
+        if !batch.counters.isEmpty {
+          let inserted = try await Self.count(connection.query(tables.insertCounters(batch.counters), logger: logger))
+          summary.insertedCounters = inserted
+          summary.duplicateCounters = batch.counters.count - inserted
+        }
+        return summary
+      }
+    }
+  }
+
+  public func ping() async throws {
+    try await guarded { _ = try await Self.count(client.query("SELECT 1", logger: logger)) }
+  }
+
+  public func eventCount(app: String?) async throws -> Int {
+    try await guarded {
+      var binds = PostgresBindings()
+      var sql = "SELECT count(*)::bigint FROM \(tables.events)"
+      if let app {
+        binds.append(app)
+        sql += " WHERE app = $1"
+      }
+      return try await Self.count(client.query(PostgresQuery(unsafeSQL: sql, binds: binds), logger: logger))
+    }
+  }
+
+  public func events(app: String, limit: Int) async throws -> [StoredEvent] {
+    try await guarded {
+      var binds = PostgresBindings()
+      binds.append(app)
+      binds.append(limit)
+      let rows = try await client.query(
+        PostgresQuery(
+          unsafeSQL: "SELECT \(PostgresTables.eventColumns) FROM \(tables.events) WHERE app = $1 "
+            + "ORDER BY occurred_at, event_id LIMIT $2",
+          binds: binds
+        ),
+        logger: logger
+      )
+      var events: [StoredEvent] = []
+      for try await row in rows { events.append(try PostgresTables.event(row)) }
+      return events
+    }
+  }
+
+  public func counters(app: String) async throws -> [StoredCounter] {
+    try await guarded {
+      var binds = PostgresBindings()
+      binds.append(app)
+      let rows = try await client.query(
+        PostgresQuery(
+          unsafeSQL: "SELECT \(PostgresTables.counterColumns) FROM \(tables.counters) WHERE app = $1 "
+            + "ORDER BY first_counted_at, device_id, name",
+          binds: binds
+        ),
+        logger: logger
+      )
+      var counters: [StoredCounter] = []
+      for try await row in rows { counters.append(try PostgresTables.counter(row)) }
+      return counters
+    }
+  }
+
+  public func erase(_ subject: ErasureSubject) async throws -> Int {
+    try await guarded {
+      try await client.withTransaction(logger: logger) { connection in
+        var deleted = 0
+        if let device = subject.deviceID {
+          for table in [tables.events, tables.counters] {
+            deleted += try await Self.deleted(
+              connection, "DELETE FROM \(table) WHERE app = $1 AND device_id = $2", [subject.app, device], logger
+            )
+          }
+        }
+        if let user = subject.userID {
+          deleted += try await Self.deleted(
+            connection, "DELETE FROM \(tables.events) WHERE app = $1 AND user_id = $2", [subject.app, user], logger
+          )
+        }
+        return deleted
+      }
+    }
+  }
+
+  public func prune(_ policy: PruneCutoffs) async throws -> Int {
+    try await guarded {
+      try await client.withTransaction(logger: logger) { connection in
+        var deleted = 0
+        for (app, cutoff) in policy.perApp.sorted(by: { $0.key < $1.key }) {
+          var binds = PostgresBindings()
+          binds.append(app)
+          binds.append(cutoff)
+          for (table, column) in [(tables.events, "occurred_at"), (tables.counters, "first_counted_at")] {
+            deleted += try await Self.affected(
+              connection,
+              PostgresQuery(
+                unsafeSQL: "DELETE FROM \(table) WHERE app = $1 AND \(column) < to_timestamp($2 / 1000.0)",
+                binds: binds
+              ),
+              logger
+            )
+          }
+        }
+        if let cutoff = policy.defaultCutoff {
+          var binds = PostgresBindings()
+          binds.append(cutoff)
+          binds.append(policy.perApp.keys.sorted())
+          for (table, column) in [(tables.events, "occurred_at"), (tables.counters, "first_counted_at")] {
+            deleted += try await Self.affected(
+              connection,
+              PostgresQuery(
+                unsafeSQL: "DELETE FROM \(table) WHERE \(column) < to_timestamp($1 / 1000.0) "
+                  + "AND NOT (app = ANY($2::text[]))",
+                binds: binds
+              ),
+              logger
+            )
+          }
+        }
+        return deleted
+      }
+    }
+  }
+
+  public func saveKey(_ key: KeyRecord) async throws {
+    try await guarded {
+      var binds = PostgresBindings()
+      binds.append(key.id)
+      binds.append(key.app)
+      binds.append(key.scope.rawValue)
+      binds.append(key.hash)
+      binds.append(key.createdAt)
+      binds.append(key.revokedAt)
+      try await client.query(
+        PostgresQuery(
+          unsafeSQL: """
+            INSERT INTO \(tables.keys) (id, app, scope, hash, created_at, revoked_at)
+            VALUES ($1, $2, $3, $4, to_timestamp($5 / 1000.0), to_timestamp($6 / 1000.0))
+            ON CONFLICT (hash) DO NOTHING
+            """,
+          binds: binds
+        ),
+        logger: logger
+      )
+    }
+  }
+
+  public func key(hash: String) async throws -> KeyRecord? {
+    try await guarded {
+      var binds = PostgresBindings()
+      binds.append(hash)
+      let rows = try await client.query(
+        PostgresQuery(unsafeSQL: "SELECT \(PostgresTables.keyColumns) FROM \(tables.keys) WHERE hash = $1", binds: binds),
+        logger: logger
+      )
+      for try await row in rows { return try PostgresTables.key(row) }
+      return nil
+    }
+  }
+
+  public func keys() async throws -> [KeyRecord] {
+    try await guarded {
+      let rows = try await client.query(
+        PostgresQuery(
+          unsafeSQL: "SELECT \(PostgresTables.keyColumns) FROM \(tables.keys) ORDER BY created_at DESC, id"
+        ),
+        logger: logger
+      )
+      var keys: [KeyRecord] = []
+      for try await row in rows {
+        if let key = try PostgresTables.key(row) { keys.append(key) }
+      }
+      return keys
+    }
+  }
+
+  public func revokeKey(id: String, at time: Int64) async throws -> Bool {
+    try await guarded {
+      var binds = PostgresBindings()
+      binds.append(time)
+      binds.append(id)
+      let rows = try await client.query(
+        PostgresQuery(
+          unsafeSQL: "WITH changed AS (UPDATE \(tables.keys) SET revoked_at = coalesce(revoked_at, "
+            + "to_timestamp($1 / 1000.0)) WHERE id = $2 RETURNING 1) SELECT count(*)::bigint FROM changed",
+          binds: binds
+        ),
+        logger: logger
+      )
+      return try await Self.count(rows) > 0
+    }
+  }
+
+  public func close() async throws {
+    runner.cancel()
+    await runner.value
+  }
+
+  // MARK: Helpers
+
+  private static func count(_ rows: PostgresRowSequence) async throws -> Int {
+    var result = 0
+    for try await value in rows.decode(Int.self) { result = value }
+    return result
+  }
+
+  private static func deleted(
+    _ connection: PostgresConnection, _ sql: String, _ values: [String], _ logger: Logger
+  ) async throws -> Int {
+    var binds = PostgresBindings()
+    for value in values { binds.append(value) }
+    return try await affected(connection, PostgresQuery(unsafeSQL: sql, binds: binds), logger)
+  }
+
+  private static func affected(_ connection: PostgresConnection, _ query: PostgresQuery, _ logger: Logger)
+    async throws -> Int
+  {
+    let wrapped = PostgresQuery(
+      unsafeSQL: "WITH changed AS (\(query.sql) RETURNING 1) SELECT count(*)::bigint FROM changed", binds: query.binds
+    )
+    return try await count(connection.query(wrapped, logger: logger))
+  }
+
+  /// Maps every failure but the store's own to ``StoreError/unavailable(_:)``.
+  private func guarded<T>(_ work: () async throws -> T) async throws -> T {
+    do {
+      return try await work()
+    } catch let error as StoreError {
+      throw error
+    } catch let error as PSQLError {
+      throw StoreError.unavailable(String(reflecting: error))
+    } catch {
+      throw StoreError.unavailable("\(error)")
+    }
+  }
+}

@@ -1,0 +1,231 @@
+import CollectorStore
+import Foundation
+import PostgresNIO
+
+/// The PostgreSQL schema, its migrations and its row mapping, for one schema name.
+struct PostgresTables: Sendable {
+  let schema: String
+
+  var events: String { "\"\(schema)\".events" }
+  var counters: String { "\"\(schema)\".counters" }
+  var keys: String { "\"\(schema)\".keys" }
+  var migrationsTable: String { "\"\(schema)\".schema_migrations" }
+
+  static func isValidSchema(_ name: String) -> Bool {
+    guard let first = name.utf8.first, !name.isEmpty, name.utf8.count <= 63 else { return false }
+    guard first == UInt8(ascii: "_") || (UInt8(ascii: "a")...UInt8(ascii: "z")).contains(first) else { return false }
+    return name.utf8.allSatisfy { byte in
+      byte == UInt8(ascii: "_") || (UInt8(ascii: "a")...UInt8(ascii: "z")).contains(byte)
+        || (UInt8(ascii: "0")...UInt8(ascii: "9")).contains(byte)
+    }
+  }
+
+  var bootstrap: [String] {
+    [
+      "CREATE SCHEMA IF NOT EXISTS \"\(schema)\"",
+      "CREATE TABLE IF NOT EXISTS \(migrationsTable) (version integer PRIMARY KEY, applied_at timestamptz NOT NULL DEFAULT now())",
+    ]
+  }
+
+  /// Ordered migrations; never edit a shipped one, add the next.
+  var migrations: [[String]] {
+    let context = """
+      app_name text NOT NULL, app_version text NOT NULL, app_build text NOT NULL, os_name text NOT NULL,
+      os_version text NOT NULL, platform text NOT NULL, device_model text NOT NULL, locale text NOT NULL,
+      library text NOT NULL
+      """
+    return [
+      [
+        """
+        CREATE TABLE \(events) (
+          app text NOT NULL, event_id text NOT NULL, name text NOT NULL, kind text NOT NULL,
+          occurred_at timestamptz NOT NULL, utc_offset_minutes smallint NOT NULL, received_at timestamptz NOT NULL,
+          device_id text NOT NULL, user_id text, session_id bigint, \(context), parameters jsonb NOT NULL,
+          PRIMARY KEY (app, event_id)
+        )
+        """,
+        "CREATE INDEX events_app_occurred_at ON \(events) (app, occurred_at)",
+        "CREATE INDEX events_app_device ON \(events) (app, device_id)",
+        """
+        CREATE TABLE \(counters) (
+          app text NOT NULL, device_id text NOT NULL, name text NOT NULL, count bigint NOT NULL,
+          first_counted_at timestamptz NOT NULL, received_at timestamptz NOT NULL, \(context),
+          PRIMARY KEY (app, device_id, name, first_counted_at)
+        )
+        """,
+        """
+        CREATE TABLE \(keys) (
+          id text PRIMARY KEY, app text NOT NULL, scope text NOT NULL CHECK (scope IN ('write', 'admin')),
+          hash text NOT NULL UNIQUE, created_at timestamptz NOT NULL, revoked_at timestamptz
+        )
+        """,
+      ]
+    ]
+  }
+
+  // MARK: Writing
+
+  private static let contextColumns =
+    "app_name, app_version, app_build, os_name, os_version, platform, device_model, locale, library"
+
+  func insertEvents(_ rows: [StoredEvent]) -> PostgresQuery {
+    var binds = PostgresBindings()
+    binds.append(rows.map(\.app))
+    binds.append(rows.map(\.eventID))
+    binds.append(rows.map(\.name))
+    binds.append(rows.map(\.kind))
+    binds.append(rows.map(\.occurredAt))
+    binds.append(rows.map { Int64($0.utcOffsetMinutes) })
+    binds.append(rows.map(\.receivedAt))
+    binds.append(rows.map(\.deviceID))
+    binds.append(rows.map { $0.userID ?? "" })
+    binds.append(rows.map { $0.userID != nil })
+    binds.append(rows.map { $0.sessionID ?? 0 })
+    binds.append(rows.map { $0.sessionID != nil })
+    Self.appendContext(rows.map(\.context), to: &binds)
+    binds.append(rows.map(\.parametersJSON))
+    return PostgresQuery(
+      unsafeSQL: """
+        WITH inserted AS (
+          INSERT INTO \(events) (app, event_id, name, kind, occurred_at, utc_offset_minutes, received_at, device_id,
+            user_id, session_id, \(Self.contextColumns), parameters)
+          SELECT app, event_id, name, kind, to_timestamp(occurred_at / 1000.0), utc_offset_minutes,
+            to_timestamp(received_at / 1000.0), device_id, CASE WHEN has_user THEN user_id END,
+            CASE WHEN has_session THEN session_id END, \(Self.contextColumns), parameters::jsonb
+          FROM unnest($1::text[], $2::text[], $3::text[], $4::text[], $5::bigint[], $6::bigint[], $7::bigint[],
+            $8::text[], $9::text[], $10::bool[], $11::bigint[], $12::bool[], $13::text[], $14::text[], $15::text[],
+            $16::text[], $17::text[], $18::text[], $19::text[], $20::text[], $21::text[], $22::text[])
+            AS r(app, event_id, name, kind, occurred_at, utc_offset_minutes, received_at, device_id, user_id, has_user,
+              session_id, has_session, \(Self.contextColumns), parameters)
+          ON CONFLICT (app, event_id) DO NOTHING
+          RETURNING 1
+        )
+        SELECT count(*)::bigint FROM inserted
+        """,
+      binds: binds
+    )
+  }
+
+  func insertCounters(_ rows: [StoredCounter]) -> PostgresQuery {
+    var binds = PostgresBindings()
+    binds.append(rows.map(\.app))
+    binds.append(rows.map(\.deviceID))
+    binds.append(rows.map(\.name))
+    binds.append(rows.map(\.count))
+    binds.append(rows.map(\.firstCountedAt))
+    binds.append(rows.map(\.receivedAt))
+    Self.appendContext(rows.map(\.context), to: &binds)
+    return PostgresQuery(
+      unsafeSQL: """
+        WITH inserted AS (
+          INSERT INTO \(counters) (app, device_id, name, count, first_counted_at, received_at, \(Self.contextColumns))
+          SELECT app, device_id, name, count, to_timestamp(first_counted_at / 1000.0),
+            to_timestamp(received_at / 1000.0), \(Self.contextColumns)
+          FROM unnest($1::text[], $2::text[], $3::text[], $4::bigint[], $5::bigint[], $6::bigint[], $7::text[],
+            $8::text[], $9::text[], $10::text[], $11::text[], $12::text[], $13::text[], $14::text[], $15::text[])
+            AS r(app, device_id, name, count, first_counted_at, received_at, \(Self.contextColumns))
+          ON CONFLICT (app, device_id, name, first_counted_at) DO NOTHING
+          RETURNING 1
+        )
+        SELECT count(*)::bigint FROM inserted
+        """,
+      binds: binds
+    )
+  }
+
+  private static func appendContext(_ contexts: [StoredContext], to binds: inout PostgresBindings) {
+    binds.append(contexts.map(\.appName))
+    binds.append(contexts.map(\.appVersion))
+    binds.append(contexts.map(\.appBuild))
+    binds.append(contexts.map(\.osName))
+    binds.append(contexts.map(\.osVersion))
+    binds.append(contexts.map(\.platform))
+    binds.append(contexts.map(\.deviceModel))
+    binds.append(contexts.map(\.locale))
+    binds.append(contexts.map(\.library))
+  }
+
+  // MARK: Reading
+
+  private static func milliseconds(_ column: String) -> String {
+    "(extract(epoch FROM \(column)) * 1000)::bigint AS \(column)"
+  }
+
+  static let eventColumns =
+    "app, event_id, name, kind, \(milliseconds("occurred_at")), utc_offset_minutes::bigint AS utc_offset_minutes, "
+    + "\(milliseconds("received_at")), device_id, user_id, session_id, \(contextColumns), parameters::text AS parameters"
+  static let counterColumns =
+    "app, device_id, name, count, \(milliseconds("first_counted_at")), \(milliseconds("received_at")), "
+    + contextColumns
+  static let keyColumns = "id, app, scope, hash, \(milliseconds("created_at")), \(milliseconds("revoked_at"))"
+
+  private static func context(_ row: PostgresRandomAccessRow) throws -> StoredContext {
+    StoredContext(
+      appName: try row["app_name"].decode(String.self), appVersion: try row["app_version"].decode(String.self),
+      appBuild: try row["app_build"].decode(String.self), osName: try row["os_name"].decode(String.self),
+      osVersion: try row["os_version"].decode(String.self), platform: try row["platform"].decode(String.self),
+      deviceModel: try row["device_model"].decode(String.self), locale: try row["locale"].decode(String.self),
+      library: try row["library"].decode(String.self)
+    )
+  }
+
+  static func event(_ plain: PostgresRow) throws -> StoredEvent {
+    let row = plain.makeRandomAccess()
+    return StoredEvent(
+      app: try row["app"].decode(String.self), eventID: try row["event_id"].decode(String.self),
+      name: try row["name"].decode(String.self), kind: try row["kind"].decode(String.self),
+      occurredAt: try row["occurred_at"].decode(Int64.self),
+      utcOffsetMinutes: Int(try row["utc_offset_minutes"].decode(Int64.self)),
+      receivedAt: try row["received_at"].decode(Int64.self), deviceID: try row["device_id"].decode(String.self),
+      userID: try row["user_id"].decode(String?.self), sessionID: try row["session_id"].decode(Int64?.self),
+      context: try context(row), parametersJSON: try row["parameters"].decode(String.self)
+    )
+  }
+
+  static func counter(_ plain: PostgresRow) throws -> StoredCounter {
+    let row = plain.makeRandomAccess()
+    return StoredCounter(
+      app: try row["app"].decode(String.self), deviceID: try row["device_id"].decode(String.self),
+      name: try row["name"].decode(String.self), count: try row["count"].decode(Int64.self),
+      firstCountedAt: try row["first_counted_at"].decode(Int64.self),
+      receivedAt: try row["received_at"].decode(Int64.self), context: try context(row)
+    )
+  }
+
+  static func key(_ plain: PostgresRow) throws -> KeyRecord? {
+    let row = plain.makeRandomAccess()
+    guard let scope = KeyRecord.Scope(rawValue: try row["scope"].decode(String.self)) else { return nil }
+    return KeyRecord(
+      id: try row["id"].decode(String.self), app: try row["app"].decode(String.self), scope: scope,
+      hash: try row["hash"].decode(String.self), createdAt: try row["created_at"].decode(Int64.self),
+      revokedAt: try row["revoked_at"].decode(Int64?.self)
+    )
+  }
+}
+
+/// `postgres://user:password@host:port/database?sslmode=disable|prefer|require`
+enum PostgresURL {
+  static func configuration(_ url: String) throws -> PostgresClient.Configuration {
+    guard let components = URLComponents(string: url), let scheme = components.scheme,
+      scheme == "postgres" || scheme == "postgresql"
+    else {
+      throw StoreError.unavailable("the PostgreSQL URL must look like postgres://user:password@host:5432/database")
+    }
+    guard let user = components.user, !user.isEmpty else {
+      throw StoreError.unavailable("the PostgreSQL URL names no user (postgres://USER:password@host/database)")
+    }
+    let database = components.path.hasPrefix("/") ? String(components.path.dropFirst()) : components.path
+    let mode = components.queryItems?.first { $0.name == "sslmode" }?.value ?? "disable"
+    let tls: PostgresClient.Configuration.TLS
+    switch mode {
+    case "disable": tls = .disable
+    case "prefer": tls = .prefer(.makeClientConfiguration())
+    case "require": tls = .require(.makeClientConfiguration())
+    default: throw StoreError.unavailable("sslmode \(mode) is not disable, prefer or require")
+    }
+    return PostgresClient.Configuration(
+      host: components.host ?? "127.0.0.1", port: components.port ?? 5432, username: user,
+      password: components.password?.removingPercentEncoding, database: database.isEmpty ? nil : database, tls: tls
+    )
+  }
+}

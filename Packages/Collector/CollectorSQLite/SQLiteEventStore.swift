@@ -1,0 +1,219 @@
+public import CollectorStore
+import Foundation
+import GRDB
+
+/// The embedded store: one SQLite file in WAL mode, through GRDB.
+///
+/// GRDB was chosen over sqlite-nio for its synchronous, prepared-statement API on one writer
+/// connection (a group commit of thousands of rows is one transaction of cached statements, with no
+/// event-loop hop per row), its migrator and its WAL reader pool. It links the system's SQLite
+/// (`libsqlite3-dev` on Debian).
+///
+/// Durability: `synchronous=FULL` by default, so a committed write survives a power cut, not only a
+/// killed process; ``Durability/normal`` trades that for speed (WAL still survives `kill -9`).
+///
+/// ```swift
+/// let store = try SQLiteEventStore(path: "collector.sqlite")
+/// try await store.migrate()
+/// ```
+public final class SQLiteEventStore: EventStore {
+  /// How hard a commit waits for the disk.
+  public enum Durability: String, Sendable, CaseIterable {
+    /// fsync the WAL on every commit: durable across power loss.
+    case full
+    /// fsync at checkpoints only: durable across process crashes.
+    case normal
+  }
+
+  private let pool: DatabasePool
+  /// The file's path.
+  public let path: String
+
+  /// Opens (creating when missing) the database file at `path`.
+  public init(path: String, durability: Durability = .full) throws {
+    self.path = path
+    var configuration = Configuration()
+    configuration.busyMode = .timeout(10)
+    configuration.prepareDatabase { db in
+      try db.execute(sql: "PRAGMA synchronous = \(durability == .full ? "FULL" : "NORMAL")")
+    }
+    let directory = (path as NSString).deletingLastPathComponent
+    if !directory.isEmpty {
+      try FileManager.default.createDirectory(atPath: directory, withIntermediateDirectories: true)
+    }
+    do {
+      pool = try DatabasePool(path: path, configuration: configuration)
+    } catch {
+      throw StoreError.unavailable("cannot open \(path): \(error)")
+    }
+  }
+
+  public func migrate() async throws {
+    try await run { [pool] in
+      let migrator = SQLiteSchema.migrator
+      try pool.read { db in
+        if try migrator.hasBeenSuperseded(db) {
+          let found = try Int.fetchOne(db, sql: "SELECT count(*) FROM grdb_migrations") ?? 0
+          throw StoreError.schemaTooNew(found: found, known: SQLiteSchema.versions)
+        }
+      }
+      try migrator.migrate(pool)
+    }
+  }
+
+  public func schemaVersion() async throws -> Int {
+    try await pool.read { db in try SQLiteSchema.migrator.appliedMigrations(db).count }
+  }
+
+  public func write(_ batch: StoreBatch) async throws -> WriteSummary {
+    if batch.isEmpty { return WriteSummary() }
+    return try await run { [pool] in try pool.write { db in try SQLiteRows.insert(batch, into: db) } }
+  }
+
+  public func ping() async throws {
+    try await run { [pool] in _ = try pool.read { db in try Int.fetchOne(db, sql: "SELECT 1") } }
+  }
+
+  public func eventCount(app: String?) async throws -> Int {
+    try await run { [pool] in
+      try pool.read { db in
+        if let app {
+          return try Int.fetchOne(db, sql: "SELECT count(*) FROM events WHERE app = ?", arguments: [app]) ?? 0
+        }
+        return try Int.fetchOne(db, sql: "SELECT count(*) FROM events") ?? 0
+      }
+    }
+  }
+
+  public func events(app: String, limit: Int) async throws -> [StoredEvent] {
+    try await run { [pool] in
+      try pool.read { db in
+        try Row.fetchAll(
+          db, sql: "SELECT * FROM events WHERE app = ? ORDER BY occurred_at, event_id LIMIT ?",
+          arguments: [app, limit]
+        ).map(SQLiteRows.event)
+      }
+    }
+  }
+
+  public func counters(app: String) async throws -> [StoredCounter] {
+    try await run { [pool] in
+      try pool.read { db in
+        try Row.fetchAll(
+          db, sql: "SELECT * FROM counters WHERE app = ? ORDER BY first_counted_at, device_id, name",
+          arguments: [app]
+        ).map(SQLiteRows.counter)
+      }
+    }
+  }
+
+  public func erase(_ subject: ErasureSubject) async throws -> Int {
+    try await run { [pool] in
+      try pool.write { db in
+        var deleted = 0
+        if let device = subject.deviceID {
+          for table in ["events", "counters"] {
+            try db.execute(sql: "DELETE FROM \(table) WHERE app = ? AND device_id = ?", arguments: [subject.app, device])
+            deleted += db.changesCount
+          }
+        }
+        if let user = subject.userID {
+          try db.execute(sql: "DELETE FROM events WHERE app = ? AND user_id = ?", arguments: [subject.app, user])
+          deleted += db.changesCount
+        }
+        return deleted
+      }
+    }
+  }
+
+  public func prune(_ policy: PruneCutoffs) async throws -> Int {
+    try await run { [pool] in
+      try pool.write { db in
+        var deleted = 0
+        for (app, cutoff) in policy.perApp.sorted(by: { $0.key < $1.key }) {
+          try db.execute(sql: "DELETE FROM events WHERE app = ? AND occurred_at < ?", arguments: [app, cutoff])
+          deleted += db.changesCount
+          try db.execute(sql: "DELETE FROM counters WHERE app = ? AND first_counted_at < ?", arguments: [app, cutoff])
+          deleted += db.changesCount
+        }
+        if let cutoff = policy.defaultCutoff {
+          let apps = policy.perApp.keys.sorted()
+          let excluded = apps.isEmpty ? "" : " AND app NOT IN (\(databaseQuestionMarks(count: apps.count)))"
+          var arguments: StatementArguments = [cutoff]
+          arguments += StatementArguments(apps)
+          try db.execute(sql: "DELETE FROM events WHERE occurred_at < ?\(excluded)", arguments: arguments)
+          deleted += db.changesCount
+          try db.execute(sql: "DELETE FROM counters WHERE first_counted_at < ?\(excluded)", arguments: arguments)
+          deleted += db.changesCount
+        }
+        return deleted
+      }
+    }
+  }
+
+  public func saveKey(_ key: KeyRecord) async throws {
+    try await run { [pool] in
+      try pool.write { db in
+        try db.execute(
+          sql: """
+            INSERT INTO keys (id, app, scope, hash, created_at, revoked_at) VALUES (?, ?, ?, ?, ?, ?)
+            ON CONFLICT (hash) DO NOTHING
+            """,
+          arguments: [key.id, key.app, key.scope.rawValue, key.hash, key.createdAt, key.revokedAt]
+        )
+      }
+    }
+  }
+
+  public func key(hash: String) async throws -> KeyRecord? {
+    try await run { [pool] in
+      try pool.read { db in
+        try Row.fetchOne(db, sql: "SELECT * FROM keys WHERE hash = ?", arguments: [hash]).flatMap(SQLiteRows.key)
+      }
+    }
+  }
+
+  public func keys() async throws -> [KeyRecord] {
+    try await run { [pool] in
+      try pool.read { db in
+        try Row.fetchAll(db, sql: "SELECT * FROM keys ORDER BY created_at DESC, id").compactMap(SQLiteRows.key)
+      }
+    }
+  }
+
+  public func revokeKey(id: String, at time: Int64) async throws -> Bool {
+    try await run { [pool] in
+      try pool.write { db in
+        try db.execute(
+          sql: "UPDATE keys SET revoked_at = coalesce(revoked_at, ?) WHERE id = ?", arguments: [time, id]
+        )
+        return db.changesCount > 0
+      }
+    }
+  }
+
+  public func close() async throws {
+    try await run { [pool] in try pool.close() }
+  }
+
+  /// Runs blocking database work off the cooperative pool, mapping SQLite failures to
+  /// ``StoreError/unavailable(_:)``.
+  private func run<T: Sendable>(_ work: @escaping @Sendable () throws -> T) async throws -> T {
+    try await withCheckedThrowingContinuation { continuation in
+      SQLiteWorker.queue.async {
+        do {
+          continuation.resume(returning: try work())
+        } catch let error as StoreError {
+          continuation.resume(throwing: error)
+        } catch {
+          continuation.resume(throwing: StoreError.unavailable("\(error)"))
+        }
+      }
+    }
+  }
+}
+
+/// Blocking SQLite calls run here, never on Swift concurrency's fixed-size pool.
+enum SQLiteWorker {
+  static let queue = DispatchQueue(label: "CollectorSQLite.worker", attributes: .concurrent)
+}

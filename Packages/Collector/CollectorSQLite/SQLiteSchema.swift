@@ -1,0 +1,153 @@
+import CollectorStore
+import GRDB
+
+/// The SQLite schema, as ordered migrations. Never edit a shipped migration: add the next one.
+enum SQLiteSchema {
+  static let migrations: [(String, String)] = [
+    (
+      "1-events-counters-keys",
+      """
+      CREATE TABLE events (
+        app TEXT NOT NULL,
+        event_id TEXT NOT NULL,
+        name TEXT NOT NULL,
+        kind TEXT NOT NULL,
+        occurred_at INTEGER NOT NULL,
+        utc_offset_minutes INTEGER NOT NULL,
+        received_at INTEGER NOT NULL,
+        device_id TEXT NOT NULL,
+        user_id TEXT,
+        session_id INTEGER,
+        app_name TEXT NOT NULL,
+        app_version TEXT NOT NULL,
+        app_build TEXT NOT NULL,
+        os_name TEXT NOT NULL,
+        os_version TEXT NOT NULL,
+        platform TEXT NOT NULL,
+        device_model TEXT NOT NULL,
+        locale TEXT NOT NULL,
+        library TEXT NOT NULL,
+        parameters TEXT NOT NULL CHECK (json_valid(parameters))
+      );
+      CREATE UNIQUE INDEX events_app_event_id ON events (app, event_id);
+      CREATE INDEX events_app_occurred_at ON events (app, occurred_at);
+      CREATE INDEX events_app_device ON events (app, device_id);
+      CREATE TABLE counters (
+        app TEXT NOT NULL,
+        device_id TEXT NOT NULL,
+        name TEXT NOT NULL,
+        count INTEGER NOT NULL,
+        first_counted_at INTEGER NOT NULL,
+        received_at INTEGER NOT NULL,
+        app_name TEXT NOT NULL,
+        app_version TEXT NOT NULL,
+        app_build TEXT NOT NULL,
+        os_name TEXT NOT NULL,
+        os_version TEXT NOT NULL,
+        platform TEXT NOT NULL,
+        device_model TEXT NOT NULL,
+        locale TEXT NOT NULL,
+        library TEXT NOT NULL,
+        PRIMARY KEY (app, device_id, name, first_counted_at)
+      );
+      CREATE TABLE keys (
+        id TEXT NOT NULL PRIMARY KEY,
+        app TEXT NOT NULL,
+        scope TEXT NOT NULL CHECK (scope IN ('write', 'admin')),
+        hash TEXT NOT NULL UNIQUE,
+        created_at INTEGER NOT NULL,
+        revoked_at INTEGER
+      );
+      """
+    )
+  ]
+
+  static var versions: Int { migrations.count }
+
+  static var migrator: DatabaseMigrator {
+    var migrator = DatabaseMigrator()
+    for (identifier, sql) in migrations {
+      migrator.registerMigration(identifier) { db in try db.execute(sql: sql) }
+    }
+    return migrator
+  }
+}
+
+/// Row mapping between the store's types and SQLite rows.
+enum SQLiteRows {
+  static let insertEvent = """
+    INSERT INTO events (app, event_id, name, kind, occurred_at, utc_offset_minutes, received_at, device_id, user_id,
+      session_id, app_name, app_version, app_build, os_name, os_version, platform, device_model, locale, library,
+      parameters)
+    VALUES (?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?)
+    ON CONFLICT (app, event_id) DO NOTHING
+    """
+
+  static let insertCounter = """
+    INSERT INTO counters (app, device_id, name, count, first_counted_at, received_at, app_name, app_version,
+      app_build, os_name, os_version, platform, device_model, locale, library)
+    VALUES (?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?)
+    ON CONFLICT (app, device_id, name, first_counted_at) DO NOTHING
+    """
+
+  static func insert(_ batch: StoreBatch, into db: Database) throws -> WriteSummary {
+    var summary = WriteSummary()
+    if !batch.events.isEmpty {
+      let statement = try db.cachedStatement(sql: insertEvent)
+      for event in batch.events {
+        let c = event.context
+        statement.setUncheckedArguments([
+          event.app, event.eventID, event.name, event.kind, event.occurredAt, event.utcOffsetMinutes,
+          event.receivedAt, event.deviceID, event.userID, event.sessionID, c.appName, c.appVersion, c.appBuild,
+          c.osName, c.osVersion, c.platform, c.deviceModel, c.locale, c.library, event.parametersJSON,
+        ])
+        try statement.execute()
+        if db.changesCount > 0 { summary.insertedEvents += 1 } else { summary.duplicateEvents += 1 }
+      }
+    }
+    if !batch.counters.isEmpty {
+      let statement = try db.cachedStatement(sql: insertCounter)
+      for counter in batch.counters {
+        let c = counter.context
+        statement.setUncheckedArguments([
+          counter.app, counter.deviceID, counter.name, counter.count, counter.firstCountedAt, counter.receivedAt,
+          c.appName, c.appVersion, c.appBuild, c.osName, c.osVersion, c.platform, c.deviceModel, c.locale, c.library,
+        ])
+        try statement.execute()
+        if db.changesCount > 0 { summary.insertedCounters += 1 } else { summary.duplicateCounters += 1 }
+      }
+    }
+    return summary
+  }
+
+  static func context(_ row: Row) -> StoredContext {
+    StoredContext(
+      appName: row["app_name"], appVersion: row["app_version"], appBuild: row["app_build"], osName: row["os_name"],
+      osVersion: row["os_version"], platform: row["platform"], deviceModel: row["device_model"],
+      locale: row["locale"], library: row["library"]
+    )
+  }
+
+  static func event(_ row: Row) -> StoredEvent {
+    StoredEvent(
+      app: row["app"], eventID: row["event_id"], name: row["name"], kind: row["kind"], occurredAt: row["occurred_at"],
+      utcOffsetMinutes: row["utc_offset_minutes"], receivedAt: row["received_at"], deviceID: row["device_id"],
+      userID: row["user_id"], sessionID: row["session_id"], context: context(row), parametersJSON: row["parameters"]
+    )
+  }
+
+  static func counter(_ row: Row) -> StoredCounter {
+    StoredCounter(
+      app: row["app"], deviceID: row["device_id"], name: row["name"], count: row["count"],
+      firstCountedAt: row["first_counted_at"], receivedAt: row["received_at"], context: context(row)
+    )
+  }
+
+  static func key(_ row: Row) -> KeyRecord? {
+    guard let scope = KeyRecord.Scope(rawValue: row["scope"]) else { return nil }
+    return KeyRecord(
+      id: row["id"], app: row["app"], scope: scope, hash: row["hash"], createdAt: row["created_at"],
+      revokedAt: row["revoked_at"]
+    )
+  }
+}

@@ -1,0 +1,156 @@
+/// Where the collector keeps what it accepted: events, counters and write keys.
+///
+/// One protocol, several engines: ``CollectorSQLite`` (embedded, one file) and
+/// ``CollectorPostgres`` (shared by many collector instances). Every engine runs the same
+/// conformance suite (`Tests/CollectorStoreTests`).
+///
+/// Contract:
+/// - ``write(_:)`` is one transaction: when it returns, every row is durable; when it throws, none is
+///   visible. Rows already stored under the same key (app + event id, or app + device + counter +
+///   first-counted time) are skipped and counted as duplicates, so client retries never double-count.
+/// - A method that cannot reach the storage throws ``StoreError/unavailable(_:)``.
+///
+/// Implementing a new engine (ClickHouse, say) means conforming to this protocol, running
+/// `StoreConformance` against it, and adding it to `CollectorConfiguration.Storage`.
+public protocol EventStore: Sendable {
+  /// Creates or upgrades the schema to the newest version. Safe to call on every start and from
+  /// several instances at once.
+  func migrate() async throws
+
+  /// The schema version the storage is at (the number of migrations applied).
+  func schemaVersion() async throws -> Int
+
+  /// Stores a batch of rows in one transaction, skipping rows already stored.
+  func write(_ batch: StoreBatch) async throws -> WriteSummary
+
+  /// Checks that the storage answers (for `/health`).
+  func ping() async throws
+
+  /// The number of stored events, for one app or for all.
+  func eventCount(app: String?) async throws -> Int
+
+  /// Stored events of one app, oldest first by occurrence, at most `limit`.
+  func events(app: String, limit: Int) async throws -> [StoredEvent]
+
+  /// Stored counter rows of one app.
+  func counters(app: String) async throws -> [StoredCounter]
+
+  /// Erases one person's events and counters (by device id, user id, or both) and returns how many
+  /// rows were deleted.
+  func erase(_ subject: ErasureSubject) async throws -> Int
+
+  /// Deletes events and counters that occurred before the cut-off of their app and returns how many
+  /// rows were deleted.
+  func prune(_ policy: PruneCutoffs) async throws -> Int
+
+  /// Stores a new key (hashed; the secret never reaches the store).
+  func saveKey(_ key: KeyRecord) async throws
+
+  /// The key with this hash, revoked or not.
+  func key(hash: String) async throws -> KeyRecord?
+
+  /// Every key, newest first.
+  func keys() async throws -> [KeyRecord]
+
+  /// Marks a key revoked; returns false when no key has this id.
+  func revokeKey(id: String, at time: Int64) async throws -> Bool
+
+  /// Releases connections and files.
+  func close() async throws
+}
+
+/// A storage failure: the collector answers 503 and acknowledges nothing.
+public enum StoreError: Error, Sendable, Hashable, CustomStringConvertible {
+  /// The storage could not be reached or refused the operation.
+  case unavailable(String)
+  /// The storage holds a schema newer than this collector knows.
+  case schemaTooNew(found: Int, known: Int)
+
+  public var description: String {
+    switch self {
+    case .unavailable(let reason): "storage unavailable: \(reason)"
+    case .schemaTooNew(let found, let known):
+      "the storage's schema is at version \(found), this collector knows up to \(known): upgrade the collector"
+    }
+  }
+}
+
+/// Rows written together in one transaction.
+public struct StoreBatch: Sendable, Hashable {
+  /// The events.
+  public var events: [StoredEvent]
+  /// The counter totals.
+  public var counters: [StoredCounter]
+
+  /// A batch of rows.
+  public init(events: [StoredEvent] = [], counters: [StoredCounter] = []) {
+    self.events = events
+    self.counters = counters
+  }
+
+  /// Whether there is nothing to write.
+  public var isEmpty: Bool { events.isEmpty && counters.isEmpty }
+}
+
+/// What one ``EventStore/write(_:)`` did.
+public struct WriteSummary: Sendable, Hashable {
+  /// Events stored now.
+  public var insertedEvents: Int
+  /// Events skipped because they were stored before (client retries).
+  public var duplicateEvents: Int
+  /// Counter rows stored now.
+  public var insertedCounters: Int
+  /// Counter rows skipped because they were stored before.
+  public var duplicateCounters: Int
+
+  /// A summary.
+  public init(insertedEvents: Int = 0, duplicateEvents: Int = 0, insertedCounters: Int = 0, duplicateCounters: Int = 0)
+  {
+    self.insertedEvents = insertedEvents
+    self.duplicateEvents = duplicateEvents
+    self.insertedCounters = insertedCounters
+    self.duplicateCounters = duplicateCounters
+  }
+
+  /// Adds another summary's figures.
+  public static func + (lhs: Self, rhs: Self) -> Self {
+    Self(
+      insertedEvents: lhs.insertedEvents + rhs.insertedEvents,
+      duplicateEvents: lhs.duplicateEvents + rhs.duplicateEvents,
+      insertedCounters: lhs.insertedCounters + rhs.insertedCounters,
+      duplicateCounters: lhs.duplicateCounters + rhs.duplicateCounters
+    )
+  }
+}
+
+/// Whose data an erasure request removes. At least one of the two ids is set.
+public struct ErasureSubject: Sendable, Hashable {
+  /// The app.
+  public var app: String
+  /// The device (anonymous) id.
+  public var deviceID: String?
+  /// The signed-in user id.
+  public var userID: String?
+
+  /// A subject; `nil` when neither id is given.
+  public init?(app: String, deviceID: String?, userID: String?) {
+    guard deviceID?.isEmpty == false || userID?.isEmpty == false else { return nil }
+    self.app = app
+    self.deviceID = deviceID?.isEmpty == false ? deviceID : nil
+    self.userID = userID?.isEmpty == false ? userID : nil
+  }
+}
+
+/// Retention cut-offs (ms since 1970, UTC): rows that occurred before their app's cut-off go.
+public struct PruneCutoffs: Sendable, Hashable {
+  /// The cut-off for apps without their own; `nil` keeps their rows forever.
+  public var defaultCutoff: Int64?
+  /// Per-app cut-offs.
+  public var perApp: [String: Int64]
+
+  /// Cut-offs.
+  public init(defaultCutoff: Int64?, perApp: [String: Int64] = [:]) {
+    self.defaultCutoff = defaultCutoff
+    self.perApp = perApp
+  }
+}

@@ -1,0 +1,166 @@
+import CollectorStore
+import Foundation
+import TestSupport
+import Testing
+
+/// One suite, every engine: what `EventStore` promises, checked against a real SQLite file and a
+/// real PostgreSQL server.
+@Suite("EventStore conformance")
+struct StoreConformanceTests {
+  @Test("PostgreSQL is configured when running in CI")
+  func postgresInCI() {
+    if PostgresTestServer.isCI {
+      #expect(PostgresTestServer.url != nil, "CI must export COLLECTOR_TEST_POSTGRES_URL (.ci/postgres)")
+    }
+  }
+
+  @Test("migrations are idempotent and versioned", arguments: Engine.available)
+  func migrations(engine: Engine) async throws {
+    let store = try await engine.open()
+    try await store.migrate()
+    try await store.migrate()
+    #expect(try await store.schemaVersion() == 1)
+    try await store.ping()
+    try await store.close()
+  }
+
+  @Test("events round-trip with every column", arguments: Engine.available)
+  func roundTrip(engine: Engine) async throws {
+    let store = try await engine.open()
+    let first = Rows.event("0190a0b0-0000-7000-8000-000000000001", user: "user-9", session: 1_700_000_000_000)
+    let second = Rows.event("0190a0b0-0000-7000-8000-000000000002", at: 1_700_000_000_100, parameters: "{}")
+    let summary = try await store.write(StoreBatch(events: [second, first]))
+    #expect(summary == WriteSummary(insertedEvents: 2))
+    let stored = try await store.events(app: "ty", limit: 10)
+    #expect(stored.count == 2)
+    for (got, expected) in zip(stored, [first, second]) {
+      var comparable = got
+      comparable.parametersJSON = expected.parametersJSON
+      #expect(comparable == expected)
+      #expect(Rows.json(got.parametersJSON) == Rows.json(expected.parametersJSON))
+    }
+    try await store.close()
+  }
+
+  @Test("a retried batch stores nothing twice", arguments: Engine.available)
+  func deduplication(engine: Engine) async throws {
+    let store = try await engine.open()
+    let a = Rows.event("id-a")
+    let b = Rows.event("id-b")
+    let c = Rows.event("id-c")
+    #expect(try await store.write(StoreBatch(events: [a, b])) == WriteSummary(insertedEvents: 2))
+    #expect(try await store.write(StoreBatch(events: [a, b, c])) == WriteSummary(insertedEvents: 1, duplicateEvents: 2))
+    // The same id in another app is another event.
+    #expect(try await store.write(StoreBatch(events: [Rows.event("id-a", app: "dl")])).insertedEvents == 1)
+    // The same id twice in one batch is stored once.
+    #expect(try await store.write(StoreBatch(events: [Rows.event("id-d"), Rows.event("id-d")])).insertedEvents == 1)
+    #expect(try await store.eventCount(app: "ty") == 4)
+    #expect(try await store.eventCount(app: nil) == 5)
+    try await store.close()
+  }
+
+  @Test("counters are keyed by app, device, name and first-counted time", arguments: Engine.available)
+  func counters(engine: Engine) async throws {
+    let store = try await engine.open()
+    let rows = [
+      Rows.counter("Foregrounded", first: 1_000, count: 3), Rows.counter("Foregrounded", first: 2_000, count: 1),
+      Rows.counter("Foregrounded", device: "device-2", first: 1_000, count: 5),
+    ]
+    #expect(try await store.write(StoreBatch(counters: rows)) == WriteSummary(insertedCounters: 3))
+    #expect(try await store.write(StoreBatch(counters: rows)) == WriteSummary(duplicateCounters: 3))
+    let stored = try await store.counters(app: "ty")
+    #expect(stored.map(\.count).reduce(0, +) == 9)
+    #expect(Set(stored) == Set(rows))
+    try await store.close()
+  }
+
+  @Test("a failing write stores nothing of its batch", arguments: Engine.available)
+  func atomicWrite(engine: Engine) async throws {
+    let store = try await engine.open()
+    let batch = StoreBatch(events: [Rows.event("good-1"), Rows.event("bad", parameters: "{not json")])
+    await #expect(throws: StoreError.self) { try await store.write(batch) }
+    #expect(try await store.eventCount(app: nil) == 0)
+    try await store.close()
+  }
+
+  @Test("erasure removes one person's events and counters only", arguments: Engine.available)
+  func erasure(engine: Engine) async throws {
+    let store = try await engine.open()
+    _ = try await store.write(
+      StoreBatch(
+        events: [
+          Rows.event("e1", device: "d1"), Rows.event("e2", device: "d1", user: "u1"), Rows.event("e3", device: "d2"),
+          Rows.event("e4", device: "d3", user: "u1"), Rows.event("e5", app: "dl", device: "d1"),
+        ],
+        counters: [Rows.counter("c", device: "d1", first: 1, count: 1), Rows.counter("c", device: "d2", first: 1, count: 1)]
+      )
+    )
+    let byDevice = try #require(ErasureSubject(app: "ty", deviceID: "d1", userID: nil))
+    #expect(try await store.erase(byDevice) == 3)
+    let byUser = try #require(ErasureSubject(app: "ty", deviceID: nil, userID: "u1"))
+    #expect(try await store.erase(byUser) == 1)
+    #expect(try await store.events(app: "ty", limit: 10).map(\.eventID) == ["e3"])
+    #expect(try await store.eventCount(app: "dl") == 1)
+    #expect(try await store.counters(app: "ty").map(\.deviceID) == ["d2"])
+    #expect(ErasureSubject(app: "ty", deviceID: "", userID: nil) == nil)
+    try await store.close()
+  }
+
+  @Test("retention prunes per app and by default", arguments: Engine.available)
+  func prune(engine: Engine) async throws {
+    let store = try await engine.open()
+    _ = try await store.write(
+      StoreBatch(events: [
+        Rows.event("old-ty", at: 1_000), Rows.event("new-ty", at: 9_000), Rows.event("old-dl", app: "dl", at: 1_000),
+        Rows.event("mid-dl", app: "dl", at: 5_000),
+      ])
+    )
+    // ty keeps everything after 2,000; other apps (dl) keep everything after 6,000.
+    let deleted = try await store.prune(PruneCutoffs(defaultCutoff: 6_000, perApp: ["ty": 2_000]))
+    #expect(deleted == 3)
+    #expect(try await store.events(app: "ty", limit: 10).map(\.eventID) == ["new-ty"])
+    #expect(try await store.eventCount(app: "dl") == 0)
+    #expect(try await store.prune(PruneCutoffs(defaultCutoff: nil)) == 0)
+    try await store.close()
+  }
+
+  @Test("keys are stored hashed, found, listed and revoked", arguments: Engine.available)
+  func keys(engine: Engine) async throws {
+    let store = try await engine.open()
+    let write = KeyRecord(id: "ctw_abcdefgh", app: "ty", scope: .write, hash: "h1", createdAt: 1_000)
+    let admin = KeyRecord(id: "cta_abcdefgh", app: "*", scope: .admin, hash: "h2", createdAt: 2_000)
+    try await store.saveKey(write)
+    try await store.saveKey(admin)
+    try await store.saveKey(write)
+    #expect(try await store.key(hash: "h1") == write)
+    #expect(try await store.key(hash: "missing") == nil)
+    #expect(try await store.keys() == [admin, write])
+    #expect(try await store.revokeKey(id: "ctw_abcdefgh", at: 3_000))
+    #expect(try await store.revokeKey(id: "nope", at: 3_000) == false)
+    #expect(try await store.key(hash: "h1")?.revokedAt == 3_000)
+    try await store.close()
+  }
+
+  @Test("concurrent writers lose and duplicate nothing", arguments: Engine.available)
+  func concurrentWrites(engine: Engine) async throws {
+    let store = try await engine.open()
+    try await withThrowingTaskGroup(of: Void.self) { group in
+      for writer in 0..<8 {
+        group.addTask {
+          for batch in 0..<10 {
+            let events = (0..<50).map { Rows.event("w\(writer)-b\(batch)-e\($0)") }
+            _ = try await store.write(StoreBatch(events: events))
+            // Every writer also retries its previous batch.
+            if batch > 0 {
+              let retry = (0..<50).map { Rows.event("w\(writer)-b\(batch - 1)-e\($0)") }
+              #expect(try await store.write(StoreBatch(events: retry)).duplicateEvents == 50)
+            }
+          }
+        }
+      }
+      try await group.waitForAll()
+    }
+    #expect(try await store.eventCount(app: "ty") == 8 * 10 * 50)
+    try await store.close()
+  }
+}

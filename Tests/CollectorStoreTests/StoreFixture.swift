@@ -1,0 +1,63 @@
+import CollectorPostgres
+import CollectorSQLite
+import CollectorStore
+import Foundation
+import TestSupport
+
+/// The engines the conformance suite runs against: SQLite always, PostgreSQL when
+/// `COLLECTOR_TEST_POSTGRES_URL` names a server (always in `.ci/run`).
+enum Engine: String, CaseIterable, CustomStringConvertible, Sendable {
+  case sqlite
+  case postgres
+
+  var description: String { rawValue }
+
+  static var available: [Engine] { PostgresTestServer.url == nil ? [.sqlite] : [.sqlite, .postgres] }
+
+  /// A fresh, migrated, empty store.
+  func open() async throws -> any EventStore {
+    let store: any EventStore
+    switch self {
+    case .sqlite:
+      let directory = FileManager.default.temporaryDirectory.appendingPathComponent("store-\(UUID().uuidString)")
+      store = try SQLiteEventStore(path: directory.appendingPathComponent("collector.sqlite").path)
+    case .postgres:
+      store = try PostgresEventStore(url: PostgresTestServer.url!, schema: PostgresTestServer.uniqueSchema())
+    }
+    try await store.migrate()
+    return store
+  }
+}
+
+enum Rows {
+  static let context = StoredContext(
+    appName: "Trendyol", appVersion: "7.12.0", appBuild: "712", osName: "iOS", osVersion: "17.4", platform: "ios",
+    deviceModel: "iPhone15,2", locale: "tr_TR", library: "CoreTracker/1.0.0"
+  )
+
+  static func event(
+    _ id: String, app: String = "ty", name: String = "product_viewed", at time: Int64 = 1_700_000_000_000,
+    device: String = "device-1", user: String? = nil, session: Int64? = nil,
+    parameters: String = #"{"price":129.9,"product_id":"p-1","in_stock":true,"count":3}"#
+  ) -> StoredEvent {
+    StoredEvent(
+      app: app, eventID: id, name: name, kind: "action", occurredAt: time, utcOffsetMinutes: 180,
+      receivedAt: time + 500, deviceID: device, userID: user, sessionID: session, context: context,
+      parametersJSON: parameters
+    )
+  }
+
+  static func counter(_ name: String, app: String = "ty", device: String = "device-1", first: Int64, count: Int64)
+    -> StoredCounter
+  {
+    StoredCounter(
+      app: app, deviceID: device, name: name, count: count, firstCountedAt: first, receivedAt: first + 10,
+      context: context
+    )
+  }
+
+  /// JSON text compared by value (PostgreSQL's jsonb rewrites spacing and key order).
+  static func json(_ text: String) -> NSDictionary? {
+    (try? JSONSerialization.jsonObject(with: Data(text.utf8))) as? NSDictionary
+  }
+}
