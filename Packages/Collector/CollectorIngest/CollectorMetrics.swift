@@ -50,6 +50,11 @@ public final class CollectorMetrics: Sendable {
     MetricNameDescriptor(namespace: "collector", metricName: metric, unitName: unit, helpText: help)
   }
 
+  /// Records one request's number of events.
+  public func batch(size: Int) {
+    batchSize.record(Double(size))
+  }
+
   /// Counts one answered request.
   public func request(route: String, status: Int) {
     registry.makeCounter(

@@ -39,7 +39,9 @@ public struct IngestResult: Sendable, Hashable {
 /// Turns a decoded native batch into rows: bounds, clock-skew correction, future clamp, age limit.
 ///
 /// Skew: `occurredAt = timestamp + (receivedAt − sentAt)` (Segment's rule), then clamped to
-/// `receivedAt`, so a device whose clock runs ahead never writes the future.
+/// `receivedAt`, so a device whose clock runs ahead never writes the future. Counter totals keep the
+/// device's `firstCountedAt` as sent: it is part of their de-duplication key, and a corrected value
+/// would differ on every retry.
 public enum NativeIngest {
   /// The rows of `batch` for `app`, received at `receivedAt` (ms since 1970).
   public static func rows(
@@ -75,7 +77,7 @@ public enum NativeIngest {
       counters.append(
         StoredCounter(
           app: app, deviceID: counter.anonymousId ?? "", name: counter.name, count: counter.count,
-          firstCountedAt: min(counter.firstCountedAt + correction, receivedAt), receivedAt: receivedAt,
+          firstCountedAt: counter.firstCountedAt, receivedAt: receivedAt,
           context: context
         )
       )

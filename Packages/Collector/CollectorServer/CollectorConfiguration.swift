@@ -1,0 +1,201 @@
+public import CollectorIngest
+public import CollectorSQLite
+import CollectorStore
+import Foundation
+
+/// Everything a collector needs to start, resolved from four layers, later ones winning:
+/// defaults → a JSON file (`--config` / `COLLECTOR_CONFIG`) → environment (`COLLECTOR_*`) →
+/// command line (`--key value`).
+///
+/// Every setting has one key, spelled `host` in files, `COLLECTOR_HOST` in the environment and
+/// `--host` on the command line (``settings`` lists them, README.md documents them).
+public struct CollectorConfiguration: Sendable {
+  /// Where events are stored.
+  public enum Storage: Sendable, Hashable {
+    /// One SQLite file (the default: `./collector-data/collector.sqlite`).
+    case sqlite(path: String, durability: SQLiteEventStore.Durability)
+    /// A PostgreSQL database shared by several collectors.
+    case postgres(url: String, schema: String)
+  }
+
+  /// The address to listen on.
+  public var host = "127.0.0.1"
+  /// The port (0 picks a free one).
+  public var port = 8080
+  /// The storage.
+  public var storage = Storage.sqlite(path: "collector-data/collector.sqlite", durability: .full)
+  /// Keys provisioned at start (hashed before they are stored).
+  public var keys: [ProvisionedKey] = []
+  /// Events per second per key (`nil`: unlimited).
+  public var rateLimit: Double? = 20_000
+  /// Events older than this are rejected.
+  public var maximumEventAgeDays = 30
+  /// Retention.
+  public var retention = RetentionPolicy()
+  /// Serve `/bench/body` and `/bench/jsondecoder` (the benchmark's ceilings). Off in production.
+  public var benchmarkRoutes = false
+  /// The most rows waiting for a commit before requests are refused with 503.
+  public var maximumQueuedRows = 200_000
+
+  /// The defaults.
+  public init() {}
+
+  /// One configurable setting.
+  public struct Setting: Sendable, Hashable {
+    /// The key (`rate-limit`).
+    public var key: String
+    /// What it does, with its default.
+    public var help: String
+    /// The environment variable (`COLLECTOR_RATE_LIMIT`).
+    public var environment: String { "COLLECTOR_" + key.uppercased().replacingOccurrences(of: "-", with: "_") }
+  }
+
+  /// Every setting, in the order the README lists them.
+  public static let settings: [Setting] = [
+    Setting(key: "host", help: "address to listen on (default 127.0.0.1; 0.0.0.0 for all interfaces)"),
+    Setting(key: "port", help: "port to listen on (default 8080; 0 picks a free port)"),
+    Setting(key: "storage", help: "sqlite or postgres (default sqlite; postgres when postgres-url is set)"),
+    Setting(key: "sqlite-path", help: "the SQLite file (default collector-data/collector.sqlite)"),
+    Setting(key: "sqlite-durability", help: "full (fsync every commit, default) or normal (fsync at checkpoints)"),
+    Setting(key: "postgres-url", help: "postgres://user:password@host:5432/database[?sslmode=disable|prefer|require]"),
+    Setting(key: "postgres-schema", help: "the PostgreSQL schema (default public)"),
+    Setting(key: "write-keys", help: "write keys, app=key[,app=key...] (stored hashed)"),
+    Setting(key: "admin-keys", help: "admin keys for erasure and reports, key[,key...] (stored hashed)"),
+    Setting(key: "rate-limit", help: "events per second per key, 0 for none (default 20000; burst 2x, >= 2500)"),
+    Setting(key: "max-event-age-days", help: "reject events older than this after skew correction (default 30)"),
+    Setting(key: "retention-days", help: "delete events older than this many days (default: keep forever)"),
+    Setting(key: "retention", help: "per-app retention in days, app=days[,app=days...]"),
+    Setting(key: "max-queued-rows", help: "rows waiting to commit before answering 503 (default 200000)"),
+    Setting(key: "benchmark-routes", help: "true to serve /bench/body and /bench/jsondecoder (default false)"),
+  ]
+
+  /// A setting that could not be used: which one, from where, and why.
+  public struct Problem: Error, Sendable, Hashable, CustomStringConvertible {
+    /// The setting's key.
+    public var key: String
+    /// The layer it came from (`--port`, `COLLECTOR_PORT`, `config.json`).
+    public var source: String
+    /// What is wrong.
+    public var reason: String
+
+    public var description: String { "\(source): \(reason)" }
+  }
+
+  /// Resolves the layers. `arguments` are the command line's values by key (`["port": "9000"]`);
+  /// the file comes from `arguments["config"]` or `COLLECTOR_CONFIG`.
+  public static func resolve(arguments: [String: String], environment: [String: String]) throws(Problem) -> Self {
+    var values: [String: (value: String, source: String)] = [:]
+    if let file = arguments["config"] ?? environment["COLLECTOR_CONFIG"] {
+      for (key, value) in try fileValues(file) { values[key] = (value, file) }
+    }
+    for setting in settings {
+      if let value = environment[setting.environment] { values[setting.key] = (value, setting.environment) }
+    }
+    for (key, value) in arguments where key != "config" { values[key] = (value, "--\(key)") }
+    var configuration = Self()
+    try configuration.apply(values)
+    return configuration
+  }
+
+  private static func fileValues(_ path: String) throws(Problem) -> [String: String] {
+    let data: Data
+    do {
+      data = try Data(contentsOf: URL(fileURLWithPath: path))
+    } catch {
+      throw Problem(key: "config", source: path, reason: "cannot be read (\(error.localizedDescription))")
+    }
+    guard let object = try? JSONSerialization.jsonObject(with: data) as? [String: Any] else {
+      throw Problem(key: "config", source: path, reason: "is not a JSON object of settings")
+    }
+    var values: [String: String] = [:]
+    for (key, value) in object {
+      switch value {
+      case let text as String: values[key] = text
+      case let number as NSNumber: values[key] = number.stringValue
+      default: throw Problem(key: key, source: path, reason: "\(key) must be a string, a number or a boolean")
+      }
+    }
+    return values
+  }
+
+  private mutating func apply(_ values: [String: (value: String, source: String)]) throws(Problem) {
+    let known = Set(Self.settings.map(\.key))
+    for (key, entry) in values where !known.contains(key) {
+      throw Problem(key: key, source: entry.source, reason: "\(key) is not a setting (see --help)")
+    }
+    func value(_ key: String) -> (value: String, source: String)? { values[key] }
+    func fail(_ key: String, _ reason: String) -> Problem {
+      Problem(key: key, source: values[key]?.source ?? key, reason: reason)
+    }
+    func integer(_ key: String, _ range: ClosedRange<Int>) throws(Problem) -> Int? {
+      guard let entry = value(key) else { return nil }
+      guard let number = Int(entry.value), range.contains(number) else {
+        throw fail(key, "\(key) must be a whole number in \(range.lowerBound)...\(range.upperBound), not \"\(entry.value)\"")
+      }
+      return number
+    }
+    func pairs(_ key: String) throws(Problem) -> [(String, String)] {
+      guard let entry = value(key) else { return [] }
+      var result: [(String, String)] = []
+      for part in entry.value.split(separator: ",") {
+        let pieces = part.split(separator: "=", maxSplits: 1).map { $0.trimmingCharacters(in: .whitespaces) }
+        guard pieces.count == 2, !pieces[0].isEmpty, !pieces[1].isEmpty else {
+          throw fail(key, "\(key) must be name=value pairs separated by commas, not \"\(part)\"")
+        }
+        result.append((pieces[0], pieces[1]))
+      }
+      return result
+    }
+
+    if let host = value("host")?.value { self.host = host }
+    if let port = try integer("port", 0...65535) { self.port = port }
+    let durabilityText = value("sqlite-durability")?.value ?? "full"
+    guard let durability = SQLiteEventStore.Durability(rawValue: durabilityText) else {
+      throw fail("sqlite-durability", "sqlite-durability must be full or normal, not \"\(durabilityText)\"")
+    }
+    let engine = value("storage")?.value ?? (value("postgres-url") == nil ? "sqlite" : "postgres")
+    switch engine {
+    case "sqlite":
+      storage = .sqlite(path: value("sqlite-path")?.value ?? "collector-data/collector.sqlite", durability: durability)
+    case "postgres":
+      guard let url = value("postgres-url")?.value else {
+        throw fail("storage", "storage is postgres but postgres-url is not set")
+      }
+      storage = .postgres(url: url, schema: value("postgres-schema")?.value ?? "public")
+    default:
+      throw fail("storage", "storage must be sqlite or postgres, not \"\(engine)\"")
+    }
+    keys = try pairs("write-keys").map { ProvisionedKey(app: $0.0, key: $0.1, scope: .write) }
+    for (app, key) in keys.map({ ($0.app, $0.key) }) where key.count < 16 || app.utf8.count > 64 {
+      throw fail("write-keys", "write key of \(app) must have at least 16 characters and the app at most 64 bytes")
+    }
+    if let admin = value("admin-keys") {
+      for key in admin.value.split(separator: ",").map({ $0.trimmingCharacters(in: .whitespaces) }) {
+        guard key.count >= 16 else { throw fail("admin-keys", "admin keys must have at least 16 characters") }
+        keys.append(ProvisionedKey(app: "*", key: key, scope: .admin))
+      }
+    }
+    if let rate = value("rate-limit") {
+      guard let number = Double(rate.value), number >= 0, number.isFinite else {
+        throw fail("rate-limit", "rate-limit must be a number of events per second (0 for none), not \"\(rate.value)\"")
+      }
+      rateLimit = number == 0 ? nil : number
+    }
+    if let age = try integer("max-event-age-days", 1...3650) { maximumEventAgeDays = age }
+    if let days = try integer("retention-days", 1...36500) { retention.defaultDays = days }
+    for (app, days) in try pairs("retention") {
+      guard let number = Int(days), (1...36500).contains(number) else {
+        throw fail("retention", "retention of \(app) must be a number of days in 1...36500, not \"\(days)\"")
+      }
+      retention.perApp[app] = number
+    }
+    if let rows = try integer("max-queued-rows", 1000...100_000_000) { maximumQueuedRows = rows }
+    if let flag = value("benchmark-routes") {
+      // JSON files give booleans as 1/0 through JSONSerialization.
+      guard let parsed = Bool(flag.value) ?? ["1": true, "0": false][flag.value] else {
+        throw fail("benchmark-routes", "benchmark-routes must be true or false, not \"\(flag.value)\"")
+      }
+      benchmarkRoutes = parsed
+    }
+  }
+}

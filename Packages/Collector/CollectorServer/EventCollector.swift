@@ -1,0 +1,159 @@
+public import CollectorIngest
+import CollectorPostgres
+import CollectorSQLite
+public import CollectorStore
+import Foundation
+public import Hummingbird
+public import Logging
+import NIOCore
+import ServiceLifecycle
+
+/// A running collector's parts: the store, keys, rate limiter, group commit and metrics, and the
+/// HTTP application that serves them.
+///
+/// ```swift
+/// let (collector, report) = try await EventCollector.open(configuration, logger: logger)
+/// for line in report.lines { print(line) }
+/// try await collector.application { port in print("listening on \(port)") }.runService()
+/// ```
+public final class EventCollector: Sendable {
+  /// The resolved configuration.
+  public let configuration: CollectorConfiguration
+  /// The event store.
+  public let store: any EventStore
+  /// Key authentication.
+  public let keyRing: KeyRing
+  /// Group commit in front of the store.
+  public let committer: GroupCommitter
+  /// Metrics for `/metrics`.
+  public let metrics: CollectorMetrics
+  /// Per-key rate limiting.
+  public let limiter: RateLimiter
+  /// Event rules (age limit).
+  public let policy: IngestPolicy
+  let logger: Logger
+
+  /// Wraps an open store (tests and embedders; ``open(_:logger:)`` builds the store from the
+  /// configuration).
+  public init(configuration: CollectorConfiguration, store: any EventStore, logger: Logger) {
+    self.configuration = configuration
+    self.store = store
+    self.logger = logger
+    self.metrics = CollectorMetrics()
+    self.keyRing = KeyRing(store: store)
+    self.committer = GroupCommitter(
+      store: store, metrics: metrics, maximumQueuedRows: configuration.maximumQueuedRows
+    )
+    self.limiter = RateLimiter(rate: configuration.rateLimit)
+    self.policy = IngestPolicy(maximumEventAgeDays: configuration.maximumEventAgeDays)
+  }
+
+  /// What happened at start, to print: the storage, and keys generated for development.
+  public struct StartupReport: Sendable {
+    /// The storage in words.
+    public var storage: String
+    /// Keys generated because none was configured or stored (shown once; only hashes are kept).
+    public var generatedKeys: [ProvisionedKey]
+
+    /// The lines to print.
+    public var lines: [String] {
+      var lines = ["storage: \(storage)"]
+      for key in generatedKeys {
+        switch key.scope {
+        case .write: lines.append("development write key for app \"\(key.app)\": \(key.key)")
+        case .admin: lines.append("development admin key: \(key.key)")
+        }
+      }
+      if !generatedKeys.isEmpty {
+        lines.append("(printed once: only their hashes are stored. Configure keys with --write-keys app=key.)")
+      }
+      return lines
+    }
+  }
+
+  /// Opens the configured store, migrates it, provisions the configured keys and, on a store that
+  /// has none, generates a development write key (app `dev`) and admin key.
+  public static func open(_ configuration: CollectorConfiguration, logger: Logger) async throws -> (
+    EventCollector, StartupReport
+  ) {
+    let store: any EventStore
+    let description: String
+    switch configuration.storage {
+    case .sqlite(let path, let durability):
+      store = try SQLiteEventStore(path: path, durability: durability)
+      description = "SQLite \(path) (WAL, synchronous=\(durability.rawValue))"
+    case .postgres(let url, let schema):
+      store = try PostgresEventStore(url: url, schema: schema, logger: logger)
+      description = "PostgreSQL \(PostgresDescription.redacted(url)) schema \(schema)"
+    }
+    try await store.migrate()
+    let collector = EventCollector(configuration: configuration, store: store, logger: logger)
+    let now = Int64(Date().timeIntervalSince1970 * 1000)
+    try await collector.keyRing.provision(configuration.keys, now: now)
+    var generated: [ProvisionedKey] = []
+    if configuration.keys.isEmpty, try await store.keys().isEmpty {
+      generated = [
+        ProvisionedKey(app: "dev", key: AccessKeys.generate(scope: .write), scope: .write),
+        ProvisionedKey(app: "*", key: AccessKeys.generate(scope: .admin), scope: .admin),
+      ]
+      try await collector.keyRing.provision(generated, now: now)
+    }
+    return (collector, StartupReport(storage: description, generatedKeys: generated))
+  }
+
+  /// The routes (ingest, health, metrics, erasure, and the benchmark ceilings when enabled).
+  public func router() -> Router<BasicRequestContext> {
+    let router = Router()
+    IngestRoutes(collector: self).register(on: router)
+    return router
+  }
+
+  /// The HTTP application with the collector's background services (retention, then on shutdown:
+  /// stop accepting, finish requests, commit, close the store unless `closesStore` is false, for
+  /// embedders that keep reading it). `onListening` receives the port.
+  public func application(
+    closesStore: Bool = true, onListening: @escaping @Sendable (Int) async -> Void = { _ in }
+  ) -> some ApplicationProtocol {
+    Application(
+      router: router(),
+      configuration: .init(address: .hostname(configuration.host, port: configuration.port), serverName: "collector"),
+      services: [
+        StoreLifecycle(collector: self, closesStore: closesStore),
+        RetentionJob(store: store, policy: configuration.retention, logger: logger),
+      ],
+      onServerRunning: { channel in await onListening(channel.localAddress?.port ?? 0) },
+      logger: logger
+    )
+  }
+
+  /// Finishes queued commits and closes the store.
+  public func shutdown() async throws {
+    await committer.shutdown()
+    try await store.close()
+  }
+}
+
+/// Keeps the store open while the server runs; on graceful shutdown (after the HTTP server has
+/// drained), waits for queued commits and closes it.
+struct StoreLifecycle: Service {
+  let collector: EventCollector
+  let closesStore: Bool
+
+  func run() async throws {
+    try? await gracefulShutdown()
+    if closesStore {
+      try await collector.shutdown()
+    } else {
+      await collector.committer.shutdown()
+    }
+  }
+}
+
+enum PostgresDescription {
+  /// The URL without its password.
+  static func redacted(_ url: String) -> String {
+    guard var components = URLComponents(string: url) else { return "(invalid URL)" }
+    if components.password != nil { components.password = "***" }
+    return components.string ?? "(invalid URL)"
+  }
+}

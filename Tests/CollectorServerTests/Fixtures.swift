@@ -1,0 +1,90 @@
+import CollectorIngest
+import CollectorServer
+import CollectorSQLite
+import CollectorStore
+import CollectorWire
+import Foundation
+import Logging
+
+let writeKey = "test-write-key-0123456789"
+let adminKey = "test-admin-key-0123456789"
+
+/// A collector on a fresh SQLite file with one write key (app `ty`) and one admin key.
+func makeCollector(
+  rateLimit: Double? = nil, maximumQueuedRows: Int = 200_000, store: ((any EventStore) -> any EventStore)? = nil
+) async throws -> EventCollector {
+  var configuration = CollectorConfiguration()
+  configuration.port = 0
+  configuration.rateLimit = rateLimit
+  configuration.maximumQueuedRows = maximumQueuedRows
+  configuration.benchmarkRoutes = true
+  let path = FileManager.default.temporaryDirectory.appendingPathComponent("collector-\(UUID().uuidString)")
+    .appendingPathComponent("collector.sqlite").path
+  let sqlite = try SQLiteEventStore(path: path, durability: .normal)
+  try await sqlite.migrate()
+  let collector = EventCollector(
+    configuration: configuration, store: store?(sqlite) ?? sqlite, logger: Logger(label: "test")
+  )
+  try await collector.keyRing.provision(
+    [ProvisionedKey(app: "ty", key: writeKey, scope: .write), ProvisionedKey(app: "*", key: adminKey, scope: .admin)],
+    now: 0
+  )
+  return collector
+}
+
+enum Batches {
+  static let context = CollectorContext(
+    appName: "Trendyol", appVersion: "7.12.0", appBuild: "712", osName: "iOS", osVersion: "17.4", platform: "ios",
+    deviceModel: "iPhone15,2", locale: "tr_TR", timeZone: "Europe/Istanbul", libraryName: "CoreTracker",
+    libraryVersion: "1.0.0"
+  )
+
+  static var now: Int64 { Int64(Date().timeIntervalSince1970 * 1000) }
+
+  static func event(_ id: String, device: String = "device-1", at time: Int64? = nil) -> CollectorEvent {
+    CollectorEvent(
+      id: id, name: "product_viewed", kind: "action", timestamp: time ?? now, utcOffsetMinutes: 180,
+      parameters: ["product_id": .string("p-\(id)"), "price": .double(129.9), "in_stock": .bool(true)],
+      anonymousId: device
+    )
+  }
+
+  static func body(_ events: [CollectorEvent], counters: [CollectorCounter] = [], sentAt: Int64? = nil) -> [UInt8] {
+    let batch = CollectorBatch(sentAt: sentAt ?? now, context: context, events: events, counters: counters)
+    return Array(try! JSONEncoder().encode(batch))
+  }
+}
+
+/// A store whose writes fail while `failing` is set (storage outage).
+final class FlakyStore: EventStore, @unchecked Sendable {
+  let base: any EventStore
+  private let lock = NSLock()
+  private var _failing = false
+  var failing: Bool {
+    get { lock.withLock { _failing } }
+    set { lock.withLock { _failing = newValue } }
+  }
+
+  init(_ base: any EventStore) { self.base = base }
+
+  func write(_ batch: StoreBatch) async throws -> WriteSummary {
+    if failing { throw StoreError.unavailable("disk unplugged (test)") }
+    return try await base.write(batch)
+  }
+  func migrate() async throws { try await base.migrate() }
+  func schemaVersion() async throws -> Int { try await base.schemaVersion() }
+  func ping() async throws {
+    if failing { throw StoreError.unavailable("disk unplugged (test)") }
+    try await base.ping()
+  }
+  func eventCount(app: String?) async throws -> Int { try await base.eventCount(app: app) }
+  func events(app: String, limit: Int) async throws -> [StoredEvent] { try await base.events(app: app, limit: limit) }
+  func counters(app: String) async throws -> [StoredCounter] { try await base.counters(app: app) }
+  func erase(_ subject: ErasureSubject) async throws -> Int { try await base.erase(subject) }
+  func prune(_ policy: PruneCutoffs) async throws -> Int { try await base.prune(policy) }
+  func saveKey(_ key: KeyRecord) async throws { try await base.saveKey(key) }
+  func key(hash: String) async throws -> KeyRecord? { try await base.key(hash: hash) }
+  func keys() async throws -> [KeyRecord] { try await base.keys() }
+  func revokeKey(id: String, at time: Int64) async throws -> Bool { try await base.revokeKey(id: id, at: time) }
+  func close() async throws { try await base.close() }
+}
