@@ -227,7 +227,8 @@ let package = Package(
     .testTarget(
       name: "CollectorServerTests",
       dependencies: [
-        "Collector", "CollectorIngest", "CollectorServer", "CollectorService", "CollectorSQLite", "CollectorStore",
+        "Collector", "CollectorIngest", "CollectorPostgres", "CollectorServer", "CollectorService", "CollectorSQLite",
+        "CollectorStore",
         "CollectorWire", "CoreTracker", "Delivery", "TestSupport",
         .product(name: "Hummingbird", package: "hummingbird"),
         .product(name: "HummingbirdTesting", package: "hummingbird"), .product(name: "NIOCore", package: "swift-nio"),

@@ -51,13 +51,17 @@ public struct CounterTotal: Sendable, Hashable, Codable {
   public var firstCountedAt: Int64
   /// The install that counted (totals are kept per name and install).
   public var anonymousId: String?
+  /// A unique id of the first increment in this total: the collector's de-duplication key (a
+  /// resent total, even one grown by later increments, replaces the stored one instead of adding).
+  public var id: String?
 
   /// Creates a total.
-  public init(name: String, count: Int64, firstCountedAt: Int64, anonymousId: String? = nil) {
+  public init(name: String, count: Int64, firstCountedAt: Int64, anonymousId: String? = nil, id: String? = nil) {
     self.name = name
     self.count = count
     self.firstCountedAt = firstCountedAt
     self.anonymousId = anonymousId
+    self.id = id
   }
 
   /// The body of one increment's record.
@@ -65,7 +69,7 @@ public struct CounterTotal: Sendable, Hashable, Codable {
     let milliseconds = Int64((increment.timestamp.timeIntervalSince1970 * 1000).rounded())
     let total = CounterTotal(
       name: increment.name, count: Int64(increment.amount), firstCountedAt: milliseconds,
-      anonymousId: increment.anonymousID
+      anonymousId: increment.anonymousID, id: UUID().uuidString.lowercased()
     )
     return (try? JSONEncoder().encode(total)).map(Array.init) ?? []
   }

@@ -22,9 +22,9 @@ func makeCollector(
     .appendingPathComponent("collector.sqlite").path
   let sqlite = try SQLiteEventStore(path: path, durability: .normal)
   try await sqlite.migrate()
-  let collector = EventCollector(
-    configuration: configuration, store: store?(sqlite) ?? sqlite, logger: Logger(label: "test")
-  )
+  let chosen = store?(sqlite) ?? sqlite
+  try await chosen.migrate()
+  let collector = EventCollector(configuration: configuration, store: chosen, logger: Logger(label: "test"))
   try await collector.keyRing.provision(
     [ProvisionedKey(app: "ty", key: writeKey, scope: .write), ProvisionedKey(app: "*", key: adminKey, scope: .admin)],
     now: 0

@@ -59,7 +59,7 @@ struct StoreConformanceTests {
     try await store.close()
   }
 
-  @Test("counters are keyed by app, device, name and first-counted time", arguments: Engine.available)
+  @Test("counter totals are keyed by id; a resent total keeps the larger count", arguments: Engine.available)
   func counters(engine: Engine) async throws {
     let store = try await engine.open()
     let rows = [
@@ -71,6 +71,14 @@ struct StoreConformanceTests {
     let stored = try await store.counters(app: "ty")
     #expect(stored.map(\.count).reduce(0, +) == 9)
     #expect(Set(stored) == Set(rows))
+    // The first total resent after two more increments (the reply was lost): replaced, not added.
+    var grown = rows[0]
+    grown.count = 5
+    #expect(try await store.write(StoreBatch(counters: [grown, rows[1]])) == WriteSummary(insertedCounters: 1, duplicateCounters: 1))
+    #expect(try await store.counters(app: "ty").map(\.count).reduce(0, +) == 11)
+    // An older, smaller copy never lowers it.
+    #expect(try await store.write(StoreBatch(counters: [rows[0]])) == WriteSummary(duplicateCounters: 1))
+    #expect(try await store.counters(app: "ty").map(\.count).reduce(0, +) == 11)
     try await store.close()
   }
 

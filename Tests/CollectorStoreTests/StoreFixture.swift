@@ -47,11 +47,11 @@ enum Rows {
     )
   }
 
-  static func counter(_ name: String, app: String = "ty", device: String = "device-1", first: Int64, count: Int64)
-    -> StoredCounter
-  {
+  static func counter(
+    _ name: String, app: String = "ty", device: String = "device-1", first: Int64, count: Int64, id: String? = nil
+  ) -> StoredCounter {
     StoredCounter(
-      app: app, deviceID: device, name: name, count: count, firstCountedAt: first, receivedAt: first + 10,
+      app: app, counterID: id ?? "\(device)-\(name)-\(first)", deviceID: device, name: name, count: count, firstCountedAt: first, receivedAt: first + 10,
       context: context
     )
   }

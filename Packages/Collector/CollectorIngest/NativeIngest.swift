@@ -74,9 +74,17 @@ public enum NativeIngest {
       guard counter.anonymousId.map(BoundedText.isName) ?? true else {
         throw IngestError(field: "counters[\(position)].anonymousId", reason: BoundedText.nameRule)
       }
+      guard counter.id.map({ !$0.isEmpty && $0.count <= CollectorLimits.maximumIdentifierLength }) ?? true else {
+        throw IngestError(
+          field: "counters[\(position)].id", reason: "must be 1 to \(CollectorLimits.maximumIdentifierLength) characters"
+        )
+      }
+      let device = counter.anonymousId ?? ""
       counters.append(
         StoredCounter(
-          app: app, deviceID: counter.anonymousId ?? "", name: counter.name, count: counter.count,
+          app: app,
+          counterID: counter.id ?? ContentID.make(["counter", device, counter.name, String(counter.firstCountedAt)]),
+          deviceID: device, name: counter.name, count: counter.count,
           firstCountedAt: counter.firstCountedAt, receivedAt: receivedAt,
           context: context
         )

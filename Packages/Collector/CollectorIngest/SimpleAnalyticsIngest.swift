@@ -7,7 +7,8 @@ import Crypto
 /// Per-entry context keys win over the top level. Entries carry no id, so each item's event id is
 /// derived from its content (device, app name, description, timestamp, parameters): a payload
 /// resent after a lost reply stores nothing twice. Items become events of kind `action`; counters
-/// become counter rows keyed by device, name and timestamp. No skew correction: the payload has
+/// become counter rows keyed by device, app name, counter name and timestamp (a resent, grown total
+/// replaces the stored one). No skew correction: the payload has
 /// no send time.
 public enum SimpleAnalyticsIngest {
   /// The rows of `payload` for `app`, received at `receivedAt` (ms since 1970).
@@ -30,7 +31,9 @@ public enum SimpleAnalyticsIngest {
       else { continue }
       counters.append(
         StoredCounter(
-          app: app, deviceID: context.deviceID, name: entry.name, count: entry.count,
+          app: app,
+          counterID: ContentID.make(["counter", context.deviceID, context.stored.appName, entry.name, entry.timestamp]),
+          deviceID: context.deviceID, name: entry.name, count: entry.count,
           firstCountedAt: min(time.milliseconds, receivedAt), receivedAt: receivedAt, context: context.stored
         )
       )

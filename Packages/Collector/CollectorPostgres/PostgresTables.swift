@@ -48,11 +48,12 @@ struct PostgresTables: Sendable {
         "CREATE INDEX events_app_device ON \(events) (app, device_id)",
         """
         CREATE TABLE \(counters) (
-          app text NOT NULL, device_id text NOT NULL, name text NOT NULL, count bigint NOT NULL,
+          app text NOT NULL, counter_id text NOT NULL, device_id text NOT NULL, name text NOT NULL, count bigint NOT NULL,
           first_counted_at timestamptz NOT NULL, received_at timestamptz NOT NULL, \(context),
-          PRIMARY KEY (app, device_id, name, first_counted_at)
+          PRIMARY KEY (app, counter_id)
         )
         """,
+        "CREATE INDEX counters_app_device ON \(counters) (app, device_id)",
         """
         CREATE TABLE \(keys) (
           id text PRIMARY KEY, app text NOT NULL, scope text NOT NULL CHECK (scope IN ('write', 'admin')),
@@ -109,6 +110,7 @@ struct PostgresTables: Sendable {
   func insertCounters(_ rows: [StoredCounter]) -> PostgresQuery {
     var binds = PostgresBindings()
     binds.append(rows.map(\.app))
+    binds.append(rows.map(\.counterID))
     binds.append(rows.map(\.deviceID))
     binds.append(rows.map(\.name))
     binds.append(rows.map(\.count))
@@ -118,13 +120,16 @@ struct PostgresTables: Sendable {
     return PostgresQuery(
       unsafeSQL: """
         WITH inserted AS (
-          INSERT INTO \(counters) (app, device_id, name, count, first_counted_at, received_at, \(Self.contextColumns))
-          SELECT app, device_id, name, count, to_timestamp(first_counted_at / 1000.0),
+          INSERT INTO \(counters) AS c (app, counter_id, device_id, name, count, first_counted_at, received_at,
+            \(Self.contextColumns))
+          SELECT app, counter_id, device_id, name, count, to_timestamp(first_counted_at / 1000.0),
             to_timestamp(received_at / 1000.0), \(Self.contextColumns)
-          FROM unnest($1::text[], $2::text[], $3::text[], $4::bigint[], $5::bigint[], $6::bigint[], $7::text[],
-            $8::text[], $9::text[], $10::text[], $11::text[], $12::text[], $13::text[], $14::text[], $15::text[])
-            AS r(app, device_id, name, count, first_counted_at, received_at, \(Self.contextColumns))
-          ON CONFLICT (app, device_id, name, first_counted_at) DO NOTHING
+          FROM unnest($1::text[], $2::text[], $3::text[], $4::text[], $5::bigint[], $6::bigint[], $7::bigint[],
+            $8::text[], $9::text[], $10::text[], $11::text[], $12::text[], $13::text[], $14::text[], $15::text[],
+            $16::text[])
+            AS r(app, counter_id, device_id, name, count, first_counted_at, received_at, \(Self.contextColumns))
+          ON CONFLICT (app, counter_id) DO UPDATE SET count = excluded.count, received_at = excluded.received_at
+            WHERE excluded.count > c.count
           RETURNING 1
         )
         SELECT count(*)::bigint FROM inserted
@@ -155,7 +160,7 @@ struct PostgresTables: Sendable {
     "app, event_id, name, kind, \(milliseconds("occurred_at")), utc_offset_minutes::bigint AS utc_offset_minutes, "
     + "\(milliseconds("received_at")), device_id, user_id, session_id, \(contextColumns), parameters::text AS parameters"
   static let counterColumns =
-    "app, device_id, name, count, \(milliseconds("first_counted_at")), \(milliseconds("received_at")), "
+    "app, counter_id, device_id, name, count, \(milliseconds("first_counted_at")), \(milliseconds("received_at")), "
     + contextColumns
   static let keyColumns = "id, app, scope, hash, \(milliseconds("created_at")), \(milliseconds("revoked_at"))"
 
@@ -185,8 +190,9 @@ struct PostgresTables: Sendable {
   static func counter(_ plain: PostgresRow) throws -> StoredCounter {
     let row = plain.makeRandomAccess()
     return StoredCounter(
-      app: try row["app"].decode(String.self), deviceID: try row["device_id"].decode(String.self),
-      name: try row["name"].decode(String.self), count: try row["count"].decode(Int64.self),
+      app: try row["app"].decode(String.self), counterID: try row["counter_id"].decode(String.self),
+      deviceID: try row["device_id"].decode(String.self), name: try row["name"].decode(String.self),
+      count: try row["count"].decode(Int64.self),
       firstCountedAt: try row["first_counted_at"].decode(Int64.self),
       receivedAt: try row["received_at"].decode(Int64.self), context: try context(row)
     )

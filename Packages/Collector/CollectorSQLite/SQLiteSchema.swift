@@ -34,6 +34,7 @@ enum SQLiteSchema {
       CREATE INDEX events_app_device ON events (app, device_id);
       CREATE TABLE counters (
         app TEXT NOT NULL,
+        counter_id TEXT NOT NULL,
         device_id TEXT NOT NULL,
         name TEXT NOT NULL,
         count INTEGER NOT NULL,
@@ -48,8 +49,9 @@ enum SQLiteSchema {
         device_model TEXT NOT NULL,
         locale TEXT NOT NULL,
         library TEXT NOT NULL,
-        PRIMARY KEY (app, device_id, name, first_counted_at)
+        PRIMARY KEY (app, counter_id)
       );
+      CREATE INDEX counters_app_device ON counters (app, device_id);
       CREATE TABLE keys (
         id TEXT NOT NULL PRIMARY KEY,
         app TEXT NOT NULL,
@@ -84,10 +86,11 @@ enum SQLiteRows {
     """
 
   static let insertCounter = """
-    INSERT INTO counters (app, device_id, name, count, first_counted_at, received_at, app_name, app_version,
-      app_build, os_name, os_version, platform, device_model, locale, library)
-    VALUES (?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?)
-    ON CONFLICT (app, device_id, name, first_counted_at) DO NOTHING
+    INSERT INTO counters (app, counter_id, device_id, name, count, first_counted_at, received_at, app_name,
+      app_version, app_build, os_name, os_version, platform, device_model, locale, library)
+    VALUES (?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?)
+    ON CONFLICT (app, counter_id) DO UPDATE SET count = excluded.count, received_at = excluded.received_at
+      WHERE excluded.count > counters.count
     """
 
   static func insert(_ batch: StoreBatch, into db: Database) throws -> WriteSummary {
@@ -110,7 +113,7 @@ enum SQLiteRows {
       for counter in batch.counters {
         let c = counter.context
         statement.setUncheckedArguments([
-          counter.app, counter.deviceID, counter.name, counter.count, counter.firstCountedAt, counter.receivedAt,
+          counter.app, counter.counterID, counter.deviceID, counter.name, counter.count, counter.firstCountedAt, counter.receivedAt,
           c.appName, c.appVersion, c.appBuild, c.osName, c.osVersion, c.platform, c.deviceModel, c.locale, c.library,
         ])
         try statement.execute()
@@ -138,7 +141,8 @@ enum SQLiteRows {
 
   static func counter(_ row: Row) -> StoredCounter {
     StoredCounter(
-      app: row["app"], deviceID: row["device_id"], name: row["name"], count: row["count"],
+      app: row["app"], counterID: row["counter_id"], deviceID: row["device_id"], name: row["name"],
+      count: row["count"],
       firstCountedAt: row["first_counted_at"], receivedAt: row["received_at"], context: context(row)
     )
   }

@@ -6,8 +6,9 @@
 ///
 /// Contract:
 /// - ``write(_:)`` is one transaction: when it returns, every row is durable; when it throws, none is
-///   visible. Rows already stored under the same key (app + event id, or app + device + counter +
-///   first-counted time) are skipped and counted as duplicates, so client retries never double-count.
+///   visible. Events already stored under the same key (app + event id) are skipped and counted as
+///   duplicates; a counter total already stored under the same id (app + counter id) keeps the
+///   larger count. Client retries never double-count.
 /// - A method that cannot reach the storage throws ``StoreError/unavailable(_:)``.
 ///
 /// Implementing a new engine (ClickHouse, say) means conforming to this protocol, running
@@ -100,7 +101,7 @@ public struct WriteSummary: Sendable, Hashable {
   public var duplicateEvents: Int
   /// Counter rows stored now.
   public var insertedCounters: Int
-  /// Counter rows skipped because they were stored before.
+  /// Counter rows already stored with the same or a larger count.
   public var duplicateCounters: Int
 
   /// A summary.

@@ -104,16 +104,21 @@ public struct StoredContext: Sendable, Hashable {
 }
 
 /// One counter total a client sent: `count` increments of `name` since `firstCountedAt`.
+///
+/// `counterID` is the de-duplication key within the app: storing a row whose id is already stored
+/// keeps the larger count (a resent total may have grown by later increments, never shrunk).
 public struct StoredCounter: Sendable, Hashable {
   /// The app.
   public var app: String
+  /// The total's id (the client's first-increment id, or one derived from its content).
+  public var counterID: String
   /// The device that counted.
   public var deviceID: String
   /// The counter's name.
   public var name: String
   /// The increments in this total.
   public var count: Int64
-  /// When the first of them was counted (ms, UTC); with app, device and name the row's key.
+  /// When the first of them was counted (ms, UTC).
   public var firstCountedAt: Int64
   /// When the collector received it (ms, UTC).
   public var receivedAt: Int64
@@ -123,6 +128,7 @@ public struct StoredCounter: Sendable, Hashable {
   /// A counter row.
   public init(
     app: String,
+    counterID: String,
     deviceID: String,
     name: String,
     count: Int64,
@@ -131,6 +137,7 @@ public struct StoredCounter: Sendable, Hashable {
     context: StoredContext
   ) {
     self.app = app
+    self.counterID = counterID
     self.deviceID = deviceID
     self.name = name
     self.count = count

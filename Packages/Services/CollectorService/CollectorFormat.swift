@@ -134,6 +134,10 @@ struct CollectorFormat: BatchFormat {
         json.key("anonymousId")
         json.string(install)
       }
+      if let id = counter.id {
+        json.key("id")
+        json.string(id)
+      }
       json.endObject()
     }
     json.endArray()

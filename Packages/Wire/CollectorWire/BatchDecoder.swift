@@ -247,8 +247,11 @@ struct Parser {
     var count: Int64?
     var first: Int64?
     var install: String?
+    var id: String?
     for (key, value) in pairs {
       switch (key, value) {
+      case ("id", .string(let text)): id = text
+      case ("id", .null): id = nil
       case ("anonymousId", .string(let text)): install = text
       case ("anonymousId", .null): install = nil
       case ("name", .string(let text)): name = text
@@ -260,7 +263,7 @@ struct Parser {
     guard let name, let count, let first else {
       throw BatchDecodingError(field: path, reason: "needs name, count and firstCountedAt")
     }
-    return CollectorCounter(name: name, count: count, firstCountedAt: first, anonymousId: install)
+    return CollectorCounter(name: name, count: count, firstCountedAt: first, anonymousId: install, id: id)
   }
 
   // MARK: JSON

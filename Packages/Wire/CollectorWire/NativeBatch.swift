@@ -168,13 +168,17 @@ public struct CollectorCounter: Codable, Sendable, Hashable {
   /// The install that counted; with the app, name and first-counted time the counter's
   /// de-duplication key on the collector.
   public var anonymousId: String?
+  /// The id of the total's first increment: the collector keeps one row per id, and a resent total
+  /// (grown by later increments or not) replaces it with the larger count instead of adding.
+  public var id: String?
 
   /// Creates a counter total.
-  public init(name: String, count: Int64, firstCountedAt: Int64, anonymousId: String? = nil) {
+  public init(name: String, count: Int64, firstCountedAt: Int64, anonymousId: String? = nil, id: String? = nil) {
     self.name = name
     self.count = count
     self.firstCountedAt = firstCountedAt
     self.anonymousId = anonymousId
+    self.id = id
   }
 }
 

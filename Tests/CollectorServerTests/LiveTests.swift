@@ -1,0 +1,57 @@
+import CollectorIngest
+import CollectorPostgres
+import CollectorServer
+import CollectorService
+import CollectorStore
+import CoreTracker
+import Delivery
+import Foundation
+import Hummingbird
+import HummingbirdTesting
+import Logging
+import TestSupport
+import Testing
+
+/// The client and the server together: CollectorService sends through a real tracker over real
+/// HTTP on 127.0.0.1 to a running collector; the store counts exactly what was tracked.
+@Suite("Collector live end to end")
+struct LiveTests {
+  enum Engine: String, CaseIterable, CustomStringConvertible {
+    case sqlite, postgres
+    var description: String { rawValue }
+    static var available: [Engine] { PostgresTestServer.url == nil ? [.sqlite] : [.sqlite, .postgres] }
+  }
+
+  @Test("CollectorService → collector: every event and counter stored exactly once", arguments: Engine.available)
+  func endToEnd(engine: Engine) async throws {
+    let collector = try await makeCollector { sqlite in
+      guard engine == .postgres, let url = PostgresTestServer.url else { return sqlite }
+      return try! PostgresEventStore(url: url, schema: PostgresTestServer.uniqueSchema("live"))
+    }
+    let directory = TemporaryDirectory()
+    let outbox = directory.url
+    try await collector.application(closesStore: false).test(.live) { client async throws in
+      let port = try #require(client.port)
+      let service = try CollectorService(
+        endpoint: URL(string: "http://127.0.0.1:\(port)")!, writeKey: writeKey, directory: outbox,
+        batchSize: 250, retry: RetryPolicy(initialDelay: 0.05, maximumDelay: 0.2),
+        policy: FlushPolicy(count: 250, interval: nil, flushTimeout: 30)
+      )
+      let tracker = Tracker(services: [service], configuration: TrackerConfiguration(emitsSessionEvents: false))
+      for index in 0..<2_000 {
+        tracker.track(GenericEvent("screen_\(index % 7)", parameters: ["index": .int(index)]))
+        if index % 10 == 0 { tracker.count("Foregrounded", by: 2) }
+      }
+      await tracker.flush()
+      #expect(try await collector.store.eventCount(app: "ty") == 2_000)
+      let counters = try await collector.store.counters(app: "ty")
+      #expect(counters.map(\.count).reduce(0, +) == 400)
+      let events = try await collector.store.events(app: "ty", limit: 5_000)
+      #expect(Set(events.map(\.eventID)).count == 2_000)
+      #expect(events.allSatisfy { $0.context.library.hasPrefix("CoreTracker/") && !$0.deviceID.isEmpty })
+      // The service counts records: 2,000 events and 200 counter increments.
+      #expect(service.statistics()?.delivered == 2_200)
+    }
+    try await collector.store.close()
+  }
+}
