@@ -199,7 +199,8 @@ let package = Package(
       name: "CollectorServer",
       dependencies: [
         "CollectorIngest", "CollectorPostgres", "CollectorSQLite", "CollectorStore", "CollectorWire",
-        .product(name: "CompressNIO", package: "compress-nio"), .product(name: "HTTPTypes", package: "swift-http-types"),
+        .product(name: "CompressNIO", package: "compress-nio"),
+        .product(name: "HTTPTypes", package: "swift-http-types"),
         .product(name: "Hummingbird", package: "hummingbird"), .product(name: "Logging", package: "swift-log"),
         .product(name: "NIOCore", package: "swift-nio"),
         .product(name: "ServiceLifecycle", package: "swift-service-lifecycle"),

@@ -1,6 +1,6 @@
 import CollectorIngest
-import CollectorServer
 import CollectorSQLite
+import CollectorServer
 import CollectorStore
 import CollectorWire
 import Foundation

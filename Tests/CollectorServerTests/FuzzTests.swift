@@ -34,19 +34,33 @@ struct FuzzTests {
       }
     case 2:
       let at = Int.random(in: 0..<bytes.count, using: &random)
-      bytes.insert(contentsOf: (0..<Int.random(in: 1...16, using: &random)).map { _ in UInt8.random(in: 0...255, using: &random) }, at: at)
+      bytes.insert(
+        contentsOf: (0..<Int.random(in: 1...16, using: &random)).map { _ in UInt8.random(in: 0...255, using: &random) },
+        at: at)
     case 3: bytes = Array(String(repeating: "[", count: 100_000).utf8)
-    case 4: bytes = Array(String(decoding: bytes, as: UTF8.self).replacingOccurrences(of: "129.9", with: "1e99999").utf8)
+    case 4:
+      bytes = Array(String(decoding: bytes, as: UTF8.self).replacingOccurrences(of: "129.9", with: "1e99999").utf8)
     case 5:
       bytes = Array(
         String(decoding: bytes, as: UTF8.self).replacingOccurrences(of: "\"timestamp\":", with: "\"timestamp\":-").utf8
       )
-    case 6: bytes = Array(String(decoding: bytes, as: UTF8.self).replacingOccurrences(of: "\"name\"", with: "\"name\":1,\"x\"").utf8)
+    case 6:
+      bytes = Array(
+        String(decoding: bytes, as: UTF8.self).replacingOccurrences(of: "\"name\"", with: "\"name\":1,\"x\"").utf8)
     case 7: bytes = [0xFF, 0xFE] + bytes
-    case 8: bytes = Array(String(decoding: bytes, as: UTF8.self).replacingOccurrences(of: "\"action\"", with: "{\"a\":[[[[[[[[[[[[[[[[[[[[1]]]]]]]]]]]]]]]]]]]}").utf8)
+    case 8:
+      bytes = Array(
+        String(decoding: bytes, as: UTF8.self).replacingOccurrences(
+          of: "\"action\"", with: "{\"a\":[[[[[[[[[[[[[[[[[[[[1]]]]]]]]]]]]]]]]]]]}"
+        ).utf8)
     case 9: bytes += Array(" {}".utf8)
-    case 10: bytes = Array(String(decoding: bytes, as: UTF8.self).replacingOccurrences(of: "\"p-", with: "\"\u{0}\u{7}\\ud800").utf8)
-    default: bytes = Array(String(decoding: bytes, as: UTF8.self).replacingOccurrences(of: "\"context\"", with: "\"context\":null,\"c\"").utf8)
+    case 10:
+      bytes = Array(
+        String(decoding: bytes, as: UTF8.self).replacingOccurrences(of: "\"p-", with: "\"\u{0}\u{7}\\ud800").utf8)
+    default:
+      bytes = Array(
+        String(decoding: bytes, as: UTF8.self).replacingOccurrences(of: "\"context\"", with: "\"context\":null,\"c\"")
+          .utf8)
     }
     return bytes
   }
@@ -90,7 +104,9 @@ struct FuzzTests {
       let health = try await client.execute(uri: "/health", method: .get) { $0.status }
       #expect(health == .ok)
       let stored = try await collector.store.eventCount(app: "ty")
-      let simple = try await collector.store.events(app: "ty", limit: 100_000).filter { $0.kind == "action" && $0.context.library == "SimpleAnalytics" }.count
+      let simple = try await collector.store.events(app: "ty", limit: 100_000).filter {
+        $0.kind == "action" && $0.context.library == "SimpleAnalytics"
+      }.count
       #expect(stored - simple == accepted)
       #expect(statuses[200, default: 0] > 100 && statuses[400, default: 0] > 1000, "\(statuses)")
     }

@@ -44,7 +44,9 @@ struct RouterTests {
   @Test("invalid events are rejected one by one and the rest is stored")
   func partialSuccess() async throws {
     let collector = try await makeCollector()
-    var events = [Batches.event("ok-1"), Batches.event("ok-2"), Batches.event("old", at: Batches.now - 40 * 86_400_000)]
+    var events = [
+      Batches.event("ok-1"), Batches.event("ok-2"), Batches.event("old", at: Batches.now - 40 * 86_400_000),
+    ]
     events[1].name = ""
     let json = String(decoding: Batches.body(events), as: UTF8.self)
       .replacingOccurrences(of: #""id":"ok-1""#, with: #""id":"ok-1","color":"red""#)
@@ -83,7 +85,9 @@ struct RouterTests {
 
   @Test(
     "keys are required and checked",
-    arguments: [(nil, HTTPResponse.Status.unauthorized), ("wrong-key-0123456789", .unauthorized), (adminKey, .forbidden)]
+    arguments: [
+      (nil, HTTPResponse.Status.unauthorized), ("wrong-key-0123456789", .unauthorized), (adminKey, .forbidden),
+    ]
   )
   func authentication(key: String?, expected: HTTPResponse.Status) async throws {
     let collector = try await makeCollector()

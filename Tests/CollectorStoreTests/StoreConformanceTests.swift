@@ -49,7 +49,8 @@ struct StoreConformanceTests {
     let b = Rows.event("id-b")
     let c = Rows.event("id-c")
     #expect(try await store.write(StoreBatch(events: [a, b])) == WriteSummary(insertedEvents: 2))
-    #expect(try await store.write(StoreBatch(events: [a, b, c])) == WriteSummary(insertedEvents: 1, duplicateEvents: 2))
+    #expect(
+      try await store.write(StoreBatch(events: [a, b, c])) == WriteSummary(insertedEvents: 1, duplicateEvents: 2))
     // The same id in another app is another event.
     #expect(try await store.write(StoreBatch(events: [Rows.event("id-a", app: "dl")])).insertedEvents == 1)
     // The same id twice in one batch is stored once.
@@ -74,7 +75,9 @@ struct StoreConformanceTests {
     // The first total resent after two more increments (the reply was lost): replaced, not added.
     var grown = rows[0]
     grown.count = 5
-    #expect(try await store.write(StoreBatch(counters: [grown, rows[1]])) == WriteSummary(insertedCounters: 1, duplicateCounters: 1))
+    #expect(
+      try await store.write(StoreBatch(counters: [grown, rows[1]]))
+        == WriteSummary(insertedCounters: 1, duplicateCounters: 1))
     #expect(try await store.counters(app: "ty").map(\.count).reduce(0, +) == 11)
     // An older, smaller copy never lowers it.
     #expect(try await store.write(StoreBatch(counters: [rows[0]])) == WriteSummary(duplicateCounters: 1))
@@ -100,7 +103,9 @@ struct StoreConformanceTests {
           Rows.event("e1", device: "d1"), Rows.event("e2", device: "d1", user: "u1"), Rows.event("e3", device: "d2"),
           Rows.event("e4", device: "d3", user: "u1"), Rows.event("e5", app: "dl", device: "d1"),
         ],
-        counters: [Rows.counter("c", device: "d1", first: 1, count: 1), Rows.counter("c", device: "d2", first: 1, count: 1)]
+        counters: [
+          Rows.counter("c", device: "d1", first: 1, count: 1), Rows.counter("c", device: "d2", first: 1, count: 1),
+        ]
       )
     )
     let byDevice = try #require(ErasureSubject(app: "ty", deviceID: "d1", userID: nil))

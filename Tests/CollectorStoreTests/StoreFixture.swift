@@ -51,7 +51,8 @@ enum Rows {
     _ name: String, app: String = "ty", device: String = "device-1", first: Int64, count: Int64, id: String? = nil
   ) -> StoredCounter {
     StoredCounter(
-      app: app, counterID: id ?? "\(device)-\(name)-\(first)", deviceID: device, name: name, count: count, firstCountedAt: first, receivedAt: first + 10,
+      app: app, counterID: id ?? "\(device)-\(name)-\(first)", deviceID: device, name: name, count: count,
+      firstCountedAt: first, receivedAt: first + 10,
       context: context
     )
   }

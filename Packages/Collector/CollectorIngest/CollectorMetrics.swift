@@ -30,8 +30,10 @@ public final class CollectorMetrics: Sendable {
     queueDepth = registry.makeGauge(descriptor: Self.name("queue_depth", "rows", "Rows waiting for a group commit"))
     commitSeconds = registry.makeDurationHistogram(
       descriptor: Self.name("commit", "seconds", "Duration of one group commit"),
-      buckets: [.milliseconds(1), .milliseconds(5), .milliseconds(10), .milliseconds(25), .milliseconds(50),
-        .milliseconds(100), .milliseconds(250), .milliseconds(500), .seconds(1), .seconds(5)]
+      buckets: [
+        .milliseconds(1), .milliseconds(5), .milliseconds(10), .milliseconds(25), .milliseconds(50),
+        .milliseconds(100), .milliseconds(250), .milliseconds(500), .seconds(1), .seconds(5),
+      ]
     )
     commitRows = registry.makeValueHistogram(
       descriptor: Self.name("commit_size", "rows", "Rows written by one group commit"),

@@ -76,7 +76,8 @@ public enum NativeIngest {
       }
       guard counter.id.map({ !$0.isEmpty && $0.count <= CollectorLimits.maximumIdentifierLength }) ?? true else {
         throw IngestError(
-          field: "counters[\(position)].id", reason: "must be 1 to \(CollectorLimits.maximumIdentifierLength) characters"
+          field: "counters[\(position)].id",
+          reason: "must be 1 to \(CollectorLimits.maximumIdentifierLength) characters"
         )
       }
       let device = counter.anonymousId ?? ""
@@ -153,7 +154,6 @@ public enum NativeIngest {
     )
   }
 }
-
 
 /// Bounds on names and keys.
 enum BoundedText {

@@ -55,7 +55,8 @@ public enum SimpleAnalyticsIngest {
       } else if ISO8601Timestamp.parse(entry.timestamp) == nil {
         rejected.append(.init(index: entry.index, id: nil, field: "\(path).timestamp", reason: ISO8601Timestamp.rule))
       } else if !context.isBounded {
-        rejected.append(.init(index: entry.index, id: nil, field: path, reason: "a context value \(BoundedText.nameRule)"))
+        rejected.append(
+          .init(index: entry.index, id: nil, field: path, reason: "a context value \(BoundedText.nameRule)"))
       }
     }
     return rejected.sorted { $0.index < $1.index }

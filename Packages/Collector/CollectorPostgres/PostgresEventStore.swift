@@ -242,7 +242,8 @@ public final class PostgresEventStore: EventStore {
       var binds = PostgresBindings()
       binds.append(hash)
       let rows = try await client.query(
-        PostgresQuery(unsafeSQL: "SELECT \(PostgresTables.keyColumns) FROM \(tables.keys) WHERE hash = $1", binds: binds),
+        PostgresQuery(
+          unsafeSQL: "SELECT \(PostgresTables.keyColumns) FROM \(tables.keys) WHERE hash = $1", binds: binds),
         logger: logger
       )
       for try await row in rows { return try PostgresTables.key(row) }

@@ -113,7 +113,8 @@ public final class SQLiteEventStore: EventStore {
         var deleted = 0
         if let device = subject.deviceID {
           for table in ["events", "counters"] {
-            try db.execute(sql: "DELETE FROM \(table) WHERE app = ? AND device_id = ?", arguments: [subject.app, device])
+            try db.execute(
+              sql: "DELETE FROM \(table) WHERE app = ? AND device_id = ?", arguments: [subject.app, device])
             deleted += db.changesCount
           }
         }

@@ -113,7 +113,8 @@ enum SQLiteRows {
       for counter in batch.counters {
         let c = counter.context
         statement.setUncheckedArguments([
-          counter.app, counter.counterID, counter.deviceID, counter.name, counter.count, counter.firstCountedAt, counter.receivedAt,
+          counter.app, counter.counterID, counter.deviceID, counter.name, counter.count, counter.firstCountedAt,
+          counter.receivedAt,
           c.appName, c.appVersion, c.appBuild, c.osName, c.osVersion, c.platform, c.deviceModel, c.locale, c.library,
         ])
         try statement.execute()

@@ -130,7 +130,8 @@ public struct CollectorConfiguration: Sendable {
     func integer(_ key: String, _ range: ClosedRange<Int>) throws(Problem) -> Int? {
       guard let entry = value(key) else { return nil }
       guard let number = Int(entry.value), range.contains(number) else {
-        throw fail(key, "\(key) must be a whole number in \(range.lowerBound)...\(range.upperBound), not \"\(entry.value)\"")
+        throw fail(
+          key, "\(key) must be a whole number in \(range.lowerBound)...\(range.upperBound), not \"\(entry.value)\"")
       }
       return number
     }

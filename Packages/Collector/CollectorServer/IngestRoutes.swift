@@ -112,7 +112,9 @@ struct IngestRoutes: Sendable {
       let rejected = result.rejected + SimpleAnalyticsIngest.rejectedCounters(of: decoded)
       var message = "stored \(result.rows.events.count) items and \(result.rows.counters.count) counters"
       if !rejected.isEmpty {
-        message += "; rejected \(rejected.count): " + rejected.prefix(20).map { "\($0.field): \($0.reason)" }
+        message +=
+          "; rejected \(rejected.count): "
+          + rejected.prefix(20).map { "\($0.field): \($0.reason)" }
           .joined(separator: "; ")
       }
       return respond(route, .ok, Self.messageJSON(message))
@@ -137,7 +139,8 @@ struct IngestRoutes: Sendable {
       throw Refusal(.serviceUnavailable, "", "the collector is busy; retry", retryAfter: 1, metric: "overloaded")
     } catch {
       collector.logger.error("commit failed: \(error)")
-      throw Refusal(.serviceUnavailable, "", "storage unavailable; nothing was stored", retryAfter: 5, metric: "storage")
+      throw Refusal(
+        .serviceUnavailable, "", "storage unavailable; nothing was stored", retryAfter: 5, metric: "storage")
     }
     collector.metrics.accepted(result.rows.events.count, route: route)
     var invalid = 0
@@ -193,7 +196,8 @@ struct IngestRoutes: Sendable {
       do {
         deleted = try await collector.store.erase(subject)
       } catch {
-        throw Refusal(.serviceUnavailable, "", "storage unavailable; nothing was erased", retryAfter: 5, metric: "storage")
+        throw Refusal(
+          .serviceUnavailable, "", "storage unavailable; nothing was erased", retryAfter: 5, metric: "storage")
       }
       collector.logger.notice("erased \(deleted) rows of one subject of app \(app)")
       return respond(route, .ok, Array(#"{"deleted":\#(deleted)}"#.utf8))
@@ -239,7 +243,8 @@ struct IngestRoutes: Sendable {
     guard let key, !key.isEmpty else {
       throw Refusal(
         .unauthorized, "key",
-        scope == .write ? "a write key is required (Authorization: Bearer <key>, or ?key= for SimpleAnalytics)"
+        scope == .write
+          ? "a write key is required (Authorization: Bearer <key>, or ?key= for SimpleAnalytics)"
           : "an admin key is required (Authorization: Bearer <key>)",
         metric: "unauthorized"
       )
@@ -252,7 +257,9 @@ struct IngestRoutes: Sendable {
     }
     guard let record else { throw Refusal(.unauthorized, "key", "is not a valid key", metric: "unauthorized") }
     guard record.scope == scope else {
-      throw Refusal(.forbidden, "key", "is a \(record.scope.rawValue) key; this route needs a \(scope.rawValue) key", metric: "unauthorized")
+      throw Refusal(
+        .forbidden, "key", "is a \(record.scope.rawValue) key; this route needs a \(scope.rawValue) key",
+        metric: "unauthorized")
     }
     return record
   }
@@ -275,7 +282,8 @@ struct IngestRoutes: Sendable {
     case "gzip":
       return try inflate(&buffer, limit: CollectorLimits.maximumDecompressedBytes)
     case let other?:
-      throw Refusal(.unsupportedMediaType, "", "content-encoding \(other) is not supported (gzip or none)", metric: "malformed")
+      throw Refusal(
+        .unsupportedMediaType, "", "content-encoding \(other) is not supported (gzip or none)", metric: "malformed")
     }
   }
 

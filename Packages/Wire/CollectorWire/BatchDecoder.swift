@@ -41,6 +41,18 @@ public struct DecodedBatch: Sendable, Hashable {
   public var counters: [CollectorCounter]
   /// The events that were not valid, by index in the request.
   public var rejected: [BatchResponse.Rejection]
+
+  /// A decoded batch (for other decoders and tests).
+  public init(
+    sentAt: Int64?, context: CollectorContext, events: [CollectorEvent], counters: [CollectorCounter],
+    rejected: [BatchResponse.Rejection]
+  ) {
+    self.sentAt = sentAt
+    self.context = context
+    self.events = events
+    self.counters = counters
+    self.rejected = rejected
+  }
 }
 
 /// Why a batch request as a whole could not be read.

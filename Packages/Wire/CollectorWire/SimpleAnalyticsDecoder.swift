@@ -19,7 +19,9 @@ public enum SimpleAnalyticsDecoder {
   private static let contextKeys: Set<String> = ["device_id", "app_name", "app_version", "system_version", "platform"]
 
   private static func payload(_ value: JSONValue) throws(BatchDecodingError) -> DecodedSimpleAnalytics {
-    guard case .object(let pairs) = value else { throw BatchDecodingError(field: "", reason: "the body is not a JSON object") }
+    guard case .object(let pairs) = value else {
+      throw BatchDecodingError(field: "", reason: "the body is not a JSON object")
+    }
     var result = DecodedSimpleAnalytics()
     var seen: Set<String> = []
     var sawItems = false
@@ -36,7 +38,9 @@ public enum SimpleAnalyticsDecoder {
       switch key {
       case "items":
         sawItems = true
-        guard case .array(let items) = value else { throw BatchDecodingError(field: "items", reason: "must be an array") }
+        guard case .array(let items) = value else {
+          throw BatchDecodingError(field: "items", reason: "must be an array")
+        }
         for (index, item) in items.enumerated() {
           switch entry(item, path: "items[\(index)]", isItem: true) {
           case .success(let entry): result.items.append(entry.with(index: index))

@@ -1,0 +1,134 @@
+import CollectorSQLite
+import CollectorStore
+import CollectorWire
+import Delivery
+import Foundation
+import TestSupport
+import Testing
+
+#if canImport(Glibc)
+  import Glibc
+#endif
+
+/// The `collector` executable built next to the tests.
+private let collectorURL = URL(fileURLWithPath: CommandLine.arguments[0]).deletingLastPathComponent()
+  .appendingPathComponent("collector")
+
+/// A collector process started from the built executable.
+final class CollectorProcess: @unchecked Sendable {
+  let process = Process()
+  let port: Int
+  private let output = Pipe()
+
+  init(arguments: [String]) throws {
+    process.executableURL = collectorURL
+    process.arguments = arguments
+    process.standardOutput = output
+    process.standardError = FileHandle.nullDevice
+    try process.run()
+    var text = ""
+    let deadline = Date().addingTimeInterval(60)
+    while Date() < deadline {
+      let data = output.fileHandleForReading.availableData
+      if data.isEmpty { break }
+      text += String(decoding: data, as: UTF8.self)
+      if let range = text.range(of: #"listening on http://127\.0\.0\.1:(\d+)"#, options: .regularExpression) {
+        port = Int(text[range].split(separator: ":").last!)!
+        return
+      }
+    }
+    process.terminate()
+    throw CollectorProcessError.didNotStart(text)
+  }
+
+  var url: URL { URL(string: "http://127.0.0.1:\(port)")! }
+
+  func kill9() {
+    kill(process.processIdentifier, SIGKILL)
+    process.waitUntilExit()
+  }
+
+  /// SIGTERM, then waits for the graceful exit; returns the exit status.
+  func stop() -> Int32 {
+    process.terminate()
+    process.waitUntilExit()
+    return process.terminationStatus
+  }
+}
+
+enum CollectorProcessError: Error { case didNotStart(String) }
+
+/// Crash safety of the server: `kill -9` in the middle of a load run loses no acknowledged event,
+/// and the clients' retries after the restart add no duplicate. Serialized and skipped under
+/// ThreadSanitizer with the other crash suites (`--skip CrashTests`).
+@Suite("Collector crash safety", .serialized)
+struct CollectorCrashTests {
+  @Test("kill -9 during load: every acknowledged event is stored, retries add no duplicates")
+  func killDuringLoad() async throws {
+    let directory = TemporaryDirectory()
+    let database = directory.url.appendingPathComponent("collector.sqlite").path
+    let arguments = [
+      "--port", "0", "--sqlite-path", database, "--write-keys", "ty=\(writeKey)", "--rate-limit", "0",
+    ]
+    let transport = URLSessionTransport(timeout: 30)
+    func request(_ url: URL, _ batch: Int, sender: Int) -> Delivery.HTTPRequest {
+      let events = (0..<100).map { Batches.event("s\(sender)-b\(batch)-e\($0)") }
+      return Delivery.HTTPRequest(
+        url: url.appendingPathComponent("v1/batch"),
+        headers: ["Authorization": "Bearer \(writeKey)", "Content-Type": "application/json"],
+        body: Batches.body(events)
+      )
+    }
+
+    let first = try CollectorProcess(arguments: arguments)
+    let acknowledged = LockedSet()
+    let attempted = LockedSet()
+    let senders = 4
+    try await withThrowingTaskGroup(of: Void.self) { group in
+      for sender in 0..<senders {
+        group.addTask {
+          for batch in 0..<10_000 {
+            attempted.insert("\(sender)/\(batch)")
+            guard let response = try? await transport.send(request(first.url, batch, sender: sender)) else { return }
+            guard (200..<300).contains(response.status) else { return }
+            acknowledged.insert("\(sender)/\(batch)")
+          }
+        }
+      }
+      group.addTask {
+        try await Task.sleep(for: .milliseconds(1500))
+        first.kill9()
+      }
+      try await group.waitForAll()
+    }
+    #expect(acknowledged.count > 10, "the load ran before the kill")
+    print("collector kill -9: \(acknowledged.count) batches of 100 acknowledged, \(attempted.count) attempted")
+
+    // Restart on the same file; every client resends what it attempted (acknowledged or not).
+    let second = try CollectorProcess(arguments: arguments)
+    for entry in attempted.values {
+      let parts = entry.split(separator: "/").compactMap { Int($0) }
+      let response = try await transport.send(request(second.url, parts[1], sender: parts[0]))
+      #expect(response.status == 200)
+    }
+    #expect(second.stop() == 0, "SIGTERM: drains, commits, exits 0")
+
+    let store = try SQLiteEventStore(path: database)
+    let stored = Set(try await store.events(app: "ty", limit: 10_000_000).map(\.eventID))
+    #expect(try await store.eventCount(app: "ty") == attempted.count * 100, "no duplicates, nothing lost")
+    let missing = acknowledged.values.filter { entry in
+      let parts = entry.split(separator: "/")
+      return !stored.contains("s\(parts[0])-b\(parts[1])-e0") || !stored.contains("s\(parts[0])-b\(parts[1])-e99")
+    }
+    #expect(missing.isEmpty, "acknowledged before the kill but not stored: \(missing.prefix(5))")
+    try await store.close()
+  }
+}
+
+final class LockedSet: @unchecked Sendable {
+  private let lock = NSLock()
+  private var set: Set<String> = []
+  func insert(_ value: String) { lock.withLock { _ = set.insert(value) } }
+  var values: [String] { lock.withLock { Array(set) } }
+  var count: Int { lock.withLock { set.count } }
+}

@@ -1,0 +1,74 @@
+import CollectorIngest
+import CollectorSQLite
+import CollectorServer
+import CollectorStore
+import Foundation
+import Testing
+
+@Suite("Collector configuration")
+struct ConfigurationTests {
+  @Test("defaults, then file, then environment, then command line")
+  func layers() throws {
+    let file = FileManager.default.temporaryDirectory.appendingPathComponent("collector-\(UUID().uuidString).json")
+    try Data(#"{"port": 9000, "rate-limit": 50, "retention-days": 90, "benchmark-routes": true}"#.utf8).write(to: file)
+    let configuration = try CollectorConfiguration.resolve(
+      arguments: ["config": file.path, "rate-limit": "0"],
+      environment: ["COLLECTOR_PORT": "9100", "COLLECTOR_WRITE_KEYS": "ty=0123456789abcdef,dl=fedcba9876543210"]
+    )
+    #expect(configuration.port == 9100)
+    #expect(configuration.rateLimit == nil)
+    #expect(configuration.retention.defaultDays == 90)
+    #expect(configuration.benchmarkRoutes)
+    #expect(configuration.keys.map(\.app) == ["ty", "dl"])
+    #expect(configuration.host == "127.0.0.1")
+    #expect(configuration.storage == .sqlite(path: "collector-data/collector.sqlite", durability: .full))
+  }
+
+  @Test("a PostgreSQL URL selects PostgreSQL")
+  func postgres() throws {
+    let configuration = try CollectorConfiguration.resolve(
+      arguments: ["postgres-schema": "analytics"], environment: ["COLLECTOR_POSTGRES_URL": "postgres://u:p@db/x"]
+    )
+    #expect(configuration.storage == .postgres(url: "postgres://u:p@db/x", schema: "analytics"))
+  }
+
+  @Test(
+    "bad settings name their source and reason",
+    arguments: [
+      (["port": "http"], [:], "--port: port must be a whole number in 0...65535, not \"http\""),
+      ([:], ["COLLECTOR_STORAGE": "mysql"], "COLLECTOR_STORAGE: storage must be sqlite or postgres, not \"mysql\""),
+      (["storage": "postgres"], [:], "--storage: storage is postgres but postgres-url is not set"),
+      (["write-keys": "ty"], [:], "--write-keys: write-keys must be name=value pairs separated by commas, not \"ty\""),
+      (
+        ["write-keys": "ty=short"], [:],
+        "--write-keys: write key of ty must have at least 16 characters and the app at most 64 bytes"
+      ),
+      (["colour": "red"], [:], "--colour: colour is not a setting (see --help)"),
+      (
+        ["retention": "ty=forever"], [:],
+        "--retention: retention of ty must be a number of days in 1...36500, not \"forever\""
+      ),
+    ] as [([String: String], [String: String], String)]
+  )
+  func problems(arguments: [String: String], environment: [String: String], message: String) {
+    #expect(throws: CollectorConfiguration.Problem.self) {
+      try CollectorConfiguration.resolve(arguments: arguments, environment: environment)
+    }
+    do {
+      _ = try CollectorConfiguration.resolve(arguments: arguments, environment: environment)
+    } catch {
+      #expect(error.description == message)
+    }
+  }
+
+  @Test("every setting is documented in the README")
+  func readme() throws {
+    let readme = try String(
+      contentsOf: URL(fileURLWithPath: #filePath).deletingLastPathComponent().appendingPathComponent("../../README.md"),
+      encoding: .utf8
+    )
+    for setting in CollectorConfiguration.settings {
+      #expect(readme.contains("`\(setting.key)`") && readme.contains(setting.environment), "\(setting.key)")
+    }
+  }
+}

@@ -1,0 +1,46 @@
+-- wrk script: POSTs native batches of 100 events with ids unique across threads and requests, so
+-- every event is new to the collector (no de-duplication shortcut). Used by collector-load.sh.
+local counter = 0
+local thread_id = 0
+local threads = {}
+
+function setup(thread)
+  thread:set("tid", #threads + 1)
+  table.insert(threads, thread)
+end
+
+function init(args)
+  thread_id = tid
+  wrk.method = "POST"
+  wrk.headers["Content-Type"] = "application/json"
+  wrk.headers["Authorization"] = "Bearer " .. (os.getenv("COLLECTOR_KEY") or "")
+end
+
+local context = '{"appName":"Trendyol","appVersion":"7.12.0","appBuild":"712","osName":"iOS","osVersion":"17.4",'
+  .. '"platform":"ios","deviceModel":"iPhone15,2","locale":"tr_TR","timeZone":"Europe/Istanbul",'
+  .. '"libraryName":"CoreTracker","libraryVersion":"1.0.0"}'
+local run = os.getenv("RUN_ID") or tostring(os.time())
+
+function request()
+  counter = counter + 1
+  local now = os.time() * 1000
+  local parts = {}
+  for i = 1, 100 do
+    parts[i] = '{"id":"' .. run .. '-' .. thread_id .. '-' .. counter .. '-' .. i .. '","name":"product_viewed",'
+      .. '"kind":"action","timestamp":' .. now .. ',"utcOffsetMinutes":180,"anonymousId":"device-' .. thread_id
+      .. '-' .. (counter % 500) .. '","sessionId":' .. now .. ',"parameters":{"product_id":"p-' .. i
+      .. '","price":129.9,"currency":"TRY","in_stock":true,"position":' .. i .. '}}'
+  end
+  local body = '{"sentAt":' .. now .. ',"context":' .. context .. ',"events":[' .. table.concat(parts, ",")
+    .. '],"counters":[]}'
+  return wrk.format(nil, nil, nil, body)
+end
+
+function done(summary, latency, requests)
+  local seconds = summary.duration / 1000000
+  local events = summary.requests * 100
+  io.write(string.format("RESULT events_per_s=%.0f p50_ms=%.2f p99_ms=%.2f requests=%d errors=%d non2xx=%d\n",
+    events / seconds, latency:percentile(50) / 1000, latency:percentile(99) / 1000, summary.requests,
+    summary.errors.connect + summary.errors.read + summary.errors.write + summary.errors.timeout,
+    summary.errors.status))
+end

@@ -1,0 +1,63 @@
+#!/usr/bin/env bash
+# Load benchmark of the collector: 100-event native batches over HTTP on 127.0.0.1 with wrk, for
+# SQLite and PostgreSQL, each beside the two ceilings of the same server in the same run:
+#   body        — a route that only collects the body
+#   jsondecoder — a route that decodes the batch with Foundation's JSONDecoder and discards it
+#   ingest      — POST /v1/batch: auth, BatchDecoder, validation, group commit; 200 only when durable
+# Usage (from the repository root):  Tools/Benchmarks/collector-load/collector-load.sh [seconds] [connections]
+# Needs wrk (apt-get install wrk) and, for PostgreSQL, COLLECTOR_BENCH_POSTGRES_URL or .ci/postgres.
+set -euo pipefail
+cd "$(dirname "$0")/../../.."
+duration=${1:-20}
+connections=${2:-32}
+threads=2
+command -v wrk >/dev/null || { echo "wrk is missing: apt-get install wrk" >&2; exit 1; }
+swift build -c release --product collector >&2
+binary=$(swift build -c release --show-bin-path)/collector
+work=$(mktemp -d)
+key="bench-write-key-0123456789"
+trap 'kill ${pid:-0} 2>/dev/null || true; rm -rf "$work"' EXIT
+
+start() { # start <label> <collector args...>
+  "$binary" --port 0 --write-keys "bench=$key" --rate-limit 0 --benchmark-routes true "$@" >"$work/out" 2>&1 &
+  pid=$!
+  for _ in $(seq 100); do
+    port=$(grep -o 'listening on http://127.0.0.1:[0-9]*' "$work/out" | grep -o '[0-9]*$' || true)
+    [ -n "$port" ] && return
+    sleep 0.1
+  done
+  cat "$work/out" >&2; exit 1
+}
+stop() { kill -TERM "$pid"; wait "$pid" || true; }
+rss() { awk '/VmHWM/ {print int($2/1024)}' "/proc/$pid/status"; }
+load() { # load <label> <path>
+  local result
+  result=$(COLLECTOR_KEY=$key RUN_ID="$1-$RANDOM$RANDOM" wrk -t$threads -c"$connections" -d"${duration}s" \
+    --latency -s Tools/Benchmarks/collector-load/batch.lua "http://127.0.0.1:$port$2" | grep RESULT)
+  printf '%-12s %-14s %s peak_rss_mb=%s\n' "$storage" "$1" "${result#RESULT }" "$(rss)"
+}
+
+echo "collector load: ${duration}s per route, $connections connections, wrk $threads threads, 100 events per batch"
+storage=sqlite
+start --sqlite-path "$work/bench.sqlite"
+load body /bench/body
+load jsondecoder /bench/jsondecoder
+load ingest /v1/batch
+stored=$(sqlite3 "$work/bench.sqlite" "SELECT count(*) FROM events" 2>/dev/null || echo "?")
+stop
+echo "sqlite       stored events: $stored"
+
+postgres_url=${COLLECTOR_BENCH_POSTGRES_URL:-}
+if [ -z "$postgres_url" ] && [ -x .ci/postgres ]; then
+  eval "$(.ci/postgres)"
+  postgres_url=$COLLECTOR_TEST_POSTGRES_URL
+fi
+if [ -n "$postgres_url" ]; then
+  storage=postgres
+  schema="bench_$RANDOM$RANDOM"
+  start --postgres-url "$postgres_url" --postgres-schema "$schema"
+  load body /bench/body
+  load jsondecoder /bench/jsondecoder
+  load ingest /v1/batch
+  stop
+fi
