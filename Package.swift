@@ -174,7 +174,10 @@ let package = Package(
     .target(name: "CollectorStore", path: "Packages/Collector/CollectorStore"),
     .target(
       name: "CollectorSQLite",
-      dependencies: ["CollectorStore", .product(name: "GRDB", package: "GRDB.swift")],
+      dependencies: [
+        "CollectorStore", .product(name: "GRDB", package: "GRDB.swift"),
+        .product(name: "GRDBSQLite", package: "GRDB.swift"),
+      ],
       path: "Packages/Collector/CollectorSQLite"
     ),
     .target(

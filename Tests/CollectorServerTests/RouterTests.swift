@@ -142,7 +142,9 @@ struct RouterTests {
       // The bucket holds 2500 events (one full batch).
       let first = Batches.body((0..<2500).map { Batches.event("r\($0)") })
       #expect(try await Self.post(client, "/v1/batch", first, gzip: true).0 == .ok)
-      let (status, _, headers) = try await Self.post(client, "/v1/batch", Batches.body([Batches.event("over")]))
+      // 100 more events need 100 s of refill at 1 event/s.
+      let over = Batches.body((0..<100).map { Batches.event("over-\($0)") })
+      let (status, _, headers) = try await Self.post(client, "/v1/batch", over)
       #expect(status == .tooManyRequests)
       #expect(headers[.retryAfter].flatMap(Int.init).map { $0 >= 1 } == true)
     }

