@@ -5,7 +5,8 @@ import Prometheus
 /// after its rows are committed.
 ///
 /// While one transaction is being written, arriving requests queue; the next transaction takes all
-/// of them (up to ``maximumRowsPerCommit``). A failed transaction fails every request in it (they
+/// of them (up to ``maximumRowsPerCommit``). Stores that take concurrent writers (PostgreSQL) get up
+/// to their `maximumConcurrentWrites` transactions in flight. A failed transaction fails every request in it (they
 /// answer 503 and acknowledge nothing; the clients retry, and de-duplication makes the retry safe).
 /// When more than ``maximumQueuedRows`` rows wait, new requests are refused at once
 /// (``CommitError/overloaded``) instead of growing memory without bound.
@@ -26,7 +27,7 @@ public actor GroupCommitter {
   private let metrics: CollectorMetrics?
   private var waiting: [(rows: StoreBatch, continuation: CheckedContinuation<Void, any Error>)] = []
   private var queuedRows = 0
-  private var writing = false
+  private var writers = 0
   private var isShutDown = false
   private var idle: [CheckedContinuation<Void, Never>] = []
 
@@ -51,8 +52,8 @@ public actor GroupCommitter {
       waiting.append((rows, continuation))
       queuedRows += size
       metrics?.queueDepth.set(Double(queuedRows))
-      if !writing {
-        writing = true
+      if writers < max(1, store.maximumConcurrentWrites) {
+        writers += 1
         Task { await self.drain() }
       }
     }
@@ -61,7 +62,7 @@ public actor GroupCommitter {
   /// Stops taking rows and waits until every queued row is written.
   public func shutdown() async {
     isShutDown = true
-    if !writing && waiting.isEmpty { return }
+    if writers == 0 && waiting.isEmpty { return }
     await withCheckedContinuation { idle.append($0) }
   }
 
@@ -97,8 +98,10 @@ public actor GroupCommitter {
       queuedRows -= rows
       metrics?.queueDepth.set(Double(queuedRows))
     }
-    writing = false
-    for waiter in idle { waiter.resume() }
-    idle.removeAll()
+    writers -= 1
+    if writers == 0 {
+      for waiter in idle { waiter.resume() }
+      idle.removeAll()
+    }
   }
 }

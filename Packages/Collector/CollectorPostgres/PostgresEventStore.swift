@@ -19,6 +19,9 @@ public final class PostgresEventStore: EventStore {
   private let runner: Task<Void, Never>
   private let logger: Logger
   private let tables: PostgresTables
+  /// Group commits run on up to this many connections at once (half the pool, at least 1, at most 4):
+  /// while one transaction waits for the server, the next is already on its way.
+  public let maximumConcurrentWrites: Int
 
   /// Connects to the database that `url` names (`postgres://user:password@host:port/database`), in
   /// the schema `schema` (created when missing).
@@ -30,6 +33,7 @@ public final class PostgresEventStore: EventStore {
       throw StoreError.unavailable("schema \"\(schema)\" is not a plain identifier ([a-z_][a-z0-9_]*)")
     }
     self.tables = PostgresTables(schema: schema)
+    self.maximumConcurrentWrites = min(4, max(1, maximumConnections / 2))
     self.logger = logger ?? Logger(label: "collector.postgres")
     let client = PostgresClient(configuration: clientConfiguration, backgroundLogger: self.logger)
     self.client = client

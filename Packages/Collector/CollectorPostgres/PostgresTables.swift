@@ -45,7 +45,6 @@ struct PostgresTables: Sendable {
         )
         """,
         "CREATE INDEX events_app_occurred_at ON \(events) (app, occurred_at)",
-        "CREATE INDEX events_app_device ON \(events) (app, device_id)",
         """
         CREATE TABLE \(counters) (
           app text NOT NULL, counter_id text NOT NULL, device_id text NOT NULL, name text NOT NULL, count bigint NOT NULL,
@@ -75,9 +74,9 @@ struct PostgresTables: Sendable {
     binds.append(rows.map(\.eventID))
     binds.append(rows.map(\.name))
     binds.append(rows.map(\.kind))
-    binds.append(rows.map(\.occurredAt))
+    binds.append(rows.map { Self.date($0.occurredAt) })
     binds.append(rows.map { Int64($0.utcOffsetMinutes) })
-    binds.append(rows.map(\.receivedAt))
+    binds.append(rows.map { Self.date($0.receivedAt) })
     binds.append(rows.map(\.deviceID))
     binds.append(rows.map { $0.userID ?? "" })
     binds.append(rows.map { $0.userID != nil })
@@ -90,11 +89,12 @@ struct PostgresTables: Sendable {
         WITH inserted AS (
           INSERT INTO \(events) (app, event_id, name, kind, occurred_at, utc_offset_minutes, received_at, device_id,
             user_id, session_id, \(Self.contextColumns), parameters)
-          SELECT app, event_id, name, kind, to_timestamp(occurred_at / 1000.0), utc_offset_minutes,
-            to_timestamp(received_at / 1000.0), device_id, CASE WHEN has_user THEN user_id END,
+          SELECT app, event_id, name, kind, occurred_at, utc_offset_minutes, received_at, device_id,
+            CASE WHEN has_user THEN user_id END,
             CASE WHEN has_session THEN session_id END, \(Self.contextColumns), parameters::jsonb
-          FROM unnest($1::text[], $2::text[], $3::text[], $4::text[], $5::bigint[], $6::bigint[], $7::bigint[],
-            $8::text[], $9::text[], $10::bool[], $11::bigint[], $12::bool[], $13::text[], $14::text[], $15::text[],
+          FROM unnest($1::text[], $2::text[], $3::text[], $4::text[], $5::timestamptz[], $6::bigint[],
+            $7::timestamptz[], $8::text[], $9::text[], $10::bool[], $11::bigint[], $12::bool[], $13::text[], $14::text[],
+            $15::text[],
             $16::text[], $17::text[], $18::text[], $19::text[], $20::text[], $21::text[], $22::text[])
             AS r(app, event_id, name, kind, occurred_at, utc_offset_minutes, received_at, device_id, user_id, has_user,
               session_id, has_session, \(Self.contextColumns), parameters)
@@ -136,6 +136,11 @@ struct PostgresTables: Sendable {
         """,
       binds: binds
     )
+  }
+
+  /// Timestamps travel as binary `timestamptz` (no per-row conversion on the server).
+  static func date(_ milliseconds: Int64) -> Date {
+    Date(timeIntervalSince1970: Double(milliseconds) / 1000)
   }
 
   private static func appendContext(_ contexts: [StoredContext], to binds: inout PostgresBindings) {

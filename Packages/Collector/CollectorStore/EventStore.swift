@@ -58,6 +58,14 @@ public protocol EventStore: Sendable {
 
   /// Releases connections and files.
   func close() async throws
+
+  /// How many ``write(_:)`` transactions may run at once (1: one writer, as SQLite has).
+  var maximumConcurrentWrites: Int { get }
+}
+
+extension EventStore {
+  /// One writer by default.
+  public var maximumConcurrentWrites: Int { 1 }
 }
 
 /// A storage failure: the collector answers 503 and acknowledges nothing.

@@ -6,6 +6,7 @@
 #   ingest      — POST /v1/batch: auth, BatchDecoder, validation, group commit; 200 only when durable
 # Usage (from the repository root):  Tools/Benchmarks/collector-load/collector-load.sh [seconds] [connections]
 # Needs wrk (apt-get install wrk) and, for PostgreSQL, COLLECTOR_BENCH_POSTGRES_URL or .ci/postgres.
+# STORAGES="sqlite" (or "postgres") runs one engine only.
 set -euo pipefail
 cd "$(dirname "$0")/../../.."
 duration=${1:-20}
@@ -38,21 +39,24 @@ load() { # load <label> <path>
 }
 
 echo "collector load: ${duration}s per route, $connections connections, wrk $threads threads, 100 events per batch"
-storage=sqlite
-start --sqlite-path "$work/bench.sqlite"
-load body /bench/body
-load jsondecoder /bench/jsondecoder
-load ingest /v1/batch
-stored=$(sqlite3 "$work/bench.sqlite" "SELECT count(*) FROM events" 2>/dev/null || echo "?")
-stop
-echo "sqlite       stored events: $stored"
+storages=${STORAGES:-sqlite postgres}
+if [[ " $storages " == *" sqlite "* ]]; then
+  storage=sqlite
+  start --sqlite-path "$work/bench.sqlite"
+  load body /bench/body
+  load jsondecoder /bench/jsondecoder
+  load ingest /v1/batch
+  stored=$(sqlite3 "$work/bench.sqlite" "SELECT count(*) FROM events" 2>/dev/null || echo "?")
+  stop
+  echo "sqlite       stored events: $stored"
+fi
 
 postgres_url=${COLLECTOR_BENCH_POSTGRES_URL:-}
 if [ -z "$postgres_url" ] && [ -x .ci/postgres ]; then
   eval "$(.ci/postgres)"
   postgres_url=$COLLECTOR_TEST_POSTGRES_URL
 fi
-if [ -n "$postgres_url" ]; then
+if [ -n "$postgres_url" ] && [[ " $storages " == *" postgres "* ]]; then
   storage=postgres
   schema="bench_$RANDOM$RANDOM"
   start --postgres-url "$postgres_url" --postgres-schema "$schema"
