@@ -232,8 +232,7 @@ let package = Package(
       name: "CollectorServerTests",
       dependencies: [
         "Collector", "CollectorIngest", "CollectorPostgres", "CollectorServer", "CollectorService", "CollectorSQLite",
-        "CollectorStore",
-        "CollectorWire", "CoreTracker", "Delivery", "TestSupport",
+        "CollectorStore", "CollectorWire", "CoreTracker", "Delivery", "SimpleAnalyticsService", "TestSupport",
         .product(name: "Hummingbird", package: "hummingbird"),
         .product(name: "HummingbirdTesting", package: "hummingbird"), .product(name: "NIOCore", package: "swift-nio"),
       ],

@@ -9,6 +9,7 @@ import Foundation
 import Hummingbird
 import HummingbirdTesting
 import Logging
+import SimpleAnalyticsService
 import TestSupport
 import Testing
 
@@ -51,6 +52,38 @@ struct LiveTests {
       #expect(events.allSatisfy { $0.context.library.hasPrefix("CoreTracker/") && !$0.deviceID.isEmpty })
       // The service counts records: 2,000 events and 200 counter increments.
       #expect(service.statistics()?.delivered == 2_200)
+    }
+    try await collector.store.close()
+  }
+
+  @Test("SimpleAnalyticsService → /v1/simple-analytics?key=: items and counters stored exactly once")
+  func simpleAnalyticsEndToEnd() async throws {
+    let collector = try await makeCollector()
+    let directory = TemporaryDirectory()
+    let outbox = directory.url
+    try await collector.application(closesStore: false).test(.live) { client async throws in
+      let port = try #require(client.port)
+      var endpoint = URLComponents(string: "http://127.0.0.1:\(port)/v1/simple-analytics")!
+      endpoint.queryItems = [URLQueryItem(name: "key", value: writeKey)]
+      let service = try SimpleAnalyticsService(
+        endpoint: endpoint.url!, deviceID: "sa-device", directory: outbox,
+        retry: RetryPolicy(initialDelay: 0.05, maximumDelay: 0.2)
+      )
+      let tracker = Tracker(services: [service], configuration: TrackerConfiguration(emitsSessionEvents: false))
+      for index in 0..<250 {
+        tracker.track(GenericEvent("Opened screen \(index % 5)", parameters: ["index": .int(index)]))
+        if index % 50 == 0 {
+          // SimpleAnalytics keys a counter total by its first-count time (ms): counts a few ms apart,
+          // as an app makes them, keep totals of different batches apart.
+          tracker.count("Foregrounded")
+          try await Task.sleep(for: .milliseconds(5))
+        }
+      }
+      await tracker.flush()
+      #expect(try await collector.store.eventCount(app: "ty") == 250)
+      let events = try await collector.store.events(app: "ty", limit: 1_000)
+      #expect(events.allSatisfy { $0.deviceID == "sa-device" && $0.context.library == "SimpleAnalytics" })
+      #expect(try await collector.store.counters(app: "ty").map(\.count).reduce(0, +) == 5)
     }
     try await collector.store.close()
   }
