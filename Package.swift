@@ -13,9 +13,11 @@ let package = Package(
     .library(name: "CollectorWire", targets: ["CollectorWire"]),
     .library(name: "Delivery", targets: ["Delivery"]),
     .library(name: "DLProductDetail", targets: ["DLProductDetail"]),
+    .library(name: "GA4Wire", targets: ["GA4Wire"]),
     .library(name: "DLSellerProfile", targets: ["DLSellerProfile"]),
     .library(name: "DLTracker", targets: ["DLTracker"]),
     .library(name: "LogService", targets: ["LogService"]),
+    .library(name: "MixpanelWire", targets: ["MixpanelWire"]),
     .library(name: "SimpleAnalyticsService", targets: ["SimpleAnalyticsService"]),
     .library(name: "TYCheckout", targets: ["TYCheckout"]),
     .library(name: "TYProductDetail", targets: ["TYProductDetail"]),
@@ -65,6 +67,10 @@ let package = Package(
     ),
     .target(name: "CollectorWire", path: "Packages/Wire/CollectorWire"),
     .testTarget(name: "CollectorWireTests", dependencies: ["CollectorWire"], path: "Tests/CollectorWireTests"),
+    .target(name: "GA4Wire", path: "Packages/Wire/GA4Wire"),
+    .testTarget(name: "GA4WireTests", dependencies: ["GA4Wire"], path: "Tests/GA4WireTests"),
+    .target(name: "MixpanelWire", path: "Packages/Wire/MixpanelWire"),
+    .testTarget(name: "MixpanelWireTests", dependencies: ["MixpanelWire"], path: "Tests/MixpanelWireTests"),
 
     // MARK: Test support
     .target(
