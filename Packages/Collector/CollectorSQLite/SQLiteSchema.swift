@@ -101,7 +101,6 @@ enum SQLiteRows {
       let statement = try db.cachedStatement(sql: insertEvent)
       var binder = Binder(statement.sqliteStatement)
       for event in batch.events {
-        let c = event.context
         binder.start()
         binder.text(event.app)
         binder.text(event.eventID)
@@ -113,11 +112,7 @@ enum SQLiteRows {
         binder.text(event.deviceID)
         binder.text(event.userID)
         binder.integer(event.sessionID)
-        for value in [
-          c.appName, c.appVersion, c.appBuild, c.osName, c.osVersion, c.platform, c.deviceModel, c.locale, c.library,
-        ] {
-          binder.text(value)
-        }
+        binder.context(event.context)
         binder.text(event.parametersJSON)
         if try binder.step(db) { summary.insertedEvents += 1 } else { summary.duplicateEvents += 1 }
       }
@@ -126,7 +121,6 @@ enum SQLiteRows {
       let statement = try db.cachedStatement(sql: insertCounter)
       var binder = Binder(statement.sqliteStatement)
       for counter in batch.counters {
-        let c = counter.context
         binder.start()
         binder.text(counter.app)
         binder.text(counter.counterID)
@@ -135,11 +129,7 @@ enum SQLiteRows {
         binder.integer(counter.count)
         binder.integer(counter.firstCountedAt)
         binder.integer(counter.receivedAt)
-        for value in [
-          c.appName, c.appVersion, c.appBuild, c.osName, c.osVersion, c.platform, c.deviceModel, c.locale, c.library,
-        ] {
-          binder.text(value)
-        }
+        binder.context(counter.context)
         if try binder.step(db) { summary.insertedCounters += 1 } else { summary.duplicateCounters += 1 }
       }
     }
@@ -175,6 +165,19 @@ enum SQLiteRows {
           _ = sqlite3_bind_text(statement, column, "", 0, Self.transient)
         }
       }
+    }
+
+    /// The nine context columns, in the order of both tables.
+    mutating func context(_ c: StoredContext) {
+      text(c.appName)
+      text(c.appVersion)
+      text(c.appBuild)
+      text(c.osName)
+      text(c.osVersion)
+      text(c.platform)
+      text(c.deviceModel)
+      text(c.locale)
+      text(c.library)
     }
 
     mutating func integer(_ value: Int64?) {
