@@ -66,7 +66,9 @@ let package = Package(
       path: "Tests/DeliveryTests"
     ),
     .target(name: "CollectorWire", path: "Packages/Wire/CollectorWire"),
-    .testTarget(name: "CollectorWireTests", dependencies: ["CollectorWire"], path: "Tests/CollectorWireTests"),
+    .testTarget(
+      name: "CollectorWireTests", dependencies: ["CollectorWire", "TestSupport"], path: "Tests/CollectorWireTests"
+    ),
     .target(name: "GA4Wire", path: "Packages/Wire/GA4Wire"),
     .testTarget(name: "GA4WireTests", dependencies: ["GA4Wire"], path: "Tests/GA4WireTests"),
     .target(name: "MixpanelWire", path: "Packages/Wire/MixpanelWire"),

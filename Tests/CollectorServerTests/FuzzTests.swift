@@ -6,25 +6,14 @@ import HTTPTypes
 import Hummingbird
 import HummingbirdTesting
 import NIOCore
+import TestSupport
 import Testing
-
-/// A seeded generator, so every run sends the same bodies and a failure reproduces.
-struct SplitMix64: RandomNumberGenerator {
-  var state: UInt64
-  mutating func next() -> UInt64 {
-    state &+= 0x9E37_79B9_7F4A_7C15
-    var z = state
-    z = (z ^ (z >> 30)) &* 0xBF58_476D_1CE4_E5B9
-    z = (z ^ (z >> 27)) &* 0x94D0_49BB_1331_11EB
-    return z ^ (z >> 31)
-  }
-}
 
 /// Damaged and hostile bodies: every answer is 200 (with per-event rejections) or a 4xx, never a
 /// 5xx; the server stays up; the store holds exactly the events the answers accepted.
 @Suite("Collector fuzzing")
 struct FuzzTests {
-  static func mutate(_ body: [UInt8], _ random: inout SplitMix64) -> [UInt8] {
+  static func mutate(_ body: [UInt8], _ random: inout SeededRandom) -> [UInt8] {
     var bytes = body
     switch Int.random(in: 0..<12, using: &random) {
     case 0: bytes = Array(bytes.prefix(Int.random(in: 0..<bytes.count, using: &random)))
@@ -69,7 +58,7 @@ struct FuzzTests {
   func damagedBodies() async throws {
     let collector = try await makeCollector()
     try await collector.application(closesStore: false).test(.router) { client async throws in
-      var random = SplitMix64(state: 20_261_122)
+      var random = SeededRandom(seed: 20_261_122)
       var accepted = 0
       var statuses: [Int: Int] = [:]
       for round in 0..<3000 {

@@ -1,5 +1,6 @@
 import CollectorWire
 import Foundation
+import TestSupport
 import Testing
 
 private let context = CollectorContext(
@@ -8,24 +9,13 @@ private let context = CollectorContext(
   libraryVersion: "0.1.0"
 )
 
-private struct Generator: RandomNumberGenerator {
-  var state: UInt64
-  mutating func next() -> UInt64 {
-    state &+= 0x9e37_79b9_7f4a_7c15
-    var z = state
-    z = (z ^ (z >> 30)) &* 0xbf58_476d_1ce4_e5b9
-    z = (z ^ (z >> 27)) &* 0x94d0_49bb_1331_11eb
-    return z ^ (z >> 31)
-  }
-}
-
-private func randomText(_ random: inout Generator) -> String {
+private func randomText(_ random: inout SeededRandom) -> String {
   let pieces = ["a", "Z", "_", " ", "\"", "\\", "/", "\n", "\t", "\u{1}", "ü", "ç", "ğ", "😀", "\u{2028}", "0"]
   return String(
     (0..<Int.random(in: 0...12, using: &random)).map { _ in Character(pieces.randomElement(using: &random)!) })
 }
 
-private func randomBatch(_ random: inout Generator) -> CollectorBatch {
+private func randomBatch(_ random: inout SeededRandom) -> CollectorBatch {
   let events = (0..<Int.random(in: 0...20, using: &random)).map { index -> CollectorEvent in
     var parameters: [String: CollectorValue] = [:]
     for _ in 0..<Int.random(in: 0...6, using: &random) {
@@ -57,7 +47,7 @@ private func randomBatch(_ random: inout Generator) -> CollectorBatch {
 struct BatchDecoderTests {
   /// Differential: on generated valid batches the decoder agrees with Foundation's JSONDecoder.
   @Test func agreesWithJSONDecoderOnGeneratedBatches() throws {
-    var random = Generator(state: 7)
+    var random = SeededRandom(seed: 7)
     for _ in 0..<300 {
       let batch = randomBatch(&random)
       let body = [UInt8](try JSONEncoder().encode(batch))
@@ -73,7 +63,7 @@ struct BatchDecoderTests {
   /// Differential on damaged bodies: never a crash; whenever the decoder accepts a body without
   /// rejecting anything, JSONDecoder reads the same batch from it.
   @Test func damagedBodiesNeverCrashAndNeverDisagreeSilently() throws {
-    var random = Generator(state: 11)
+    var random = SeededRandom(seed: 11)
     var thrown = 0
     for round in 0..<3000 {
       var body = [UInt8](try JSONEncoder().encode(randomBatch(&random)))

@@ -104,7 +104,7 @@ struct OutboxTests {
       for index in 0..<20 { outbox.append(kind: 2, timestamp: 0, payload: payload(index)) }
     }
     let segment = try #require(try segmentFiles(directory.url).first)
-    var generator = SplitMix(seed: seed)
+    var generator = SeededRandom(seed: seed)
     let garbage = (0..<200).map { _ in UInt8(truncatingIfNeeded: generator.next()) }
     let handle = try FileHandle(forUpdating: segment)
     try handle.seek(toOffset: UInt64(Outbox.segmentHeaderSize + 20 * Outbox.recordSize(40)))
@@ -174,17 +174,5 @@ func segmentFiles(_ directory: URL) throws -> [URL] {
 func diskBytes(_ directory: URL) throws -> Int {
   try segmentFiles(directory).reduce(0) { total, url in
     total + ((try FileManager.default.attributesOfItem(atPath: url.path)[.size] as? Int) ?? 0)
-  }
-}
-
-struct SplitMix: RandomNumberGenerator {
-  var state: UInt64
-  init(seed: UInt64) { state = seed }
-  mutating func next() -> UInt64 {
-    state &+= 0x9e37_79b9_7f4a_7c15
-    var z = state
-    z = (z ^ (z >> 30)) &* 0xbf58_476d_1ce4_e5b9
-    z = (z ^ (z >> 27)) &* 0x94d0_49bb_1331_11eb
-    return z ^ (z >> 31)
   }
 }

@@ -1,5 +1,6 @@
 import CoreTracker
 import Foundation
+import TestSupport
 import Testing
 
 @testable import Delivery
@@ -39,7 +40,7 @@ struct RetryAndGzipTests {
 
   @Test(arguments: [0, 1, 100, 5000, 200_000])
   func gzipOutputIsReadByZlib(size: Int) throws {
-    var random = SplitMix(seed: UInt64(size))
+    var random = SeededRandom(seed: UInt64(size))
     let words = ["{\"name\":", "\"add_to_cart\"", ",\"id\":", "\"0193a4f2\"", "}", "[", "]", " ", "ü", "\n"]
     var input: [UInt8] = []
     while input.count < size { input += Array(words[Int(random.next() % UInt64(words.count))].utf8) }
@@ -50,7 +51,7 @@ struct RetryAndGzipTests {
   }
 
   @Test func incompressibleBytesRoundTrip() throws {
-    var random = SplitMix(seed: 42)
+    var random = SeededRandom(seed: 42)
     let input = (0..<70_000).map { _ in UInt8(truncatingIfNeeded: random.next()) }
     #expect(try gunzipWithPython(Gzip.compress(input)) == input)
   }

@@ -19,13 +19,7 @@ public enum BatchDecoder {
 
   /// Decodes a native batch.
   public static func decode(_ bytes: [UInt8]) throws(BatchDecodingError) -> DecodedBatch {
-    try bytes.withUnsafeBufferPointer { buffer throws(BatchDecodingError) -> DecodedBatch in
-      var parser = Parser(buffer)
-      let top = try parser.value(field: "", depth: 0)
-      parser.skipWhitespace()
-      guard parser.isAtEnd else { throw BatchDecodingError(field: "", reason: "unexpected data after the batch") }
-      return try Parser.batch(top)
-    }
+    try Parser.batch(Parser.document(bytes, named: "the batch"))
   }
 }
 
@@ -100,6 +94,17 @@ struct Parser {
   init(_ bytes: UnsafeBufferPointer<UInt8>) { self.bytes = bytes }
 
   var isAtEnd: Bool { position >= bytes.count }
+
+  /// The one JSON value a body holds; anything but white space after it is an error.
+  static func document(_ bytes: [UInt8], named name: String) throws(BatchDecodingError) -> JSONValue {
+    try bytes.withUnsafeBufferPointer { buffer throws(BatchDecodingError) -> JSONValue in
+      var parser = Parser(buffer)
+      let top = try parser.value(field: "", depth: 0)
+      parser.skipWhitespace()
+      guard parser.isAtEnd else { throw BatchDecodingError(field: "", reason: "unexpected data after \(name)") }
+      return top
+    }
+  }
 
   mutating func skipWhitespace() {
     while position < bytes.count {

@@ -7,13 +7,7 @@
 public enum SimpleAnalyticsDecoder {
   /// Decodes a payload.
   public static func decode(_ bytes: [UInt8]) throws(BatchDecodingError) -> DecodedSimpleAnalytics {
-    try bytes.withUnsafeBufferPointer { buffer throws(BatchDecodingError) -> DecodedSimpleAnalytics in
-      var parser = Parser(buffer)
-      let top = try parser.value(field: "", depth: 0)
-      parser.skipWhitespace()
-      guard parser.isAtEnd else { throw BatchDecodingError(field: "", reason: "unexpected data after the payload") }
-      return try payload(top)
-    }
+    try payload(Parser.document(bytes, named: "the payload"))
   }
 
   private static let contextKeys: Set<String> = ["device_id", "app_name", "app_version", "system_version", "platform"]

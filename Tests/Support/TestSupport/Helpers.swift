@@ -71,3 +71,20 @@ public enum PostgresTestServer {
     "\(prefix)_\(UUID().uuidString.lowercased().replacingOccurrences(of: "-", with: "").prefix(16))"
   }
 }
+
+/// A seeded SplitMix64 generator: the same seed gives the same values on every run and machine, so a
+/// generated or damaged input that fails a test is reproduced by its seed.
+public struct SeededRandom: RandomNumberGenerator, Sendable {
+  private var state: UInt64
+
+  /// A generator starting from `seed`.
+  public init(seed: UInt64) { state = seed }
+
+  public mutating func next() -> UInt64 {
+    state &+= 0x9e37_79b9_7f4a_7c15
+    var z = state
+    z = (z ^ (z >> 30)) &* 0xbf58_476d_1ce4_e5b9
+    z = (z ^ (z >> 27)) &* 0x94d0_49bb_1331_11eb
+    return z ^ (z >> 31)
+  }
+}
