@@ -270,8 +270,10 @@ struct OneRequestInFlightTests {
       return TestResponse(status: gauge.total % 3 == 0 ? 503 : 200)
     }
     defer { Task { await server.stop() } }
+    // flush() waits up to its timeout; 60 s so a slow machine (ThreadSanitizer on a busy CI host took
+    // over 15 s) still sees every event delivered before the count is checked.
     let harness = try DeliveryHarness(
-      url: server.url, policy: FlushPolicy(count: 10, interval: 0.05, syncInterval: 0.05))
+      url: server.url, policy: FlushPolicy(count: 10, interval: 0.05, syncInterval: 0.05, flushTimeout: 60))
     for chunk in 0..<10 {
       harness.enqueue((chunk * 50)..<(chunk * 50 + 50))
       harness.queue.sendSoon()
