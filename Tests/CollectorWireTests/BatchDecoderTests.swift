@@ -43,6 +43,25 @@ private func randomBatch(_ random: inout SeededRandom) -> CollectorBatch {
   )
 }
 
+/// Events that agree: equal, except that a number spelled with a fraction or an exponent ("1e-400",
+/// "9223372036854775807e0") may be an integer for one reader and a double for the other, as long as it
+/// is the same number. Integers are compared exactly (no rounding through a double).
+private func agree(_ lhs: [CollectorEvent], _ rhs: [CollectorEvent]) -> Bool {
+  func same(_ a: CollectorValue, _ b: CollectorValue) -> Bool {
+    switch (a, b) {
+    case (.int(let x), .double(let y)), (.double(let y), .int(let x)): Double(x) == y
+    default: a == b
+    }
+  }
+  guard lhs.count == rhs.count else { return false }
+  return zip(lhs, rhs).allSatisfy { a, b in
+    var a2 = a
+    a2.parameters = b.parameters
+    return a2 == b && a.parameters.count == b.parameters.count
+      && a.parameters.allSatisfy { key, value in b.parameters[key].map { same(value, $0) } ?? false }
+  }
+}
+
 @Suite("BatchDecoder")
 struct BatchDecoderTests {
   /// Differential: on generated valid batches the decoder agrees with Foundation's JSONDecoder.
@@ -68,17 +87,22 @@ struct BatchDecoderTests {
     for round in 0..<3000 {
       var body = [UInt8](try JSONEncoder().encode(randomBatch(&random)))
       guard !body.isEmpty else { continue }
+      let at = Int.random(in: 0..<body.count, using: &random)
+      let byte = UInt8.random(in: 0...255, using: &random)
       switch round % 4 {
-      case 0: body[Int.random(in: 0..<body.count, using: &random)] = UInt8.random(in: 0...255, using: &random)
-      case 1: body.removeSubrange(Int.random(in: 0..<body.count, using: &random)...)
-      case 2: body.insert(UInt8.random(in: 0...255, using: &random), at: Int.random(in: 0..<body.count, using: &random))
-      default: body.remove(at: Int.random(in: 0..<body.count, using: &random))
+      case 0: body[at] = byte
+      case 1: body.removeSubrange(at...)
+      case 2: body.insert(byte, at: at)
+      default: body.remove(at: at)
       }
       do {
         let decoded = try BatchDecoder.decode(body)
         guard decoded.rejected.isEmpty else { continue }
         if let reference = try? JSONDecoder().decode(CollectorBatch.self, from: Data(body)) {
-          #expect(decoded.events == reference.events && decoded.context == reference.context)
+          #expect(
+            agree(decoded.events, reference.events) && decoded.context == reference.context,
+            "damage \(round % 4) with byte \(byte) near: \(String(decoding: body[max(0, at - 40)..<min(body.count, at + 40)], as: UTF8.self))"
+          )
         }
       } catch {
         thrown += 1
@@ -117,6 +141,58 @@ struct BatchDecoderTests {
     )
   }
 
+  /// Numbers written with a fraction or an exponent: integral values are read exactly as integers
+  /// (not through a double), everything else as the double Foundation reads; both agree with JSONDecoder.
+  @Test(arguments: [
+    "5.0", "-0.0", "0e5", "1.50e1", "796149213656825377.0", "34314401013E8", "-9223372036854775808.0",
+    "9223372036854775807e0", "9223372036854775808.0", "1e19", "0.5", "2.5e-1", "1e-400", "12345678901234567890",
+    "1.7976931348623157e308",
+  ])
+  func numbersAgreeWithJSONDecoder(number: String) throws {
+    let body = """
+      {"context":\(String(decoding: try JSONEncoder().encode(context), as: UTF8.self)),"events":[
+      {"id":"a","name":"n","kind":"action","timestamp":1,"utcOffsetMinutes":0,"anonymousId":"x","parameters":{"p":\(number)}}],
+      "sentAt":1,"counters":[]}
+      """
+    let decoded = try BatchDecoder.decode(Array(body.utf8))
+    let reference = try JSONDecoder().decode(CollectorBatch.self, from: Data(body.utf8))
+    #expect(
+      agree(decoded.events, reference.events), "\(decoded.events[0].parameters) vs \(reference.events[0].parameters)")
+  }
+
+  @Test func anIntegralTimestampWithAnExponentIsExact() throws {
+    let body = """
+      {"context":\(String(decoding: try JSONEncoder().encode(context), as: UTF8.self)),"events":[
+      {"id":"a","name":"n","kind":"action","timestamp":34314401013E2,"anonymousId":"x"}]}
+      """
+    #expect(try BatchDecoder.decode(Array(body.utf8)).events.map(\.timestamp) == [3_431_440_101_300])
+  }
+
+  /// A key given twice is ambiguous (JSON leaves it open; Foundation keeps the first, others the last):
+  /// the event is refused with the key named, and the rest of the batch is kept.
+  @Test func keysGivenTwiceAreRefusedNotGuessed() throws {
+    let body = """
+      {"context":\(String(decoding: try JSONEncoder().encode(context), as: UTF8.self)),"events":[
+      {"id":"a","name":"n","kind":"action","timestamp":1,"anonymousId":"x","parameters":{"p":1,"p":2}},
+      {"id":"b","name":"n","kind":"action","timestamp":1,"anonymousId":"x","name":"m"},
+      {"id":"c","name":"n","kind":"action","timestamp":1,"anonymousId":"x"}],
+      "counters":[]}
+      """
+    let decoded = try BatchDecoder.decode(Array(body.utf8))
+    #expect(decoded.events.map(\.id) == ["c"])
+    #expect(
+      decoded.rejected.map { "\($0.field): \($0.reason)" } == [
+        "events[0].parameters.p: appears twice", "events[1].name: appears twice",
+      ])
+    let counter = #"{"name":"c","count":1,"count":2,"firstCountedAt":1}"#
+    #expect(throws: BatchDecodingError.self) {
+      try BatchDecoder.decode(
+        Array(body.replacingOccurrences(of: #""counters":[]"#, with: #""counters":[\#(counter)]"#).utf8))
+    }
+    let twiceInContext = body.replacingOccurrences(of: #""appName":"Trendyol""#, with: #""appName":"A","appName":"B""#)
+    #expect(throws: BatchDecodingError.self) { try BatchDecoder.decode(Array(twiceInContext.utf8)) }
+  }
+
   @Test(arguments: [
     ("", "the body ends where a value was expected"),
     ("[]", "the body is not a JSON object"),
@@ -153,5 +229,20 @@ struct BatchDecoderTests {
     } throws: { error in
       "\(error)".contains("nested deeper than 16")
     }
+  }
+}
+
+@Suite("SimpleAnalyticsDecoder")
+struct SimpleAnalyticsDecoderTests {
+  @Test func aParameterGivenTwiceRefusesItsItemAndKeepsTheRest() throws {
+    let body = """
+      {"device_id":"d","items":[
+      {"description":"a","timestamp":"2026-01-01T00:00:00Z","parameters":{"p":"1","p":"2"}},
+      {"description":"b","timestamp":"2026-01-01T00:00:00Z","parameters":{"p":"1"}}]}
+      """
+    let decoded = try SimpleAnalyticsDecoder.decode(Array(body.utf8))
+    #expect(decoded.items.map(\.name) == ["b"])
+    #expect(
+      decoded.rejected.map { "\($0.index) \($0.field): \($0.reason)" } == ["0 items[0].parameters.p: appears twice"])
   }
 }

@@ -192,7 +192,9 @@ struct Parser {
       guard case .string(let text) = value else {
         throw BatchDecodingError(field: "context.\(key)", reason: "must be a string, not \(value.typeName)")
       }
-      fields[key] = text
+      guard fields.updateValue(text, forKey: key) == nil else {
+        throw BatchDecodingError(field: "context.\(key)", reason: "appears twice")
+      }
     }
     for name in names where fields[name] == nil {
       throw BatchDecodingError(field: "context.\(name)", reason: "is required")
@@ -239,6 +241,8 @@ struct Parser {
         offset = Int(number)
       case ("parameters", .object(let entries)):
         for (parameter, entry) in entries {
+          // A key given twice is ambiguous (readers disagree on which one wins): the event is refused.
+          guard parameters[parameter] == nil else { return reject("parameters.\(parameter)", "appears twice") }
           switch entry {
           case .string(let text): parameters[parameter] = .string(text)
           case .int(let number): parameters[parameter] = .int(number)
@@ -299,7 +303,11 @@ struct Parser {
     var first: Int64?
     var install: String?
     var id: String?
+    var seen: Set<String> = []
     for (key, value) in pairs {
+      guard seen.insert(key).inserted else {
+        throw BatchDecodingError(field: "\(path).\(key)", reason: "appears twice")
+      }
       switch (key, value) {
       case ("id", .string(let text)): id = text
       case ("id", .null): id = nil
@@ -431,6 +439,8 @@ struct Parser {
     if digits > 1 && bytes[digitsStart] == UInt8(ascii: "0") {
       throw fail(field, "a number has a leading zero at byte \(start)")
     }
+    // Digits after the point and the exponent are kept so an integral value written with a fraction
+    // or an exponent ("5.0", "34314401013E8") is read exactly, as Foundation reads it, not via a double.
     var isInteger = true
     if position < bytes.count, bytes[position] == UInt8(ascii: ".") {
       isInteger = false
@@ -452,12 +462,50 @@ struct Parser {
     if isInteger, !overflow, magnitude <= (negative ? UInt64(Int64.max) + 1 : UInt64(Int64.max)) {
       return .int(negative ? Int64(truncatingIfNeeded: 0 &- magnitude) : Int64(magnitude))
     }
-    // Beyond 64 bits, or with a fraction or exponent: a double (as Foundation reads it).
     let text = String(decoding: UnsafeBufferPointer(rebasing: bytes[start..<position]), as: UTF8.self)
+    if !isInteger, let exact = Self.exactInteger(text) { return .int(exact) }
+    // Beyond 64 bits, or not integral: a double (as Foundation reads it).
     guard let number = Double(text), number.isFinite else { throw fail(field, "the number is out of range") }
-    // An integral value written with a fraction or exponent stays an integer, as Foundation reads it.
-    if number == number.rounded(), abs(number) < 9.2e18 { return .int(Int64(number)) }
     return .double(number)
+  }
+
+  /// The exact value of a number written with a fraction or an exponent when it is an integer that
+  /// fits in 64 bits ("5.0", "-1.5e1", "34314401013E8"); nil otherwise.
+  static func exactInteger(_ text: String) -> Int64? {
+    var mantissa = Substring(text)
+    var exponent = 0
+    if let e = mantissa.firstIndex(where: { $0 == "e" || $0 == "E" }) {
+      guard let value = Int(mantissa[mantissa.index(after: e)...]) else { return nil }
+      exponent = value
+      mantissa = mantissa[..<e]
+    }
+    let negative = mantissa.hasPrefix("-")
+    if negative { mantissa = mantissa.dropFirst() }
+    var digits = Substring(mantissa.filter { $0 != "." })
+    if let point = mantissa.firstIndex(of: ".") {
+      exponent -= mantissa.distance(from: point, to: mantissa.endIndex) - 1
+    }
+    while let first = digits.first, first == "0", digits.count > 1 { digits = digits.dropFirst() }
+    while exponent < 0, let last = digits.last, last == "0", digits.count > 1 {
+      digits = digits.dropLast()
+      exponent += 1
+    }
+    if digits == "0" { return 0 }
+    guard exponent >= 0, digits.count + exponent <= 19 else { return nil }
+    var magnitude: UInt64 = 0
+    for digit in digits.utf8 {
+      let (times10, o1) = magnitude.multipliedReportingOverflow(by: 10)
+      let (sum, o2) = times10.addingReportingOverflow(UInt64(digit - UInt8(ascii: "0")))
+      guard !o1, !o2 else { return nil }
+      magnitude = sum
+    }
+    for _ in 0..<exponent {
+      let (times10, overflowed) = magnitude.multipliedReportingOverflow(by: 10)
+      guard !overflowed else { return nil }
+      magnitude = times10
+    }
+    guard magnitude <= (negative ? UInt64(Int64.max) + 1 : UInt64(Int64.max)) else { return nil }
+    return negative ? Int64(truncatingIfNeeded: 0 &- magnitude) : Int64(magnitude)
   }
 
   private mutating func string(field: String) throws(BatchDecodingError) -> String {

@@ -89,7 +89,9 @@ public enum SimpleAnalyticsDecoder {
           guard case .string(let text) = parameter else {
             return reject("parameters.\(name)", "must be a string, not \(parameter.typeName)")
           }
-          entry.parameters[name] = text
+          guard entry.parameters.updateValue(text, forKey: name) == nil else {
+            return reject("parameters.\(name)", "appears twice")
+          }
         }
       case ("parameters", .null) where isItem: break
       case (let key, .string(let text)) where contextKeys.contains(key): entry.context[key] = text
