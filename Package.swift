@@ -14,6 +14,9 @@ let package = Package(
     .library(name: "Delivery", targets: ["Delivery"]),
     .library(name: "DLProductDetail", targets: ["DLProductDetail"]),
     .library(name: "GA4Wire", targets: ["GA4Wire"]),
+    .library(name: "WireJSON", targets: ["WireJSON"]),
+    .library(name: "FirebaseService", targets: ["FirebaseService"]),
+    .library(name: "MixpanelService", targets: ["MixpanelService"]),
     .library(name: "DLSellerProfile", targets: ["DLSellerProfile"]),
     .library(name: "DLTracker", targets: ["DLTracker"]),
     .library(name: "LogService", targets: ["LogService"]),
@@ -65,14 +68,25 @@ let package = Package(
       dependencies: ["Delivery", "CoreTracker", "TestSupport"],
       path: "Tests/DeliveryTests"
     ),
-    .target(name: "CollectorWire", path: "Packages/Wire/CollectorWire"),
+    .target(name: "WireJSON", path: "Packages/Wire/WireJSON"),
+    .target(
+      name: "FirebaseService", dependencies: ["CoreTracker", "Delivery", "GA4Wire", "WireJSON"],
+      path: "Packages/Services/FirebaseService"
+    ),
+    .target(
+      name: "MixpanelService", dependencies: ["CoreTracker", "Delivery", "MixpanelWire", "WireJSON"],
+      path: "Packages/Services/MixpanelService"
+    ),
+    .target(name: "CollectorWire", dependencies: ["WireJSON"], path: "Packages/Wire/CollectorWire"),
     .testTarget(
       name: "CollectorWireTests", dependencies: ["CollectorWire", "TestSupport"], path: "Tests/CollectorWireTests"
     ),
     .target(name: "GA4Wire", path: "Packages/Wire/GA4Wire"),
-    .testTarget(name: "GA4WireTests", dependencies: ["GA4Wire"], path: "Tests/GA4WireTests"),
+    .testTarget(name: "GA4WireTests", dependencies: ["GA4Wire", "TestSupport"], path: "Tests/GA4WireTests"),
     .target(name: "MixpanelWire", path: "Packages/Wire/MixpanelWire"),
-    .testTarget(name: "MixpanelWireTests", dependencies: ["MixpanelWire"], path: "Tests/MixpanelWireTests"),
+    .testTarget(
+      name: "MixpanelWireTests", dependencies: ["MixpanelWire", "TestSupport"], path: "Tests/MixpanelWireTests"
+    ),
 
     // MARK: Test support
     .target(

@@ -78,6 +78,9 @@ public struct ServiceStats: Sendable, Hashable {
   public var dropped: [DropReason: Int]
   /// The last error the service met, if any.
   public var lastError: String?
+  /// Events the service changed to fit its backend's limits and still sent, by reason
+  /// (a name cut to 40 characters, a string cut to 255, ...). See ``LimitPolicy``.
+  public var repaired: [String: Int]
 
   /// Creates counts; all zero by default.
   public init(
@@ -86,7 +89,8 @@ public struct ServiceStats: Sendable, Hashable {
     inFlight: Int = 0,
     delivered: Int = 0,
     dropped: [DropReason: Int] = [:],
-    lastError: String? = nil
+    lastError: String? = nil,
+    repaired: [String: Int] = [:]
   ) {
     self.received = received
     self.queued = queued
@@ -94,6 +98,7 @@ public struct ServiceStats: Sendable, Hashable {
     self.delivered = delivered
     self.dropped = dropped
     self.lastError = lastError
+    self.repaired = repaired
   }
 }
 

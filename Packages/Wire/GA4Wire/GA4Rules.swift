@@ -181,8 +181,9 @@ public enum GA4Rules {
   }
 
   /// A name repaired to the rules: characters outside `[A-Za-z0-9_]` become `_`, a leading
-  /// non-letter gets an `e_` prefix, reserved prefixes are replaced by `x_`, and it is cut to
-  /// `limit` characters. Returns `nil` when nothing usable is left.
+  /// non-letter gets an `e_` prefix, reserved prefixes are replaced by `x_`, it is cut to `limit`
+  /// characters, and a reserved name gets an `x_` prefix (`error` → `x_error`). Returns `nil` when
+  /// nothing usable is left.
   public static func repairedName(_ name: String, kind: NameKind) -> String? {
     let limit = kind == .userProperty ? GA4Limits.maximumUserPropertyNameLength : GA4Limits.maximumNameLength
     var characters = name.unicodeScalars.map { scalar -> Character in
@@ -196,6 +197,9 @@ public enum GA4Rules {
       repaired = "x_" + repaired.dropFirst(prefix.count)
     }
     repaired = String(repaired.prefix(limit))
+    if checkName(repaired, kind: kind, path: "")?.code == .nameReserved {
+      repaired = String(("x_" + repaired).prefix(limit))
+    }
     return checkName(repaired, kind: kind, path: "") == nil ? repaired : nil
   }
 }

@@ -1,0 +1,130 @@
+public import CoreTracker
+public import Delivery
+public import Foundation
+import GA4Wire
+
+extension ServiceID {
+  /// Google Analytics 4 / Firebase.
+  public static let firebase = ServiceID("firebase")
+}
+
+/// Sends events to Google Analytics 4 for a Firebase app stream over the Measurement Protocol
+/// (`POST /mp/collect?firebase_app_id=…&api_secret=…`), where the Firebase SDK does not exist
+/// (Linux, servers, tools) or is not wanted.
+///
+/// GA4 answers 2xx and silently drops what breaks its rules, so every documented limit is enforced
+/// here before sending (names of 40 characters of letters, digits and `_` starting with a letter,
+/// reserved names and prefixes, ≤ 25 parameters, values ≤ 100 characters, user properties ≤ 24/36
+/// characters and ≤ 25, User-ID ≤ 256), with a ``LimitPolicy``: repair, drop, or strict (each
+/// violation reported as a typed `GA4Violation`). Every case is counted by reason in
+/// ``statistics()``. Requests carry ≤ 25 events and stay under 130 kB; events older than 72 hours
+/// are dropped as `expired` instead of sent. Each event carries `session_id` and a positive
+/// `engagement_time_msec` from the tracker's session, so sessions and real-time views work.
+///
+/// ```swift
+/// let firebase = try FirebaseService(
+///   firebaseAppID: "1:1234567890:ios:abcdef",
+///   apiSecret: "…",                                  // Admin › Data streams › Measurement Protocol
+///   directory: applicationSupport.appendingPathComponent("tracking/firebase"),
+///   host: FirebaseService.euHost,                    // or your own collector
+///   limits: .strict { error in assertionFailure("\(error)") }  // development
+/// )
+/// let tracker = DLTracker(services: [firebase])
+/// ```
+public final class FirebaseService: TrackerService {
+  /// Where requests go.
+  public enum Endpoint: Sendable, Hashable {
+    /// `/mp/collect`: events are recorded.
+    case collect
+    /// `/debug/mp/collect`: nothing is recorded; the answer's `validationMessages` drop the events
+    /// they name and are reported as `GA4Violation`s in strict mode.
+    case validation
+  }
+
+  /// Google's host.
+  public static let defaultHost = URL(string: "https://www.google-analytics.com")!
+  /// Google's EU host (data collected in the EU).
+  public static let euHost = URL(string: "https://region1.google-analytics.com")!
+
+  public let id: ServiceID
+  /// The delivery queue underneath.
+  public let queue: DeliveryQueue
+  private let mapper: Locked<GA4Mapper>
+  private let repairs = Locked<[String: Int]>([:])
+  private let policy: LimitPolicy
+
+  /// Creates the service.
+  ///
+  /// - Parameters:
+  ///   - firebaseAppID: the Firebase app id of the stream (`firebase_app_id`).
+  ///   - apiSecret: a Measurement Protocol API secret of the stream (`api_secret`).
+  ///   - directory: a directory the service's outbox owns.
+  ///   - host: Google's host, ``euHost``, or a self-hosted collector that speaks `/mp/collect`.
+  ///   - endpoint: ``Endpoint/collect``, or ``Endpoint/validation`` while developing.
+  ///   - limits: what to do with an event that breaks a limit (default: repair and count).
+  ///   - appInstanceID: the `app_instance_id` of an event; default: the install's anonymous id
+  ///     without dashes, lower-cased (32 hex digits for a UUID, as Firebase's own ids).
+  ///   - transport, retry, policy: delivery settings (events are kept at most 72 hours).
+  public init(
+    id: ServiceID = .firebase,
+    firebaseAppID: String,
+    apiSecret: String,
+    directory: URL,
+    host: URL = FirebaseService.defaultHost,
+    endpoint: Endpoint = .collect,
+    limits: LimitPolicy = .repair,
+    appInstanceID: @escaping @Sendable (TrackedEvent) -> String = FirebaseService.defaultAppInstanceID,
+    outbox: OutboxConfiguration = OutboxConfiguration(),
+    transport: any HTTPTransport = URLSessionTransport(),
+    retry: RetryPolicy = RetryPolicy(maximumEventAge: 72 * 3_600),
+    policy: FlushPolicy = FlushPolicy()
+  ) throws {
+    self.id = id
+    self.policy = limits
+    var components = URLComponents(
+      url: host.appendingPathComponent(endpoint == .collect ? "mp/collect" : "debug/mp/collect"),
+      resolvingAgainstBaseURL: false
+    )!
+    components.queryItems =
+      (components.queryItems ?? []) + [
+        URLQueryItem(name: "firebase_app_id", value: firebaseAppID), URLQueryItem(name: "api_secret", value: apiSecret),
+      ]
+    var report: (@Sendable (any Error) -> Void)?
+    if case .strict(let handler) = limits { report = handler }
+    var retry = retry
+    retry.maximumEventAge = min(retry.maximumEventAge, 72 * 3_600)
+    queue = DeliveryQueue(
+      outbox: try Outbox(directory: directory, configuration: outbox),
+      format: GA4Format(url: components.url!, report: report),
+      transport: transport, retry: retry, policy: policy
+    )
+    mapper = Locked(GA4Mapper(policy: limits, appInstanceID: appInstanceID))
+  }
+
+  /// The anonymous id without dashes, lower-cased.
+  public static let defaultAppInstanceID: @Sendable (TrackedEvent) -> String = {
+    $0.anonymousID.replacingOccurrences(of: "-", with: "").lowercased()
+  }
+
+  public func receive(_ event: TrackedEvent) {
+    switch mapper.withLock({ $0.map(event) }) {
+    case .send(let record, let repaired):
+      if !repaired.isEmpty { repairs.withLock { counts in for reason in repaired { counts[reason, default: 0] += 1 } } }
+      queue.enqueue(kind: 1, timestamp: Int64(event.timestamp.timeIntervalSince1970 * 1000), payload: record)
+    case .drop(let reason, let violations):
+      queue.recordDrop(reason)
+      if case .strict(let report) = policy { violations.forEach(report) }
+    }
+  }
+
+  public func flush() async { await queue.flush() }
+
+  public func sendSoon() { queue.sendSoon() }
+
+  /// Delivery counts, drops by reason (`ga4_name_invalid`, `expired`, ...) and repairs by reason.
+  public func statistics() -> ServiceStats? {
+    var stats = queue.statistics()
+    stats.repaired = repairs.snapshot
+    return stats
+  }
+}

@@ -1,0 +1,98 @@
+import CoreTracker
+import Foundation
+import MixpanelWire
+import WireJSON
+
+/// Turns one event into one Mixpanel event (`{"event", "properties"}`), enforcing the limits with
+/// the service's policy.
+struct MixpanelMapper {
+  enum Outcome {
+    case send(record: [UInt8], repairs: [String])
+    case drop(reason: DropReason, violations: [MixpanelViolation])
+  }
+
+  let policy: LimitPolicy
+  /// The project token written into each event (`/track` only).
+  let token: String?
+
+  private var repairs: Bool {
+    if case .repair = policy { return true }
+    return false
+  }
+
+  mutating func map(_ event: TrackedEvent) -> Outcome {
+    var violations: [MixpanelViolation] = []
+    var repaired: [String] = []
+    let insertID = MixpanelRules.insertID(from: event.id.description)
+    if let violation = MixpanelRules.checkInsertID(insertID) { violations.append(violation) }
+    let context = event.context
+    // Identity, time and Mixpanel's standard device properties first; the event's own after them.
+    var fixed: [(String, String)] = [("distinct_id", event.userID ?? event.anonymousID), ("$device_id", event.anonymousID)]
+    if let user = event.userID { fixed.append(("$user_id", user)) }
+    fixed += [
+      ("$os", context.osName), ("$os_version", context.osVersion), ("$app_version_string", context.appVersion),
+      ("$app_build_number", context.appBuild), ("$model", context.deviceModel), ("mp_lib", context.libraryName),
+      ("$lib_version", context.libraryVersion),
+    ].filter { !$0.1.isEmpty }
+    if let token { fixed.append(("token", token)) }
+    let room = MixpanelLimits.propertyLimit - 1 - fixed.count - 2  // time and $insert_id
+    var parameters = Array(event.parameters)
+    if parameters.count > room {
+      if repairs {
+        parameters.removeLast(parameters.count - room)
+        repaired.append("properties_left_out")
+      } else if let violation = MixpanelRules.checkPropertyCount(parameters.count + fixed.count + 2) {
+        violations.append(violation)
+      }
+    }
+    var json = JSONWriter(capacity: 192 + parameters.count * 32)
+    json.beginObject()
+    json.key("event")
+    json.string(cut(event.name, field: "event", &violations, &repaired))
+    json.key("properties")
+    json.beginObject()
+    json.key("time")
+    json.int(Int64((event.timestamp.timeIntervalSince1970 * 1000).rounded()))
+    json.key("$insert_id")
+    json.string(insertID)
+    for (key, value) in fixed {
+      json.key(key)
+      json.string(cut(value, field: "properties.\(key)", &violations, &repaired))
+    }
+    for parameter in parameters {
+      json.key(cut(parameter.key, field: "properties", &violations, &repaired))
+      switch parameter.value {
+      case .string(let text): json.string(cut(text, field: "properties.\(parameter.key)", &violations, &repaired))
+      case .int(let number): json.int(number)
+      case .double(let number): json.double(number)
+      case .bool(let flag): json.bool(flag)
+      case .date(let date): json.string(ISO8601.string(from: date))
+      }
+    }
+    json.endObject()
+    json.endObject()
+    if json.bytes.count >= MixpanelLimits.eventByteLimit {
+      violations.append(MixpanelViolation(field: "", message: "the event is \(json.bytes.count) bytes"))
+    }
+    guard violations.isEmpty else {
+      return .drop(reason: DropReason("mixpanel_invalid"), violations: violations)
+    }
+    return .send(record: json.bytes, repairs: repaired)
+  }
+
+  /// A string as Mixpanel keeps it (255 characters): cut and counted when repairing, a violation
+  /// otherwise (Mixpanel would cut it silently).
+  private func cut(
+    _ text: String, field: String, _ violations: inout [MixpanelViolation], _ repaired: inout [String]
+  ) -> String {
+    let (value, wasCut) = MixpanelRules.truncated(text)
+    guard wasCut else { return text }
+    if repairs {
+      repaired.append("string_truncated")
+      return value
+    }
+    violations.append(
+      MixpanelViolation(field: field, message: "is longer than \(MixpanelLimits.maximumStringLength) characters"))
+    return text
+  }
+}

@@ -1,0 +1,165 @@
+/// A parameter or user property value of the Measurement Protocol: a string or a number.
+public enum GA4Value: Sendable, Hashable, Codable {
+  /// A string (at most 100 characters as a parameter value).
+  case string(String)
+  /// An integer.
+  case int(Int64)
+  /// A number with a fraction.
+  case double(Double)
+
+  public init(from decoder: any Decoder) throws {
+    let container = try decoder.singleValueContainer()
+    if let value = try? container.decode(Int64.self) {
+      self = .int(value)
+    } else if let value = try? container.decode(Double.self) {
+      self = .double(value)
+    } else if let value = try? container.decode(String.self) {
+      self = .string(value)
+    } else {
+      throw DecodingError.dataCorruptedError(in: container, debugDescription: "a value is a string or a number")
+    }
+  }
+
+  public func encode(to encoder: any Encoder) throws {
+    var container = encoder.singleValueContainer()
+    switch self {
+    case .string(let value): try container.encode(value)
+    case .int(let value): try container.encode(value)
+    case .double(let value): try container.encode(value)
+    }
+  }
+}
+
+/// One event of a request: `name`, `params`, and its own `timestamp_micros`.
+public struct GA4Event: Sendable, Hashable, Codable {
+  /// The event's name.
+  public var name: String
+  /// The parameters (`session_id` and `engagement_time_msec` among them for sessions to show).
+  public var params: [String: GA4Value]
+  /// When the event happened (µs since 1970); overrides the request's.
+  public var timestampMicros: Int64?
+
+  /// An event.
+  public init(name: String, params: [String: GA4Value] = [:], timestampMicros: Int64? = nil) {
+    self.name = name
+    self.params = params
+    self.timestampMicros = timestampMicros
+  }
+
+  enum CodingKeys: String, CodingKey {
+    case name, params
+    case timestampMicros = "timestamp_micros"
+  }
+
+  public init(from decoder: any Decoder) throws {
+    let container = try decoder.container(keyedBy: CodingKeys.self)
+    name = try container.decode(String.self, forKey: .name)
+    params = try container.decodeIfPresent([String: GA4Value].self, forKey: .params) ?? [:]
+    timestampMicros = try container.decodeIfPresent(Int64.self, forKey: .timestampMicros)
+  }
+}
+
+/// A user property: its value and, optionally, when it was set.
+public struct GA4UserProperty: Sendable, Hashable, Codable {
+  /// The value (at most 36 characters).
+  public var value: GA4Value
+  /// When it was set (µs since 1970).
+  public var timestampMicros: Int64?
+
+  /// A user property.
+  public init(value: GA4Value, timestampMicros: Int64? = nil) {
+    self.value = value
+    self.timestampMicros = timestampMicros
+  }
+
+  enum CodingKeys: String, CodingKey {
+    case value
+    case timestampMicros = "timestamp_micros"
+  }
+}
+
+/// The body of `POST /mp/collect` for a Firebase app stream.
+///
+/// The client service writes it with a fast writer; the collector's `/mp/collect` endpoints read it
+/// with this type and check it with ``GA4Validator``.
+public struct GA4Request: Sendable, Hashable, Codable {
+  /// The Firebase app instance (required for app streams).
+  public var appInstanceID: String?
+  /// The signed-in user (at most 256 characters).
+  public var userID: String?
+  /// The request's time (µs since 1970), for events without their own.
+  public var timestampMicros: Int64?
+  /// User properties by name.
+  public var userProperties: [String: GA4UserProperty]
+  /// The events (1 to 25).
+  public var events: [GA4Event]
+
+  /// A request.
+  public init(
+    appInstanceID: String?, userID: String? = nil, timestampMicros: Int64? = nil,
+    userProperties: [String: GA4UserProperty] = [:], events: [GA4Event]
+  ) {
+    self.appInstanceID = appInstanceID
+    self.userID = userID
+    self.timestampMicros = timestampMicros
+    self.userProperties = userProperties
+    self.events = events
+  }
+
+  enum CodingKeys: String, CodingKey {
+    case appInstanceID = "app_instance_id"
+    case userID = "user_id"
+    case timestampMicros = "timestamp_micros"
+    case userProperties = "user_properties"
+    case events
+  }
+
+  public init(from decoder: any Decoder) throws {
+    let container = try decoder.container(keyedBy: CodingKeys.self)
+    appInstanceID = try container.decodeIfPresent(String.self, forKey: .appInstanceID)
+    userID = try container.decodeIfPresent(String.self, forKey: .userID)
+    timestampMicros = try container.decodeIfPresent(Int64.self, forKey: .timestampMicros)
+    userProperties = try container.decodeIfPresent([String: GA4UserProperty].self, forKey: .userProperties) ?? [:]
+    events = try container.decodeIfPresent([GA4Event].self, forKey: .events) ?? []
+  }
+}
+
+/// The validation endpoint's answer: `{"validationMessages": [...]}`, empty when the request is valid.
+public struct GA4ValidationResponse: Sendable, Hashable, Codable {
+  /// One message.
+  public struct Message: Sendable, Hashable, Codable {
+    /// Where (`events[0].params.item_id`).
+    public var fieldPath: String
+    /// What is wrong.
+    public var description: String
+    /// The code (`NAME_INVALID`, ...).
+    public var validationCode: String
+
+    /// A message.
+    public init(fieldPath: String, description: String, validationCode: String) {
+      self.fieldPath = fieldPath
+      self.description = description
+      self.validationCode = validationCode
+    }
+  }
+
+  /// The messages; empty means valid.
+  public var validationMessages: [Message]
+
+  /// An answer listing `violations`.
+  public init(_ violations: [GA4Violation]) {
+    validationMessages = violations.map {
+      Message(fieldPath: $0.fieldPath, description: $0.message, validationCode: $0.code.rawValue)
+    }
+  }
+
+  /// The messages as typed violations (an unknown code reads as `VALUE_INVALID`).
+  public var violations: [GA4Violation] {
+    validationMessages.map {
+      GA4Violation(
+        fieldPath: $0.fieldPath, code: GA4ValidationCode(rawValue: $0.validationCode) ?? .valueInvalid,
+        message: $0.description
+      )
+    }
+  }
+}

@@ -1,0 +1,212 @@
+import Foundation
+
+/// Any JSON value a Mixpanel property may hold (lists and objects included).
+public indirect enum MixpanelValue: Sendable, Hashable, Codable {
+  case null
+  case bool(Bool)
+  case int(Int64)
+  case double(Double)
+  case string(String)
+  case array([MixpanelValue])
+  case object([String: MixpanelValue])
+
+  public init(from decoder: any Decoder) throws {
+    let container = try decoder.singleValueContainer()
+    if container.decodeNil() {
+      self = .null
+    } else if let value = try? container.decode(Bool.self) {
+      self = .bool(value)
+    } else if let value = try? container.decode(Int64.self) {
+      self = .int(value)
+    } else if let value = try? container.decode(Double.self) {
+      self = .double(value)
+    } else if let value = try? container.decode(String.self) {
+      self = .string(value)
+    } else if let value = try? container.decode([MixpanelValue].self) {
+      self = .array(value)
+    } else {
+      self = .object(try container.decode([String: MixpanelValue].self))
+    }
+  }
+
+  public func encode(to encoder: any Encoder) throws {
+    var container = encoder.singleValueContainer()
+    switch self {
+    case .null: try container.encodeNil()
+    case .bool(let value): try container.encode(value)
+    case .int(let value): try container.encode(value)
+    case .double(let value): try container.encode(value)
+    case .string(let value): try container.encode(value)
+    case .array(let value): try container.encode(value)
+    case .object(let value): try container.encode(value)
+    }
+  }
+
+  /// The string, if this is one.
+  public var string: String? {
+    if case .string(let text) = self { return text }
+    return nil
+  }
+
+  /// The number as an integer (a whole double counts), if this is one.
+  public var integer: Int64? {
+    switch self {
+    case .int(let value): value
+    case .double(let value) where value.rounded() == value && abs(value) < 9e18: Int64(value)
+    default: nil
+    }
+  }
+}
+
+/// One event as `/import` and `/track` take it: `{"event": name, "properties": {...}}`.
+public struct MixpanelEvent: Sendable, Hashable, Codable {
+  /// The event's name.
+  public var event: String
+  /// The properties: `distinct_id`, `time`, `$insert_id` (and `token` on `/track`) among them.
+  public var properties: [String: MixpanelValue]
+
+  /// An event.
+  public init(event: String, properties: [String: MixpanelValue]) {
+    self.event = event
+    self.properties = properties
+  }
+
+  /// `time` in milliseconds (a value under 10^11 is read as seconds, as Mixpanel does).
+  public var timeMilliseconds: Int64? {
+    guard let time = properties["time"]?.integer else {
+      if case .double(let seconds) = properties["time"] { return Int64(seconds * 1000) }
+      return nil
+    }
+    return time < 100_000_000_000 ? time * 1000 : time
+  }
+}
+
+/// Reads the body of an `/import` request: a JSON array of events or NDJSON (one event per line).
+public enum MixpanelBody {
+  /// The entries of `body`, each an event or why it is not one (by position); throws when the body
+  /// is neither a JSON array nor NDJSON.
+  public static func decode(_ body: [UInt8]) throws(MixpanelViolation) -> [Result<MixpanelEvent, MixpanelViolation>] {
+    let decoder = JSONDecoder()
+    let trimmed = body.drop(while: { $0 == 0x20 || $0 == 0x0A || $0 == 0x0D || $0 == 0x09 })
+    if trimmed.first == UInt8(ascii: "[") {
+      guard let values = try? decoder.decode([MixpanelValue].self, from: Data(trimmed)) else {
+        throw MixpanelViolation(field: "", message: "the body is not a valid JSON array")
+      }
+      return values.map(event(from:))
+    }
+    var entries: [Result<MixpanelEvent, MixpanelViolation>] = []
+    for line in trimmed.split(separator: 0x0A) where line.contains(where: { $0 != 0x20 && $0 != 0x0D }) {
+      if let value = try? decoder.decode(MixpanelValue.self, from: Data(line)) {
+        entries.append(event(from: value))
+      } else {
+        entries.append(.failure(MixpanelViolation(field: "", message: "the line is not valid JSON")))
+      }
+    }
+    guard !entries.isEmpty else { throw MixpanelViolation(field: "", message: "the body holds no events") }
+    return entries
+  }
+
+  private static func event(from value: MixpanelValue) -> Result<MixpanelEvent, MixpanelViolation> {
+    guard case .object(let fields) = value else {
+      return .failure(MixpanelViolation(field: "", message: "an event must be an object"))
+    }
+    guard case .string(let name) = fields["event"] else {
+      return .failure(MixpanelViolation(field: "event", message: "is required and must be a string"))
+    }
+    guard case .object(let properties) = fields["properties"] ?? .object([:]) else {
+      return .failure(MixpanelViolation(field: "properties", message: "must be an object"))
+    }
+    if let unknown = fields.keys.first(where: { $0 != "event" && $0 != "properties" }) {
+      return .failure(MixpanelViolation(field: unknown, message: "is not a field of an event"))
+    }
+    return .success(MixpanelEvent(event: name, properties: properties))
+  }
+}
+
+/// The answer of `/import`: `{"code", "num_records_imported", "status"}` and, on a strict-mode 400,
+/// `failed_records` listing each refused row.
+public struct MixpanelImportResponse: Sendable, Hashable, Codable {
+  /// One refused row.
+  public struct FailedRecord: Sendable, Hashable, Codable {
+    /// Its position in the request.
+    public var index: Int
+    /// Its `$insert_id`, when it had one.
+    public var insertID: String?
+    /// The property or field at fault.
+    public var field: String
+    /// What is wrong.
+    public var message: String
+
+    /// A refused row.
+    public init(index: Int, insertID: String?, field: String, message: String) {
+      self.index = index
+      self.insertID = insertID
+      self.field = field
+      self.message = message
+    }
+
+    enum CodingKeys: String, CodingKey {
+      case index, field, message
+      case insertID = "$insert_id"
+    }
+  }
+
+  /// The HTTP status repeated.
+  public var code: Int
+  /// Rows stored.
+  public var numRecordsImported: Int
+  /// `OK` or `Bad Request`.
+  public var status: String
+  /// Rows refused (strict mode).
+  public var failedRecords: [FailedRecord]?
+  /// A request-level error.
+  public var error: String?
+
+  /// An answer.
+  public init(
+    code: Int, numRecordsImported: Int, status: String, failedRecords: [FailedRecord]? = nil, error: String? = nil
+  ) {
+    self.code = code
+    self.numRecordsImported = numRecordsImported
+    self.status = status
+    self.failedRecords = failedRecords
+    self.error = error
+  }
+
+  enum CodingKeys: String, CodingKey {
+    case code, status, error
+    case numRecordsImported = "num_records_imported"
+    case failedRecords = "failed_records"
+  }
+}
+
+/// Every rule of strict mode over one event, as `failed_records` reports it.
+public enum MixpanelValidator {
+  /// The violations of `event` received at `nowMilliseconds`; `bytes` is its encoded size.
+  public static func violations(of event: MixpanelEvent, bytes: Int, nowMilliseconds: Int64) -> [MixpanelViolation] {
+    var violations: [MixpanelViolation] = []
+    if event.event.isEmpty { violations.append(MixpanelViolation(field: "event", message: "is empty")) }
+    if bytes >= MixpanelLimits.eventByteLimit {
+      violations.append(
+        MixpanelViolation(field: "", message: "the event is \(bytes) bytes, under \(MixpanelLimits.eventByteLimit) allowed")
+      )
+    }
+    if let violation = MixpanelRules.checkPropertyCount(event.properties.count) { violations.append(violation) }
+    switch event.properties["distinct_id"] {
+    case .string, .int: break
+    default:
+      violations.append(MixpanelViolation(field: "properties.distinct_id", message: "is required (a string)"))
+    }
+    if let time = event.timeMilliseconds {
+      if let violation = MixpanelRules.checkTime(time, now: nowMilliseconds) { violations.append(violation) }
+    } else {
+      violations.append(MixpanelViolation(field: "properties.time", message: "is required (seconds or ms)"))
+    }
+    if case .string(let id) = event.properties["$insert_id"] {
+      if let violation = MixpanelRules.checkInsertID(id) { violations.append(violation) }
+    } else {
+      violations.append(MixpanelViolation(field: "properties.$insert_id", message: "is required in strict mode"))
+    }
+    return violations
+  }
+}
