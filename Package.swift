@@ -29,6 +29,7 @@ let package = Package(
     .library(name: "CollectorSQLite", targets: ["CollectorSQLite"]),
     .library(name: "CollectorPostgres", targets: ["CollectorPostgres"]),
     .library(name: "CollectorIngest", targets: ["CollectorIngest"]),
+    .library(name: "CollectorVendors", targets: ["CollectorVendors"]),
     .library(name: "CollectorServer", targets: ["CollectorServer"]),
     .executable(name: "collector", targets: ["Collector"]),
     .executable(name: "shop-demo", targets: ["ShopDemo"]),
@@ -212,6 +213,11 @@ let package = Package(
       path: "Packages/Collector/CollectorPostgres"
     ),
     .target(
+      name: "CollectorVendors",
+      dependencies: ["CollectorIngest", "CollectorStore", "GA4Wire", "MixpanelWire", "WireJSON"],
+      path: "Packages/Collector/CollectorVendors"
+    ),
+    .target(
       name: "CollectorIngest",
       dependencies: [
         "CollectorStore", "CollectorWire", .product(name: "Crypto", package: "swift-crypto"),
@@ -223,7 +229,8 @@ let package = Package(
     .target(
       name: "CollectorServer",
       dependencies: [
-        "CollectorIngest", "CollectorPostgres", "CollectorSQLite", "CollectorStore", "CollectorWire",
+        "CollectorIngest", "CollectorPostgres", "CollectorSQLite", "CollectorStore", "CollectorVendors", "CollectorWire",
+        "GA4Wire", "MixpanelWire",
         .product(name: "CompressNIO", package: "compress-nio"),
         .product(name: "HTTPTypes", package: "swift-http-types"),
         .product(name: "Hummingbird", package: "hummingbird"), .product(name: "Logging", package: "swift-log"),

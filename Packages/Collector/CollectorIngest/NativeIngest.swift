@@ -34,6 +34,12 @@ public struct IngestResult: Sendable, Hashable {
   public var rows: StoreBatch
   /// Events rejected, by index in the request.
   public var rejected: [BatchResponse.Rejection]
+
+  /// A result.
+  public init(rows: StoreBatch, rejected: [BatchResponse.Rejection]) {
+    self.rows = rows
+    self.rejected = rejected
+  }
 }
 
 /// Turns a decoded native batch into rows: bounds, clock-skew correction, future clamp, age limit.

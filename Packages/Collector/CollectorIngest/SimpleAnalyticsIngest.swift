@@ -116,8 +116,9 @@ public enum SimpleAnalyticsIngest {
 }
 
 /// An event id derived from content: the first 128 bits of a SHA-256, formatted as a UUID.
-enum ContentID {
-  static func make(_ parts: [String]) -> String {
+public enum ContentID {
+  /// The id of `parts` (each part ends with a zero byte, so `["ab", "c"]` and `["a", "bc"]` differ).
+  public static func make(_ parts: [String]) -> String {
     var hasher = SHA256()
     for part in parts {
       hasher.update(data: Array(part.utf8))

@@ -28,8 +28,9 @@ struct Refusal: Error {
   var message: String { field.isEmpty ? reason : "\(field): \(reason)" }
 }
 
-/// The HTTP surface: `POST /v1/batch`, `POST /v1/simple-analytics`, `GET /health`, `GET /metrics`,
-/// `DELETE /v1/events` (admin), and `/bench/*` when enabled.
+/// The HTTP surface: `POST /v1/batch`, `POST /v1/simple-analytics`, the vendor-compatible
+/// `POST /mp/collect`, `POST /debug/mp/collect` and `POST /import` (VendorRoutes.swift),
+/// `GET /health`, `GET /metrics`, `DELETE /v1/events` (admin), and `/bench/*` when enabled.
 struct IngestRoutes: Sendable {
   let collector: EventCollector
 
@@ -39,6 +40,9 @@ struct IngestRoutes: Sendable {
     router.get("/health") { _, _ in await self.health() }
     router.get("/metrics") { _, _ in self.metricsText() }
     router.delete("/v1/events") { request, _ in await self.erase(request) }
+    router.post("/mp/collect") { request, _ in await self.ga4(request, validationOnly: false) }
+    router.post("/debug/mp/collect") { request, _ in await self.ga4(request, validationOnly: true) }
+    router.post("/import") { request, _ in await self.mixpanelImport(request) }
     if collector.configuration.benchmarkRoutes {
       router.post("/bench/body") { request, _ in await self.benchBody(request) }
       router.post("/bench/jsondecoder") { request, _ in await self.benchJSONDecoder(request) }
@@ -125,7 +129,7 @@ struct IngestRoutes: Sendable {
   }
 
   /// Rate-limits, commits (2xx only after the commit) and counts.
-  private func store(_ result: IngestResult, key: KeyRecord, route: String) async throws {
+  func store(_ result: IngestResult, key: KeyRecord, route: String) async throws {
     let cost = result.rows.events.count + result.rows.counters.count
     if let wait = collector.limiter.take(cost, key: key.id) {
       throw Refusal(
@@ -230,7 +234,7 @@ struct IngestRoutes: Sendable {
 
   // MARK: Helpers
 
-  private func bearer(_ request: Request) -> String? {
+  func bearer(_ request: Request) -> String? {
     guard let header = request.headers[.authorization] else { return nil }
     let prefix = "Bearer "
     guard header.count > prefix.count, header.prefix(prefix.count).lowercased() == prefix.lowercased() else {
@@ -239,7 +243,7 @@ struct IngestRoutes: Sendable {
     return String(header.dropFirst(prefix.count)).trimmingCharacters(in: .whitespaces)
   }
 
-  private func authenticate(_ key: String?, scope: KeyRecord.Scope) async throws -> KeyRecord {
+  func authenticate(_ key: String?, scope: KeyRecord.Scope) async throws -> KeyRecord {
     guard let key, !key.isEmpty else {
       throw Refusal(
         .unauthorized, "key",
@@ -264,9 +268,8 @@ struct IngestRoutes: Sendable {
     return record
   }
 
-  /// The body, at most 500 KB as sent and 5 MB inflated.
-  static func body(of request: Request) async throws -> [UInt8] {
-    let limit = CollectorLimits.maximumRequestBytes
+  /// The body, at most `limit` bytes as sent (500 KB by default) and 5 MB inflated.
+  static func body(of request: Request, limit: Int = CollectorLimits.maximumRequestBytes) async throws -> [UInt8] {
     if let length = request.headers[.contentLength].flatMap(Int.init), length > limit {
       throw Refusal(.contentTooLarge, "", "the body is larger than \(limit) bytes", metric: "too_large")
     }
@@ -316,7 +319,7 @@ struct IngestRoutes: Sendable {
     return Refusal(.badRequest, "", "\(error)", metric: "malformed")
   }
 
-  private func respond(_ route: String, _ status: HTTPResponse.Status, _ body: [UInt8]) -> Response {
+  func respond(_ route: String, _ status: HTTPResponse.Status, _ body: [UInt8]) -> Response {
     collector.metrics.request(route: route, status: status.code)
     return Response(
       status: status, headers: [.contentType: "application/json"],
@@ -324,7 +327,7 @@ struct IngestRoutes: Sendable {
     )
   }
 
-  private func respond(_ route: String, _ refusal: Refusal, body: [UInt8]) -> Response {
+  func respond(_ route: String, _ refusal: Refusal, body: [UInt8]) -> Response {
     var response = respond(route, refusal.status, body)
     if let wait = refusal.retryAfter { response.headers[.retryAfter] = String(wait) }
     return response

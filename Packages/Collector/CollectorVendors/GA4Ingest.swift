@@ -1,0 +1,60 @@
+public import CollectorIngest
+public import CollectorStore
+public import GA4Wire
+import WireJSON
+
+/// Turns a Measurement Protocol request into rows, with GA4's own rules (``GA4Validator``, the code
+/// the Firebase service enforces before sending).
+///
+/// A request-level violation (no `app_instance_id`, more than 25 events, a body of 130 kB or more)
+/// stores nothing; otherwise each event without a violation is stored and the others are dropped,
+/// as GA4 does. GA4 events carry no id: the event id is derived from the app instance, the name,
+/// the time and the parameters, so a request resent after a lost reply stores nothing twice.
+public enum GA4Ingest {
+  /// The rows of the events of `request` that have no violation in `report`.
+  ///
+  /// - Parameters:
+  ///   - firebaseAppID: the `firebase_app_id` of the URL, kept as the events' app name.
+  ///   - receivedAt: ms since 1970.
+  public static func rows(
+    of request: GA4Request, report: GA4Validator.Report, app: String, firebaseAppID: String, receivedAt: Int64,
+    policy: IngestPolicy
+  ) -> StoreBatch {
+    guard report.request.isEmpty, let instance = request.appInstanceID else { return StoreBatch() }
+    var events: [StoredEvent] = []
+    for (index, event) in request.events.enumerated() where report.events[index] == nil {
+      let micros = event.timestampMicros ?? request.timestampMicros ?? receivedAt * 1000
+      let occurredAt = min(micros / 1000, receivedAt)
+      guard receivedAt - occurredAt <= policy.maximumEventAge else { continue }
+      let parameters = json(event.params)
+      var sessionID: Int64?
+      if case .int(let session) = event.params["session_id"] { sessionID = session }
+      events.append(
+        StoredEvent(
+          app: app, eventID: ContentID.make(["ga4", instance, event.name, String(micros), parameters]),
+          name: event.name, kind: event.name == "screen_view" ? "screen_view" : "event", occurredAt: occurredAt,
+          utcOffsetMinutes: 0, receivedAt: receivedAt, deviceID: instance, userID: request.userID,
+          sessionID: sessionID,
+          context: StoredContext(appName: String(firebaseAppID.prefix(200)), library: "GA4 Measurement Protocol"),
+          parametersJSON: parameters
+        )
+      )
+    }
+    return StoreBatch(events: events)
+  }
+
+  static func json(_ parameters: [String: GA4Value]) -> String {
+    var json = JSONWriter(capacity: 64 + parameters.count * 32)
+    json.beginObject()
+    for key in parameters.keys.sorted() {
+      json.key(key)
+      switch parameters[key]! {
+      case .string(let text): json.string(text)
+      case .int(let number): json.int(number)
+      case .double(let number): json.double(number)
+      }
+    }
+    json.endObject()
+    return String(decoding: json.bytes, as: UTF8.self)
+  }
+}

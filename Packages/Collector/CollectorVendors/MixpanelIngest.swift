@@ -1,0 +1,119 @@
+public import CollectorIngest
+public import CollectorStore
+import Foundation
+public import MixpanelWire
+import WireJSON
+
+/// Turns the events of an `/import` request into rows with Mixpanel's strict-mode contract
+/// (``MixpanelValidator``, the rules the Mixpanel service enforces before sending): valid rows are
+/// stored, the others come back as `failed_records`.
+///
+/// The event id is derived from Mixpanel's own de-duplication key (`event`, `distinct_id`, `time`,
+/// `$insert_id`), so a resent batch stores nothing twice. Strings are cut at 255 characters, as
+/// Mixpanel does. `$device_id` (or `distinct_id`) is the device, `$user_id` the user, and `$os`,
+/// `$os_version`, `$app_version_string`, `$app_build_number`, `$model`, `mp_lib` and `$lib_version`
+/// fill the context columns; the other properties are the event's parameters.
+public enum MixpanelIngest {
+  /// Properties that become columns, not parameters.
+  static let columns: Set<String> = [
+    "distinct_id", "time", "$insert_id", "token", "$device_id", "$user_id", "$os", "$os_version",
+    "$app_version_string", "$app_build_number", "$model", "mp_lib", "$lib_version",
+  ]
+
+  /// The rows of the valid entries and a failed record for each other one.
+  public static func rows(
+    of entries: [Result<MixpanelEvent, MixpanelViolation>], app: String, receivedAt: Int64, policy: IngestPolicy
+  ) -> (rows: StoreBatch, failed: [MixpanelImportResponse.FailedRecord]) {
+    var events: [StoredEvent] = []
+    var failed: [MixpanelImportResponse.FailedRecord] = []
+    let encoder = JSONEncoder()
+    for (index, entry) in entries.enumerated() {
+      let event: MixpanelEvent
+      switch entry {
+      case .failure(let violation):
+        failed.append(.init(index: index, insertID: nil, field: violation.field, message: violation.message))
+        continue
+      case .success(let value): event = value
+      }
+      let insertID = event.properties["$insert_id"]?.string
+      func fail(_ violation: MixpanelViolation) {
+        failed.append(.init(index: index, insertID: insertID, field: violation.field, message: violation.message))
+      }
+      let bytes = (try? encoder.encode(event).count) ?? 0
+      if let violation = MixpanelValidator.violations(of: event, bytes: bytes, nowMilliseconds: receivedAt).first {
+        fail(violation)
+        continue
+      }
+      let time = event.timeMilliseconds!
+      let occurredAt = min(time, receivedAt)
+      guard receivedAt - occurredAt <= policy.maximumEventAge else {
+        fail(MixpanelViolation(field: "properties.time", message: "is older than the collector keeps events"))
+        continue
+      }
+      let name = bounded(event.event)
+      func text(_ key: String) -> String { event.properties[key]?.string.map(bounded) ?? "" }
+      let distinctID: String =
+        switch event.properties["distinct_id"] {
+        case .string(let value)?: value
+        case .int(let value)?: String(value)
+        default: ""
+        }
+      let device = event.properties["$device_id"]?.string ?? distinctID
+      let parameters = event.properties.filter { !columns.contains($0.key) }
+      let parametersJSON = json(parameters)
+      guard parametersJSON.utf8.count <= 32 * 1024 else {
+        fail(MixpanelViolation(field: "properties", message: "the parameters are larger than 32 KB"))
+        continue
+      }
+      events.append(
+        StoredEvent(
+          app: app,
+          eventID: ContentID.make(["mixpanel", event.event, distinctID, String(time), insertID ?? ""]),
+          name: name, kind: "event", occurredAt: occurredAt, utcOffsetMinutes: 0, receivedAt: receivedAt,
+          deviceID: bounded(device), userID: event.properties["$user_id"]?.string.map(bounded), sessionID: nil,
+          context: StoredContext(
+            appVersion: text("$app_version_string"), appBuild: text("$app_build_number"), osName: text("$os"),
+            osVersion: text("$os_version"), platform: text("$os"), deviceModel: text("$model"),
+            library: [text("mp_lib"), text("$lib_version")].filter { !$0.isEmpty }.joined(separator: "/")
+          ),
+          parametersJSON: parametersJSON
+        )
+      )
+    }
+    return (StoreBatch(events: events), failed)
+  }
+
+  /// Cut at 255 characters (Mixpanel's rule) and 256 bytes (the collector's column bound).
+  static func bounded(_ text: String) -> String {
+    var value = MixpanelRules.truncated(text).value
+    while value.utf8.count > 256 { value.removeLast() }
+    return value
+  }
+
+  static func json(_ properties: [String: MixpanelValue]) -> String {
+    var json = JSONWriter(capacity: 64 + properties.count * 32)
+    write(.object(properties), into: &json)
+    return String(decoding: json.bytes, as: UTF8.self)
+  }
+
+  private static func write(_ value: MixpanelValue, into json: inout JSONWriter) {
+    switch value {
+    case .null: json.null()
+    case .bool(let flag): json.bool(flag)
+    case .int(let number): json.int(number)
+    case .double(let number): json.double(number)
+    case .string(let text): json.string(MixpanelRules.truncated(text).value)
+    case .array(let items):
+      json.beginArray()
+      for item in items { write(item, into: &json) }
+      json.endArray()
+    case .object(let fields):
+      json.beginObject()
+      for key in fields.keys.sorted() {
+        json.key(key)
+        write(fields[key]!, into: &json)
+      }
+      json.endObject()
+    }
+  }
+}
