@@ -74,6 +74,16 @@ let package = Package(
       name: "FirebaseService", dependencies: ["CoreTracker", "Delivery", "GA4Wire", "WireJSON"],
       path: "Packages/Services/FirebaseService"
     ),
+    .testTarget(
+      name: "FirebaseServiceTests",
+      dependencies: ["FirebaseService", "CoreTracker", "Delivery", "GA4Wire", "TestSupport"],
+      path: "Tests/FirebaseServiceTests"
+    ),
+    .testTarget(
+      name: "MixpanelServiceTests",
+      dependencies: ["MixpanelService", "CoreTracker", "Delivery", "MixpanelWire", "TestSupport"],
+      path: "Tests/MixpanelServiceTests"
+    ),
     .target(
       name: "MixpanelService", dependencies: ["CoreTracker", "Delivery", "MixpanelWire", "WireJSON"],
       path: "Packages/Services/MixpanelService"

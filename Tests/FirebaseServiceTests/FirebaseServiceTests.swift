@@ -1,0 +1,213 @@
+import CoreTracker
+import Delivery
+import FirebaseService
+import Foundation
+import GA4Wire
+import TestSupport
+import Testing
+
+private let install = "6F9619FF-8B86-D011-B42D-00CF4FC964FF"
+private let eventCounter = LockedCounter()
+
+private func event(
+  _ name: String, _ parameters: EventParameters = [:], at time: Date = Date(), user: String? = nil,
+  properties: EventParameters = [:], session: Int64? = 1_800_000_000
+) -> TrackedEvent {
+  let index = UInt64(eventCounter.next())
+  return TrackedEvent(
+    id: EventID(high: UInt64(time.timeIntervalSince1970 * 1000) << 16, low: index), name: name,
+    parameters: parameters, timestamp: time, anonymousID: install, userID: user,
+    session: session.map { TrackingSession(id: $0, startedAt: time, number: 1) }, userProperties: properties
+  )
+}
+
+private func requests(_ server: TestHTTPServer) throws -> [GA4Request] {
+  try server.requests.map { try JSONDecoder().decode(GA4Request.self, from: Data($0.body)) }
+}
+
+/// Collects what strict mode reports.
+private final class Reports: @unchecked Sendable {
+  private let lock = NSLock()
+  private var stored: [GA4Violation] = []
+  var all: [GA4Violation] { lock.withLock { stored } }
+  func add(_ error: any Error) { lock.withLock { stored.append(error as! GA4Violation) } }
+}
+
+@Suite("FirebaseService", .serialized)
+struct FirebaseServiceTests {
+  private func service(
+    _ server: TestHTTPServer, _ directory: borrowing TemporaryDirectory, limits: LimitPolicy = .repair,
+    endpoint: FirebaseService.Endpoint = .collect
+  ) throws -> FirebaseService {
+    try FirebaseService(
+      firebaseAppID: "1:123:ios:abc", apiSecret: "secret", directory: directory.url, host: server.url,
+      endpoint: endpoint, limits: limits, retry: RetryPolicy(initialDelay: 0.01, maximumDelay: 0.05),
+      policy: FlushPolicy(count: nil, interval: nil, flushTimeout: 5)
+    )
+  }
+
+  @Test func requestsFollowTheProtocolAndCarrySessions() async throws {
+    let server = try await TestHTTPServer.start()
+    defer { Task { await server.stop() } }
+    let directory = TemporaryDirectory()
+    let firebase = try service(server, directory)
+    let start = Date(timeIntervalSince1970: (Date().timeIntervalSince1970 - 3_600).rounded(.down))
+    for index in 0..<60 {
+      firebase.receive(
+        event(
+          "select_content", ["item_id": .string("moment-id-\(index)"), "in_stock": .bool(true)],
+          at: start.addingTimeInterval(Double(index)), user: "u-1", properties: ["membership": "gold"]))
+    }
+    await firebase.flush()
+    let sent = try requests(server)
+    #expect(sent.map(\.events.count) == [25, 25, 10])
+    let first = try #require(server.requests.first)
+    #expect(first.uri.hasPrefix("/mp/collect?"))
+    #expect(first.uri.contains("firebase_app_id=1:123:ios:abc") && first.uri.contains("api_secret=secret"))
+    #expect(sent[0].appInstanceID == "6f9619ff8b86d011b42d00cf4fc964ff")
+    #expect(sent[0].userID == "u-1" && sent[0].userProperties["membership"]?.value == .string("gold"))
+    let events = sent.flatMap(\.events)
+    #expect(events[0].params["session_id"] == .int(1_800_000_000))
+    #expect(events[0].params["engagement_time_msec"] == .int(1))
+    #expect(events[1].params["engagement_time_msec"] == .int(1_000))
+    #expect(events[0].params["in_stock"] == .string("true"))
+    #expect(events[59].timestampMicros == Int64((start.timeIntervalSince1970 + 59) * 1_000_000))
+    for (index, request) in sent.enumerated() {
+      let bytes = server.requests[index].body.count
+      #expect(GA4Validator.validate(request, bodyBytes: bytes, nowMicros: Int64(Date().timeIntervalSince1970 * 1e6)).isValid)
+    }
+    #expect(firebase.statistics()?.delivered == 60)
+  }
+
+  @Test func requestsStayUnder130kB() async throws {
+    let server = try await TestHTTPServer.start()
+    defer { Task { await server.stop() } }
+    let directory = TemporaryDirectory()
+    let firebase = try service(server, directory)
+    // 23 parameters of 100 characters of 4 bytes each (and 2 for the session): about 10 kB per
+    // event, so 25 events do not fit in 130 kB and requests are cut by size.
+    let parameters = EventParameters(
+      (0..<23).map { EventParameter(key: "p\($0)", value: .string(String(repeating: "😀", count: 100))) })
+    for _ in 0..<100 { firebase.receive(event("big_event", parameters)) }
+    await firebase.flush()
+    #expect(server.requests.allSatisfy { $0.body.count < GA4Limits.requestBodyLimit })
+    #expect(server.requests.count > 4)
+    #expect(try requests(server).flatMap(\.events).count == 100)
+  }
+
+  /// Each documented limit, on the client side: strict mode reports the validation endpoint's code,
+  /// drop mode counts the event by that code, repair mode sends something the rules accept.
+  @Test(
+    arguments: [
+      ("bad name", "moment-like", EventParameters(), GA4ValidationCode.nameInvalid),
+      ("long name", String(repeating: "a", count: 41), [:], .valueOutOfBounds),
+      ("reserved prefix", "firebase_like", [:], .nameReserved),
+      ("reserved name", "session_start", [:], .nameReserved),
+      ("bad parameter name", "like", ["item id": "x"], .nameInvalid),
+      ("reserved parameter", "like", ["firebase_conversion": "x"], .nameReserved),
+      ("long value", "like", ["item_id": .string(String(repeating: "v", count: 101))], .valueOutOfBounds),
+      (
+        "too many parameters", "like",
+        EventParameters((0..<24).map { EventParameter(key: "p\($0)", value: .int($0)) }), .exceededMaxEntities
+      ),
+    ] as [(String, String, EventParameters, GA4ValidationCode)]
+  )
+  func everyLimitIsEnforcedBeforeSending(
+    label: String, name: String, parameters: EventParameters, code: GA4ValidationCode
+  ) async throws {
+    let server = try await TestHTTPServer.start()
+    defer { Task { await server.stop() } }
+    let reports = Reports()
+    let strictDirectory = TemporaryDirectory()
+    let strict = try service(server, strictDirectory, limits: .strict { reports.add($0) })
+    strict.receive(event(name, parameters))
+    #expect(reports.all.map(\.code).contains(code), "\(label): \(reports.all)")
+    let dropDirectory = TemporaryDirectory()
+    let drop = try service(server, dropDirectory, limits: .drop)
+    drop.receive(event(name, parameters))
+    #expect(drop.statistics()?.dropped[DropReason("ga4_\(code.rawValue.lowercased())")] == 1, "\(label)")
+    let repairDirectory = TemporaryDirectory()
+    let repair = try service(server, repairDirectory, limits: .repair)
+    repair.receive(event(name, parameters))
+    await repair.flush()
+    let sent = try requests(server)
+    #expect(sent.count == 1, "\(label): only the repaired event is sent")
+    let request = try #require(sent.first)
+    #expect(GA4Validator.validate(request, bodyBytes: 100, nowMicros: Int64(Date().timeIntervalSince1970 * 1e6)).isValid)
+    #expect(repair.statistics()?.repaired.values.reduce(0, +) ?? 0 > 0)
+  }
+
+  @Test(arguments: Array(GA4Limits.reservedEventNames).sorted())
+  func reservedEventNamesAreNeverSent(name: String) async throws {
+    let server = try await TestHTTPServer.start()
+    defer { Task { await server.stop() } }
+    let reports = Reports()
+    let directory = TemporaryDirectory()
+    let firebase = try service(server, directory, limits: .strict { reports.add($0) })
+    firebase.receive(event(name))
+    await firebase.flush()
+    #expect(server.requests.isEmpty)
+    #expect(reports.all.map(\.code) == [.nameReserved])
+  }
+
+  @Test func userPropertiesAndUserIDFollowTheirLimits() async throws {
+    let server = try await TestHTTPServer.start()
+    defer { Task { await server.stop() } }
+    let reports = Reports()
+    let directory = TemporaryDirectory()
+    let strict = try service(server, directory, limits: .strict { reports.add($0) })
+    strict.receive(
+      event(
+        "like", user: String(repeating: "u", count: 257),
+        properties: [
+          "a_very_long_user_property_name": "x", "tier": .string(String(repeating: "t", count: 37)),
+          "user_id": "reserved",
+        ]))
+    #expect(
+      Set(reports.all.map(\.fieldPath)) == [
+        "user_id", "user_properties.a_very_long_user_property_name", "user_properties.tier", "user_properties.user_id",
+      ])
+    let repairDirectory = TemporaryDirectory()
+    let repair = try service(server, repairDirectory)
+    repair.receive(
+      event(
+        "like", properties: EventParameters((0..<30).map { EventParameter(key: "prop_\($0)", value: .int($0)) })))
+    await repair.flush()
+    let request = try #require(try requests(server).first)
+    #expect(request.userProperties.count == GA4Limits.maximumUserProperties)
+    #expect(repair.statistics()?.repaired["user_properties_left_out"] == 1)
+  }
+
+  @Test func eventsOlderThan72HoursAreExpiredNotSent() async throws {
+    let server = try await TestHTTPServer.start()
+    defer { Task { await server.stop() } }
+    let directory = TemporaryDirectory()
+    let firebase = try service(server, directory)
+    firebase.receive(event("old", at: Date().addingTimeInterval(-73 * 3_600)))
+    firebase.receive(event("recent", at: Date().addingTimeInterval(-71 * 3_600)))
+    await firebase.flush()
+    #expect(try requests(server).flatMap(\.events).map(\.name) == ["recent"])
+    #expect(firebase.statistics()?.dropped[.expired] == 1)
+  }
+
+  @Test func theValidationEndpointsMessagesBecomeTypedErrors() async throws {
+    let server = try await TestHTTPServer.start { _ in
+      let answer = GA4ValidationResponse([
+        GA4Violation(fieldPath: "events[1].params.item_id", code: .valueInvalid, message: "not a known item")
+      ])
+      return TestResponse(status: 200, body: String(decoding: try! JSONEncoder().encode(answer), as: UTF8.self))
+    }
+    defer { Task { await server.stop() } }
+    let reports = Reports()
+    let directory = TemporaryDirectory()
+    let firebase = try service(server, directory, limits: .strict { reports.add($0) }, endpoint: .validation)
+    firebase.receive(event("a"))
+    firebase.receive(event("b"))
+    firebase.receive(event("c"))
+    await firebase.flush()
+    #expect(try #require(server.requests.first).uri.hasPrefix("/debug/mp/collect?"))
+    #expect(reports.all == [GA4Violation(fieldPath: "events[1].params.item_id", code: .valueInvalid, message: "not a known item")])
+    #expect(firebase.statistics()?.delivered == 2)
+    #expect(firebase.statistics()?.dropped[.rejectedByServer] == 1)
+  }
+}
