@@ -271,7 +271,9 @@ let package = Package(
       name: "CollectorServerTests",
       dependencies: [
         "Collector", "CollectorIngest", "CollectorPostgres", "CollectorServer", "CollectorService", "CollectorSQLite",
-        "CollectorStore", "CollectorWire", "CoreTracker", "Delivery", "SimpleAnalyticsService", "TestSupport",
+        "CollectorStore", "CollectorWire", "CoreTracker", "Delivery", "DLProductDetail", "DLTracker", "FirebaseService",
+        "GA4Wire", "LogService", "MixpanelService", "MixpanelWire", "SimpleAnalyticsService", "TestSupport",
+        "TYProductDetail", "TYTracker",
         .product(name: "Hummingbird", package: "hummingbird"),
         .product(name: "HummingbirdTesting", package: "hummingbird"), .product(name: "NIOCore", package: "swift-nio"),
       ],

@@ -1,0 +1,193 @@
+import CollectorServer
+import CollectorStore
+import Foundation
+import GA4Wire
+import HTTPTypes
+import Hummingbird
+import HummingbirdTesting
+import MixpanelWire
+import NIOCore
+import Testing
+
+/// The vendor-compatible endpoints through Hummingbird's test client: GA4's codes and Mixpanel's
+/// strict partial success, and what reached the store.
+@Suite("Vendor-compatible routes")
+struct VendorRouteTests {
+  static var nowMicros: Int64 { Int64(Date().timeIntervalSince1970 * 1_000_000) }
+
+  static func ga4(
+    _ client: some TestClientProtocol, _ body: [UInt8], debug: Bool = false, secret: String = writeKey
+  ) async throws -> (HTTPResponse.Status, String) {
+    let path = debug ? "/debug/mp/collect" : "/mp/collect"
+    return try await client.execute(
+      uri: "\(path)?firebase_app_id=1:1:ios:a&api_secret=\(secret)", method: .post,
+      headers: [.contentType: "application/json"], body: ByteBuffer(bytes: body)
+    ) { ($0.status, String(buffer: $0.body)) }
+  }
+
+  static func request(_ events: [GA4Event], instance: String? = "a1b2", properties: [String: GA4UserProperty] = [:])
+    -> [UInt8]
+  {
+    Array(try! JSONEncoder().encode(GA4Request(appInstanceID: instance, userProperties: properties, events: events)))
+  }
+
+  static func event(_ name: String, _ params: [String: GA4Value] = [:], micros: Int64? = nil) -> GA4Event {
+    GA4Event(
+      name: name, params: ["session_id": .int(1_800_000_000), "engagement_time_msec": .int(5)].merging(params) { $1 },
+      timestampMicros: micros ?? nowMicros)
+  }
+
+  /// Each documented limit, on the server side: the validation endpoint names the field and the
+  /// code the Firebase service reports for the same event.
+  @Test(
+    arguments: [
+      ("bad name", request([event("moment-like")]), "events[0].name", GA4ValidationCode.nameInvalid),
+      ("long name", request([event(String(repeating: "a", count: 41))]), "events[0].name", .valueOutOfBounds),
+      ("reserved prefix", request([event("google_like")]), "events[0].name", .nameReserved),
+      ("reserved name", request([event("first_open")]), "events[0].name", .nameReserved),
+      ("bad parameter", request([event("like", ["item id": .string("x")])]), "events[0].params.item id", .nameInvalid),
+      (
+        "reserved parameter", request([event("like", ["ga_x": .int(1)])]), "events[0].params.ga_x", .nameReserved
+      ),
+      (
+        "long value", request([event("like", ["v": .string(String(repeating: "v", count: 101))])]),
+        "events[0].params.v", .valueOutOfBounds
+      ),
+      (
+        "26 parameters",
+        request([event("like", Dictionary(uniqueKeysWithValues: (0..<24).map { ("p\($0)", GA4Value.int(Int64($0))) }))]),
+        "events[0].params", .exceededMaxEntities
+      ),
+      ("26 events", request(Array(repeating: event("like"), count: 26)), "events", .exceededMaxEntities),
+      ("no app instance", request([event("like")], instance: nil), "app_instance_id", .valueRequired),
+      (
+        "older than 72 hours", request([event("like", micros: nowMicros - 73 * 3_600_000_000)]),
+        "events[0].timestamp_micros", .valueInvalid
+      ),
+      (
+        "long user property", request([event("like")], properties: ["a_name_longer_than_24_chars": .init(value: .int(1))]),
+        "user_properties.a_name_longer_than_24_chars", .valueOutOfBounds
+      ),
+      (
+        "reserved user property", request([event("like")], properties: ["first_open_time": .init(value: .int(1))]),
+        "user_properties.first_open_time", .nameReserved
+      ),
+      (
+        "long user property value",
+        request([event("like")], properties: ["tier": .init(value: .string(String(repeating: "t", count: 37)))]),
+        "user_properties.tier", .valueOutOfBounds
+      ),
+    ] as [(String, [UInt8], String, GA4ValidationCode)]
+  )
+  func theValidationEndpointAnswersGA4sCodes(label: String, body: [UInt8], field: String, code: GA4ValidationCode)
+    async throws
+  {
+    let collector = try await makeCollector()
+    try await collector.application(closesStore: false).test(.router) { client async throws in
+      let (status, text) = try await Self.ga4(client, body, debug: true)
+      #expect(status == .ok)
+      let answer = try JSONDecoder().decode(GA4ValidationResponse.self, from: Data(text.utf8))
+      #expect(answer.violations.map(\.fieldPath) == [field], "\(label): \(text)")
+      #expect(answer.violations.map(\.code) == [code], "\(label)")
+    }
+    #expect(try await collector.store.eventCount(app: "ty") == 0)
+  }
+
+  @Test func aBodyOf130kBOrMoreIsRefusedWhole() async throws {
+    let collector = try await makeCollector()
+    let big = Self.event("like", Dictionary(uniqueKeysWithValues: (0..<23).map { ("p\($0)", GA4Value.string(String(repeating: "😀", count: 100))) }))
+    try await collector.application(closesStore: false).test(.router) { client async throws in
+      let (status, text) = try await Self.ga4(client, Self.request(Array(repeating: big, count: 14)))
+      #expect(status == .ok)
+      #expect(text.contains("VALUE_OUT_OF_BOUNDS") && text.contains("130000"))
+    }
+    #expect(try await collector.store.eventCount(app: "ty") == 0)
+  }
+
+  @Test func collectStoresTheValidEventsOnceAndNamesWhatItDropped() async throws {
+    let collector = try await makeCollector()
+    let body = Self.request([
+      Self.event("screen_view", ["screen_name": .string("Home")]), Self.event("bad-name"),
+      Self.event("select_content", ["item_id": .string("moment-id-1-user-id-2"), "item_name": .string("moment-like")]),
+    ])
+    try await collector.application(closesStore: false).test(.router) { client async throws in
+      let (status, text) = try await Self.ga4(client, body)
+      #expect(status == .ok)
+      #expect(text.contains("events[1].name") && text.contains("NAME_INVALID"))
+      let (again, _) = try await Self.ga4(client, body)
+      #expect(again == .ok)
+      let (valid, empty) = try await Self.ga4(client, Self.request([Self.event("share")]))
+      #expect(valid == .noContent && empty.isEmpty)
+      let (denied, _) = try await Self.ga4(client, body, secret: "nope")
+      #expect(denied == .unauthorized)
+      let (malformed, message) = try await Self.ga4(client, Array("{\"events\":7}".utf8))
+      #expect(malformed == .badRequest && message.contains("validationMessages"))
+    }
+    let events = try await collector.store.events(app: "ty", limit: 10).sorted { $0.name < $1.name }
+    #expect(events.map(\.name) == ["screen_view", "select_content", "share"])
+    #expect(events[0].kind == "screen_view" && events[0].deviceID == "a1b2" && events[0].sessionID == 1_800_000_000)
+    #expect(events[1].parametersJSON.contains(#""item_id":"moment-id-1-user-id-2""#))
+    #expect(events[0].context.library == "GA4 Measurement Protocol")
+  }
+
+  // MARK: Mixpanel
+
+  static func mixpanel(
+    _ client: some TestClientProtocol, _ body: String, user: String = writeKey, password: String = ""
+  ) async throws -> (HTTPResponse.Status, MixpanelImportResponse) {
+    let credential = Data("\(user):\(password)".utf8).base64EncodedString()
+    return try await client.execute(
+      uri: "/import?strict=1", method: .post,
+      headers: [.contentType: "application/json", .authorization: "Basic \(credential)"],
+      body: ByteBuffer(string: body)
+    ) { ($0.status, try JSONDecoder().decode(MixpanelImportResponse.self, from: Data(String(buffer: $0.body).utf8))) }
+  }
+
+  static func mixpanelEvent(_ name: String, insertID: String, time: Int64? = nil, extra: String = "") -> String {
+    let time = time ?? Int64(Date().timeIntervalSince1970 * 1000)
+    return
+      #"{"event":"\#(name)","properties":{"distinct_id":"u-1","time":\#(time),"$insert_id":"\#(insertID)","$os":"iOS","Listing":"l-1"\#(extra)}}"#
+  }
+
+  @Test func importIsStrictPartialSuccessAndDeduplicates() async throws {
+    let collector = try await makeCollector()
+    let long = String(repeating: "n", count: 300)
+    let body =
+      "[" + [
+        Self.mixpanelEvent("Listing Liked", insertID: "a-1"),
+        Self.mixpanelEvent("Listing Liked", insertID: "bad id!"),
+        Self.mixpanelEvent("Too Old", insertID: "a-3", time: 1_000),
+        #"{"event":"No Id","properties":{"distinct_id":"u","time":\#(Int64(Date().timeIntervalSince1970))}}"#,
+        Self.mixpanelEvent("Long", insertID: "a-5", extra: #","Note":"\#(long)""#),
+        "7",
+      ].joined(separator: ",") + "]"
+    try await collector.application(closesStore: false).test(.router) { client async throws in
+      let (status, answer) = try await Self.mixpanel(client, body)
+      #expect(status == .badRequest)
+      #expect(answer.numRecordsImported == 2)
+      #expect(answer.failedRecords?.map(\.index) == [1, 2, 3, 5])
+      #expect(
+        answer.failedRecords?.map(\.field) == [
+          "properties.$insert_id", "properties.time", "properties.$insert_id", "",
+        ])
+      let (again, second) = try await Self.mixpanel(client, body)
+      #expect(again == .badRequest && second.numRecordsImported == 2)
+      // NDJSON, and a service account (the secret is the key).
+      let ndjson = Self.mixpanelEvent("Offer Made", insertID: "b-1") + "\n" + Self.mixpanelEvent("Offer Made", insertID: "b-2")
+      let (ok, imported) = try await Self.mixpanel(client, ndjson, user: "svc.account", password: writeKey)
+      #expect(ok == .ok && imported.numRecordsImported == 2 && imported.status == "OK")
+      let (denied, refusal) = try await Self.mixpanel(client, ndjson, user: "nope")
+      #expect(denied == .unauthorized && refusal.error != nil)
+      let (malformed, why) = try await Self.mixpanel(client, "[{")
+      #expect(malformed == .badRequest && why.error?.contains("JSON") == true)
+      let tooMany = "[" + (0..<2001).map { Self.mixpanelEvent("E", insertID: "m-\($0)") }.joined(separator: ",") + "]"
+      let (refused, _) = try await Self.mixpanel(client, tooMany)
+      #expect(refused == .badRequest)
+    }
+    let events = try await collector.store.events(app: "ty", limit: 10).sorted { $0.name < $1.name }
+    #expect(events.map(\.name) == ["Listing Liked", "Long", "Offer Made", "Offer Made"])
+    #expect(events[0].deviceID == "u-1" && events[0].context.osName == "iOS")
+    #expect(events[0].parametersJSON == #"{"Listing":"l-1"}"#)
+    #expect(events[1].parametersJSON.contains(String(repeating: "n", count: 255) + "\""))
+  }
+}
