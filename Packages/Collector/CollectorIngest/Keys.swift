@@ -24,9 +24,12 @@ public enum AccessKeys {
     }.joined()
   }
 
-  /// The record to store for `key`.
+  /// The record to store for `key`. Its id shows the key's first 8 characters (recognisable in a
+  /// list) and 8 hex digits of its hash (unique even when provisioned keys share a prefix).
   public static func record(for key: String, app: String, scope: KeyRecord.Scope, now: Int64) -> KeyRecord {
-    KeyRecord(id: String(key.prefix(12)), app: app, scope: scope, hash: hash(key), createdAt: now)
+    let digest = hash(key)
+    return KeyRecord(
+      id: "\(key.prefix(8))…\(digest.prefix(8))", app: app, scope: scope, hash: digest, createdAt: now)
   }
 }
 
