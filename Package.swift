@@ -284,14 +284,18 @@ let package = Package(
     .target(
       name: "ShopDemoKit",
       dependencies: [
-        "CoreTracker", "DLProductDetail", "DLSellerProfile", "DLTracker", "LogService", "TYCheckout",
-        "TYProductDetail", "TYTracker", .product(name: "Logging", package: "swift-log"),
+        "CollectorIngest", "CollectorServer", "CollectorService", "CollectorSQLite", "CollectorStore", "CoreTracker",
+        "Delivery", "DLProductDetail",
+        "DLSellerProfile", "DLTracker", "FirebaseService", "LogService", "MixpanelService", "TYCheckout",
+        "TYProductDetail", "TYTracker", .product(name: "Hummingbird", package: "hummingbird"),
+        .product(name: "Logging", package: "swift-log"),
+        .product(name: "ServiceLifecycle", package: "swift-service-lifecycle"),
       ],
       path: "Apps/ShopDemo/Sources/ShopDemoKit"
     ),
     .testTarget(
       name: "ShopDemoKitTests",
-      dependencies: ["ShopDemoKit", "CoreTracker"],
+      dependencies: ["ShopDemoKit", "CollectorStore", "CoreTracker", "TestSupport"],
       path: "Tests/ShopDemoKitTests"
     ),
     .executableTarget(

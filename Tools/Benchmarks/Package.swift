@@ -35,6 +35,15 @@ let package = Package(
         .product(name: "Logging", package: "swift-log"),
       ]
     ),
+    benchmark(
+      "EncodeBenchmarks",
+      [
+        .product(name: "CollectorService", package: "CoreTracker"),
+        .product(name: "CoreTracker", package: "CoreTracker"),
+        .product(name: "FirebaseService", package: "CoreTracker"),
+        .product(name: "MixpanelService", package: "CoreTracker"),
+      ]
+    ),
     benchmark("TrackBenchmarks", [.product(name: "CoreTracker", package: "CoreTracker")]),
   ]
 )

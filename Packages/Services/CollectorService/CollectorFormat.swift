@@ -104,25 +104,36 @@ struct CollectorFormat: BatchFormat {
   func batchLength(_ records: ArraySlice<OutboxRecord>) -> Int { RecordFraming.batchLength(records) }
 
   func request(for records: ArraySlice<OutboxRecord>, sentAt: Date) -> HTTPRequest {
-    var json = JSONWriter(capacity: records.reduce(256) { $0 + $1.payload.count })
+    let events = records.filter { $0.kind == CollectorService.RecordKind.event.rawValue }.map(\.payload)
+    return HTTPRequest(
+      url: endpoint.appendingPathComponent("v1/batch"),
+      headers: ["Content-Type": "application/json", "Authorization": "Bearer \(writeKey)"],
+      body: Self.body(
+        context: records.first.map { RecordFraming.context($0.payload) }, events: events,
+        counters: CounterTotal.totals(of: records, kind: CollectorService.RecordKind.counter.rawValue),
+        sentAt: sentAt)
+    )
+  }
+
+  /// The native batch: `sentAt`, the records' shared context, their events and counter totals.
+  static func body(context: ArraySlice<UInt8>?, events: [[UInt8]], counters: [CounterTotal], sentAt: Date) -> [UInt8] {
+    var json = JSONWriter(capacity: events.reduce(256) { $0 + $1.count })
     json.beginObject()
     json.key("sentAt")
     json.int(sentAt.milliseconds)
     json.key("context")
-    if let first = records.first {
-      json.raw(RecordFraming.context(first.payload))
+    if let context {
+      json.raw(context)
     } else {
       json.null()
     }
     json.key("events")
     json.beginArray()
-    for record in records where record.kind == CollectorService.RecordKind.event.rawValue {
-      json.raw(RecordFraming.body(record.payload))
-    }
+    for event in events { json.raw(RecordFraming.body(event)) }
     json.endArray()
     json.key("counters")
     json.beginArray()
-    for counter in CounterTotal.totals(of: records, kind: CollectorService.RecordKind.counter.rawValue) {
+    for counter in counters {
       json.beginObject()
       json.key("name")
       json.string(counter.name)
@@ -142,11 +153,7 @@ struct CollectorFormat: BatchFormat {
     }
     json.endArray()
     json.endObject()
-    return HTTPRequest(
-      url: endpoint.appendingPathComponent("v1/batch"),
-      headers: ["Content-Type": "application/json", "Authorization": "Bearer \(writeKey)"],
-      body: json.bytes
-    )
+    return json.bytes
   }
 
   /// 2xx with the partial-success body: rejected events are dropped, the rest delivered.

@@ -17,16 +17,21 @@ struct GA4Format: BatchFormat {
   func batchLength(_ records: ArraySlice<OutboxRecord>) -> Int { RecordFraming.batchLength(records) }
 
   func request(for records: ArraySlice<OutboxRecord>, sentAt: Date) -> HTTPRequest {
+    HTTPRequest(url: url, headers: ["Content-Type": "application/json"], body: Self.body(records.map(\.payload)[...]))
+  }
+
+  /// `{request-level fields,"events":[...]}` from records sharing their request-level part.
+  static func body(_ payloads: ArraySlice<[UInt8]>) -> [UInt8] {
     var body: [UInt8] = [UInt8(ascii: "{")]
-    body.reserveCapacity(records.reduce(64) { $0 + $1.payload.count })
-    if let first = records.first { body += RecordFraming.context(first.payload) }
+    body.reserveCapacity(payloads.reduce(64) { $0 + $1.count })
+    if let first = payloads.first { body += RecordFraming.context(first) }
     body += Array(#","events":["#.utf8)
-    for (index, record) in records.enumerated() {
+    for (index, payload) in payloads.enumerated() {
       if index > 0 { body.append(UInt8(ascii: ",")) }
-      body += RecordFraming.body(record.payload)
+      body += RecordFraming.body(payload)
     }
     body += Array("]}".utf8)
-    return HTTPRequest(url: url, headers: ["Content-Type": "application/json"], body: body)
+    return body
   }
 
   /// 2xx is delivered, unless the answer lists validation messages (the validation endpoint, or a

@@ -13,16 +13,22 @@ struct MixpanelFormat: BatchFormat {
   var acceptsGzip: Bool { !isTrack }
 
   func request(for records: ArraySlice<OutboxRecord>, sentAt: Date) -> HTTPRequest {
-    var body: [UInt8] = [UInt8(ascii: "[")]
-    body.reserveCapacity(records.reduce(2) { $0 + $1.payload.count + 1 })
-    for (index, record) in records.enumerated() {
-      if index > 0 { body.append(UInt8(ascii: ",")) }
-      body += record.payload
-    }
-    body.append(UInt8(ascii: "]"))
+    let body = Self.body(records.map(\.payload)[...])
     var headers = ["Content-Type": "application/json", "Accept": "application/json"]
     if let authorization { headers["Authorization"] = authorization }
     return HTTPRequest(url: url, headers: headers, body: body)
+  }
+
+  /// A JSON array of the events.
+  static func body(_ payloads: ArraySlice<[UInt8]>) -> [UInt8] {
+    var body: [UInt8] = [UInt8(ascii: "[")]
+    body.reserveCapacity(payloads.reduce(2) { $0 + $1.count + 1 })
+    for (index, payload) in payloads.enumerated() {
+      if index > 0 { body.append(UInt8(ascii: ",")) }
+      body += payload
+    }
+    body.append(UInt8(ascii: "]"))
+    return body
   }
 
   /// 200: delivered. 400 with `failed_records` (strict mode): those rows dropped with their reason,

@@ -1,49 +1,131 @@
+import CollectorIngest
+import CollectorSQLite
+import CollectorServer
+import CollectorService
+public import CollectorStore
 public import CoreTracker
 import DLProductDetail
 import DLSellerProfile
 import DLTracker
+import Delivery
+import FirebaseService
+public import Foundation
+import Hummingbird
+import ServiceLifecycle
 import LogService
 public import Logging
+import MixpanelService
 import TYCheckout
 import TYProductDetail
 import TYTracker
 
 /// The super app on the command line: Trendyol with Dolap Lite inside it, driven through the real
-/// presenters of every feature, each product tracking through its own tracker and services.
+/// presenters of every feature, each product tracking through its own tracker and the real services
+/// (system log, collector, Firebase, Mixpanel), all pointed at a collector embedded in the process
+/// (SQLite in `dataDirectory`, an ephemeral port on 127.0.0.1) over real HTTP.
 public struct ShopDemo {
+  /// What one service of one product stored in the embedded collector during the run.
+  public struct Stream: Sendable {
+    /// `Trendyol` or `Dolap Lite`.
+    public var product: String
+    /// The service (`collector`, `firebase`, `mixpanel`).
+    public var service: ServiceID
+    /// The collector app its key writes to (`ty`, `ty-firebase`, ...).
+    public var app: String
+    /// The events as stored, oldest first.
+    public var events: [StoredEvent]
+  }
+
   /// What one run produced.
   public struct Outcome: Sendable {
-    /// Every service inbox, per product, in display order.
-    public var inboxes: [InboxService]
+    /// Per product and service, what the collector stored, in display order.
+    public var streams: [Stream]
     /// Trendyol's tracker counts.
     public var trendyolStats: TrackerStats
     /// Dolap Lite's tracker counts.
     public var dolapStats: TrackerStats
+    /// The URL the embedded collector listened on.
+    public var collectorURL: URL
   }
 
   private let logger: Logger
+  private let dataDirectory: URL
 
-  /// Creates the demo; `logger` receives the system-log service's lines.
-  public init(logger: Logger) { self.logger = logger }
+  /// Creates the demo; `logger` receives the system-log service's lines; the collector's SQLite
+  /// file and the services' outboxes live in `dataDirectory` (created if needed).
+  public init(logger: Logger, dataDirectory: URL = URL(fileURLWithPath: "shop-demo-data")) {
+    self.logger = logger
+    self.dataDirectory = dataDirectory
+  }
 
-  /// Builds both product trackers, drives a scripted session through every feature, flushes and
-  /// returns what each service received.
-  public func run() async -> Outcome {
+  /// The collector apps, one per product and service, each with its own write key.
+  static let streams: [(product: String, service: ServiceID, app: String)] = [
+    ("Trendyol", TYService.collector, "ty"), ("Trendyol", TYService.firebase, "ty-firebase"),
+    ("Trendyol", TYService.mixpanel, "ty-mixpanel"), ("Dolap Lite", DLService.collector, "dl"),
+    ("Dolap Lite", DLService.firebase, "dl-firebase"), ("Dolap Lite", DLService.mixpanel, "dl-mixpanel"),
+  ]
+
+  /// Starts the embedded collector, builds both product trackers with every service pointed at it,
+  /// drives a scripted session through every feature, flushes, stops the collector and returns what
+  /// it stored.
+  public func run() async throws -> Outcome {
+    let started = Int64(Date().timeIntervalSince1970 * 1000)
+    try FileManager.default.createDirectory(at: dataDirectory, withIntermediateDirectories: true)
+    var configuration = CollectorConfiguration()
+    configuration.port = 0
+    configuration.storage = .sqlite(
+      path: dataDirectory.appendingPathComponent("collector.sqlite").path, durability: .normal)
+    configuration.rateLimit = nil
+    // Keys are made for this run only (the store keeps their hashes); each stream writes to its app.
+    var keys: [String: String] = [:]
+    for stream in Self.streams { keys[stream.app] = "demo-\(stream.app)-\(UUID().uuidString)" }
+    configuration.keys = keys.map { ProvisionedKey(app: $0.key, key: $0.value, scope: .write) }
+    var quiet = Logger(label: "shop-demo.collector")
+    quiet.logLevel = .warning
+    let (collector, _) = try await EventCollector.open(configuration, logger: quiet)
+    let (ports, listening) = AsyncStream<Int>.makeStream()
+    let group = ServiceGroup(
+      configuration: .init(
+        services: [collector.application(closesStore: false) { listening.yield($0) }], logger: quiet))
+    let server = Task { try await group.run() }
+    var port = 0
+    for await value in ports {
+      port = value
+      break
+    }
+    let base = URL(string: "http://127.0.0.1:\(port)")!
+
     // One shared system-log service instance, reused by both products (each adds its defaults).
     let log = LogService(logger: logger)
-    let trendyolInboxes = [TYService.collector, TYService.firebase, TYService.mixpanel].map {
-      InboxService(id: $0, product: "Trendyol")
-    }
-    let dolapInboxes = [DLService.collector, DLService.firebase, DLService.mixpanel].map {
-      InboxService(id: $0, product: "Dolap Lite")
-    }
     let context = TrackingContext(
       appName: "Trendyol", appVersion: "5.12.0", appBuild: "5120", osName: "iOS", osVersion: "17.4.1",
       platform: "iOS", deviceModel: "iPhone15,2", locale: "tr_TR", timeZone: "Europe/Istanbul"
     )
-    let trendyol = TYTracker(log: log, services: trendyolInboxes, configuration: TrackerConfiguration(context: context))
+    let outboxes = dataDirectory.appendingPathComponent("outboxes")
+    func services(_ product: String) throws -> (any TrackerService, [any TrackerService]) {
+      let policy = FlushPolicy(count: 100, interval: 5, flushTimeout: 20)
+      let retry = RetryPolicy(initialDelay: 0.2, maximumDelay: 2)
+      let directory = outboxes.appendingPathComponent(product)
+      return (
+        try CollectorService(
+          endpoint: base, writeKey: keys[product]!, directory: directory.appendingPathComponent("collector"),
+          retry: retry, policy: policy),
+        [
+          try FirebaseService(
+            firebaseAppID: "1:5120:ios:\(product)", apiSecret: keys["\(product)-firebase"]!,
+            directory: directory.appendingPathComponent("firebase"), host: base, retry: retry, policy: policy),
+          try MixpanelService(
+            mode: .projectToken(keys["\(product)-mixpanel"]!), directory: directory.appendingPathComponent("mixpanel"),
+            host: base, retry: retry, policy: policy),
+        ]
+      )
+    }
+    let (tyCollector, tyVendors) = try services("ty")
+    let (dlCollector, dlVendors) = try services("dl")
+    let trendyol = TYTracker(
+      log: log, collector: tyCollector, services: tyVendors, configuration: TrackerConfiguration(context: context))
     let dolap = DLTracker(
-      log: log, services: dolapInboxes,
+      log: log, collector: dlCollector, services: dlVendors,
       configuration: TrackerConfiguration(context: context, privacy: PrivacyStage(personalKeys: ["phone"]))
     )
     trendyol.identify(userID: "ty-1001")
@@ -55,11 +137,18 @@ public struct ShopDemo {
 
     await trendyol.flush()
     await dolap.flush()
+    // Graceful: stop accepting, finish the requests in flight, commit (the store stays open to read).
+    await group.triggerGracefulShutdown()
+    try await server.value
+    var streams: [Stream] = []
+    for stream in Self.streams {
+      let events = try await collector.store.events(app: stream.app, limit: 10_000)
+        .filter { $0.receivedAt >= started }.sorted { ($0.occurredAt, $0.name) < ($1.occurredAt, $1.name) }
+      streams.append(Stream(product: stream.product, service: stream.service, app: stream.app, events: events))
+    }
+    try await collector.shutdown()
     return Outcome(
-      inboxes: trendyolInboxes + dolapInboxes,
-      trendyolStats: trendyol.base.stats,
-      dolapStats: dolap.base.stats
-    )
+      streams: streams, trendyolStats: trendyol.base.stats, dolapStats: dolap.base.stats, collectorURL: base)
   }
 
   /// A Trendyol session: browse a product, favourite it, pick a size, add to cart, share, check out.
@@ -109,13 +198,14 @@ public struct ShopDemo {
     profile.report(.misleading)
   }
 
-  /// The outcome as text: per service, one line per event in that service's own shape, then counts.
+  /// The outcome as text: per product and service, one line per event as the collector stored it
+  /// (in that service's own shape), then the trackers' counts.
   public static func render(_ outcome: Outcome) -> String {
-    var text = ""
-    for inbox in outcome.inboxes {
-      text += "\n== \(inbox.product) → \(inbox.id) (\(inbox.events.count) events) ==\n"
-      for event in inbox.events {
-        text += "  " + LogService.line(for: event) + "\n"
+    var text = "(embedded collector on \(outcome.collectorURL.absoluteString), SQLite)\n"
+    for stream in outcome.streams {
+      text += "\n== \(stream.product) → \(stream.service) (app \(stream.app): \(stream.events.count) events stored) ==\n"
+      for event in stream.events {
+        text += "  \(event.kind) \(event.name) \(event.parametersJSON)\n"
       }
     }
     for (product, stats) in [("Trendyol", outcome.trendyolStats), ("Dolap Lite", outcome.dolapStats)] {
@@ -123,7 +213,10 @@ public struct ShopDemo {
       text += "\n\(product): tracked=\(stats.tracked) generated=\(stats.generated) routed=\(stats.routed)"
       text += " dropped={\(dropped)} queued=\(stats.queued)\n"
       for (service, counts) in stats.services.sorted(by: { $0.key < $1.key }) {
-        text += "  \(service): received=\(counts.received) delivered=\(counts.delivered)\n"
+        text += "  \(service): delivered=\(counts.delivered)"
+        if counts.dropped.values.reduce(0, +) > 0 { text += " dropped=\(counts.dropped.values.reduce(0, +))" }
+        if !counts.repaired.isEmpty { text += " repaired=\(counts.repaired.values.reduce(0, +))" }
+        text += "\n"
       }
     }
     return text

@@ -1,0 +1,35 @@
+public import CoreTracker
+import Delivery
+import Foundation
+
+/// The encoding ``FirebaseService`` applies to each event on the tracker's worker, on its own:
+/// for benchmarks, for tests, and for tools that want the exact Measurement Protocol bytes.
+///
+/// ```swift
+/// var encoder = FirebaseEventEncoder(limits: .repair)
+/// let entries = events.compactMap { encoder.encode($0) }
+/// let body = FirebaseEventEncoder.requestBody(entries)  // what POST /mp/collect carries
+/// ```
+public struct FirebaseEventEncoder: Sendable {
+  private var mapper: GA4Mapper
+
+  /// An encoder applying `limits`, with the service's default `app_instance_id`.
+  public init(
+    limits: LimitPolicy = .repair,
+    appInstanceID: @escaping @Sendable (TrackedEvent) -> String = FirebaseService.defaultAppInstanceID
+  ) {
+    mapper = GA4Mapper(policy: limits, appInstanceID: appInstanceID)
+  }
+
+  /// The entry the service stores for `event` (request-level fields + the event's JSON), or `nil`
+  /// when the limits drop it.
+  public mutating func encode(_ event: TrackedEvent) -> [UInt8]? {
+    if case .send(let record, _) = mapper.map(event) { return record }
+    return nil
+  }
+
+  /// The request body for entries of one app instance and user (at most 25, as the service cuts them).
+  public static func requestBody(_ entries: [[UInt8]]) -> [UInt8] {
+    GA4Format.body(entries[...])
+  }
+}

@@ -1,0 +1,63 @@
+// Cost per event of each service's encoding with its limit enforcement, beside the plain
+// CollectorWire encoding, in one run; and the bytes each event costs on the wire.
+//
+//   swift package benchmark --target EncodeBenchmarks      (from Tools/Benchmarks)
+import Benchmark
+import CollectorService
+import CoreTracker
+import FirebaseService
+import Foundation
+import MixpanelService
+
+/// A realistic product event: 5 parameters, a signed-in user, a session, a user property.
+let events: [TrackedEvent] = (0..<25).map { index in
+  let now = Date(timeIntervalSince1970: 1_800_000_000 + Double(index))
+  return TrackedEvent(
+    id: EventID(high: UInt64(now.timeIntervalSince1970 * 1000) << 16, low: UInt64(index)), name: "view_item",
+    kind: .screenView,
+    parameters: [
+      "item_id": .string("SKU-\(index)"), "item_brand": "Koston", "price": .double(19.99),
+      "quantity": .int(index % 5), "in_stock": .bool(true),
+    ],
+    timestamp: now,
+    context: TrackingContext(
+      appName: "Trendyol", appVersion: "5.12.0", appBuild: "5120", osName: "iOS", osVersion: "17.4.1",
+      platform: "iOS", deviceModel: "iPhone15,2", locale: "tr_TR", timeZone: "Europe/Istanbul"),
+    anonymousID: "6f1c2a8e-0b7d-4c55-9a0e-3d2f4b6a8c91", userID: "u-1001",
+    session: TrackingSession(id: 1_800_000_000, startedAt: now, number: 1), userProperties: ["tier": "gold"]
+  )
+}
+
+let wireBytes = BenchmarkMetric.custom("wire bytes per event (25-event request)")
+
+let benchmarks: @Sendable () -> Void = {
+  let configuration = Benchmark.Configuration(
+    metrics: [.wallClock, .mallocCountTotal, wireBytes], maxDuration: .seconds(3)
+  )
+  // One iteration encodes 25 events and builds their request: ns and mallocs per event = ÷ 25.
+  Benchmark("encode 25 events: CollectorService, native batch (baseline)", configuration: configuration) {
+    benchmark in
+    var encoder = CollectorEventEncoder()
+    for _ in benchmark.scaledIterations {
+      let body = CollectorEventEncoder.requestBody(events.map { encoder.encode($0) }, sentAt: Date())
+      benchmark.measurement(wireBytes, body.count / events.count)
+      blackHole(body)
+    }
+  }
+  Benchmark("encode 25 events: FirebaseService, GA4 MP + limits", configuration: configuration) { benchmark in
+    var encoder = FirebaseEventEncoder(limits: .repair)
+    for _ in benchmark.scaledIterations {
+      let body = FirebaseEventEncoder.requestBody(events.compactMap { encoder.encode($0) })
+      benchmark.measurement(wireBytes, body.count / events.count)
+      blackHole(body)
+    }
+  }
+  Benchmark("encode 25 events: MixpanelService, /import + limits", configuration: configuration) { benchmark in
+    var encoder = MixpanelEventEncoder(limits: .repair)
+    for _ in benchmark.scaledIterations {
+      let body = MixpanelEventEncoder.requestBody(events.compactMap { encoder.encode($0) })
+      benchmark.measurement(wireBytes, body.count / events.count)
+      blackHole(body)
+    }
+  }
+}
