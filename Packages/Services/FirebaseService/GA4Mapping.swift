@@ -74,8 +74,9 @@ struct GA4Mapper {
     }
     for parameter in event.parameters {
       var key = parameter.key
-      let path = "events[0].params.\(key)"
-      if let violation = GA4Rules.checkName(key, kind: .parameter, path: path) {
+      // Built only when a rule is broken (the rules take it as an autoclosure).
+      func path() -> String { "events[0].params.\(parameter.key)" }
+      if let violation = GA4Rules.checkName(key, kind: .parameter, path: path()) {
         if repairs, let fixed = GA4Rules.repairedName(key, kind: .parameter) {
           key = fixed
           repaired.append("parameter_name_\(violation.code.rawValue.lowercased())")
@@ -92,11 +93,11 @@ struct GA4Mapper {
           repaired.append("parameter_left_out")
           continue
         }
-        violations.append(GA4Violation(fieldPath: path, code: .nameDuplicated, message: "\"\(key)\" appears twice"))
+        violations.append(GA4Violation(fieldPath: path(), code: .nameDuplicated, message: "\"\(key)\" appears twice"))
         continue
       }
       var value = Self.value(parameter.value)
-      if case .string(let text) = value, let violation = GA4Rules.checkParameterValue(text, path: path) {
+      if case .string(let text) = value, let violation = GA4Rules.checkParameterValue(text, path: path()) {
         if repairs {
           value = .string(String(text.prefix(GA4Limits.maximumParameterValueLength)))
           repaired.append("parameter_value_truncated")

@@ -27,25 +27,30 @@ struct MixpanelMapper {
     if let violation = MixpanelRules.checkInsertID(insertID) { violations.append(violation) }
     let context = event.context
     // Identity, time and Mixpanel's standard device properties first; the event's own after them.
-    var fixed: [(String, String)] = [("distinct_id", event.userID ?? event.anonymousID), ("$device_id", event.anonymousID)]
+    var fixed: [(String, String)] = []
+    fixed.reserveCapacity(12)
+    fixed.append(("distinct_id", event.userID ?? event.anonymousID))
+    fixed.append(("$device_id", event.anonymousID))
     if let user = event.userID { fixed.append(("$user_id", user)) }
-    fixed += [
+    for (key, value) in [
       ("$os", context.osName), ("$os_version", context.osVersion), ("$app_version_string", context.appVersion),
       ("$app_build_number", context.appBuild), ("$model", context.deviceModel), ("mp_lib", context.libraryName),
       ("$lib_version", context.libraryVersion),
-    ].filter { !$0.1.isEmpty }
+    ] where !value.isEmpty {
+      fixed.append((key, value))
+    }
     if let token { fixed.append(("token", token)) }
     let room = MixpanelLimits.propertyLimit - 1 - fixed.count - 2  // time and $insert_id
-    var parameters = Array(event.parameters)
-    if parameters.count > room {
+    var kept = event.parameters.count
+    if kept > room {
       if repairs {
-        parameters.removeLast(parameters.count - room)
+        kept = room
         repaired.append("properties_left_out")
-      } else if let violation = MixpanelRules.checkPropertyCount(parameters.count + fixed.count + 2) {
+      } else if let violation = MixpanelRules.checkPropertyCount(kept + fixed.count + 2) {
         violations.append(violation)
       }
     }
-    var json = JSONWriter(capacity: 192 + parameters.count * 32)
+    var json = JSONWriter(capacity: 192 + kept * 32)
     json.beginObject()
     json.key("event")
     json.string(cut(event.name, field: "event", &violations, &repaired))
@@ -59,7 +64,7 @@ struct MixpanelMapper {
       json.key(key)
       json.string(cut(value, field: "properties.\(key)", &violations, &repaired))
     }
-    for parameter in parameters {
+    for parameter in event.parameters.prefix(kept) {
       json.key(cut(parameter.key, field: "properties", &violations, &repaired))
       switch parameter.value {
       case .string(let text): json.string(cut(text, field: "properties.\(parameter.key)", &violations, &repaired))
@@ -83,7 +88,8 @@ struct MixpanelMapper {
   /// A string as Mixpanel keeps it (255 characters): cut and counted when repairing, a violation
   /// otherwise (Mixpanel would cut it silently).
   private func cut(
-    _ text: String, field: String, _ violations: inout [MixpanelViolation], _ repaired: inout [String]
+    _ text: String, field: @autoclosure () -> String, _ violations: inout [MixpanelViolation],
+    _ repaired: inout [String]
   ) -> String {
     let (value, wasCut) = MixpanelRules.truncated(text)
     guard wasCut else { return text }
@@ -92,7 +98,7 @@ struct MixpanelMapper {
       return value
     }
     violations.append(
-      MixpanelViolation(field: field, message: "is longer than \(MixpanelLimits.maximumStringLength) characters"))
+      MixpanelViolation(field: field(), message: "is longer than \(MixpanelLimits.maximumStringLength) characters"))
     return text
   }
 }

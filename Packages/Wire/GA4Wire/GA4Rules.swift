@@ -96,25 +96,25 @@ public enum GA4Rules {
   }
 
   /// The violation of `name` as a `kind` at `path`, or `nil` when it is valid.
-  public static func checkName(_ name: String, kind: NameKind, path: String) -> GA4Violation? {
+  public static func checkName(_ name: String, kind: NameKind, path: @autoclosure () -> String) -> GA4Violation? {
     let limit = kind == .userProperty ? GA4Limits.maximumUserPropertyNameLength : GA4Limits.maximumNameLength
     guard !name.isEmpty else {
-      return GA4Violation(fieldPath: path, code: .valueRequired, message: "the name is empty")
+      return GA4Violation(fieldPath: path(), code: .valueRequired, message: "the name is empty")
     }
     guard isWellFormed(name) else {
       return GA4Violation(
-        fieldPath: path, code: .nameInvalid,
+        fieldPath: path(), code: .nameInvalid,
         message: "\"\(name)\" must use letters, digits and _ only and start with a letter"
       )
     }
-    guard name.count <= limit else {
+    guard name.utf8.count <= limit else {  // well-formed names are ASCII
       return GA4Violation(
-        fieldPath: path, code: .valueOutOfBounds, message: "\"\(name)\" is longer than \(limit) characters"
+        fieldPath: path(), code: .valueOutOfBounds, message: "\"\(name)\" is longer than \(limit) characters"
       )
     }
     if let prefix = GA4Limits.reservedPrefixes.first(where: { name.hasPrefix($0) }) {
       return GA4Violation(
-        fieldPath: path, code: .nameReserved, message: "\"\(name)\" starts with the reserved \(prefix)")
+        fieldPath: path(), code: .nameReserved, message: "\"\(name)\" starts with the reserved \(prefix)")
     }
     let reserved: Set<String>
     switch kind {
@@ -123,45 +123,50 @@ public enum GA4Rules {
     case .userProperty: reserved = GA4Limits.reservedUserPropertyNames
     }
     if reserved.contains(name) {
-      return GA4Violation(fieldPath: path, code: .nameReserved, message: "\"\(name)\" is a reserved name")
+      return GA4Violation(fieldPath: path(), code: .nameReserved, message: "\"\(name)\" is a reserved name")
     }
     return nil
   }
 
   /// The violation of a string parameter value, or `nil`.
-  public static func checkParameterValue(_ value: String, path: String) -> GA4Violation? {
-    guard value.count > GA4Limits.maximumParameterValueLength else { return nil }
+  public static func checkParameterValue(_ value: String, path: @autoclosure () -> String) -> GA4Violation? {
+    // At most one character per UTF-8 byte: short strings need no counting.
+    guard value.utf8.count > GA4Limits.maximumParameterValueLength,
+      value.count > GA4Limits.maximumParameterValueLength
+    else { return nil }
     return GA4Violation(
-      fieldPath: path, code: .valueOutOfBounds,
+      fieldPath: path(), code: .valueOutOfBounds,
       message: "the value is longer than \(GA4Limits.maximumParameterValueLength) characters"
     )
   }
 
   /// The violation of a user property value, or `nil`.
-  public static func checkUserPropertyValue(_ value: String, path: String) -> GA4Violation? {
-    guard value.count > GA4Limits.maximumUserPropertyValueLength else { return nil }
+  public static func checkUserPropertyValue(_ value: String, path: @autoclosure () -> String) -> GA4Violation? {
+    guard value.utf8.count > GA4Limits.maximumUserPropertyValueLength,
+      value.count > GA4Limits.maximumUserPropertyValueLength
+    else { return nil }
     return GA4Violation(
-      fieldPath: path, code: .valueOutOfBounds,
+      fieldPath: path(), code: .valueOutOfBounds,
       message: "the value is longer than \(GA4Limits.maximumUserPropertyValueLength) characters"
     )
   }
 
   /// The violation of an event time (µs) received at `now` (µs), or `nil`: at most 72 hours in the
   /// past, not in the future beyond a minute of clock drift.
-  public static func checkTimestamp(_ micros: Int64, now: Int64, path: String) -> GA4Violation? {
+  public static func checkTimestamp(_ micros: Int64, now: Int64, path: @autoclosure () -> String) -> GA4Violation? {
     if micros < now - GA4Limits.maximumAgeMicroseconds {
-      return GA4Violation(fieldPath: path, code: .valueInvalid, message: "the time is more than 72 hours in the past")
+      return GA4Violation(fieldPath: path(), code: .valueInvalid, message: "the time is more than 72 hours in the past")
     }
     if micros > now + 60_000_000 {
-      return GA4Violation(fieldPath: path, code: .valueInvalid, message: "the time is in the future")
+      return GA4Violation(fieldPath: path(), code: .valueInvalid, message: "the time is in the future")
     }
     return nil
   }
 
   /// The violation of a count of entities, or `nil`.
-  public static func checkCount(_ count: Int, limit: Int, what: String, path: String) -> GA4Violation? {
+  public static func checkCount(_ count: Int, limit: Int, what: String, path: @autoclosure () -> String) -> GA4Violation? {
     guard count > limit else { return nil }
-    return GA4Violation(fieldPath: path, code: .exceededMaxEntities, message: "\(count) \(what), at most \(limit)")
+    return GA4Violation(fieldPath: path(), code: .exceededMaxEntities, message: "\(count) \(what), at most \(limit)")
   }
 
   /// Letters, digits and `_`, starting with a letter (ASCII, as GA4 accepts).

@@ -83,7 +83,9 @@ public enum MixpanelRules {
 
   /// A string property as Mixpanel keeps it: cut at 255 characters; `cut` tells whether it was.
   public static func truncated(_ value: String) -> (value: String, cut: Bool) {
-    guard value.count > MixpanelLimits.maximumStringLength else { return (value, false) }
+    // At most one character per UTF-8 byte: short strings need no counting.
+    guard value.utf8.count > MixpanelLimits.maximumStringLength, value.count > MixpanelLimits.maximumStringLength
+    else { return (value, false) }
     return (String(value.prefix(MixpanelLimits.maximumStringLength)), true)
   }
 
