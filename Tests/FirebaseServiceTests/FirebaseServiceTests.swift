@@ -11,11 +11,11 @@ private let eventCounter = LockedCounter()
 
 private func event(
   _ name: String, _ parameters: EventParameters = [:], at time: Date = Date(), user: String? = nil,
-  properties: EventParameters = [:], session: Int64? = 1_800_000_000
+  properties: EventParameters = [:], session: Int64? = 1_800_000_000, kind: EventKind = .action
 ) -> TrackedEvent {
   let index = UInt64(eventCounter.next())
   return TrackedEvent(
-    id: EventID(high: UInt64(time.timeIntervalSince1970 * 1000) << 16, low: index), name: name,
+    id: EventID(high: UInt64(time.timeIntervalSince1970 * 1000) << 16, low: index), name: name, kind: kind,
     parameters: parameters, timestamp: time, anonymousID: install, userID: user,
     session: session.map { TrackingSession(id: $0, startedAt: time, number: 1) }, userProperties: properties
   )
@@ -176,6 +176,26 @@ struct FirebaseServiceTests {
     let request = try #require(try requests(server).first)
     #expect(request.userProperties.count == GA4Limits.maximumUserProperties)
     #expect(repair.statistics()?.repaired["user_properties_left_out"] == 1)
+  }
+
+  @Test func uniformScreenViewsBecomeScreenViewAndFeaturePayloadsStayAsTheyAre() async throws {
+    let server = try await TestHTTPServer.start()
+    defer { Task { await server.stop() } }
+    let directory = TemporaryDirectory()
+    let firebase = try service(server, directory)
+    firebase.receive(event("checkout_viewed", ["items": .int(2)], kind: .screenView))
+    firebase.receive(event("seller_profile", ["screen_class": "SellerProfileView"], kind: .screenView))
+    var own = event("view_item", ["item_id": "P1"], kind: .screenView)
+    own.isServicePayload = true
+    firebase.receive(own)
+    await firebase.flush()
+    let events = try requests(server).flatMap(\.events)
+    #expect(events.map(\.name) == ["screen_view", "screen_view", "view_item"])
+    #expect(events[0].params["screen_name"] == .string("checkout_viewed"))
+    #expect(events[0].params["screen_class"] == .string("checkout_viewed") && events[0].params["items"] == .int(2))
+    #expect(events[1].params["screen_class"] == .string("SellerProfileView"))
+    #expect(events[2].params["screen_name"] == nil)
+    #expect(firebase.statistics()?.repaired.isEmpty == true)
   }
 
   @Test func eventsOlderThan72HoursAreExpiredNotSent() async throws {

@@ -38,6 +38,10 @@ public struct TrackedEvent: Sendable, Hashable {
   public var services: ServiceSelection
   /// Per-service shapes still to be applied by routing; empty once a service receives the event.
   public var payloads: [ServiceID: ServicePayload]
+  /// Whether ``name`` and ``parameters`` are the receiving service's own ``ServicePayload`` (set by
+  /// ``shaped(for:)``), so a service can tell a feature's own vocabulary from the uniform
+  /// serialisation (Firebase turns uniform screen views into `screen_view`, not a feature's `view_item`).
+  public var isServicePayload = false
 
   /// Creates an envelope; trackers and tests build these, features never do.
   public init(
@@ -87,6 +91,7 @@ public struct TrackedEvent: Sendable, Hashable {
     if let payload = payloads[service] {
       copy.name = payload.name
       copy.parameters = payload.parameters
+      copy.isServicePayload = true
     }
     copy.payloads = [:]
     return copy

@@ -19,7 +19,10 @@ extension ServiceID {
 /// violation reported as a typed `GA4Violation`). Every case is counted by reason in
 /// ``statistics()``. Requests carry ≤ 25 events and stay under 130 kB; events older than 72 hours
 /// are dropped as `expired` instead of sent. Each event carries `session_id` and a positive
-/// `engagement_time_msec` from the tracker's session, so sessions and real-time views work.
+/// `engagement_time_msec` from the tracker's session, so sessions and real-time views work. A
+/// screen view in the uniform shape becomes `screen_view` with `screen_name` (the event's name) and
+/// `screen_class` (its `screen_class` parameter, or the name); a feature's own Firebase payload
+/// (`view_item`, say) is sent as it is.
 ///
 /// ```swift
 /// let firebase = try FirebaseService(

@@ -51,6 +51,17 @@ struct GA4Mapper {
     repaired += requestRepairs
 
     var name = event.name
+    var parameters: [(String, GA4Value)] = []
+    parameters.reserveCapacity(event.parameters.count + 4)
+    // A screen view in the uniform shape becomes GA4's `screen_view` (a feature's own Firebase
+    // payload, such as `view_item`, is sent as it is).
+    if event.kind == .screenView, !event.isServicePayload, name != "screen_view" {
+      var screenClass = name
+      if case .string(let declared) = event.parameters["screen_class"] { screenClass = declared }
+      parameters.append(("screen_name", .string(name)))
+      parameters.append(("screen_class", .string(screenClass)))
+      name = "screen_view"
+    }
     if let violation = GA4Rules.checkName(name, kind: .event, path: "events[0].name") {
       if repairs, let fixed = GA4Rules.repairedName(name, kind: .event) {
         name = fixed
@@ -60,8 +71,6 @@ struct GA4Mapper {
       }
     }
 
-    var parameters: [(String, GA4Value)] = []
-    parameters.reserveCapacity(event.parameters.count + 2)
     if let session = event.session {
       let now = Int64((event.timestamp.timeIntervalSince1970 * 1000).rounded())
       var engagement: Int64 = 1
@@ -88,6 +97,7 @@ struct GA4Mapper {
           continue
         }
       }
+      if key == "screen_class", parameters.first?.0 == "screen_name" { continue }  // used above
       if parameters.contains(where: { $0.0 == key }) {
         if repairs {
           repaired.append("parameter_left_out")

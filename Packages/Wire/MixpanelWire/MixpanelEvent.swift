@@ -2,12 +2,19 @@ import Foundation
 
 /// Any JSON value a Mixpanel property may hold (lists and objects included).
 public indirect enum MixpanelValue: Sendable, Hashable, Codable {
+  /// `null`.
   case null
+  /// `true` or `false`.
   case bool(Bool)
+  /// An integer.
   case int(Int64)
+  /// A number with a fraction (or beyond 64 bits).
   case double(Double)
+  /// A string.
   case string(String)
+  /// A list property.
   case array([MixpanelValue])
+  /// An object property.
   case object([String: MixpanelValue])
 
   public init(from decoder: any Decoder) throws {
