@@ -239,7 +239,8 @@ let package = Package(
     .target(
       name: "CollectorServer",
       dependencies: [
-        "CollectorIngest", "CollectorPostgres", "CollectorSQLite", "CollectorStore", "CollectorVendors", "CollectorWire",
+        "CollectorIngest", "CollectorPostgres", "CollectorSQLite", "CollectorStore", "CollectorVendors",
+        "CollectorWire",
         "GA4Wire", "MixpanelWire",
         .product(name: "CompressNIO", package: "compress-nio"),
         .product(name: "HTTPTypes", package: "swift-http-types"),

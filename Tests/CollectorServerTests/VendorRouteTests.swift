@@ -55,7 +55,8 @@ struct VendorRouteTests {
       ),
       (
         "26 parameters",
-        request([event("like", Dictionary(uniqueKeysWithValues: (0..<24).map { ("p\($0)", GA4Value.int(Int64($0))) }))]),
+        request([event("like", Dictionary(uniqueKeysWithValues: (0..<24).map { ("p\($0)", GA4Value.int(Int64($0))) }))]
+        ),
         "events[0].params", .exceededMaxEntities
       ),
       ("26 events", request(Array(repeating: event("like"), count: 26)), "events", .exceededMaxEntities),
@@ -65,7 +66,8 @@ struct VendorRouteTests {
         "events[0].timestamp_micros", .valueInvalid
       ),
       (
-        "long user property", request([event("like")], properties: ["a_name_longer_than_24_chars": .init(value: .int(1))]),
+        "long user property",
+        request([event("like")], properties: ["a_name_longer_than_24_chars": .init(value: .int(1))]),
         "user_properties.a_name_longer_than_24_chars", .valueOutOfBounds
       ),
       (
@@ -95,7 +97,10 @@ struct VendorRouteTests {
 
   @Test func aBodyOf130kBOrMoreIsRefusedWhole() async throws {
     let collector = try await makeCollector()
-    let big = Self.event("like", Dictionary(uniqueKeysWithValues: (0..<23).map { ("p\($0)", GA4Value.string(String(repeating: "😀", count: 100))) }))
+    let big = Self.event(
+      "like",
+      Dictionary(uniqueKeysWithValues: (0..<23).map { ("p\($0)", GA4Value.string(String(repeating: "😀", count: 100))) })
+    )
     try await collector.application(closesStore: false).test(.router) { client async throws in
       let (status, text) = try await Self.ga4(client, Self.request(Array(repeating: big, count: 14)))
       #expect(status == .ok)
@@ -153,7 +158,8 @@ struct VendorRouteTests {
     let collector = try await makeCollector()
     let long = String(repeating: "n", count: 300)
     let body =
-      "[" + [
+      "["
+      + [
         Self.mixpanelEvent("Listing Liked", insertID: "a-1"),
         Self.mixpanelEvent("Listing Liked", insertID: "bad id!"),
         Self.mixpanelEvent("Too Old", insertID: "a-3", time: 1_000),
@@ -173,7 +179,8 @@ struct VendorRouteTests {
       let (again, second) = try await Self.mixpanel(client, body)
       #expect(again == .badRequest && second.numRecordsImported == 2)
       // NDJSON, and a service account (the secret is the key).
-      let ndjson = Self.mixpanelEvent("Offer Made", insertID: "b-1") + "\n" + Self.mixpanelEvent("Offer Made", insertID: "b-2")
+      let ndjson =
+        Self.mixpanelEvent("Offer Made", insertID: "b-1") + "\n" + Self.mixpanelEvent("Offer Made", insertID: "b-2")
       let (ok, imported) = try await Self.mixpanel(client, ndjson, user: "svc.account", password: writeKey)
       #expect(ok == .ok && imported.numRecordsImported == 2 && imported.status == "OK")
       let (denied, refusal) = try await Self.mixpanel(client, ndjson, user: "nope")

@@ -74,7 +74,8 @@ struct FirebaseServiceTests {
     #expect(events[59].timestampMicros == Int64((start.timeIntervalSince1970 + 59) * 1_000_000))
     for (index, request) in sent.enumerated() {
       let bytes = server.requests[index].body.count
-      #expect(GA4Validator.validate(request, bodyBytes: bytes, nowMicros: Int64(Date().timeIntervalSince1970 * 1e6)).isValid)
+      #expect(
+        GA4Validator.validate(request, bodyBytes: bytes, nowMicros: Int64(Date().timeIntervalSince1970 * 1e6)).isValid)
     }
     #expect(firebase.statistics()?.delivered == 60)
   }
@@ -133,7 +134,8 @@ struct FirebaseServiceTests {
     let sent = try requests(server)
     #expect(sent.count == 1, "\(label): only the repaired event is sent")
     let request = try #require(sent.first)
-    #expect(GA4Validator.validate(request, bodyBytes: 100, nowMicros: Int64(Date().timeIntervalSince1970 * 1e6)).isValid)
+    #expect(
+      GA4Validator.validate(request, bodyBytes: 100, nowMicros: Int64(Date().timeIntervalSince1970 * 1e6)).isValid)
     #expect(repair.statistics()?.repaired.values.reduce(0, +) ?? 0 > 0)
   }
 
@@ -226,7 +228,10 @@ struct FirebaseServiceTests {
     firebase.receive(event("c"))
     await firebase.flush()
     #expect(try #require(server.requests.first).uri.hasPrefix("/debug/mp/collect?"))
-    #expect(reports.all == [GA4Violation(fieldPath: "events[1].params.item_id", code: .valueInvalid, message: "not a known item")])
+    #expect(
+      reports.all == [
+        GA4Violation(fieldPath: "events[1].params.item_id", code: .valueInvalid, message: "not a known item")
+      ])
     #expect(firebase.statistics()?.delivered == 2)
     #expect(firebase.statistics()?.dropped[.rejectedByServer] == 1)
   }

@@ -83,7 +83,8 @@ struct GA4RulesTests {
       ("moment-like", GA4Rules.NameKind.event, "moment_like"), ("1st open", .event, "e_1st_open"),
       ("firebase_custom", .event, "x_custom"),
       (String(repeating: "a", count: 50), .event, String(repeating: "a", count: 40)),
-      ("Sepete Ekle", .event, "Sepete_Ekle"), ("---", .event, nil), ("session_start", .event, "x_session_start"), ("error", .event, "x_error"),
+      ("Sepete Ekle", .event, "Sepete_Ekle"), ("---", .event, nil), ("session_start", .event, "x_session_start"),
+      ("error", .event, "x_error"),
       ("membership_level_of_the_user", .userProperty, "membership_level_of_the_"),
     ] as [(String, GA4Rules.NameKind, String?)]
   )

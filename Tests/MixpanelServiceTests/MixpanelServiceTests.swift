@@ -52,7 +52,9 @@ struct MixpanelServiceTests {
     defer { Task { await server.stop() } }
     let directory = TemporaryDirectory()
     let mixpanel = try service(server, directory)
-    for index in 0..<4_500 { mixpanel.receive(event("Listing Liked", ["Listing": .string("l-\(index)")], user: index == 0 ? "u-7" : nil)) }
+    for index in 0..<4_500 {
+      mixpanel.receive(event("Listing Liked", ["Listing": .string("l-\(index)")], user: index == 0 ? "u-7" : nil))
+    }
     await mixpanel.flush()
     let requests = server.requests
     let events = try sentEvents(server)

@@ -13,10 +13,10 @@ import Foundation
 public struct FirebaseEventEncoder: Sendable {
   private var mapper: GA4Mapper
 
-  /// An encoder applying `limits`, with the service's default `app_instance_id`.
+  /// An encoder applying `limits`; `appInstanceID` as in ``FirebaseService``.
   public init(
     limits: LimitPolicy = .repair,
-    appInstanceID: @escaping @Sendable (TrackedEvent) -> String = FirebaseService.defaultAppInstanceID
+    appInstanceID: (@Sendable (TrackedEvent) -> String)? = nil
   ) {
     mapper = GA4Mapper(policy: limits, appInstanceID: appInstanceID)
   }

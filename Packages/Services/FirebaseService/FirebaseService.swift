@@ -65,8 +65,8 @@ public final class FirebaseService: TrackerService {
   ///   - host: Google's host, ``euHost``, or a self-hosted collector that speaks `/mp/collect`.
   ///   - endpoint: ``Endpoint/collect``, or ``Endpoint/validation`` while developing.
   ///   - limits: what to do with an event that breaks a limit (default: repair and count).
-  ///   - appInstanceID: the `app_instance_id` of an event; default: the install's anonymous id
-  ///     without dashes, lower-cased (32 hex digits for a UUID, as Firebase's own ids).
+  ///   - appInstanceID: the `app_instance_id` of an event; `nil` (the default): the install's
+  ///     anonymous id without dashes, lower-cased (32 hex digits for a UUID, as Firebase's own ids).
   ///   - transport, retry, policy: delivery settings (events are kept at most 72 hours).
   public init(
     id: ServiceID = .firebase,
@@ -76,7 +76,7 @@ public final class FirebaseService: TrackerService {
     host: URL = FirebaseService.defaultHost,
     endpoint: Endpoint = .collect,
     limits: LimitPolicy = .repair,
-    appInstanceID: @escaping @Sendable (TrackedEvent) -> String = FirebaseService.defaultAppInstanceID,
+    appInstanceID: (@Sendable (TrackedEvent) -> String)? = nil,
     outbox: OutboxConfiguration = OutboxConfiguration(),
     transport: any HTTPTransport = URLSessionTransport(),
     retry: RetryPolicy = RetryPolicy(maximumEventAge: 72 * 3_600),

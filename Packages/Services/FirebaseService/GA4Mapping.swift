@@ -19,7 +19,10 @@ struct GA4Mapper {
   }
 
   let policy: LimitPolicy
-  let appInstanceID: @Sendable (TrackedEvent) -> String
+  /// A custom `app_instance_id`, or `nil` for the anonymous id without dashes (cached per id).
+  let appInstanceID: (@Sendable (TrackedEvent) -> String)?
+  private var lastAnonymousID: String?
+  private var lastInstance = ""
   private var lastRequestKey: RequestKey?
   private var requestJSON: [UInt8] = []
   private var requestRepairs: [String] = []
@@ -27,7 +30,7 @@ struct GA4Mapper {
   /// The last event time per session (ms), for `engagement_time_msec`.
   private var lastEventInSession: (session: Int64, milliseconds: Int64)?
 
-  init(policy: LimitPolicy, appInstanceID: @escaping @Sendable (TrackedEvent) -> String) {
+  init(policy: LimitPolicy, appInstanceID: (@Sendable (TrackedEvent) -> String)?) {
     self.policy = policy
     self.appInstanceID = appInstanceID
   }
@@ -46,7 +49,17 @@ struct GA4Mapper {
   mutating func map(_ event: TrackedEvent) -> Outcome {
     var violations: [GA4Violation] = []
     var repaired: [String] = []
-    useRequest(instance: appInstanceID(event), userID: event.userID, properties: event.userProperties)
+    let instance: String
+    if let appInstanceID {
+      instance = appInstanceID(event)
+    } else {
+      if event.anonymousID != lastAnonymousID {
+        lastAnonymousID = event.anonymousID
+        lastInstance = FirebaseService.defaultAppInstanceID(event)
+      }
+      instance = lastInstance
+    }
+    useRequest(instance: instance, userID: event.userID, properties: event.userProperties)
     violations += requestViolations
     repaired += requestRepairs
 

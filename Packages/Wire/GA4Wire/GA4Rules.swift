@@ -164,7 +164,9 @@ public enum GA4Rules {
   }
 
   /// The violation of a count of entities, or `nil`.
-  public static func checkCount(_ count: Int, limit: Int, what: String, path: @autoclosure () -> String) -> GA4Violation? {
+  public static func checkCount(_ count: Int, limit: Int, what: String, path: @autoclosure () -> String)
+    -> GA4Violation?
+  {
     guard count > limit else { return nil }
     return GA4Violation(fieldPath: path(), code: .exceededMaxEntities, message: "\(count) \(what), at most \(limit)")
   }

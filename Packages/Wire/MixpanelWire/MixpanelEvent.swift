@@ -195,7 +195,8 @@ public enum MixpanelValidator {
     if event.event.isEmpty { violations.append(MixpanelViolation(field: "event", message: "is empty")) }
     if bytes >= MixpanelLimits.eventByteLimit {
       violations.append(
-        MixpanelViolation(field: "", message: "the event is \(bytes) bytes, under \(MixpanelLimits.eventByteLimit) allowed")
+        MixpanelViolation(
+          field: "", message: "the event is \(bytes) bytes, under \(MixpanelLimits.eventByteLimit) allowed")
       )
     }
     if let violation = MixpanelRules.checkPropertyCount(event.properties.count) { violations.append(violation) }

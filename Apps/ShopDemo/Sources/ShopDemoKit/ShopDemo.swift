@@ -11,10 +11,10 @@ import Delivery
 import FirebaseService
 public import Foundation
 import Hummingbird
-import ServiceLifecycle
 import LogService
 public import Logging
 import MixpanelService
+import ServiceLifecycle
 import TYCheckout
 import TYProductDetail
 import TYTracker
@@ -203,7 +203,8 @@ public struct ShopDemo {
   public static func render(_ outcome: Outcome) -> String {
     var text = "(embedded collector on \(outcome.collectorURL.absoluteString), SQLite)\n"
     for stream in outcome.streams {
-      text += "\n== \(stream.product) → \(stream.service) (app \(stream.app): \(stream.events.count) events stored) ==\n"
+      text +=
+        "\n== \(stream.product) → \(stream.service) (app \(stream.app): \(stream.events.count) events stored) ==\n"
       for event in stream.events {
         text += "  \(event.kind) \(event.name) \(event.parametersJSON)\n"
       }
