@@ -53,8 +53,7 @@ public final class FirebaseService: TrackerService {
   /// The delivery queue underneath.
   public let queue: DeliveryQueue
   private let mapper: Locked<GA4Mapper>
-  private let repairs = Locked<[String: Int]>([:])
-  private let policy: LimitPolicy
+  private let limits: LimitEnforcement
 
   /// Creates the service.
   ///
@@ -83,7 +82,7 @@ public final class FirebaseService: TrackerService {
     policy: FlushPolicy = FlushPolicy()
   ) throws {
     self.id = id
-    self.policy = limits
+    self.limits = LimitEnforcement(policy: limits)
     var components = URLComponents(
       url: host.appendingPathComponent(endpoint == .collect ? "mp/collect" : "debug/mp/collect"),
       resolvingAgainstBaseURL: false
@@ -112,11 +111,10 @@ public final class FirebaseService: TrackerService {
   public func receive(_ event: TrackedEvent) {
     switch mapper.withLock({ $0.map(event) }) {
     case .send(let record, let repaired):
-      if !repaired.isEmpty { repairs.withLock { counts in for reason in repaired { counts[reason, default: 0] += 1 } } }
+      limits.count(repaired)
       queue.enqueue(kind: 1, timestamp: Int64(event.timestamp.timeIntervalSince1970 * 1000), payload: record)
     case .drop(let reason, let violations):
-      queue.recordDrop(reason)
-      if case .strict(let report) = policy { violations.forEach(report) }
+      limits.drop(reason, violations: violations, on: queue)
     }
   }
 
@@ -125,9 +123,5 @@ public final class FirebaseService: TrackerService {
   public func sendSoon() { queue.sendSoon() }
 
   /// Delivery counts, drops by reason (`ga4_name_invalid`, `expired`, ...) and repairs by reason.
-  public func statistics() -> ServiceStats? {
-    var stats = queue.statistics()
-    stats.repaired = repairs.snapshot
-    return stats
-  }
+  public func statistics() -> ServiceStats? { limits.statistics(of: queue) }
 }

@@ -49,8 +49,7 @@ public final class MixpanelService: TrackerService {
   /// The delivery queue underneath.
   public let queue: DeliveryQueue
   private let mapper: Locked<MixpanelMapper>
-  private let repairs = Locked<[String: Int]>([:])
-  private let policy: LimitPolicy
+  private let limits: LimitEnforcement
 
   /// Creates the service.
   ///
@@ -72,7 +71,7 @@ public final class MixpanelService: TrackerService {
     policy: FlushPolicy = FlushPolicy()
   ) throws {
     self.id = id
-    self.policy = limits
+    self.limits = LimitEnforcement(policy: limits)
     let format: MixpanelFormat
     func basic(_ user: String, _ password: String) -> String {
       "Basic " + Data("\(user):\(password)".utf8).base64EncodedString()
@@ -107,11 +106,10 @@ public final class MixpanelService: TrackerService {
   public func receive(_ event: TrackedEvent) {
     switch mapper.withLock({ $0.map(event) }) {
     case .send(let record, let repaired):
-      if !repaired.isEmpty { repairs.withLock { counts in for reason in repaired { counts[reason, default: 0] += 1 } } }
+      limits.count(repaired)
       queue.enqueue(kind: 1, timestamp: Int64(event.timestamp.timeIntervalSince1970 * 1000), payload: record)
     case .drop(let reason, let violations):
-      queue.recordDrop(reason)
-      if case .strict(let report) = policy { violations.forEach(report) }
+      limits.drop(reason, violations: violations, on: queue)
     }
   }
 
@@ -120,9 +118,5 @@ public final class MixpanelService: TrackerService {
   public func sendSoon() { queue.sendSoon() }
 
   /// Delivery counts, drops by reason (`rejected_by_server` for `failed_records`, ...) and repairs.
-  public func statistics() -> ServiceStats? {
-    var stats = queue.statistics()
-    stats.repaired = repairs.snapshot
-    return stats
-  }
+  public func statistics() -> ServiceStats? { limits.statistics(of: queue) }
 }
