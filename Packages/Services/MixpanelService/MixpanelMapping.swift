@@ -27,26 +27,20 @@ struct MixpanelMapper {
     if let violation = MixpanelRules.checkInsertID(insertID) { violations.append(violation) }
     let context = event.context
     // Identity, time and Mixpanel's standard device properties first; the event's own after them.
-    var fixed: [(String, String)] = []
-    fixed.reserveCapacity(12)
-    fixed.append(("distinct_id", event.userID ?? event.anonymousID))
-    fixed.append(("$device_id", event.anonymousID))
-    if let user = event.userID { fixed.append(("$user_id", user)) }
-    for (key, value) in [
+    let device: [(key: String, value: String)] = [
       ("$os", context.osName), ("$os_version", context.osVersion), ("$app_version_string", context.appVersion),
       ("$app_build_number", context.appBuild), ("$model", context.deviceModel), ("mp_lib", context.libraryName),
       ("$lib_version", context.libraryVersion),
-    ] where !value.isEmpty {
-      fixed.append((key, value))
-    }
-    if let token { fixed.append(("token", token)) }
-    let room = MixpanelLimits.propertyLimit - 1 - fixed.count - 2  // time and $insert_id
+    ]
+    let fixedCount =
+      4 + (event.userID == nil ? 0 : 1) + (token == nil ? 0 : 1) + device.count(where: { !$0.value.isEmpty })
+    let room = MixpanelLimits.propertyLimit - 1 - fixedCount
     var kept = event.parameters.count
     if kept > room {
       if repairs {
         kept = room
         repaired.append("properties_left_out")
-      } else if let violation = MixpanelRules.checkPropertyCount(kept + fixed.count + 2) {
+      } else if let violation = MixpanelRules.checkPropertyCount(kept + fixedCount) {
         violations.append(violation)
       }
     }
@@ -60,10 +54,15 @@ struct MixpanelMapper {
     json.int(Int64((event.timestamp.timeIntervalSince1970 * 1000).rounded()))
     json.key("$insert_id")
     json.string(insertID)
-    for (key, value) in fixed {
+    func property(_ key: String, _ value: String) {
       json.key(key)
       json.string(cut(value, field: "properties.\(key)", &violations, &repaired))
     }
+    property("distinct_id", event.userID ?? event.anonymousID)
+    property("$device_id", event.anonymousID)
+    if let user = event.userID { property("$user_id", user) }
+    for (key, value) in device where !value.isEmpty { property(key, value) }
+    if let token { property("token", token) }
     for parameter in event.parameters.prefix(kept) {
       json.key(cut(parameter.key, field: "properties", &violations, &repaired))
       switch parameter.value {

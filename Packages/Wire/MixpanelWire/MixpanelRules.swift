@@ -56,6 +56,7 @@ public enum MixpanelRules {
   /// A client's event id made into an `$insert_id`: a UUID without its dashes fits 36 bytes either way;
   /// other characters are dropped and the result cut to 36 bytes.
   public static func insertID(from eventID: String) -> String {
+    if checkInsertID(eventID) == nil { return eventID }  // already valid: no copy
     let kept = eventID.unicodeScalars.filter { scalar in
       scalar.isASCII
         && (("0"..."9").contains(scalar) || ("A"..."Z").contains(scalar) || ("a"..."z").contains(scalar)
