@@ -30,6 +30,7 @@ let package = Package(
     .library(name: "CollectorPostgres", targets: ["CollectorPostgres"]),
     .library(name: "CollectorIngest", targets: ["CollectorIngest"]),
     .library(name: "CollectorVendors", targets: ["CollectorVendors"]),
+    .library(name: "CollectorReports", targets: ["CollectorReports"]),
     .library(name: "CollectorServer", targets: ["CollectorServer"]),
     .executable(name: "collector", targets: ["Collector"]),
     .executable(name: "shop-demo", targets: ["ShopDemo"]),
@@ -222,6 +223,14 @@ let package = Package(
       ],
       path: "Packages/Collector/CollectorPostgres"
     ),
+    .target(name: "CollectorReports", dependencies: ["CollectorStore"], path: "Packages/Collector/CollectorReports"),
+    .testTarget(
+      name: "CollectorReportsTests",
+      dependencies: [
+        "CollectorReports", "CollectorPostgres", "CollectorSQLite", "CollectorStore", "TestSupport",
+      ],
+      path: "Tests/CollectorReportsTests"
+    ),
     .target(
       name: "CollectorVendors",
       dependencies: ["CollectorIngest", "CollectorStore", "GA4Wire", "MixpanelWire", "WireJSON"],
@@ -239,9 +248,8 @@ let package = Package(
     .target(
       name: "CollectorServer",
       dependencies: [
-        "CollectorIngest", "CollectorPostgres", "CollectorSQLite", "CollectorStore", "CollectorVendors",
-        "CollectorWire",
-        "GA4Wire", "MixpanelWire",
+        "CollectorIngest", "CollectorPostgres", "CollectorReports", "CollectorSQLite", "CollectorStore",
+        "CollectorVendors", "CollectorWire", "GA4Wire", "MixpanelWire",
         .product(name: "CompressNIO", package: "compress-nio"),
         .product(name: "HTTPTypes", package: "swift-http-types"),
         .product(name: "Hummingbird", package: "hummingbird"), .product(name: "Logging", package: "swift-log"),
@@ -271,7 +279,8 @@ let package = Package(
     .testTarget(
       name: "CollectorServerTests",
       dependencies: [
-        "Collector", "CollectorIngest", "CollectorPostgres", "CollectorServer", "CollectorService", "CollectorSQLite",
+        "Collector", "CollectorIngest", "CollectorPostgres", "CollectorReports", "CollectorServer", "CollectorService",
+        "CollectorSQLite",
         "CollectorStore", "CollectorWire", "CoreTracker", "Delivery", "DLProductDetail", "DLTracker", "FirebaseService",
         "GA4Wire", "LogService", "MixpanelService", "MixpanelWire", "SimpleAnalyticsService", "TestSupport",
         "TYProductDetail", "TYTracker",

@@ -331,3 +331,41 @@ public final class PostgresEventStore: EventStore {
     }
   }
 }
+
+extension PostgresEventStore: ReportQuerying {
+  public var dialect: SQLDialect { .postgres }
+  public var eventsTable: String { tables.events }
+  public var countersTable: String { tables.counters }
+
+  public func read(_ sql: String, _ arguments: [SQLValue]) async throws -> [[SQLValue]] {
+    try await guarded {
+      var binds = PostgresBindings()
+      for argument in arguments {
+        switch argument {
+        case .int(let number): binds.append(number)
+        case .double(let number): binds.append(number)
+        case .text(let text): binds.append(text)
+        case .null: binds.appendNull()
+        }
+      }
+      let rows = try await client.query(PostgresQuery(unsafeSQL: sql, binds: binds), logger: logger)
+      var result: [[SQLValue]] = []
+      for try await row in rows {
+        var values: [SQLValue] = []
+        for cell in row { values.append(Self.value(cell)) }
+        result.append(values)
+      }
+      return result
+    }
+  }
+
+  private static func value(_ cell: PostgresCell) -> SQLValue {
+    guard cell.bytes != nil else { return .null }
+    switch cell.dataType {
+    case .int2, .int4, .int8: return (try? cell.decode(Int64.self)).map(SQLValue.int) ?? .null
+    case .float4, .float8: return (try? cell.decode(Double.self)).map(SQLValue.double) ?? .null
+    case .bool: return (try? cell.decode(Bool.self)).map { .int($0 ? 1 : 0) } ?? .null
+    default: return (try? cell.decode(String.self)).map(SQLValue.text) ?? .null
+    }
+  }
+}

@@ -218,3 +218,38 @@ public final class SQLiteEventStore: EventStore {
 enum SQLiteWorker {
   static let queue = DispatchQueue(label: "CollectorSQLite.worker", attributes: .concurrent)
 }
+
+extension SQLiteEventStore: ReportQuerying {
+  public var dialect: SQLDialect { .sqlite }
+  public var eventsTable: String { "events" }
+  public var countersTable: String { "counters" }
+
+  /// Runs a report query on one of the WAL readers (reads never wait for the writer).
+  public func read(_ sql: String, _ arguments: [SQLValue]) async throws -> [[SQLValue]] {
+    let bound = StatementArguments(
+      arguments.map { value -> (any DatabaseValueConvertible)? in
+        switch value {
+        case .int(let number): number
+        case .double(let number): number
+        case .text(let text): text
+        case .null: nil
+        }
+      })
+    return try await run { [pool] in
+      try pool.read { db in
+        try Row.fetchAll(db, sql: sql, arguments: bound).map { row in
+          (0..<row.count).map { index -> SQLValue in
+            let value: DatabaseValue = row[index]
+            switch value.storage {
+            case .null: return .null
+            case .int64(let number): return .int(number)
+            case .double(let number): return .double(number)
+            case .string(let text): return .text(text)
+            case .blob(let data): return .text(String(decoding: data, as: UTF8.self))
+            }
+          }
+        }
+      }
+    }
+  }
+}

@@ -1,5 +1,6 @@
 public import CollectorIngest
 import CollectorPostgres
+public import CollectorReports
 import CollectorSQLite
 public import CollectorStore
 import Foundation
@@ -101,10 +102,16 @@ public final class EventCollector: Sendable {
     return (collector, StartupReport(storage: description, generatedKeys: generated))
   }
 
-  /// The routes (ingest, health, metrics, erasure, and the benchmark ceilings when enabled).
+  /// The reports over the store, or `nil` when the store cannot serve them.
+  public var reports: Reports? { (store as? any ReportQuerying).map { Reports(store: $0) } }
+
+  /// The routes (ingest, vendor endpoints, reports, health, metrics, erasure, and the benchmark
+  /// ceilings when enabled).
   public func router() -> Router<BasicRequestContext> {
     let router = Router()
-    IngestRoutes(collector: self).register(on: router)
+    let ingest = IngestRoutes(collector: self)
+    ingest.register(on: router)
+    ReportRoutes(collector: self, routes: ingest).register(on: router)
     return router
   }
 

@@ -1,0 +1,74 @@
+import Foundation
+
+/// Times in reports: milliseconds since 1970, UTC, written as ISO 8601.
+public enum ReportTime {
+  /// `2026-11-22T10:00:00Z` (whole seconds) for `milliseconds`.
+  public static func iso(_ milliseconds: Int64) -> String {
+    var time = time_t(milliseconds / 1000 - (milliseconds % 1000 < 0 ? 1 : 0))
+    var parts = tm()
+    gmtime_r(&time, &parts)
+    return String(
+      format: "%04d-%02d-%02dT%02d:%02d:%02dZ", Int(parts.tm_year) + 1900, Int(parts.tm_mon) + 1, Int(parts.tm_mday),
+      Int(parts.tm_hour), Int(parts.tm_min), Int(parts.tm_sec))
+  }
+
+  /// A day (`2026-11-22`, UTC midnight), a time (`2026-11-22T10:00:00Z`, with an offset or `Z`) or
+  /// milliseconds since 1970, as milliseconds; `nil` when it is none of them.
+  public static func parse(_ text: String) -> Int64? {
+    if let milliseconds = Int64(text) { return milliseconds }
+    let day = text.split(separator: "-", omittingEmptySubsequences: false)
+    if day.count == 3, day[0].count == 4, day[1].count == 2, day[2].count == 2,
+      let year = Int(day[0]), let month = Int(day[1]), let date = Int(day[2]), (1...12).contains(month),
+      (1...31).contains(date)
+    {
+      return daysFromCivil(year: year, month: month, day: date) * 86_400_000
+    }
+    let formatter = ISO8601DateFormatter()
+    guard let date = formatter.date(from: text) else { return nil }
+    return Int64((date.timeIntervalSince1970 * 1000).rounded())
+  }
+
+  /// Days since 1970-01-01 of a proleptic Gregorian date (Howard Hinnant's algorithm).
+  static func daysFromCivil(year: Int, month: Int, day: Int) -> Int64 {
+    let y = month <= 2 ? year - 1 : year
+    let era = (y >= 0 ? y : y - 399) / 400
+    let yearOfEra = y - era * 400
+    let dayOfYear = (153 * (month + (month > 2 ? -3 : 9)) + 2) / 5 + day - 1
+    let dayOfEra = yearOfEra * 365 + yearOfEra / 4 - yearOfEra / 100 + dayOfYear
+    return Int64(era * 146_097 + dayOfEra - 719_468)
+  }
+}
+
+/// Versions compared as versions, not as text: `9.0` < `10.0` < `10.0.1` (numeric parts by value,
+/// missing parts as 0), a pre-release (`5.12.0-beta`) before its release, and anything that is not a
+/// version after all versions, by its text.
+public struct SemanticVersion: Comparable, Sendable {
+  private let numbers: [Int]
+  private let suffix: String
+  private let text: String
+
+  /// Parses `text` (anything: what is not a version sorts by its text after the versions).
+  public init(_ text: String) {
+    self.text = text
+    let core = text.prefix { $0 != "-" && $0 != "+" && $0 != " " }
+    suffix = String(text.dropFirst(core.count))
+    let parts = core.split(separator: ".", omittingEmptySubsequences: false)
+    let parsed = parts.map { Int($0) }
+    numbers = parsed.allSatisfy { $0 != nil } && !parts.isEmpty ? parsed.map { $0! } : []
+  }
+
+  public static func < (lhs: SemanticVersion, rhs: SemanticVersion) -> Bool {
+    if lhs.numbers.isEmpty != rhs.numbers.isEmpty { return !lhs.numbers.isEmpty }  // versions first
+    if lhs.numbers.isEmpty { return lhs.text < rhs.text }
+    for index in 0..<max(lhs.numbers.count, rhs.numbers.count) {
+      let left = index < lhs.numbers.count ? lhs.numbers[index] : 0
+      let right = index < rhs.numbers.count ? rhs.numbers[index] : 0
+      if left != right { return left < right }
+    }
+    if lhs.suffix.isEmpty != rhs.suffix.isEmpty { return !lhs.suffix.isEmpty }  // 1.0-beta < 1.0
+    if lhs.suffix != rhs.suffix { return lhs.suffix < rhs.suffix }
+    return lhs.text < rhs.text
+  }
+
+  public static func == (lhs: SemanticVersion, rhs: SemanticVersion) -> Bool { lhs.text == rhs.text }
+}

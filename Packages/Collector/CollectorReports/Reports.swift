@@ -1,0 +1,372 @@
+public import CollectorStore
+import Foundation
+
+/// The reports: typed questions over a store, answered with parameterised SQL the report layer
+/// writes itself (a client never sends SQL), in the store's dialect (SQLite or PostgreSQL).
+///
+/// ```swift
+/// let reports = Reports(store: sqlite)
+/// let filter = try ReportFilter(app: "ty", from: ReportTime.parse("2026-11-01")!, to: ReportTime.parse("2026-11-08")!)
+/// let top = try await reports.topEvents(filter, limit: 20)
+/// print(top.table.csv)
+/// ```
+public struct Reports: Sendable {
+  /// The store read.
+  public let store: any ReportQuerying
+
+  /// Reports over `store`.
+  public init(store: any ReportQuerying) { self.store = store }
+
+  private func rows(_ sql: String, _ builder: SQLBuilder) async throws -> [[SQLValue]] {
+    try await store.read(sql, builder.arguments)
+  }
+
+  // MARK: Overview
+
+  /// Events, devices, sessions and counter increments, for the range and the range before it.
+  public func overview(_ filter: ReportFilter) async throws -> Overview {
+    async let current = figures(filter)
+    async let previous = figures(filter.previous)
+    return Overview(current: try await current, previous: try await previous)
+  }
+
+  private func figures(_ filter: ReportFilter) async throws -> Overview.Figures {
+    var sql = SQLBuilder(store.dialect)
+    let conditions = sql.conditions(filter)
+    let events =
+      try await rows(
+        "SELECT count(*), count(DISTINCT device_id), count(DISTINCT \(sql.sessionKey)) FROM \(store.eventsTable) "
+          + "WHERE \(conditions)", sql
+      ).first ?? []
+    var counterSQL = SQLBuilder(store.dialect)
+    let counterConditions = counterSQL.conditions(filter, timeColumn: "first_counted_at")
+    let counters =
+      try await rows(
+        "SELECT CAST(coalesce(sum(count), 0) AS BIGINT) FROM \(store.countersTable) WHERE \(counterConditions)",
+        counterSQL
+      ).first ?? []
+    func value(_ row: [SQLValue], _ index: Int) -> Int64 { index < row.count ? row[index].int ?? 0 : 0 }
+    return Overview.Figures(
+      events: value(events, 0), devices: value(events, 1), sessions: value(events, 2), counters: value(counters, 0))
+  }
+
+  // MARK: Counts
+
+  /// Events by name: count and devices, most frequent first.
+  public func topEvents(_ filter: ReportFilter, limit: Int = 50) async throws -> CountList {
+    try await countList(filter, dimension: "event", expression: "name", limit: limit)
+  }
+
+  /// What a breakdown is by.
+  public enum Dimension: String, Sendable, CaseIterable {
+    /// The platform.
+    case platform
+    /// The OS version (in version order).
+    case osVersion = "os-version"
+    /// The app version (in version order).
+    case appVersion = "app-version"
+
+    var column: String {
+      switch self {
+      case .platform: "platform"
+      case .osVersion: "os_version"
+      case .appVersion: "app_version"
+      }
+    }
+  }
+
+  /// Shares by platform, OS version or app version; versions newest first, in version order
+  /// (`10.0` above `9.0`).
+  public func breakdown(_ filter: ReportFilter, by dimension: Dimension) async throws -> CountList {
+    var list = try await countList(
+      filter, dimension: dimension.rawValue.replacingOccurrences(of: "-", with: " "), expression: dimension.column,
+      limit: 1_000)
+    if dimension != .platform {
+      list.rows.sort { SemanticVersion($0.name) > SemanticVersion($1.name) }
+    }
+    return list
+  }
+
+  /// The most frequent values of one parameter of one event.
+  public func parameterValues(_ filter: ReportFilter, event: String, parameter: String, limit: Int = 50)
+    async throws -> CountList
+  {
+    var sql = SQLBuilder(store.dialect)
+    let value = sql.parameter(parameter)
+    let conditions = sql.conditions(filter) + " AND name = \(sql.bind(event))"
+    let found = try await rows(
+      "SELECT coalesce(\(value), '(none)') AS v, count(*), count(DISTINCT device_id) FROM \(store.eventsTable) "
+        + "WHERE \(conditions) GROUP BY v ORDER BY count(*) DESC, v LIMIT \(sql.bind(Int64(max(1, limit))))", sql)
+    return CountList(dimension: parameter, rows: Self.countRows(found))
+  }
+
+  /// Counter totals per name (SimpleAnalytics' counters), largest first.
+  public func counters(_ filter: ReportFilter, limit: Int = 200) async throws -> CountList {
+    var sql = SQLBuilder(store.dialect)
+    let conditions = sql.conditions(filter, timeColumn: "first_counted_at")
+    let found = try await rows(
+      "SELECT name, CAST(sum(count) AS BIGINT), count(DISTINCT device_id) FROM \(store.countersTable) "
+        + "WHERE \(conditions) GROUP BY name ORDER BY sum(count) DESC, name LIMIT \(sql.bind(Int64(max(1, limit))))",
+      sql)
+    return CountList(dimension: "counter", rows: Self.countRows(found))
+  }
+
+  private func countList(_ filter: ReportFilter, dimension: String, expression: String, limit: Int)
+    async throws -> CountList
+  {
+    var sql = SQLBuilder(store.dialect)
+    let conditions = sql.conditions(filter)
+    let found = try await rows(
+      "SELECT \(expression), count(*), count(DISTINCT device_id) FROM \(store.eventsTable) WHERE \(conditions) "
+        + "GROUP BY \(expression) ORDER BY count(*) DESC, \(expression) LIMIT \(sql.bind(Int64(max(1, limit))))", sql)
+    return CountList(dimension: dimension, rows: Self.countRows(found))
+  }
+
+  private static func countRows(_ rows: [[SQLValue]]) -> [CountRow] {
+    let total = rows.reduce(Int64(0)) { $0 + ($1[1].int ?? 0) }
+    return rows.map { row in
+      let count = row[1].int ?? 0
+      return CountRow(
+        name: row[0].text ?? "", count: count, devices: row[2].int ?? 0,
+        share: total == 0 ? 0 : Double(count) * 100 / Double(total))
+    }
+  }
+
+  // MARK: Time
+
+  /// Counts and devices per hour or day, for all events or one; every bucket of the range present.
+  public func timeSeries(_ filter: ReportFilter, bucket: ReportBucket, event: String? = nil) async throws
+    -> TimeSeries
+  {
+    guard bucket != .week else { throw ReportError(field: "bucket", reason: "is hour or day") }
+    let size = bucket.milliseconds
+    guard (filter.to - filter.from) / size <= 10_000 else {
+      throw ReportError(field: "bucket", reason: "more than 10,000 \(bucket.rawValue)s in the range")
+    }
+    var sql = SQLBuilder(store.dialect)
+    var conditions = sql.conditions(filter)
+    if let event { conditions += " AND name = \(sql.bind(event))" }
+    let bucketExpression = "(\(sql.ms("occurred_at")) / \(size))"
+    let found = try await rows(
+      "SELECT \(bucketExpression) AS b, count(*), count(DISTINCT device_id) FROM \(store.eventsTable) "
+        + "WHERE \(conditions) GROUP BY b ORDER BY b", sql)
+    var byBucket: [Int64: (Int64, Int64)] = [:]
+    for row in found { byBucket[row[0].int ?? 0] = (row[1].int ?? 0, row[2].int ?? 0) }
+    let first = Self.floor(filter.from, size)
+    var points: [TimeSeries.Point] = []
+    var start = first
+    while start < filter.to {
+      let (count, devices) = byBucket[start / size] ?? (0, 0)
+      points.append(TimeSeries.Point(start: start, count: count, devices: devices))
+      start += size
+    }
+    return TimeSeries(bucket: bucket, event: event, points: points)
+  }
+
+  /// DAU, WAU and MAU at the end of the range; new against returning devices in the range.
+  public func activeDevices(_ filter: ReportFilter) async throws -> ActiveDevices {
+    func distinct(days: Int64) async throws -> Int64 {
+      var window = filter
+      window.from = filter.to - days * 86_400_000
+      var sql = SQLBuilder(store.dialect)
+      let conditions = sql.conditions(window)
+      return try await rows("SELECT count(DISTINCT device_id) FROM \(store.eventsTable) WHERE \(conditions)", sql)
+        .first?.first?.int ?? 0
+    }
+    var sql = SQLBuilder(store.dialect)
+    let conditions = sql.conditions(filter)
+    let app = sql.bind(filter.app)
+    let from = sql.time(sql.bind(filter.from))
+    // Active in the range, and whether the device has any event (of the app) before the range.
+    let split =
+      try await rows(
+        "SELECT count(*), coalesce(sum(CASE WHEN EXISTS (SELECT 1 FROM \(store.eventsTable) e2 "
+          + "WHERE e2.app = \(app) AND e2.device_id = a.device_id AND e2.occurred_at < \(from)) THEN 1 ELSE 0 END), 0) "
+          + "FROM (SELECT DISTINCT device_id FROM \(store.eventsTable) WHERE \(conditions)) a", sql
+      ).first ?? []
+    let active = split.first?.int ?? 0
+    let returning = split.count > 1 ? split[1].int ?? 0 : 0
+    return ActiveDevices(
+      daily: try await distinct(days: 1), weekly: try await distinct(days: 7), monthly: try await distinct(days: 30),
+      new: active - returning, returning: returning)
+  }
+
+  /// Cohorts of devices by the period of their first event in the range, and the share of each
+  /// active in each following period up to the end of the range; optionally split by the app version
+  /// of the devices' first events.
+  public func retention(_ filter: ReportFilter, period: ReportBucket, byAppVersion: Bool = false) async throws
+    -> Retention
+  {
+    guard period != .hour else { throw ReportError(field: "period", reason: "is day or week") }
+    let size = period.milliseconds
+    guard (filter.to - filter.from) / size <= 400 else {
+      throw ReportError(field: "period", reason: "more than 400 \(period.rawValue)s in the range")
+    }
+    var sql = SQLBuilder(store.dialect)
+    let conditions = sql.conditions(filter)
+    let origin = sql.bind(filter.from)
+    let ms = sql.ms("occurred_at")
+    // Per device: the period of its first event in the range (its cohort) and that event's version;
+    // then the distinct periods it was active in.
+    let firsts =
+      "SELECT device_id, min(\(ms)) AS first_ms FROM \(store.eventsTable) WHERE \(conditions) GROUP BY device_id"
+    let versionColumn =
+      byAppVersion
+      ? "(SELECT min(e.app_version) FROM \(store.eventsTable) e WHERE e.app = \(sql.bind(filter.app)) "
+        + "AND e.device_id = f.device_id AND \(sql.ms("e.occurred_at")) = f.first_ms)" : "''"
+    let activity =
+      "SELECT DISTINCT device_id, (\(ms) - \(origin)) / \(size) AS p FROM \(store.eventsTable) WHERE \(conditions)"
+    let found = try await rows(
+      "SELECT c.cohort, c.version, a.p - c.cohort AS k, count(*) FROM "
+        + "(SELECT f.device_id, (f.first_ms - \(origin)) / \(size) AS cohort, \(versionColumn) AS version "
+        + "FROM (\(firsts)) f) c JOIN (\(activity)) a ON a.device_id = c.device_id "
+        + "GROUP BY c.cohort, c.version, k ORDER BY c.cohort, c.version, k", sql)
+    let periods = Int((filter.to - filter.from + size - 1) / size)
+    var cohorts: [String: Retention.Cohort] = [:]
+    var order: [String] = []
+    for row in found {
+      let cohort = row[0].int ?? 0
+      let version = row[1].text ?? ""
+      let offset = Int(row[2].int ?? 0)
+      let key = "\(cohort)|\(version)"
+      if cohorts[key] == nil {
+        order.append(key)
+        cohorts[key] = Retention.Cohort(
+          start: filter.from + cohort * size, appVersion: byAppVersion ? version : nil, size: 0,
+          active: Array(repeating: 0, count: max(0, periods - Int(cohort))), retained: [])
+      }
+      guard offset >= 0, offset < cohorts[key]!.active.count else { continue }
+      cohorts[key]!.active[offset] = row[3].int ?? 0
+    }
+    let result = order.map { key -> Retention.Cohort in
+      var cohort = cohorts[key]!
+      cohort.size = cohort.active.first ?? 0
+      cohort.retained = cohort.active.map { cohort.size == 0 ? 0 : Double($0) * 100 / Double(cohort.size) }
+      return cohort
+    }
+    return Retention(
+      period: period,
+      cohorts: result.sorted {
+        ($0.start, SemanticVersion($0.appVersion ?? "")) < ($1.start, SemanticVersion($1.appVersion ?? ""))
+      })
+  }
+
+  // MARK: Funnels and sessions
+
+  /// Devices that did `steps` in order, each within `window` ms of the device's first step;
+  /// conversion from the first step and drop-off from the previous one.
+  public func funnel(_ filter: ReportFilter, steps: [String], window: Int64, appVersion: String? = nil)
+    async throws -> Funnel
+  {
+    guard (2...10).contains(steps.count) else { throw ReportError(field: "steps", reason: "2 to 10 event names") }
+    guard window > 0 else { throw ReportError(field: "window", reason: "must be positive") }
+    var filter = filter
+    if let appVersion { filter.appVersion = appVersion }
+    var sql = SQLBuilder(store.dialect)
+    let conditions = sql.conditions(filter)
+    let names = Set(steps).map { sql.bind($0) }.joined(separator: ", ")
+    let found = try await rows(
+      "SELECT device_id, name, \(sql.ms("occurred_at")) AS t FROM \(store.eventsTable) "
+        + "WHERE \(conditions) AND name IN (\(names)) ORDER BY device_id, t, name", sql)
+    var reached = Array(repeating: Int64(0), count: steps.count)
+    var index = 0
+    while index < found.count {
+      let device = found[index][0].text ?? ""
+      var end = index
+      while end < found.count, (found[end][0].text ?? "") == device { end += 1 }
+      reached = Self.walk(found[index..<end], steps: steps, window: window, into: reached)
+      index = end
+    }
+    let first = reached.first ?? 0
+    let result = steps.enumerated().map { offset, name -> Funnel.Step in
+      let previous = offset == 0 ? reached[0] : reached[offset - 1]
+      return Funnel.Step(
+        name: name, devices: reached[offset],
+        conversion: first == 0 ? 0 : Double(reached[offset]) * 100 / Double(first),
+        dropOff: offset == 0 || previous == 0 ? 0 : Double(previous - reached[offset]) * 100 / Double(previous))
+    }
+    return Funnel(window: window, appVersion: appVersion, steps: result)
+  }
+
+  /// The furthest step one device reached: for each of its first-step events in time order, the
+  /// steps that follow in order within the window; the best attempt counts.
+  private static func walk(_ events: ArraySlice<[SQLValue]>, steps: [String], window: Int64, into reached: [Int64])
+    -> [Int64]
+  {
+    var best = 0
+    let list = Array(events)
+    for (start, event) in list.enumerated() where (event[1].text ?? "") == steps[0] {
+      let began = event[2].int ?? 0
+      var step = 1
+      for later in list[(start + 1)...] where step < steps.count {
+        let time = later[2].int ?? 0
+        guard time - began <= window else { break }
+        if (later[1].text ?? "") == steps[step] { step += 1 }
+      }
+      best = max(best, step)
+      if best == steps.count { break }
+    }
+    var reached = reached
+    for index in 0..<best { reached[index] += 1 }
+    return reached
+  }
+
+  /// Sessions: how many, median duration (first to last event), events per session.
+  public func sessions(_ filter: ReportFilter) async throws -> Sessions {
+    var sql = SQLBuilder(store.dialect)
+    let conditions = sql.conditions(filter)
+    let ms = sql.ms("occurred_at")
+    let found = try await rows(
+      "SELECT max(\(ms)) - min(\(ms)) AS d, count(*) FROM \(store.eventsTable) "
+        + "WHERE \(conditions) AND session_id IS NOT NULL GROUP BY device_id, session_id ORDER BY d", sql)
+    let durations = found.map { $0[0].int ?? 0 }
+    let events = found.reduce(Int64(0)) { $0 + ($1[1].int ?? 0) }
+    let median: Int64 =
+      durations.isEmpty
+      ? 0
+      : durations.count % 2 == 1
+        ? durations[durations.count / 2]
+        : (durations[durations.count / 2 - 1] + durations[durations.count / 2]) / 2
+    return Sessions(
+      count: Int64(found.count), medianDuration: median,
+      eventsPerSession: found.isEmpty ? 0 : Double(events) / Double(found.count))
+  }
+
+  // MARK: Detail rows
+
+  /// Events named `event`, newest first, `limit` per page; `after` is the previous page's `next`.
+  public func eventRows(_ filter: ReportFilter, event: String, limit: Int = 100, after: String? = nil) async throws
+    -> EventRows
+  {
+    var sql = SQLBuilder(store.dialect)
+    var conditions = sql.conditions(filter) + " AND name = \(sql.bind(event))"
+    let ms = sql.ms("occurred_at")
+    if let after {
+      let parts = after.split(separator: ":", maxSplits: 1)
+      guard parts.count == 2, let time = Int64(parts[0]) else {
+        throw ReportError(field: "after", reason: "is not a cursor this report returned")
+      }
+      let timeBound = sql.time(sql.bind(time))
+      let timeBound2 = sql.time(sql.bind(time))
+      conditions +=
+        " AND (occurred_at < \(timeBound) OR (occurred_at = \(timeBound2) AND event_id < \(sql.bind(String(parts[1])))))"
+    }
+    let parameters = store.dialect == .sqlite ? "parameters" : "parameters::text"
+    let page = max(1, min(limit, 1_000))
+    let found = try await rows(
+      "SELECT \(ms), event_id, device_id, platform, app_version, os_version, \(parameters) FROM \(store.eventsTable) "
+        + "WHERE \(conditions) ORDER BY occurred_at DESC, event_id DESC LIMIT \(sql.bind(Int64(page + 1)))", sql)
+    let rows = found.prefix(page).map { row in
+      EventRows.Row(
+        occurredAt: row[0].int ?? 0, eventID: row[1].text ?? "", deviceID: row[2].text ?? "",
+        platform: row[3].text ?? "", appVersion: row[4].text ?? "", osVersion: row[5].text ?? "",
+        parameters: row[6].text ?? "{}")
+    }
+    let next = found.count > page ? rows.last.map { "\($0.occurredAt):\($0.eventID)" } : nil
+    return EventRows(rows: Array(rows), next: next)
+  }
+
+  static func floor(_ value: Int64, _ size: Int64) -> Int64 {
+    value >= 0 ? value / size * size : -((-value + size - 1) / size) * size
+  }
+}

@@ -1,0 +1,64 @@
+/// One value of a report query's arguments or results.
+public enum SQLValue: Sendable, Hashable {
+  /// An integer.
+  case int(Int64)
+  /// A floating-point number.
+  case double(Double)
+  /// Text.
+  case text(String)
+  /// `NULL`.
+  case null
+
+  /// The value as an integer (a whole double counts), or `nil`.
+  public var int: Int64? {
+    switch self {
+    case .int(let value): value
+    case .double(let value) where value.rounded() == value: Int64(value)
+    case .text(let value): Int64(value)
+    default: nil
+    }
+  }
+
+  /// The value as a double, or `nil`.
+  public var double: Double? {
+    switch self {
+    case .int(let value): Double(value)
+    case .double(let value): value
+    case .text(let value): Double(value)
+    case .null: nil
+    }
+  }
+
+  /// The value as text (numbers formatted), or `nil` for `NULL`.
+  public var text: String? {
+    switch self {
+    case .int(let value): String(value)
+    case .double(let value): String(value)
+    case .text(let value): value
+    case .null: nil
+    }
+  }
+}
+
+/// The SQL a store speaks, where reports need to differ.
+public enum SQLDialect: Sendable, Hashable {
+  /// SQLite: times are integers (ms since 1970), `?` placeholders, `json_extract`.
+  case sqlite
+  /// PostgreSQL: times are `timestamptz`, `$n` placeholders, `jsonb` operators.
+  case postgres
+}
+
+/// A store the report layer can read with its own, parameterised SQL (never SQL from a client).
+///
+/// The report layer (CollectorReports) writes every query from typed report requests; a store
+/// only runs it read-only and returns the rows.
+public protocol ReportQuerying: Sendable {
+  /// The store's SQL dialect.
+  var dialect: SQLDialect { get }
+  /// The events table's qualified name.
+  var eventsTable: String { get }
+  /// The counters table's qualified name.
+  var countersTable: String { get }
+  /// Runs one read-only query with `arguments` bound to its placeholders, in order.
+  func read(_ sql: String, _ arguments: [SQLValue]) async throws -> [[SQLValue]]
+}

@@ -1,0 +1,262 @@
+import CollectorPostgres
+import CollectorReports
+import CollectorSQLite
+import CollectorStore
+import Foundation
+import TestSupport
+import Testing
+
+enum Engine: String, CaseIterable, CustomStringConvertible, Sendable {
+  case sqlite, postgres
+  var description: String { rawValue }
+  static var available: [Engine] { PostgresTestServer.url == nil ? [.sqlite] : [.sqlite, .postgres] }
+
+  /// A fresh store holding the fixture.
+  func open() async throws -> any EventStore & ReportQuerying {
+    let store: any EventStore & ReportQuerying
+    switch self {
+    case .sqlite:
+      let directory = FileManager.default.temporaryDirectory.appendingPathComponent("reports-\(UUID().uuidString)")
+      store = try SQLiteEventStore(path: directory.appendingPathComponent("collector.sqlite").path)
+    case .postgres:
+      store = try PostgresEventStore(url: PostgresTestServer.url!, schema: PostgresTestServer.uniqueSchema("reports"))
+    }
+    try await store.migrate()
+    _ = try await store.write(Fixture.batch)
+    return store
+  }
+}
+
+/// A small, fixed data set whose every report is computed by hand below.
+///
+/// Range: two weeks from Monday 2026-11-02 (D0) 00:00 UTC. Four devices:
+/// - A (iOS, app 9.0, OS 17.4): D0 10:00 app_open, 10:05 product_viewed p1, 10:10 add_to_cart,
+///   10:20 purchase (session 100); D7 09:00 app_open (session 200).
+/// - B (Android, 10.0, 14): D0 12:00 app_open, 12:01 product_viewed p1, 12:30 add_to_cart (session
+///   300); D1 08:00 product_viewed p2 (session 400).
+/// - C (iOS, 10.0, 17.4): D1 09:00 app_open, 09:02 product_viewed p2 (session 500); D8 10:00
+///   app_open (600); D14 10:00 app_open (700, after the range).
+/// - D (iOS, 9.0, 16.0): D-3 app_open (session 50, before the range); D2 10:00 app_open, 10:15
+///   product_viewed p3 (session 800).
+/// Counters: A Foregrounded 5 (D0), B Foregrounded 3 (D1), C Shared 2 (D8).
+enum Fixture {
+  static let day: Int64 = 86_400_000
+  static let d0 = ReportTime.parse("2026-11-02")!
+  static func at(_ day: Int64, _ hour: Int64, _ minute: Int64) -> Int64 {
+    d0 + day * Fixture.day + hour * 3_600_000 + minute * 60_000
+  }
+
+  struct Device {
+    let id: String
+    let platform: String
+    let app: String
+    let os: String
+  }
+  static let a = Device(id: "A", platform: "iOS", app: "9.0", os: "17.4")
+  static let b = Device(id: "B", platform: "Android", app: "10.0", os: "14")
+  static let c = Device(id: "C", platform: "iOS", app: "10.0", os: "17.4")
+  static let d = Device(id: "D", platform: "iOS", app: "9.0", os: "16.0")
+
+  static func context(_ device: Device) -> StoredContext {
+    StoredContext(
+      appName: "Shop", appVersion: device.app, osName: device.platform, osVersion: device.os,
+      platform: device.platform, library: "CoreTracker/1.0.0")
+  }
+
+  nonisolated(unsafe) static var counter = 0
+  static func event(_ device: Device, _ name: String, _ time: Int64, session: Int64, product: String? = nil)
+    -> StoredEvent
+  {
+    let parameters = product.map { #"{"product_id":"\#($0)","in_stock":true}"# } ?? "{}"
+    return StoredEvent(
+      app: "shop", eventID: "\(device.id)-\(name)-\(time)", name: name, kind: "action", occurredAt: time,
+      utcOffsetMinutes: 180, receivedAt: time, deviceID: device.id, userID: nil, sessionID: session,
+      context: context(device), parametersJSON: parameters)
+  }
+
+  static let batch = StoreBatch(
+    events: [
+      event(a, "app_open", at(0, 10, 0), session: 100),
+      event(a, "product_viewed", at(0, 10, 5), session: 100, product: "p1"),
+      event(a, "add_to_cart", at(0, 10, 10), session: 100), event(a, "purchase", at(0, 10, 20), session: 100),
+      event(a, "app_open", at(7, 9, 0), session: 200),
+      event(b, "app_open", at(0, 12, 0), session: 300),
+      event(b, "product_viewed", at(0, 12, 1), session: 300, product: "p1"),
+      event(b, "add_to_cart", at(0, 12, 30), session: 300),
+      event(b, "product_viewed", at(1, 8, 0), session: 400, product: "p2"),
+      event(c, "app_open", at(1, 9, 0), session: 500),
+      event(c, "product_viewed", at(1, 9, 2), session: 500, product: "p2"),
+      event(c, "app_open", at(8, 10, 0), session: 600), event(c, "app_open", at(14, 10, 0), session: 700),
+      event(d, "app_open", at(-3, 10, 0), session: 50), event(d, "app_open", at(2, 10, 0), session: 800),
+      event(d, "product_viewed", at(2, 10, 15), session: 800, product: "p3"),
+    ],
+    counters: [
+      StoredCounter(
+        app: "shop", counterID: "c1", deviceID: "A", name: "Foregrounded", count: 5, firstCountedAt: at(0, 9, 0),
+        receivedAt: at(0, 9, 0), context: context(a)),
+      StoredCounter(
+        app: "shop", counterID: "c2", deviceID: "B", name: "Foregrounded", count: 3, firstCountedAt: at(1, 9, 0),
+        receivedAt: at(1, 9, 0), context: context(b)),
+      StoredCounter(
+        app: "shop", counterID: "c3", deviceID: "C", name: "Shared", count: 2, firstCountedAt: at(8, 9, 0),
+        receivedAt: at(8, 9, 0), context: context(c)),
+    ]
+  )
+
+  static var twoWeeks: ReportFilter { try! ReportFilter(app: "shop", from: d0, to: d0 + 14 * day) }
+}
+
+private func rounded(_ value: Double) -> Double { (value * 100).rounded() / 100 }
+
+@Suite("Reports on hand-computed data")
+struct ReportTests {
+  @Test("PostgreSQL is configured when running in CI")
+  func postgresInCI() {
+    if PostgresTestServer.isCI { #expect(PostgresTestServer.url != nil) }
+  }
+
+  @Test(arguments: Engine.available)
+  func overviewAgainstThePreviousRange(engine: Engine) async throws {
+    let store = try await engine.open()
+    let overview = try await Reports(store: store).overview(Fixture.twoWeeks)
+    #expect(overview.current == .init(events: 14, devices: 4, sessions: 7, counters: 10))
+    #expect(overview.previous == .init(events: 1, devices: 1, sessions: 1, counters: 0))
+    let android = try await Reports(store: store).overview(
+      try ReportFilter(app: "shop", from: Fixture.d0, to: Fixture.d0 + 14 * Fixture.day, platform: "Android"))
+    #expect(android.current == .init(events: 4, devices: 1, sessions: 2, counters: 3))
+    try await store.close()
+  }
+
+  @Test(arguments: Engine.available)
+  func topEventsParameterValuesAndCounters(engine: Engine) async throws {
+    let store = try await engine.open()
+    let reports = Reports(store: store)
+    let top = try await reports.topEvents(Fixture.twoWeeks)
+    #expect(top.rows.map(\.name) == ["app_open", "product_viewed", "add_to_cart", "purchase"])
+    #expect(top.rows.map(\.count) == [6, 5, 2, 1])
+    #expect(top.rows.map(\.devices) == [4, 4, 2, 1])
+    #expect(top.rows.map { rounded($0.share) } == [42.86, 35.71, 14.29, 7.14])
+    let values = try await reports.parameterValues(Fixture.twoWeeks, event: "product_viewed", parameter: "product_id")
+    #expect(values.rows.map(\.name) == ["p1", "p2", "p3"] && values.rows.map(\.count) == [2, 2, 1])
+    let flags = try await reports.parameterValues(Fixture.twoWeeks, event: "product_viewed", parameter: "in_stock")
+    #expect(flags.rows.map(\.name) == ["true"])
+    let counters = try await reports.counters(Fixture.twoWeeks)
+    #expect(counters.rows.map(\.name) == ["Foregrounded", "Shared"] && counters.rows.map(\.count) == [8, 2])
+    #expect(counters.rows.map(\.devices) == [2, 1])
+    try await store.close()
+  }
+
+  @Test(arguments: Engine.available)
+  func breakdownsOrderVersionsAsVersions(engine: Engine) async throws {
+    let store = try await engine.open()
+    let reports = Reports(store: store)
+    let platforms = try await reports.breakdown(Fixture.twoWeeks, by: .platform)
+    #expect(platforms.rows.map(\.name) == ["iOS", "Android"] && platforms.rows.map(\.count) == [10, 4])
+    #expect(platforms.rows.map(\.devices) == [3, 1])
+    let apps = try await reports.breakdown(Fixture.twoWeeks, by: .appVersion)
+    #expect(apps.rows.map(\.name) == ["10.0", "9.0"] && apps.rows.map(\.count) == [7, 7])
+    let systems = try await reports.breakdown(Fixture.twoWeeks, by: .osVersion)
+    #expect(systems.rows.map(\.name) == ["17.4", "16.0", "14"] && systems.rows.map(\.count) == [8, 2, 4])
+    try await store.close()
+  }
+
+  @Test(arguments: Engine.available)
+  func timeSeriesHasEveryBucket(engine: Engine) async throws {
+    let store = try await engine.open()
+    let reports = Reports(store: store)
+    let daily = try await reports.timeSeries(Fixture.twoWeeks, bucket: .day)
+    #expect(daily.points.count == 14 && daily.points.first?.start == Fixture.d0)
+    #expect(daily.points.map(\.count) == [7, 3, 2, 0, 0, 0, 0, 1, 1, 0, 0, 0, 0, 0])
+    #expect(daily.points.map(\.devices) == [2, 2, 1, 0, 0, 0, 0, 1, 1, 0, 0, 0, 0, 0])
+    let viewed = try await reports.timeSeries(Fixture.twoWeeks, bucket: .day, event: "product_viewed")
+    #expect(viewed.points.prefix(3).map(\.count) == [2, 2, 1])
+    let firstDay = try ReportFilter(app: "shop", from: Fixture.d0, to: Fixture.d0 + Fixture.day)
+    let hourly = try await reports.timeSeries(firstDay, bucket: .hour)
+    #expect(hourly.points.count == 24 && hourly.points[10].count == 4 && hourly.points[12].count == 3)
+    try await store.close()
+  }
+
+  @Test(arguments: Engine.available)
+  func activeDevicesNewAndReturning(engine: Engine) async throws {
+    let store = try await engine.open()
+    let active = try await Reports(store: store).activeDevices(Fixture.twoWeeks)
+    #expect(active == ActiveDevices(daily: 0, weekly: 2, monthly: 4, new: 3, returning: 1))
+    try await store.close()
+  }
+
+  @Test(arguments: Engine.available)
+  func retentionCohorts(engine: Engine) async throws {
+    let store = try await engine.open()
+    let reports = Reports(store: store)
+    let weekly = try await reports.retention(Fixture.twoWeeks, period: .week)
+    #expect(weekly.cohorts.count == 1)
+    #expect(
+      weekly.cohorts[0].size == 4 && weekly.cohorts[0].active == [4, 2] && weekly.cohorts[0].retained == [100, 50])
+    let threeDays = try ReportFilter(app: "shop", from: Fixture.d0, to: Fixture.d0 + 3 * Fixture.day)
+    let daily = try await reports.retention(threeDays, period: .day)
+    #expect(daily.cohorts.map(\.start) == [Fixture.d0, Fixture.d0 + Fixture.day, Fixture.d0 + 2 * Fixture.day])
+    #expect(daily.cohorts.map(\.active) == [[2, 1, 0], [1, 0], [1]])
+    let split = try await reports.retention(Fixture.twoWeeks, period: .week, byAppVersion: true)
+    #expect(split.cohorts.map(\.appVersion) == ["9.0", "10.0"])
+    #expect(split.cohorts.map(\.active) == [[2, 1], [2, 1]])
+    try await store.close()
+  }
+
+  @Test(arguments: Engine.available)
+  func funnelsWithinAWindow(engine: Engine) async throws {
+    let store = try await engine.open()
+    let reports = Reports(store: store)
+    let steps = ["product_viewed", "add_to_cart", "purchase"]
+    let halfHour = try await reports.funnel(Fixture.twoWeeks, steps: steps, window: 30 * 60_000)
+    #expect(halfHour.steps.map(\.devices) == [4, 2, 1])
+    #expect(halfHour.steps.map { rounded($0.conversion) } == [100, 50, 25])
+    #expect(halfHour.steps.map { rounded($0.dropOff) } == [0, 50, 50])
+    let twenty = try await reports.funnel(Fixture.twoWeeks, steps: steps, window: 20 * 60_000)
+    #expect(twenty.steps.map(\.devices) == [4, 1, 1])
+    let nines = try await reports.funnel(Fixture.twoWeeks, steps: steps, window: 30 * 60_000, appVersion: "9.0")
+    #expect(nines.steps.map(\.devices) == [2, 1, 1])
+    await #expect(throws: ReportError.self) { try await reports.funnel(Fixture.twoWeeks, steps: ["x"], window: 1) }
+    try await store.close()
+  }
+
+  @Test(arguments: Engine.available)
+  func sessionsAndDetailRows(engine: Engine) async throws {
+    let store = try await engine.open()
+    let reports = Reports(store: store)
+    let sessions = try await reports.sessions(Fixture.twoWeeks)
+    #expect(sessions == Sessions(count: 7, medianDuration: 120_000, eventsPerSession: 2))
+    var devices: [String] = []
+    var cursor: String?
+    var pages = 0
+    repeat {
+      let page = try await reports.eventRows(Fixture.twoWeeks, event: "product_viewed", limit: 2, after: cursor)
+      devices += page.rows.map(\.deviceID)
+      cursor = page.next
+      pages += 1
+    } while cursor != nil && pages < 10
+    #expect(devices == ["D", "C", "B", "B", "A"] && pages == 3)
+    let first = try await reports.eventRows(Fixture.twoWeeks, event: "product_viewed", limit: 1)
+    #expect(first.rows[0].parameters.contains("p3") && first.rows[0].platform == "iOS")
+    try await store.close()
+  }
+
+  @Test func versionsSortAsVersions() {
+    let sorted = ["10.0", "9.0", "10.0.1", "1.2-beta", "1.2", "abc", "9.10", "9.9"].map(SemanticVersion.init).sorted()
+    #expect(
+      sorted == ["1.2-beta", "1.2", "9.0", "9.9", "9.10", "10.0", "10.0.1", "abc"].map(SemanticVersion.init))
+  }
+
+  @Test func csvQuotesWhatNeedsQuoting() {
+    let table = ReportTable(columns: ["name", "count"], rows: [["a,b", "1"], ["say \"hi\"", "2"], ["plain", "3"]])
+    #expect(table.csv == "name,count\r\n\"a,b\",1\r\n\"say \"\"hi\"\"\",2\r\nplain,3\r\n")
+  }
+
+  @Test(arguments: [
+    ("2026-11-02", Int64(1_793_577_600_000)), ("2026-11-02T10:00:00Z", 1_793_613_600_000),
+    ("1793577600000", 1_793_577_600_000),
+  ])
+  func timesParse(text: String, milliseconds: Int64) {
+    #expect(ReportTime.parse(text) == milliseconds)
+    #expect(ReportTime.parse("yesterday") == nil)
+  }
+}
