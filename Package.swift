@@ -34,6 +34,7 @@ let package = Package(
     .library(name: "CollectorServer", targets: ["CollectorServer"]),
     .executable(name: "collector", targets: ["Collector"]),
     .executable(name: "shop-demo", targets: ["ShopDemo"]),
+    .executable(name: "trackerctl", targets: ["trackerctl"]),
   ],
   dependencies: [
     .package(url: "https://github.com/adam-fowler/compress-nio.git", from: "1.5.0"),
@@ -288,6 +289,30 @@ let package = Package(
         .product(name: "HummingbirdTesting", package: "hummingbird"), .product(name: "NIOCore", package: "swift-nio"),
       ],
       path: "Tests/CollectorServerTests"
+    ),
+
+    // MARK: Tools
+    .target(
+      name: "TrackerCtlKit",
+      dependencies: ["CollectorIngest", "CollectorPostgres", "CollectorReports", "CollectorSQLite", "CollectorStore"],
+      path: "Tools/trackerctl/Sources/TrackerCtlKit"
+    ),
+    .executableTarget(
+      name: "trackerctl",
+      dependencies: [
+        "CollectorReports", "CollectorStore", "TrackerCtlKit",
+        .product(name: "ArgumentParser", package: "swift-argument-parser"),
+      ],
+      path: "Tools/trackerctl/Sources/trackerctl"
+    ),
+    .testTarget(
+      name: "TrackerCtlKitTests",
+      dependencies: [
+        "CollectorIngest", "CollectorReports", "CollectorServer", "CollectorSQLite", "CollectorStore", "TestSupport",
+        "TrackerCtlKit", .product(name: "Hummingbird", package: "hummingbird"),
+        .product(name: "HummingbirdTesting", package: "hummingbird"), .product(name: "Logging", package: "swift-log"),
+      ],
+      path: "Tests/TrackerCtlKitTests"
     ),
 
     // MARK: Apps

@@ -43,7 +43,7 @@ struct ReportRouteTests {
       let (_, accepted, _) = try await Self.get(client, "/v1/reports/overview?\(range)", accept: "text/csv")
       #expect(accepted.hasPrefix("figure,value,previous,change\r\nevents,6,0,"))
 
-      for name in ReportRoutesNames.all {
+      for name in Reports.names {
         let extra =
           [
             "events": "&event=product_viewed", "parameter-values": "&event=product_viewed&parameter=product_id",
@@ -65,11 +65,4 @@ struct ReportRouteTests {
       #expect(unknown == .notFound)
     }
   }
-}
-
-enum ReportRoutesNames {
-  static let all = [
-    "overview", "top-events", "events", "timeseries", "active-devices", "retention", "breakdown", "parameter-values",
-    "counters", "funnel", "sessions",
-  ]
 }

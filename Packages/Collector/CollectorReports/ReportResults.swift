@@ -280,6 +280,8 @@ public struct EventRows: ReportResult, Hashable {
     public var occurredAt: Int64
     /// Its id.
     public var eventID: String
+    /// Its name.
+    public var name: String
     /// The device.
     public var deviceID: String
     /// The platform.
@@ -299,10 +301,10 @@ public struct EventRows: ReportResult, Hashable {
 
   public var table: ReportTable {
     ReportTable(
-      columns: ["time", "event id", "device", "platform", "app version", "os version", "parameters"],
+      columns: ["time", "event", "event id", "device", "platform", "app version", "os version", "parameters"],
       rows: rows.map {
         [
-          ReportTime.iso($0.occurredAt), $0.eventID, $0.deviceID, $0.platform, $0.appVersion, $0.osVersion,
+          ReportTime.iso($0.occurredAt), $0.name, $0.eventID, $0.deviceID, $0.platform, $0.appVersion, $0.osVersion,
           $0.parameters,
         ]
       }

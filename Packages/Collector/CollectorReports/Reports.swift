@@ -267,7 +267,8 @@ public struct Reports: Sendable {
     let names = Set(steps).map { sql.bind($0) }.joined(separator: ", ")
     let found = try await rows(
       "SELECT device_id, name, \(sql.ms("occurred_at")) AS t FROM \(store.eventsTable) "
-        + "WHERE \(conditions) AND name IN (\(names)) ORDER BY device_id, t, name", sql)
+        // Events of one millisecond keep their tracking order: CoreTracker's ids grow with each event.
+        + "WHERE \(conditions) AND name IN (\(names)) ORDER BY device_id, t, event_id", sql)
     var reached = Array(repeating: Int64(0), count: steps.count)
     var index = 0
     while index < found.count {
@@ -334,12 +335,14 @@ public struct Reports: Sendable {
 
   // MARK: Detail rows
 
-  /// Events named `event`, newest first, `limit` per page; `after` is the previous page's `next`.
-  public func eventRows(_ filter: ReportFilter, event: String, limit: Int = 100, after: String? = nil) async throws
+  /// Events named `event` (all events when `nil`), newest first, `limit` per page; `after` is the
+  /// previous page's `next`.
+  public func eventRows(_ filter: ReportFilter, event: String?, limit: Int = 100, after: String? = nil) async throws
     -> EventRows
   {
     var sql = SQLBuilder(store.dialect)
-    var conditions = sql.conditions(filter) + " AND name = \(sql.bind(event))"
+    var conditions = sql.conditions(filter)
+    if let event { conditions += " AND name = \(sql.bind(event))" }
     let ms = sql.ms("occurred_at")
     if let after {
       let parts = after.split(separator: ":", maxSplits: 1)
@@ -354,11 +357,12 @@ public struct Reports: Sendable {
     let parameters = store.dialect == .sqlite ? "parameters" : "parameters::text"
     let page = max(1, min(limit, 1_000))
     let found = try await rows(
-      "SELECT \(ms), event_id, device_id, platform, app_version, os_version, \(parameters) FROM \(store.eventsTable) "
+      "SELECT \(ms), event_id, device_id, platform, app_version, os_version, \(parameters), name "
+        + "FROM \(store.eventsTable) "
         + "WHERE \(conditions) ORDER BY occurred_at DESC, event_id DESC LIMIT \(sql.bind(Int64(page + 1)))", sql)
     let rows = found.prefix(page).map { row in
       EventRows.Row(
-        occurredAt: row[0].int ?? 0, eventID: row[1].text ?? "", deviceID: row[2].text ?? "",
+        occurredAt: row[0].int ?? 0, eventID: row[1].text ?? "", name: row[7].text ?? "", deviceID: row[2].text ?? "",
         platform: row[3].text ?? "", appVersion: row[4].text ?? "", osVersion: row[5].text ?? "",
         parameters: row[6].text ?? "{}")
     }

@@ -1,0 +1,133 @@
+import CollectorIngest
+import CollectorReports
+import CollectorSQLite
+import CollectorServer
+import CollectorStore
+import Foundation
+import Hummingbird
+import HummingbirdTesting
+import Logging
+import TestSupport
+import Testing
+import TrackerCtlKit
+
+private let day: Int64 = 86_400_000
+private let start = ReportTime.parse("2026-11-02")!
+
+/// A SQLite store with `count` events of app `shop` on 2026-11-02: every third one `purchase`.
+private func store(events count: Int) async throws -> SQLiteEventStore {
+  let path = FileManager.default.temporaryDirectory.appendingPathComponent("ctl-\(UUID().uuidString)")
+    .appendingPathComponent("collector.sqlite").path
+  let store = try SQLiteEventStore(path: path, durability: .normal)
+  try await store.migrate()
+  let events = (0..<count).map { index in
+    StoredEvent(
+      app: "shop", eventID: String(format: "e%05d", index), name: index % 3 == 0 ? "purchase" : "product_viewed",
+      kind: "action", occurredAt: start + Int64(index) * 1_000, utcOffsetMinutes: 0,
+      receivedAt: start + Int64(index) * 1_000, deviceID: "device-\(index % 4)", userID: nil, sessionID: nil,
+      context: StoredContext(appVersion: "1.0", osName: "iOS", osVersion: "17.4", platform: "iOS"),
+      parametersJSON: #"{"index":\#(index),"note":"a, \"quoted\" note"}"#)
+  }
+  _ = try await store.write(StoreBatch(events: events))
+  return store
+}
+
+private let range = ["app": "shop", "from": "2026-11-02", "to": "2026-11-03"]
+
+@Suite("trackerctl")
+struct TrackerCtlTests {
+  @Test func tablesAlignAndNumbersSitRight() {
+    let table = ReportTable(columns: ["event", "count"], rows: [["purchase", "12"], ["product_viewed", "3"]])
+    #expect(
+      TerminalTable.render(table) == """
+        event           count
+        ──────────────  ─────
+        purchase           12
+        product_viewed      3
+
+        """)
+    #expect(TrackerCtl.progressBar(5, 10, width: 10) == "[#####-----]  50%  5/10")
+  }
+
+  @Test func reportsReadAStoreDirectlyAsTableJSONAndCSV() async throws {
+    let store = try await store(events: 9)
+    let origin = ReportOrigin.store(Reports(store: store))
+    let table = try await TrackerCtl.report("top-events", parameters: range, origin: origin, format: .table)
+    #expect(table.contains("product_viewed      6        4     66.7") && table.contains("purchase            3"))
+    let csv = try await TrackerCtl.report("top-events", parameters: range, origin: origin, format: .csv)
+    #expect(csv.hasPrefix("event,count,devices,share %\r\nproduct_viewed,6,4,66.7\r\n"))
+    let json = try await TrackerCtl.report("overview", parameters: range, origin: origin, format: .json)
+    #expect(json.contains(#""events":9"#))
+    await #expect(throws: ReportError.self) {
+      try await TrackerCtl.report(
+        "top-events", parameters: ["app": "shop", "from": "soon"], origin: origin, format: .table)
+    }
+    try await store.close()
+  }
+
+  @Test func reportsOverHTTPMatchTheStore() async throws {
+    let store = try await store(events: 30)
+    var configuration = CollectorConfiguration()
+    configuration.port = 0
+    let collector = EventCollector(configuration: configuration, store: store, logger: Logger(label: "test"))
+    let admin = "test-admin-key-trackerctl"
+    try await collector.keyRing.provision([ProvisionedKey(app: "*", key: admin, scope: .admin)], now: 0)
+    try await collector.application(closesStore: false).test(.live) { client async throws in
+      let url = URL(string: "http://127.0.0.1:\(try #require(client.port))")!
+      for name in ["overview", "top-events", "breakdown", "sessions"] {
+        let remote = try await TrackerCtl.report(name, parameters: range, origin: .http(url, key: admin), format: .csv)
+        let local = try await TrackerCtl.report(
+          name, parameters: range, origin: .store(Reports(store: store)), format: .csv)
+        #expect(remote == local, "\(name)")
+      }
+      await #expect(throws: CommandError.self) {
+        try await TrackerCtl.report("overview", parameters: range, origin: .http(url, key: "wrong"), format: .table)
+      }
+    }
+    try await store.close()
+  }
+
+  @Test func keysAreCreatedListedAndRevoked() async throws {
+    let store = try await store(events: 0)
+    let key = try await TrackerCtl.createKey(app: "shop", scope: .write, store: store)
+    #expect(key.hasPrefix("ctw_") && key.count == 36)
+    let admin = try await TrackerCtl.createKey(app: "ignored", scope: .admin, store: store)
+    #expect(admin.hasPrefix("cta_"))
+    let list = try await TrackerCtl.listKeys(store: store)
+    #expect(list.rows.map { $0[1] }.sorted() == ["*", "shop"])
+    #expect(!TerminalTable.render(list).contains(key))  // the key itself is never shown again
+    let id = try #require(list.rows.first { $0[1] == "shop" }?[0])
+    try await TrackerCtl.revokeKey(id: id, store: store)
+    #expect(try await TrackerCtl.listKeys(store: store).rows.first { $0[0] == id }?[4].isEmpty == false)
+    await #expect(throws: CommandError.self) { try await TrackerCtl.revokeKey(id: "nope", store: store) }
+    try await store.close()
+  }
+
+  @Test(arguments: [TrackerCtl.Format.json, .csv])
+  func exportWritesEveryEventOnceAcrossPages(format: TrackerCtl.Format) async throws {
+    let store = try await store(events: 2_500)
+    var text = ""
+    var seen: [(Int, Int)] = []
+    let written = try await TrackerCtl.export(
+      parameters: range, origin: .store(Reports(store: store)), format: format, to: { text += $0 },
+      progress: { seen.append(($0, $1)) })
+    #expect(written == 2_500)
+    #expect(seen.map(\.0) == [1_000, 2_000, 2_500] && seen.allSatisfy { $0.1 == 2_500 })
+    let lines = text.split(whereSeparator: { $0 == "\n" || $0 == "\r\n" }).map(String.init)
+    if format == .csv {
+      #expect(lines.count == 2_501 && lines[0].hasPrefix("time,event,event id"))
+      #expect(lines.filter { $0.hasPrefix("time,") }.count == 1)
+    } else {
+      #expect(lines.count == 2_500)
+      let first = try JSONSerialization.jsonObject(with: Data(lines[0].utf8)) as? [String: Any]
+      #expect(first?["eventId"] as? String == "e02499")
+      #expect((first?["parameters"] as? [String: Any])?["note"] as? String == "a, \"quoted\" note")
+      let ids = Set(
+        lines.compactMap { line in
+          (try? JSONSerialization.jsonObject(with: Data(line.utf8)) as? [String: Any])?["eventId"] as? String
+        })
+      #expect(ids.count == 2_500)
+    }
+    try await store.close()
+  }
+}

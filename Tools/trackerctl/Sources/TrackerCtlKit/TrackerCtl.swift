@@ -1,0 +1,175 @@
+import CollectorIngest
+public import CollectorReports
+public import CollectorStore
+import Foundation
+
+/// What `trackerctl` does, as functions over an origin or a store; the executable only parses
+/// arguments and prints.
+public enum TrackerCtl {
+  /// How a report is printed.
+  public enum Format: String, Sendable, CaseIterable {
+    /// An aligned table.
+    case table
+    /// The API's JSON.
+    case json
+    /// CSV (RFC 4180).
+    case csv
+  }
+
+  /// The report `name` as text in `format`.
+  public static func report(_ name: String, parameters: [String: String], origin: ReportOrigin, format: Format)
+    async throws -> String
+  {
+    let (json, result) = try await origin.report(name, parameters: parameters)
+    switch format {
+    case .json: return String(decoding: json, as: UTF8.self) + "\n"
+    case .csv: return result.table.csv
+    case .table:
+      var text = TerminalTable.render(result.table)
+      if let rows = result as? EventRows, let next = rows.next { text += "next page: --after \(next)\n" }
+      return text
+    }
+  }
+
+  // MARK: Keys
+
+  /// Creates a key for `app` (`*` for an admin key) and returns it: it is shown once, only its hash
+  /// is stored.
+  public static func createKey(app: String, scope: KeyRecord.Scope, store: any EventStore) async throws -> String {
+    guard !app.isEmpty, app.utf8.count <= 256 else { throw CommandError("--app must be 1 to 256 bytes") }
+    let key = AccessKeys.generate(scope: scope)
+    let now = Int64(Date().timeIntervalSince1970 * 1000)
+    try await store.saveKey(AccessKeys.record(for: key, app: scope == .admin ? "*" : app, scope: scope, now: now))
+    return key
+  }
+
+  /// The keys as a table: id, app, scope, created, revoked.
+  public static func listKeys(store: any EventStore) async throws -> ReportTable {
+    ReportTable(
+      columns: ["id", "app", "scope", "created", "revoked"],
+      rows: try await store.keys().map {
+        [$0.id, $0.app, $0.scope.rawValue, ReportTime.iso($0.createdAt), $0.revokedAt.map(ReportTime.iso) ?? ""]
+      })
+  }
+
+  /// Revokes the key with `id`; throws when there is none.
+  public static func revokeKey(id: String, store: any EventStore) async throws {
+    guard try await store.revokeKey(id: id, at: Int64(Date().timeIntervalSince1970 * 1000)) else {
+      throw CommandError("no active key has the id \(id) (trackerctl keys list shows them)")
+    }
+  }
+
+  // MARK: Export
+
+  /// Writes every event of the filter's range to `output`, oldest page last (the API's order:
+  /// newest first), as NDJSON (one object per event) or CSV; `progress` gets (written, total).
+  /// Returns the number of events written.
+  @discardableResult
+  public static func export(
+    parameters: [String: String], origin: ReportOrigin, format: Format, to output: (String) throws -> Void,
+    progress: (Int, Int) -> Void = { _, _ in }
+  ) async throws -> Int {
+    guard format != .table else { throw CommandError("--format must be ndjson or csv") }
+    let overview = try await origin.report("overview", parameters: parameters).result as? Overview
+    let total = Int(overview?.current.events ?? 0)
+    var written = 0
+    var cursor: String?
+    var first = true
+    let encoder = JSONEncoder()
+    encoder.outputFormatting = [.sortedKeys, .withoutEscapingSlashes]
+    repeat {
+      var page = parameters
+      page["limit"] = "1000"
+      page.removeValue(forKey: "event")
+      if let cursor { page["after"] = cursor }
+      guard let rows = try await origin.report("events", parameters: page).result as? EventRows else { break }
+      if format == .csv {
+        var csv = rows.table.csv
+        if !first, let header = csv.range(of: "\r\n") { csv.removeSubrange(csv.startIndex..<header.upperBound) }
+        try output(csv)
+      } else {
+        try output(
+          rows.rows.map { String(decoding: try! encoder.encode(ExportLine($0)), as: UTF8.self) + "\n" }.joined())
+      }
+      first = false
+      written += rows.rows.count
+      progress(written, max(total, written))
+      cursor = rows.next
+    } while cursor != nil
+    return written
+  }
+
+  /// One exported event: the row with its parameters as JSON, not as a string.
+  struct ExportLine: Encodable {
+    let row: EventRows.Row
+    init(_ row: EventRows.Row) { self.row = row }
+
+    enum Keys: String, CodingKey {
+      case time, name, eventId, deviceId, platform, appVersion, osVersion, parameters
+    }
+
+    func encode(to encoder: any Encoder) throws {
+      var container = encoder.container(keyedBy: Keys.self)
+      try container.encode(ReportTime.iso(row.occurredAt), forKey: .time)
+      try container.encode(row.name, forKey: .name)
+      try container.encode(row.eventID, forKey: .eventId)
+      try container.encode(row.deviceID, forKey: .deviceId)
+      try container.encode(row.platform, forKey: .platform)
+      try container.encode(row.appVersion, forKey: .appVersion)
+      try container.encode(row.osVersion, forKey: .osVersion)
+      let parameters = (try? JSONDecoder().decode(JSONObject.self, from: Data(row.parameters.utf8))) ?? JSONObject()
+      try container.encode(parameters, forKey: .parameters)
+    }
+  }
+
+  /// A JSON object passed through (parameter values are strings, numbers or booleans).
+  struct JSONObject: Codable {
+    var values: [String: Value] = [:]
+
+    enum Value: Codable {
+      case string(String)
+      case number(Double)
+      case int(Int64)
+      case bool(Bool)
+      case null
+
+      init(from decoder: any Decoder) throws {
+        let container = try decoder.singleValueContainer()
+        if container.decodeNil() {
+          self = .null
+        } else if let value = try? container.decode(Bool.self) {
+          self = .bool(value)
+        } else if let value = try? container.decode(Int64.self) {
+          self = .int(value)
+        } else if let value = try? container.decode(Double.self) {
+          self = .number(value)
+        } else {
+          self = .string(try container.decode(String.self))
+        }
+      }
+
+      func encode(to encoder: any Encoder) throws {
+        var container = encoder.singleValueContainer()
+        switch self {
+        case .string(let value): try container.encode(value)
+        case .number(let value): try container.encode(value)
+        case .int(let value): try container.encode(value)
+        case .bool(let value): try container.encode(value)
+        case .null: try container.encodeNil()
+        }
+      }
+    }
+
+    init() {}
+    init(from decoder: any Decoder) throws { values = try [String: Value](from: decoder) }
+    func encode(to encoder: any Encoder) throws { try values.encode(to: encoder) }
+  }
+
+  /// A progress bar for a terminal: `[#####-----]  50%  5,000/10,000`.
+  public static func progressBar(_ done: Int, _ total: Int, width: Int = 30) -> String {
+    let share = total == 0 ? 1 : min(1, Double(done) / Double(total))
+    let filled = Int((share * Double(width)).rounded(.down))
+    return "[" + String(repeating: "#", count: filled) + String(repeating: "-", count: width - filled) + "] "
+      + String(format: "%3d%%  %d/%d", Int(share * 100), done, total)
+  }
+}
