@@ -31,6 +31,7 @@ let package = Package(
     .library(name: "CollectorIngest", targets: ["CollectorIngest"]),
     .library(name: "CollectorVendors", targets: ["CollectorVendors"]),
     .library(name: "CollectorReports", targets: ["CollectorReports"]),
+    .library(name: "CollectorDashboard", targets: ["CollectorDashboard"]),
     .library(name: "CollectorServer", targets: ["CollectorServer"]),
     .executable(name: "collector", targets: ["Collector"]),
     .executable(name: "shop-demo", targets: ["ShopDemo"]),
@@ -225,6 +226,9 @@ let package = Package(
       path: "Packages/Collector/CollectorPostgres"
     ),
     .target(name: "CollectorReports", dependencies: ["CollectorStore"], path: "Packages/Collector/CollectorReports"),
+    .target(
+      name: "CollectorDashboard", dependencies: ["CollectorReports"], path: "Packages/Collector/CollectorDashboard"
+    ),
     .testTarget(
       name: "CollectorReportsTests",
       dependencies: [
@@ -249,8 +253,8 @@ let package = Package(
     .target(
       name: "CollectorServer",
       dependencies: [
-        "CollectorIngest", "CollectorPostgres", "CollectorReports", "CollectorSQLite", "CollectorStore",
-        "CollectorVendors", "CollectorWire", "GA4Wire", "MixpanelWire",
+        "CollectorDashboard", "CollectorIngest", "CollectorPostgres", "CollectorReports", "CollectorSQLite",
+        "CollectorStore", "CollectorVendors", "CollectorWire", "GA4Wire", "MixpanelWire",
         .product(name: "CompressNIO", package: "compress-nio"),
         .product(name: "HTTPTypes", package: "swift-http-types"),
         .product(name: "Hummingbird", package: "hummingbird"), .product(name: "Logging", package: "swift-log"),

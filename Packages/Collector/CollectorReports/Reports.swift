@@ -21,6 +21,13 @@ public struct Reports: Sendable {
     try await store.read(sql, builder.arguments)
   }
 
+  /// The apps with events (at most 1,000, by name).
+  public func apps() async throws -> [String] {
+    try await store.read("SELECT DISTINCT app FROM \(store.eventsTable) ORDER BY app LIMIT 1000", []).compactMap {
+      $0.first?.text
+    }
+  }
+
   // MARK: Overview
 
   /// Events, devices, sessions and counter increments, for the range and the range before it.

@@ -112,6 +112,7 @@ public final class EventCollector: Sendable {
     let ingest = IngestRoutes(collector: self)
     ingest.register(on: router)
     ReportRoutes(collector: self, routes: ingest).register(on: router)
+    DashboardRoutes(collector: self, routes: ingest).register(on: router)
     return router
   }
 

@@ -1,0 +1,260 @@
+public import CollectorReports
+import Foundation
+
+/// The dashboard's pages, rendered on the server as HTML with inline SVG charts: no JavaScript, no
+/// CDN, no build step; one column on a phone, wider on a desktop.
+public enum Dashboard {
+  /// What every page shows in its header: the app and range pickers and the navigation.
+  public struct Context: Sendable {
+    /// The app shown.
+    public var app: String
+    /// The apps there are data for.
+    public var apps: [String]
+    /// The first day (`2026-11-01`).
+    public var from: String
+    /// The last day, included (`2026-11-07`).
+    public var to: String
+    /// The page's path (`/`, `/dashboard/retention`, ...).
+    public var path: String
+
+    /// A context.
+    public init(app: String, apps: [String], from: String, to: String, path: String) {
+      self.app = app
+      self.apps = apps
+      self.from = from
+      self.to = to
+      self.path = path
+    }
+  }
+
+  /// The pages: path, title.
+  public static let pages: [(path: String, title: String)] = [
+    ("/", "Overview"), ("/dashboard/events", "Events"), ("/dashboard/retention", "Retention"),
+    ("/dashboard/breakdowns", "Breakdowns"), ("/dashboard/funnel", "Funnel"), ("/dashboard/counters", "Counters"),
+  ]
+
+  // MARK: Pages
+
+  /// Figures against the previous range, active devices, sessions, events per day, top events.
+  public static func overview(
+    _ overview: Overview, series: TimeSeries, top: CountList, active: ActiveDevices, sessions: Sessions,
+    context: Context
+  ) -> String {
+    let figures: [(String, Int64, Int64?)] = [
+      ("Events", overview.current.events, overview.previous.events),
+      ("Devices", overview.current.devices, overview.previous.devices),
+      ("Sessions", overview.current.sessions, overview.previous.sessions),
+      ("Counters", overview.current.counters, overview.previous.counters), ("DAU", active.daily, nil),
+      ("WAU", active.weekly, nil), ("MAU", active.monthly, nil), ("New devices", active.new, nil),
+      ("Returning", active.returning, nil),
+    ]
+    var body = #"<section class="figures">"#
+    for (name, value, previous) in figures {
+      body += #"<div class="figure"><span class="name">\#(SVG.escape(name))</span><span class="value">\#(value)</span>"#
+      if let previous {
+        let change =
+          previous == 0 ? "new" : String(format: "%+.0f%%", Double(value - previous) * 100 / Double(previous))
+        body += #"<span class="change">\#(change) vs previous</span>"#
+      }
+      body += "</div>"
+    }
+    body += "</section>"
+    body += card(
+      "Sessions",
+      "\(sessions.count) sessions, median \(SVG.format(Double(sessions.medianDuration) / 1000)) s, "
+        + String(format: "%.1f", sessions.eventsPerSession) + " events per session")
+    body += card("Events per \(series.bucket.rawValue)", lineChart(series))
+    body += card("Top events", bars(top))
+    return page("Overview", body: body, context: context)
+  }
+
+  /// Top events, and for one event its parameter values and its latest rows.
+  public static func events(
+    top: CountList, event: String?, parameter: String?, values: CountList?, rows: EventRows?, context: Context
+  ) -> String {
+    var body = card("Top events", bars(top))
+    body += #"<form class="pick" method="get" action="/dashboard/events">\#(hiddenFilter(context))"#
+    body += #"<label>Event <select name="event">"#
+    for row in top.rows { body += option(row.name, selected: row.name == event) }
+    body +=
+      #"</select></label><label>Parameter <input name="parameter" value="\#(SVG.escape(parameter ?? ""))"></label>"#
+    body += #"<button>Show</button></form>"#
+    if let event, let values, let parameter {
+      body += card("Values of \(parameter) in \(event)", bars(values))
+    }
+    if let event, let rows {
+      body += card("Latest \(event)", table(rows.table))
+    }
+    return page("Events", body: body, context: context)
+  }
+
+  /// Weekly (or daily) cohorts as a heat table: darker is more retained.
+  public static func retention(_ retention: Retention, context: Context) -> String {
+    let width = retention.cohorts.map(\.retained.count).max() ?? 0
+    var html = #"<div class="scroll"><table class="heat"><thead><tr><th>Cohort</th><th>Devices</th>"#
+    for index in 0..<width { html += "<th>\(retention.period.rawValue) \(index)</th>" }
+    html += "</tr></thead><tbody>"
+    for cohort in retention.cohorts {
+      html += "<tr><th>\(ReportTime.iso(cohort.start).prefix(10))</th><td>\(cohort.size)</td>"
+      for share in cohort.retained {
+        let alpha = String(format: "%.2f", 0.08 + 0.92 * share / 100)
+        html +=
+          #"<td class="cell" style="background: rgba(37, 99, 235, \#(alpha)); color: \#(share > 55 ? "#fff" : "#111")">"#
+          + String(format: "%.0f%%", share) + "</td>"
+      }
+      html += "</tr>"
+    }
+    html += "</tbody></table></div>"
+    return page(
+      "Retention", body: card("Share of each cohort active in each following \(retention.period.rawValue)", html),
+      context: context)
+  }
+
+  /// Platform, OS version and app version shares.
+  public static func breakdowns(platform: CountList, os: CountList, app: CountList, context: Context) -> String {
+    page(
+      "Breakdowns",
+      body: card("Platforms", bars(platform)) + card("App versions", bars(app)) + card("OS versions", bars(os)),
+      context: context)
+  }
+
+  /// Devices reaching each step, with conversion and drop-off.
+  public static func funnel(_ funnel: Funnel?, steps: String, window: String, top: CountList, context: Context)
+    -> String
+  {
+    var body = #"<form class="pick" method="get" action="/dashboard/funnel">\#(hiddenFilter(context))"#
+    body +=
+      #"<label>Steps <input name="steps" value="\#(SVG.escape(steps))" placeholder="view,add_to_cart,purchase" list="event-names"></label>"#
+    body += #"<label>Window <input name="window" value="\#(SVG.escape(window))" size="5"></label><button>Show</button>"#
+    body +=
+      #"<datalist id="event-names">"# + top.rows.map { option($0.name, selected: false) }.joined()
+      + "</datalist></form>"
+    if let funnel {
+      let rows = funnel.steps.map { step in
+        (
+          label: step.name, value: Double(step.devices),
+          note: "\(step.devices) devices, " + String(format: "%.1f%% of the first step", step.conversion)
+            + (step.dropOff > 0 ? String(format: ", %.1f%% dropped", step.dropOff) : "")
+        )
+      }
+      body += card("Funnel", SVG.barChart(rows, title: "Funnel"))
+    } else {
+      body += card("Funnel", "<p>Name two to ten events, in order, separated by commas.</p>")
+    }
+    return page("Funnel", body: body, context: context)
+  }
+
+  /// Counter totals.
+  public static func counters(_ counters: CountList, context: Context) -> String {
+    page("Counters", body: card("Counter totals", bars(counters)), context: context)
+  }
+
+  /// The page shown before any event arrived.
+  public static func empty(context: Context) -> String {
+    page(
+      "No data yet",
+      body: card(
+        "No data yet",
+        "<p>No app has sent events to this collector yet. Send a batch to <code>/v1/batch</code> with a write key, "
+          + "or run <code>swift run shop-demo</code>.</p>"), context: context)
+  }
+
+  /// A page asking for the admin key.
+  public static func login(next: String, failed: Bool) -> String {
+    var body = #"<section class="card"><h2>Sign in</h2>"#
+    if failed { body += #"<p class="error">That is not an admin key.</p>"# }
+    body += #"<form method="get" action="/login"><input type="hidden" name="next" value="\#(SVG.escape(next))">"#
+    body += #"<label>Admin key <input type="password" name="key" autocomplete="current-password"></label>"#
+    body += "<button>Sign in</button></form></section>"
+    return document(title: "Sign in", header: "", body: body)
+  }
+
+  // MARK: Pieces
+
+  static func lineChart(_ series: TimeSeries) -> String {
+    SVG.lineChart(
+      series.points.map {
+        (label: String(ReportTime.iso($0.start).prefix(series.bucket == .hour ? 13 : 10)), value: Double($0.count))
+      }, title: "Events per \(series.bucket.rawValue)")
+  }
+
+  static func bars(_ list: CountList) -> String {
+    guard !list.rows.isEmpty else { return #"<p class="empty">No data in this range.</p>"# }
+    return SVG.barChart(
+      list.rows.map {
+        (
+          label: $0.name.isEmpty ? "(none)" : $0.name, value: Double($0.count),
+          note: "\($0.count) · \($0.devices) devices · " + String(format: "%.1f%%", $0.share)
+        )
+      }, title: list.dimension)
+  }
+
+  static func table(_ table: ReportTable) -> String {
+    var html = #"<div class="scroll"><table class="rows"><thead><tr>"#
+    html += table.columns.map { "<th>\(SVG.escape($0))</th>" }.joined() + "</tr></thead><tbody>"
+    for row in table.rows { html += "<tr>" + row.map { "<td>\(SVG.escape($0))</td>" }.joined() + "</tr>" }
+    return html + "</tbody></table></div>"
+  }
+
+  static func card(_ title: String, _ content: String) -> String {
+    #"<section class="card"><h2>\#(SVG.escape(title))</h2>\#(content)</section>"#
+  }
+
+  static func option(_ value: String, selected: Bool) -> String {
+    #"<option value="\#(SVG.escape(value))"\#(selected ? " selected" : "")>\#(SVG.escape(value))</option>"#
+  }
+
+  static func hiddenFilter(_ context: Context) -> String {
+    [("app", context.app), ("from", context.from), ("to", context.to)].map {
+      #"<input type="hidden" name="\#($0.0)" value="\#(SVG.escape($0.1))">"#
+    }.joined()
+  }
+
+  static func page(_ title: String, body: String, context: Context) -> String {
+    var header = "<nav>"
+    for page in pages {
+      let query = "?app=\(percent(context.app))&from=\(context.from)&to=\(context.to)"
+      header +=
+        #"<a href="\#(page.path)\#(query)"\#(page.path == context.path ? #" class="current""# : "")>\#(page.title)</a>"#
+    }
+    header += "</nav>"
+    header += #"<form class="filter" method="get" action="\#(SVG.escape(context.path))"><label>App <select name="app">"#
+    for app in context.apps { header += option(app, selected: app == context.app) }
+    header +=
+      #"</select></label><label>From <input type="date" name="from" value="\#(SVG.escape(context.from))"></label>"#
+    header +=
+      #"<label>To <input type="date" name="to" value="\#(SVG.escape(context.to))"></label><button>Show</button></form>"#
+    return document(title: "\(title) · \(context.app)", header: header, body: body)
+  }
+
+  static func percent(_ text: String) -> String {
+    text.addingPercentEncoding(withAllowedCharacters: .alphanumerics) ?? text
+  }
+
+  static func document(title: String, header: String, body: String) -> String {
+    """
+    <!doctype html><html lang="en"><head><meta charset="utf-8">
+    <meta name="viewport" content="width=device-width, initial-scale=1">
+    <title>\(SVG.escape(title)) · CoreTracker</title><style>\(style)</style></head>
+    <body><header><h1>CoreTracker</h1>\(header)</header><main>\(body)</main></body></html>
+    """
+  }
+
+  static let style = """
+    *{box-sizing:border-box}body{margin:0;font:15px/1.4 system-ui,sans-serif;color:#111;background:#f5f6f8}
+    header{background:#fff;border-bottom:1px solid #ddd;padding:8px 16px}h1{font-size:18px;margin:4px 0}
+    nav{display:flex;flex-wrap:wrap;gap:4px 12px;margin:6px 0}nav a{color:#2563eb;text-decoration:none}
+    nav a.current{font-weight:600;color:#111}form{display:flex;flex-wrap:wrap;gap:8px;align-items:end;margin:6px 0}
+    label{display:flex;flex-direction:column;font-size:12px;color:#555}input,select,button{font:inherit;padding:4px}
+    main{padding:12px;display:grid;gap:12px;max-width:1100px;margin:auto}
+    .card{background:#fff;border:1px solid #ddd;border-radius:6px;padding:12px;min-width:0}h2{font-size:15px;margin:0 0 8px}
+    .figures{display:grid;grid-template-columns:repeat(auto-fill,minmax(130px,1fr));gap:8px}
+    .figure{background:#fff;border:1px solid #ddd;border-radius:6px;padding:8px;display:flex;flex-direction:column}
+    .figure .name{font-size:12px;color:#555}.figure .value{font-size:22px;font-weight:600}.figure .change{font-size:12px;color:#555}
+    svg.chart{width:100%;height:auto;display:block}.series{fill:none;stroke:#2563eb;stroke-width:2}
+    .point{fill:#2563eb}.axis{stroke:#999}.tick,.label,.note{font-size:11px;fill:#444}.tick.end{text-anchor:end}
+    .bar{fill:#2563eb}.scroll{overflow-x:auto}table{border-collapse:collapse;font-size:13px}
+    th,td{padding:4px 8px;border-bottom:1px solid #eee;text-align:left;white-space:nowrap}
+    .heat td.cell{text-align:center;min-width:56px}.error{color:#b91c1c}.empty{color:#777}
+    """
+}

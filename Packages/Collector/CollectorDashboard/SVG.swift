@@ -1,0 +1,82 @@
+import Foundation
+
+/// Charts drawn on the server as inline SVG: no JavaScript, no CDN, scales with the page width.
+public enum SVG {
+  /// Text safe inside HTML and SVG.
+  public static func escape(_ text: String) -> String {
+    var result = ""
+    result.reserveCapacity(text.count)
+    for character in text {
+      switch character {
+      case "&": result += "&amp;"
+      case "<": result += "&lt;"
+      case ">": result += "&gt;"
+      case "\"": result += "&quot;"
+      case "'": result += "&#39;"
+      default: result.append(character)
+      }
+    }
+    return result
+  }
+
+  /// A line chart: one `<circle class="point">` per value (with its label and value as a tooltip),
+  /// a polyline through them, the largest value on the axis.
+  public static func lineChart(_ points: [(label: String, value: Double)], title: String) -> String {
+    let width = 640.0
+    let height = 220.0
+    let left = 48.0
+    let bottom = 24.0
+    let top = 12.0
+    let maximum = max(1, points.map(\.value).max() ?? 1)
+    let step = points.count > 1 ? (width - left - 8) / Double(points.count - 1) : 0
+    func x(_ index: Int) -> Double { left + Double(index) * step }
+    func y(_ value: Double) -> Double { top + (height - top - bottom) * (1 - value / maximum) }
+    var svg =
+      #"<svg class="chart line" viewBox="0 0 \#(Int(width)) \#(Int(height))" role="img" aria-label="\#(escape(title))">"#
+    svg += "<title>\(escape(title))</title>"
+    svg += #"<line class="axis" x1="\#(left)" y1="\#(height - bottom)" x2="\#(width - 4)" y2="\#(height - bottom)"/>"#
+    svg += #"<text class="tick" x="4" y="\#(top + 10)">\#(format(maximum))</text>"#
+    svg += #"<text class="tick" x="4" y="\#(height - bottom)">0</text>"#
+    let path = points.indices.map { String(format: "%.1f,%.1f", x($0), y(points[$0].value)) }.joined(separator: " ")
+    if !points.isEmpty { svg += #"<polyline class="series" points="\#(path)"/>"# }
+    for (index, point) in points.enumerated() {
+      svg += String(format: #"<circle class="point" cx="%.1f" cy="%.1f" r="3">"#, x(index), y(point.value))
+      svg += "<title>\(escape(point.label)): \(format(point.value))</title></circle>"
+    }
+    if let first = points.first, let last = points.last {
+      svg += #"<text class="tick" x="\#(left)" y="\#(height - 6)">\#(escape(first.label))</text>"#
+      svg += #"<text class="tick end" x="\#(width - 4)" y="\#(height - 6)">\#(escape(last.label))</text>"#
+    }
+    return svg + "</svg>"
+  }
+
+  /// Horizontal bars: one `<rect class="bar">` per row, labelled, with a note (count, share).
+  public static func barChart(_ rows: [(label: String, value: Double, note: String)], title: String) -> String {
+    let width = 640.0
+    let rowHeight = 26.0
+    let labelWidth = 200.0
+    let height = max(rowHeight, rowHeight * Double(rows.count)) + 4
+    let maximum = max(1, rows.map(\.value).max() ?? 1)
+    var svg =
+      #"<svg class="chart bars" viewBox="0 0 \#(Int(width)) \#(Int(height))" role="img" aria-label="\#(escape(title))">"#
+    svg += "<title>\(escape(title))</title>"
+    for (index, row) in rows.enumerated() {
+      let top = Double(index) * rowHeight + 2
+      let length = max(1, (width - labelWidth - 190) * row.value / maximum)
+      let label = row.label.count > 30 ? String(row.label.prefix(29)) + "…" : row.label
+      svg += #"<text class="label" x="4" y="\#(top + 17)">\#(escape(label))</text>"#
+      svg += String(
+        format: #"<rect class="bar" x="%.1f" y="%.1f" width="%.1f" height="%.1f">"#, labelWidth, top + 3, length,
+        rowHeight - 8)
+      svg += "<title>\(escape(row.label)): \(escape(row.note))</title></rect>"
+      svg += String(format: #"<text class="note" x="%.1f" y="%.1f">"#, labelWidth + length + 6, top + 17)
+      svg += escape(row.note) + "</text>"
+    }
+    return svg + "</svg>"
+  }
+
+  /// A number for an axis or a note: whole numbers without decimals, others with one.
+  public static func format(_ value: Double) -> String {
+    value.rounded() == value && abs(value) < 1e15 ? String(Int64(value)) : String(format: "%.1f", value)
+  }
+}

@@ -1,0 +1,158 @@
+import CollectorDashboard
+import CollectorIngest
+import CollectorReports
+import CollectorStore
+import Foundation
+import HTTPTypes
+import Hummingbird
+import NIOCore
+
+/// The web dashboard at `/`: server-rendered HTML with SVG charts for every report.
+///
+/// A browser signs in once with an admin key (`/login?key=…`, or the form the dashboard shows),
+/// kept in an HTTP-only, same-site cookie; `Authorization: Basic` (the key as password) and `Bearer`
+/// work too, for scripts.
+struct DashboardRoutes: Sendable {
+  let collector: EventCollector
+  let routes: IngestRoutes
+  static let cookie = "collector_admin"
+
+  func register(on router: Router<BasicRequestContext>) {
+    router.get("/") { request, _ in await self.page(request, path: "/") }
+    router.get("/dashboard/:page") { request, context in
+      await self.page(request, path: "/dashboard/" + (context.parameters.get("page") ?? ""))
+    }
+    router.get("/login") { request, _ in await self.login(request) }
+  }
+
+  // MARK: Sign-in
+
+  func login(_ request: Request) async -> Response {
+    let query = request.uri.queryParameters
+    var next = query.get("next") ?? "/"
+    if !next.hasPrefix("/") || next.hasPrefix("//") { next = "/" }  // only this site
+    guard let key = query.get("key"), await isAdmin(key) else {
+      return html(.unauthorized, Dashboard.login(next: next, failed: query.get("key") != nil))
+    }
+    let value = key.addingPercentEncoding(withAllowedCharacters: .alphanumerics) ?? key
+    return Response(
+      status: .seeOther,
+      headers: [
+        .location: next, .setCookie: "\(Self.cookie)=\(value); Path=/; HttpOnly; SameSite=Strict; Max-Age=2592000",
+      ])
+  }
+
+  private func presentedKey(_ request: Request) -> String? {
+    if let cookies = request.headers[.cookie] {
+      for part in cookies.split(separator: ";") {
+        let pair = part.trimmingCharacters(in: .whitespaces).split(separator: "=", maxSplits: 1)
+        if pair.count == 2, pair[0] == Self.cookie { return String(pair[1]).removingPercentEncoding }
+      }
+    }
+    if let header = request.headers[.authorization], header.lowercased().hasPrefix("basic "),
+      let data = Data(base64Encoded: String(header.dropFirst(6)))
+    {
+      let text = String(decoding: data, as: UTF8.self)
+      return String(text.drop(while: { $0 != ":" }).dropFirst())
+    }
+    return routes.bearer(request)
+  }
+
+  private func isAdmin(_ key: String?) async -> Bool {
+    guard let key, !key.isEmpty, let record = try? await collector.keyRing.authenticate(key) else { return false }
+    return record.scope == .admin
+  }
+
+  // MARK: Pages
+
+  func page(_ request: Request, path: String) async -> Response {
+    let query = request.uri.queryParameters
+    guard await isAdmin(presentedKey(request)) else {
+      let next = path + (request.uri.query.map { "?" + $0 } ?? "")
+      return html(.unauthorized, Dashboard.login(next: next, failed: false))
+    }
+    guard Dashboard.pages.contains(where: { $0.path == path }) else {
+      return html(
+        .notFound, Dashboard.login(next: "/", failed: false).replacingOccurrences(of: "Sign in", with: "Not found"))
+    }
+    guard let reports = collector.reports else {
+      return html(.notImplemented, "<p>This store does not serve reports.</p>")
+    }
+    do {
+      let apps = try await reports.apps()
+      let app = query.get("app").flatMap { $0.isEmpty ? nil : $0 } ?? apps.first ?? ""
+      let day: Int64 = 86_400_000
+      let today = Int64(Date().timeIntervalSince1970 * 1000) / day * day
+      let toText = query.get("to").flatMap { $0.isEmpty ? nil : $0 } ?? String(ReportTime.iso(today).prefix(10))
+      let fromText =
+        query.get("from").flatMap { $0.isEmpty ? nil : $0 } ?? String(ReportTime.iso(today - 6 * day).prefix(10))
+      guard let from = ReportTime.parse(fromText), let lastDay = ReportTime.parse(toText) else {
+        throw ReportError(field: "from", reason: "pick days such as 2026-11-01")
+      }
+      let context = Dashboard.Context(app: app, apps: apps, from: fromText, to: toText, path: path)
+      guard !app.isEmpty else {
+        return html(.ok, Dashboard.empty(context: context))
+      }
+      let filter = try ReportFilter(app: app, from: from, to: lastDay + day)
+      let body: String
+      switch path {
+      case "/":
+        async let overview = reports.overview(filter)
+        async let series = reports.timeSeries(filter, bucket: (filter.to - filter.from) <= 2 * day ? .hour : .day)
+        async let top = reports.topEvents(filter, limit: 15)
+        async let active = reports.activeDevices(filter)
+        async let sessions = reports.sessions(filter)
+        body = Dashboard.overview(
+          try await overview, series: try await series, top: try await top, active: try await active,
+          sessions: try await sessions, context: context)
+      case "/dashboard/events":
+        let top = try await reports.topEvents(filter, limit: 50)
+        let event = query.get("event").flatMap { $0.isEmpty ? nil : $0 } ?? top.rows.first?.name
+        let parameter = query.get("parameter").flatMap { $0.isEmpty ? nil : $0 }
+        var values: CountList?
+        var rows: EventRows?
+        if let event {
+          rows = try await reports.eventRows(filter, event: event, limit: 25)
+          if let parameter { values = try await reports.parameterValues(filter, event: event, parameter: parameter) }
+        }
+        body = Dashboard.events(
+          top: top, event: event, parameter: parameter, values: values, rows: rows, context: context)
+      case "/dashboard/retention":
+        let period: ReportBucket = (filter.to - filter.from) > 21 * day ? .week : .day
+        body = Dashboard.retention(try await reports.retention(filter, period: period), context: context)
+      case "/dashboard/breakdowns":
+        body = Dashboard.breakdowns(
+          platform: try await reports.breakdown(filter, by: .platform),
+          os: try await reports.breakdown(filter, by: .osVersion),
+          app: try await reports.breakdown(filter, by: .appVersion), context: context)
+      case "/dashboard/funnel":
+        let steps = query.get("steps") ?? ""
+        let window = query.get("window") ?? "1d"
+        let names = steps.split(separator: ",").map { $0.trimmingCharacters(in: .whitespaces) }.filter { !$0.isEmpty }
+        var funnel: Funnel?
+        if names.count >= 2 {
+          guard let milliseconds = Reports.duration(window) else {
+            throw ReportError(field: "window", reason: "is a duration such as 30m, 2h, 1d")
+          }
+          funnel = try await reports.funnel(filter, steps: names, window: milliseconds)
+        }
+        body = Dashboard.funnel(
+          funnel, steps: steps, window: window, top: try await reports.topEvents(filter, limit: 50), context: context)
+      default:
+        body = Dashboard.counters(try await reports.counters(filter), context: context)
+      }
+      return html(.ok, body)
+    } catch let error as ReportError {
+      return html(.badRequest, "<!doctype html><p class=\"error\">\(SVG.escape(error.description))</p>")
+    } catch {
+      return html(.serviceUnavailable, "<!doctype html><p class=\"error\">The store is unavailable.</p>")
+    }
+  }
+
+  private func html(_ status: HTTPResponse.Status, _ text: String) -> Response {
+    collector.metrics.request(route: "dashboard", status: Int(status.code))
+    return Response(
+      status: status, headers: [.contentType: "text/html; charset=utf-8"],
+      body: ResponseBody(byteBuffer: ByteBuffer(string: text)))
+  }
+}

@@ -1,0 +1,164 @@
+import CollectorServer
+import CollectorStore
+import Foundation
+import HTTPTypes
+import Hummingbird
+import HummingbirdTesting
+import NIOCore
+import TestSupport
+import Testing
+
+/// Events over the last 7 days (today included): 5 devices, 4 names, one of them hostile HTML.
+private func seed(_ collector: EventCollector) async throws {
+  let day: Int64 = 86_400_000
+  let today = Int64(Date().timeIntervalSince1970 * 1000) / day * day
+  let names = ["product_viewed", "add_to_cart", "purchase", "<script>alert(1)</script>"]
+  var events: [StoredEvent] = []
+  for index in 0..<60 {
+    let time = today - Int64(index % 7) * day + Int64(index) * 60_000
+    events.append(
+      StoredEvent(
+        app: "ty", eventID: "dash-\(index)", name: names[index % 4], kind: "action", occurredAt: time,
+        utcOffsetMinutes: 0, receivedAt: time, deviceID: "device-\(index % 5)", userID: nil,
+        sessionID: Int64(index % 5),
+        context: StoredContext(
+          appVersion: index % 2 == 0 ? "9.0" : "10.0", osName: "iOS", osVersion: "17.4",
+          platform: index % 3 == 0 ? "Android" : "iOS"),
+        parametersJSON: #"{"product_id":"p\#(index % 3)"}"#))
+  }
+  _ = try await collector.store.write(StoreBatch(events: events))
+}
+
+private func count(_ needle: String, in text: String) -> Int { text.components(separatedBy: needle).count - 1 }
+
+/// The dashboard through Hummingbird's test client: sign-in, pages, escaping.
+@Suite("Dashboard")
+struct DashboardTests {
+  static func get(_ client: some TestClientProtocol, _ uri: String, cookie: String? = nil) async throws
+    -> (HTTPResponse.Status, String, HTTPFields)
+  {
+    var headers: HTTPFields = [:]
+    if let cookie { headers[.cookie] = cookie }
+    return try await client.execute(uri: uri, method: .get, headers: headers) {
+      ($0.status, String(buffer: $0.body), $0.headers)
+    }
+  }
+
+  @Test func everyPageRendersChartsForASignedInAdmin() async throws {
+    let collector = try await makeCollector()
+    try await seed(collector)
+    try await collector.application(closesStore: false).test(.router) { client async throws in
+      let (denied, form, _) = try await Self.get(client, "/")
+      #expect(denied == .unauthorized && form.contains(#"name="key""#))
+      let (wrong, _, _) = try await Self.get(client, "/login?key=\(writeKey)&next=/")
+      #expect(wrong == .unauthorized)
+      let (signedIn, _, headers) = try await Self.get(client, "/login?key=\(adminKey)&next=/dashboard/retention")
+      #expect(signedIn == .seeOther && headers[.location] == "/dashboard/retention")
+      let cookie = try #require(headers[.setCookie]?.split(separator: ";").first.map(String.init))
+      #expect(headers[.setCookie]?.contains("HttpOnly") == true)
+      let (_, _, offsite) = try await Self.get(client, "/login?key=\(adminKey)&next=//evil.example")
+      #expect(offsite[.location] == "/")
+
+      let (status, overview, _) = try await Self.get(client, "/", cookie: cookie)
+      #expect(status == .ok)
+      #expect(count(#"class="point""#, in: overview) == 7)  // one per day of the default 7-day range
+      #expect(count(#"class="bar""#, in: overview) == 4)
+      #expect(!overview.contains("<script>") && overview.contains("&lt;script&gt;alert(1)&lt;/script&gt;"))
+      #expect(overview.contains(#"<span class="value">60</span>"#))
+      let pages: [(String, String, Int)] = [
+        ("/dashboard/events?app=ty&parameter=product_id", #"class="bar""#, 4 + 3),
+        // Every device is first seen on the first day: one cohort, 7 days.
+        ("/dashboard/retention?app=ty", #"class="cell""#, 7),
+        ("/dashboard/breakdowns?app=ty", #"class="bar""#, 2 + 2 + 1),
+        ("/dashboard/funnel?app=ty&steps=product_viewed,add_to_cart&window=7d", #"class="bar""#, 2),
+        ("/dashboard/counters?app=ty", #"class="bar""#, 0),
+      ]
+      for (uri, needle, expected) in pages {
+        let (pageStatus, page, _) = try await Self.get(client, uri, cookie: cookie)
+        #expect(pageStatus == .ok, "\(uri)")
+        #expect(count(needle, in: page) == expected, "\(uri)")
+      }
+      let (bad, _, _) = try await Self.get(client, "/?app=ty&from=tomorrow", cookie: cookie)
+      #expect(bad == .badRequest)
+      let (missing, _, _) = try await Self.get(client, "/dashboard/nothing", cookie: cookie)
+      #expect(missing == .notFound)
+    }
+  }
+}
+
+/// The dashboard in a real headless Chromium (Debian's package, installed by `.ci/run`): each page
+/// loads without console errors with the expected number of chart points, and the overview is
+/// written as a screenshot at desktop and phone widths (`artifacts/`).
+@Suite("Dashboard in Chromium", .serialized)
+struct DashboardBrowserTests {
+  static let chromium = ["/usr/bin/chromium", "/usr/bin/chromium-browser", "/usr/bin/google-chrome"].first {
+    FileManager.default.isExecutableFile(atPath: $0)
+  }
+
+  @Test("Chromium is installed when running in CI")
+  func chromiumInCI() {
+    if PostgresTestServer.isCI { #expect(Self.chromium != nil, ".ci/run installs Debian's chromium") }
+  }
+
+  /// Runs Chromium on `url` with `arguments`; returns (stdout, stderr).
+  static func run(_ arguments: [String], url: String) async throws -> (String, String) {
+    let directory = TemporaryDirectory()
+    try FileManager.default.createDirectory(at: directory.url, withIntermediateDirectories: true)
+    let out = directory.url.appendingPathComponent("out")
+    let err = directory.url.appendingPathComponent("err")
+    FileManager.default.createFile(atPath: out.path, contents: nil)
+    FileManager.default.createFile(atPath: err.path, contents: nil)
+    let process = Process()
+    process.executableURL = URL(fileURLWithPath: try #require(chromium))
+    process.arguments =
+      [
+        "--headless", "--no-sandbox", "--disable-gpu", "--disable-dev-shm-usage", "--no-first-run",
+        "--user-data-dir=\(directory.url.appendingPathComponent("profile").path)", "--enable-logging=stderr", "--v=0",
+      ] + arguments + [url]
+    process.standardOutput = try FileHandle(forWritingTo: out)
+    process.standardError = try FileHandle(forWritingTo: err)
+    try process.run()
+    let deadline = Date().addingTimeInterval(90)
+    while process.isRunning && Date() < deadline { try await Task.sleep(for: .milliseconds(100)) }
+    if process.isRunning { process.terminate() }
+    #expect(Date() < deadline, "Chromium did not finish within 90 s")
+    return (
+      String(decoding: (try? Data(contentsOf: out)) ?? Data(), as: UTF8.self),
+      String(decoding: (try? Data(contentsOf: err)) ?? Data(), as: UTF8.self)
+    )
+  }
+
+  @Test(.enabled(if: chromium != nil)) func pagesLoadInChromiumAndTheOverviewIsCaptured() async throws {
+    let collector = try await makeCollector()
+    try await seed(collector)
+    try await collector.application(closesStore: false).test(.live) { client async throws in
+      let base = "http://127.0.0.1:\(try #require(client.port))"
+      func signedIn(_ path: String) -> String {
+        "\(base)/login?key=\(adminKey)&next=\(path.addingPercentEncoding(withAllowedCharacters: .alphanumerics)!)"
+      }
+      let pages: [(String, String, Int)] = [
+        ("/", #"class="point""#, 7), ("/dashboard/events?app=ty", #"class="bar""#, 4),
+        ("/dashboard/retention?app=ty", #"class="cell""#, 7), ("/dashboard/breakdowns?app=ty", #"class="bar""#, 5),
+        ("/dashboard/funnel?app=ty&steps=product_viewed,add_to_cart", #"class="bar""#, 2),
+        ("/dashboard/counters?app=ty", "No data in this range", 1),
+      ]
+      for (path, needle, expected) in pages {
+        let (dom, log) = try await Self.run(["--dump-dom"], url: signedIn(path))
+        #expect(count(needle, in: dom) == expected, "\(path): \(dom.prefix(300))")
+        let consoleErrors = log.split(separator: "\n").filter {
+          $0.contains("CONSOLE") && !$0.contains("favicon")
+        }
+        #expect(consoleErrors.isEmpty, "\(path): \(consoleErrors)")
+      }
+      try FileManager.default.createDirectory(atPath: "artifacts", withIntermediateDirectories: true)
+      for (name, size) in [("dashboard-overview.png", "1280,1000"), ("dashboard-overview-phone.png", "390,1400")] {
+        let path = FileManager.default.currentDirectoryPath + "/artifacts/" + name
+        try? FileManager.default.removeItem(atPath: path)
+        _ = try await Self.run(
+          ["--screenshot=\(path)", "--window-size=\(size)", "--hide-scrollbars"], url: signedIn("/"))
+        let png = try Data(contentsOf: URL(fileURLWithPath: path))
+        #expect(png.starts(with: [0x89, 0x50, 0x4E, 0x47]) && png.count > 10_000, "\(name)")
+      }
+    }
+  }
+}
