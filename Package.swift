@@ -323,23 +323,28 @@ let package = Package(
     .target(
       name: "ShopDemoKit",
       dependencies: [
-        "CollectorIngest", "CollectorServer", "CollectorService", "CollectorSQLite", "CollectorStore", "CoreTracker",
+        "CollectorIngest", "CollectorReports", "CollectorServer", "CollectorService", "CollectorSQLite",
+        "CollectorStore",
+        "CoreTracker",
         "Delivery", "DLProductDetail",
         "DLSellerProfile", "DLTracker", "FirebaseService", "LogService", "MixpanelService", "TYCheckout",
         "TYProductDetail", "TYTracker", .product(name: "Hummingbird", package: "hummingbird"),
         .product(name: "Logging", package: "swift-log"),
         .product(name: "ServiceLifecycle", package: "swift-service-lifecycle"),
+        .product(name: "UnixSignals", package: "swift-service-lifecycle"),
       ],
       path: "Apps/ShopDemo/Sources/ShopDemoKit"
     ),
     .testTarget(
       name: "ShopDemoKitTests",
-      dependencies: ["ShopDemoKit", "CollectorStore", "CoreTracker", "TestSupport"],
+      dependencies: [
+        "ShopDemoKit", "CollectorReports", "CollectorServer", "CollectorStore", "CoreTracker", "TestSupport",
+      ],
       path: "Tests/ShopDemoKitTests"
     ),
     .executableTarget(
       name: "ShopDemo",
-      dependencies: ["ShopDemoKit", .product(name: "Logging", package: "swift-log")],
+      dependencies: ["CollectorReports", "ShopDemoKit", .product(name: "Logging", package: "swift-log")],
       path: "Apps/ShopDemo/Sources/ShopDemo"),
   ]
 )

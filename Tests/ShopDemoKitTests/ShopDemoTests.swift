@@ -1,3 +1,5 @@
+import CollectorReports
+import CollectorServer
 import CollectorStore
 import CoreTracker
 import Logging
@@ -48,5 +50,38 @@ struct ShopDemoTests {
     #expect(outcome.trendyolStats.tracked == 11)
     #expect(outcome.dolapStats.tracked == 10)
     #expect(ShopDemo.render(outcome).contains("== Dolap Lite → firebase"))
+  }
+}
+
+@Suite("ShopDemo simulation")
+struct ShopDemoSimulationTests {
+  /// A small simulation through the embedded collector: the reports it prints have data, the
+  /// funnel narrows step by step, and the same seed gives the same figures.
+  @Test func simulatedWeeksFillEveryReportRepeatably() async throws {
+    var figures: [String] = []
+    for _ in 0..<2 {
+      let directory = TemporaryDirectory()
+      var progress: [Int] = []
+      let outcome = try await ShopDemo(
+        logger: Logger(label: "test") { _ in SwiftLogNoOpLogHandler() }, dataDirectory: directory.url
+      ).simulate(users: 25, weeks: 2, seed: 7) { done, _ in progress.append(done) }
+      #expect(progress == Array(1...25))
+      #expect(outcome.events > 100)
+      let titles = outcome.reports.map(\.title)
+      #expect(titles.count == 4)
+      let overview = try #require(outcome.reports.first?.table)
+      #expect(overview.rows.first?[0] == "events" && overview.rows.first?[1] == String(outcome.events))
+      let top = outcome.reports[1].table
+      #expect(top.rows.contains { $0[0] == "product_detail_viewed" })
+      let retention = outcome.reports[2].table
+      #expect(!retention.rows.isEmpty && retention.rows.allSatisfy { $0[2] == "100.0" })
+      let funnel = outcome.reports[3].table.rows.map { Int($0[2]) ?? -1 }
+      #expect(funnel.count == 4 && funnel[0] > 0 && zip(funnel, funnel.dropFirst()).allSatisfy { $0 >= $1 })
+      let stored = try await outcome.collector.collector.store.eventCount(app: "ty")
+      #expect(stored == outcome.events)
+      figures.append(overview.rows.map { $0.prefix(2).joined(separator: "=") }.joined(separator: " "))
+      try await outcome.collector.stop()
+    }
+    #expect(figures[0] == figures[1], "the same seed gives the same figures")
   }
 }

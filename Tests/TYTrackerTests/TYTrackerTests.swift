@@ -32,6 +32,21 @@ struct TYTrackerTests {
     #expect(tracker.base.stats.routed == 1)
   }
 
+  /// Counters reach every injected service through the product's wrapper (they were silently
+  /// dropped by it once: the wrapper did not forward them).
+  @Test func countersReachEveryInjectedService() async {
+    let log = RecordingService(id: TYService.log)
+    let collector = RecordingService(id: TYService.collector)
+    let tracker = TYTracker(
+      log: log, collector: collector, configuration: TrackerConfiguration(emitsSessionEvents: false))
+    tracker.count("Foregrounded app")
+    tracker.count("Foregrounded app", by: 2)
+    await tracker.flush()
+    #expect(
+      collector.counters.map(\.amount) == [1, 2]
+        && log.counters.map(\.name) == ["Foregrounded app", "Foregrounded app"])
+  }
+
   @Test func sharedDefaultsToATYTrackerAndCanBeBootstrapped() {
     #expect(TYTracker.shared is TYTracker)
     let recording = RecordingTracker()

@@ -18,6 +18,10 @@ public struct MultiplexService: TrackerService {
     for service in services { service.receive(event) }
   }
 
+  public func receive(_ counter: CounterIncrement) {
+    for service in services { service.receive(counter) }
+  }
+
   public func flush() async {
     await withTaskGroup(of: Void.self) { group in
       for service in services { group.addTask { await service.flush() } }
@@ -37,6 +41,7 @@ public struct MultiplexService: TrackerService {
       total.delivered += stats.delivered
       total.dropped.merge(stats.dropped, uniquingKeysWith: +)
       total.lastError = stats.lastError ?? total.lastError
+      total.repaired.merge(stats.repaired, uniquingKeysWith: +)
     }
   }
 }
@@ -77,6 +82,9 @@ public struct DefaultParametersService: TrackerService {
     event.parameters.addMissing(from: defaults)
     base.receive(event)
   }
+
+  /// Counters carry no parameters: they pass through unchanged.
+  public func receive(_ counter: CounterIncrement) { base.receive(counter) }
 
   public func flush() async { await base.flush() }
   public func sendSoon() { base.sendSoon() }

@@ -1,20 +1,13 @@
-import CollectorIngest
-import CollectorSQLite
+public import CollectorReports
 import CollectorServer
-import CollectorService
 public import CollectorStore
 public import CoreTracker
 import DLProductDetail
 import DLSellerProfile
 import DLTracker
-import Delivery
-import FirebaseService
 public import Foundation
-import Hummingbird
 import LogService
 public import Logging
-import MixpanelService
-import ServiceLifecycle
 import TYCheckout
 import TYProductDetail
 import TYTracker
@@ -70,31 +63,8 @@ public struct ShopDemo {
   /// it stored.
   public func run() async throws -> Outcome {
     let started = Int64(Date().timeIntervalSince1970 * 1000)
-    try FileManager.default.createDirectory(at: dataDirectory, withIntermediateDirectories: true)
-    var configuration = CollectorConfiguration()
-    configuration.port = 0
-    configuration.storage = .sqlite(
-      path: dataDirectory.appendingPathComponent("collector.sqlite").path, durability: .normal)
-    configuration.rateLimit = nil
-    // Keys are made for this run only (the store keeps their hashes); each stream writes to its app.
-    var keys: [String: String] = [:]
-    for stream in Self.streams { keys[stream.app] = "demo-\(stream.app)-\(UUID().uuidString)" }
-    configuration.keys = keys.map { ProvisionedKey(app: $0.key, key: $0.value, scope: .write) }
-    var quiet = Logger(label: "shop-demo.collector")
-    quiet.logLevel = .warning
-    let (collector, _) = try await EventCollector.open(configuration, logger: quiet)
-    let (ports, listening) = AsyncStream<Int>.makeStream()
-    let group = ServiceGroup(
-      configuration: .init(
-        services: [collector.application(closesStore: false) { listening.yield($0) }], logger: quiet))
-    let server = Task { try await group.run() }
-    var port = 0
-    for await value in ports {
-      port = value
-      break
-    }
-    let base = URL(string: "http://127.0.0.1:\(port)")!
-
+    let embedded = try await EmbeddedCollector.start(
+      dataDirectory: dataDirectory, apps: Self.streams.map(\.app), stopsOnSignal: false)
     // One shared system-log service instance, reused by both products (each adds its defaults).
     let log = LogService(logger: logger)
     let context = TrackingContext(
@@ -102,26 +72,8 @@ public struct ShopDemo {
       platform: "iOS", deviceModel: "iPhone15,2", locale: "tr_TR", timeZone: "Europe/Istanbul"
     )
     let outboxes = dataDirectory.appendingPathComponent("outboxes")
-    func services(_ product: String) throws -> (any TrackerService, [any TrackerService]) {
-      let policy = FlushPolicy(count: 100, interval: 5, flushTimeout: 20)
-      let retry = RetryPolicy(initialDelay: 0.2, maximumDelay: 2)
-      let directory = outboxes.appendingPathComponent(product)
-      return (
-        try CollectorService(
-          endpoint: base, writeKey: keys[product]!, directory: directory.appendingPathComponent("collector"),
-          retry: retry, policy: policy),
-        [
-          try FirebaseService(
-            firebaseAppID: "1:5120:ios:\(product)", apiSecret: keys["\(product)-firebase"]!,
-            directory: directory.appendingPathComponent("firebase"), host: base, retry: retry, policy: policy),
-          try MixpanelService(
-            mode: .projectToken(keys["\(product)-mixpanel"]!), directory: directory.appendingPathComponent("mixpanel"),
-            host: base, retry: retry, policy: policy),
-        ]
-      )
-    }
-    let (tyCollector, tyVendors) = try services("ty")
-    let (dlCollector, dlVendors) = try services("dl")
+    let (tyCollector, tyVendors) = try embedded.services("ty", outboxes: outboxes)
+    let (dlCollector, dlVendors) = try embedded.services("dl", outboxes: outboxes)
     let trendyol = TYTracker(
       log: log, collector: tyCollector, services: tyVendors, configuration: TrackerConfiguration(context: context))
     let dolap = DLTracker(
@@ -137,18 +89,77 @@ public struct ShopDemo {
 
     await trendyol.flush()
     await dolap.flush()
-    // Graceful: stop accepting, finish the requests in flight, commit (the store stays open to read).
-    await group.triggerGracefulShutdown()
-    try await server.value
     var streams: [Stream] = []
     for stream in Self.streams {
-      let events = try await collector.store.events(app: stream.app, limit: 10_000)
+      let events = try await embedded.collector.store.events(app: stream.app, limit: 10_000)
         .filter { $0.receivedAt >= started }.sorted { ($0.occurredAt, $0.name) < ($1.occurredAt, $1.name) }
       streams.append(Stream(product: stream.product, service: stream.service, app: stream.app, events: events))
     }
-    try await collector.shutdown()
+    try await embedded.stop()
     return Outcome(
-      streams: streams, trendyolStats: trendyol.base.stats, dolapStats: dolap.base.stats, collectorURL: base)
+      streams: streams, trendyolStats: trendyol.base.stats, dolapStats: dolap.base.stats, collectorURL: embedded.url)
+  }
+
+  /// What a simulation produced: the running collector (serving the dashboard) and the reports.
+  public struct SimulationOutcome: Sendable {
+    /// The collector, still running: stop it, or wait for a signal.
+    public var collector: EmbeddedCollector
+    /// The simulated range (ms since 1970).
+    public var from: Int64
+    /// The end of the simulated range.
+    public var to: Int64
+    /// Events the Trendyol collector stream stored.
+    public var events: Int
+    /// The reports printed: title and table.
+    public var reports: [(title: String, table: ReportTable)]
+  }
+
+  /// Simulates `users` devices over `weeks` weeks through the real presenters of every feature and
+  /// every service, into a collector that keeps running; returns the collector and the reports the
+  /// command prints (overview, top events, weekly retention, the purchase funnel).
+  public func simulate(
+    users: Int, weeks: Int, seed: UInt64, stopsOnSignal: Bool = false, progress: (Int, Int) -> Void = { _, _ in }
+  ) async throws -> SimulationOutcome {
+    let embedded = try await EmbeddedCollector.start(
+      dataDirectory: dataDirectory, apps: Self.streams.map(\.app), stopsOnSignal: stopsOnSignal)
+    let outboxes = dataDirectory.appendingPathComponent("outboxes")
+    let (tyCollector, tyVendors) = try embedded.services("ty", outboxes: outboxes)
+    let (dlCollector, dlVendors) = try embedded.services("dl", outboxes: outboxes)
+    let log = LogService(logger: logger)
+    let day: TimeInterval = 86_400
+    let today = (Date().timeIntervalSince1970 / day).rounded(.down) * day
+    let start = Date(timeIntervalSince1970: today - Double(weeks * 7 - 1) * day)
+    await Simulation(users: users, weeks: weeks, seed: seed).run(
+      start: start,
+      makeTrackers: { device, clock in
+        let configuration = TrackerConfiguration(
+          context: device.context, anonymousID: device.id, clock: { clock.now })
+        var dolapConfiguration = configuration
+        dolapConfiguration.privacy = PrivacyStage(personalKeys: ["phone"])
+        return (
+          TYTracker(log: log, collector: tyCollector, services: tyVendors, configuration: configuration),
+          DLTracker(log: log, collector: dlCollector, services: dlVendors, configuration: dolapConfiguration)
+        )
+      }, progress: progress)
+    for service in [tyCollector, dlCollector] + tyVendors + dlVendors { await service.flush() }
+
+    guard let reports = embedded.collector.reports else { throw CancellationError() }
+    let from = Int64(start.timeIntervalSince1970 * 1000)
+    let to = Int64((today + day) * 1000)
+    let filter = try ReportFilter(app: "ty", from: from, to: to)
+    let overview = try await reports.overview(filter)
+    let top = try await reports.topEvents(filter, limit: 10)
+    let retention = try await reports.retention(filter, period: .week)
+    let funnel = try await reports.funnel(
+      filter, steps: ["product_detail_viewed", "product_added_to_cart", "checkout_viewed", "order_placed"],
+      window: 3_600_000)
+    return SimulationOutcome(
+      collector: embedded, from: from, to: to, events: Int(overview.current.events),
+      reports: [
+        ("Overview (Trendyol, the simulated weeks)", overview.table), ("Top events", top.table),
+        ("Weekly retention (% of each cohort active)", retention.table),
+        ("Funnel: detail → cart → checkout → order, within an hour", funnel.table),
+      ])
   }
 
   /// A Trendyol session: browse a product, favourite it, pick a size, add to cart, share, check out.

@@ -25,7 +25,7 @@ public enum TrackerCtl {
     case .json: return String(decoding: json, as: UTF8.self) + "\n"
     case .csv: return result.table.csv
     case .table:
-      var text = TerminalTable.render(result.table)
+      var text = result.table.text()
       if let rows = result as? EventRows, let next = rows.next { text += "next page: --after \(next)\n" }
       return text
     }

@@ -135,7 +135,7 @@ struct KeysCommand: AsyncParsableCommand {
 
     func run() async throws {
       guard let store = try await origin.store() else { throw ValidationError("keys need --sqlite or --postgres-url") }
-      print(TerminalTable.render(try await TrackerCtl.listKeys(store: store)), terminator: "")
+      print(try await TrackerCtl.listKeys(store: store).text(), terminator: "")
     }
   }
 

@@ -1,10 +1,10 @@
-public import CollectorReports
 import Foundation
 
 /// A report table for a terminal: columns aligned, numbers right-aligned, a rule under the header.
-public enum TerminalTable {
-  /// `table` as aligned text (cells longer than `maximumWidth` are cut with `…`).
-  public static func render(_ table: ReportTable, maximumWidth: Int = 60) -> String {
+extension ReportTable {
+  /// The table as aligned text (cells longer than `maximumWidth` are cut with `…`).
+  public func text(maximumWidth: Int = 60) -> String {
+    let table = self
     func cut(_ text: String) -> String {
       let flat = text.replacingOccurrences(of: "\n", with: " ")
       return flat.count <= maximumWidth ? flat : String(flat.prefix(maximumWidth - 1)) + "…"
