@@ -91,6 +91,7 @@ do {
       ISO8601DateFormatter().string(from: Date(timeIntervalSince1970: Double(outcome.to - day) / 1000)).prefix(10))
     print("\ndashboard: \(outcome.collector.dashboardLink("/?app=ty&from=\(from)&to=\(to)"))")
     print("(Ctrl-C stops the collector; the data stays in \(data.path))")
+    fflush(nil)  // also into a pipe or a file: the link shows now, not at exit
     try await outcome.collector.waitUntilStopped()
   }
 } catch {
