@@ -122,6 +122,7 @@ struct TrackerCtlTests {
       let first = try JSONSerialization.jsonObject(with: Data(lines[0].utf8)) as? [String: Any]
       #expect(first?["eventId"] as? String == "e02499")
       #expect((first?["parameters"] as? [String: Any])?["note"] as? String == "a, \"quoted\" note")
+      #expect((first?["parameters"] as? [String: Any])?["index"] as? Int == 2_499)
       let ids = Set(
         lines.compactMap { line in
           (try? JSONSerialization.jsonObject(with: Data(line.utf8)) as? [String: Any])?["eventId"] as? String

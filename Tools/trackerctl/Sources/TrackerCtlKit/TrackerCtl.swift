@@ -75,8 +75,6 @@ public enum TrackerCtl {
     var written = 0
     var cursor: String?
     var first = true
-    let encoder = JSONEncoder()
-    encoder.outputFormatting = [.sortedKeys, .withoutEscapingSlashes]
     repeat {
       var page = parameters
       page["limit"] = "1000"
@@ -88,8 +86,7 @@ public enum TrackerCtl {
         if !first, let header = csv.range(of: "\r\n") { csv.removeSubrange(csv.startIndex..<header.upperBound) }
         try output(csv)
       } else {
-        try output(
-          rows.rows.map { String(decoding: try! encoder.encode(ExportLine($0)), as: UTF8.self) + "\n" }.joined())
+        try output(try rows.rows.map(ndjsonLine).joined())
       }
       first = false
       written += rows.rows.count
@@ -99,70 +96,16 @@ public enum TrackerCtl {
     return written
   }
 
-  /// One exported event: the row with its parameters as JSON, not as a string.
-  struct ExportLine: Encodable {
-    let row: EventRows.Row
-    init(_ row: EventRows.Row) { self.row = row }
-
-    enum Keys: String, CodingKey {
-      case time, name, eventId, deviceId, platform, appVersion, osVersion, parameters
-    }
-
-    func encode(to encoder: any Encoder) throws {
-      var container = encoder.container(keyedBy: Keys.self)
-      try container.encode(ReportTime.iso(row.occurredAt), forKey: .time)
-      try container.encode(row.name, forKey: .name)
-      try container.encode(row.eventID, forKey: .eventId)
-      try container.encode(row.deviceID, forKey: .deviceId)
-      try container.encode(row.platform, forKey: .platform)
-      try container.encode(row.appVersion, forKey: .appVersion)
-      try container.encode(row.osVersion, forKey: .osVersion)
-      let parameters = (try? JSONDecoder().decode(JSONObject.self, from: Data(row.parameters.utf8))) ?? JSONObject()
-      try container.encode(parameters, forKey: .parameters)
-    }
-  }
-
-  /// A JSON object passed through (parameter values are strings, numbers or booleans).
-  struct JSONObject: Codable {
-    var values: [String: Value] = [:]
-
-    enum Value: Codable {
-      case string(String)
-      case number(Double)
-      case int(Int64)
-      case bool(Bool)
-      case null
-
-      init(from decoder: any Decoder) throws {
-        let container = try decoder.singleValueContainer()
-        if container.decodeNil() {
-          self = .null
-        } else if let value = try? container.decode(Bool.self) {
-          self = .bool(value)
-        } else if let value = try? container.decode(Int64.self) {
-          self = .int(value)
-        } else if let value = try? container.decode(Double.self) {
-          self = .number(value)
-        } else {
-          self = .string(try container.decode(String.self))
-        }
-      }
-
-      func encode(to encoder: any Encoder) throws {
-        var container = encoder.singleValueContainer()
-        switch self {
-        case .string(let value): try container.encode(value)
-        case .number(let value): try container.encode(value)
-        case .int(let value): try container.encode(value)
-        case .bool(let value): try container.encode(value)
-        case .null: try container.encodeNil()
-        }
-      }
-    }
-
-    init() {}
-    init(from decoder: any Decoder) throws { values = try [String: Value](from: decoder) }
-    func encode(to encoder: any Encoder) throws { try values.encode(to: encoder) }
+  /// One exported event as a JSON line: the row, with its parameters as JSON (any JSON a vendor
+  /// endpoint stored, lists and objects included), not as a string.
+  static func ndjsonLine(_ row: EventRows.Row) throws -> String {
+    let object: [String: Any] = [
+      "time": ReportTime.iso(row.occurredAt), "name": row.name, "eventId": row.eventID, "deviceId": row.deviceID,
+      "platform": row.platform, "appVersion": row.appVersion, "osVersion": row.osVersion,
+      "parameters": (try? JSONSerialization.jsonObject(with: Data(row.parameters.utf8))) ?? row.parameters,
+    ]
+    let data = try JSONSerialization.data(withJSONObject: object, options: [.sortedKeys, .withoutEscapingSlashes])
+    return String(decoding: data, as: UTF8.self) + "\n"
   }
 
   /// A progress bar for a terminal: `[#####-----]  50%  5,000/10,000`.
