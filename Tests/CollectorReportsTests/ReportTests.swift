@@ -11,9 +11,9 @@ enum Engine: String, CaseIterable, CustomStringConvertible, Sendable {
   var description: String { rawValue }
   static var available: [Engine] { PostgresTestServer.url == nil ? [.sqlite] : [.sqlite, .postgres] }
 
-  /// A fresh store holding the fixture.
-  func open() async throws -> any EventStore & ReportQuerying {
-    let store: any EventStore & ReportQuerying
+  /// A fresh store holding `batches` (the fixture unless told), written as the collector writes.
+  func open(_ batches: [StoreBatch] = [Fixture.batch]) async throws -> any EventStore & BulkLoading {
+    let store: any EventStore & BulkLoading
     switch self {
     case .sqlite:
       let directory = FileManager.default.temporaryDirectory.appendingPathComponent("reports-\(UUID().uuidString)")
@@ -22,7 +22,7 @@ enum Engine: String, CaseIterable, CustomStringConvertible, Sendable {
       store = try PostgresEventStore(url: PostgresTestServer.url!, schema: PostgresTestServer.uniqueSchema("reports"))
     }
     try await store.migrate()
-    _ = try await store.write(Fixture.batch)
+    for batch in batches { _ = try await store.write(batch) }
     return store
   }
 }

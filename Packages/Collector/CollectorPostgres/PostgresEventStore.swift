@@ -161,17 +161,30 @@ public final class PostgresEventStore: EventStore {
     try await guarded {
       try await client.withTransaction(logger: logger) { connection in
         var deleted = 0
+        let oneDevice = "app = $1 AND device_id = $2"
         if let device = subject.deviceID {
           for table in [tables.events, tables.counters] {
             deleted += try await Self.deleted(
               connection, "DELETE FROM \(table) WHERE app = $1 AND device_id = $2", [subject.app, device], logger
             )
           }
+          try await refreshRollups(connection, oneDevice, oneDevice, [subject.app, device])
         }
         if let user = subject.userID {
+          var binds = PostgresBindings()
+          binds.append(subject.app)
+          binds.append(user)
+          let found = try await connection.query(
+            PostgresQuery(
+              unsafeSQL: "SELECT DISTINCT device_id FROM \(tables.events) WHERE app = $1 AND user_id = $2", binds: binds
+            ),
+            logger: logger)
+          var devices: [String] = []
+          for try await device in found.decode(String.self) { devices.append(device) }
           deleted += try await Self.deleted(
             connection, "DELETE FROM \(tables.events) WHERE app = $1 AND user_id = $2", [subject.app, user], logger
           )
+          for device in devices { try await refreshRollups(connection, oneDevice, oneDevice, [subject.app, device]) }
         }
         return deleted
       }
@@ -196,6 +209,13 @@ public final class PostgresEventStore: EventStore {
               logger
             )
           }
+          var hourBinds = PostgresBindings()
+          hourBinds.append(app)
+          hourBinds.append(RollupSQL.hour(of: cutoff))
+          try await refreshRollups(
+            connection, "app = $1 AND hour <= $2",
+            "app = $1 AND occurred_at >= to_timestamp($2 / 1000.0) "
+              + "AND occurred_at < to_timestamp(($2 + \(RollupTables.hour)) / 1000.0)", hourBinds)
         }
         if let cutoff = policy.defaultCutoff {
           var binds = PostgresBindings()
@@ -212,9 +232,58 @@ public final class PostgresEventStore: EventStore {
               logger
             )
           }
+          var hourBinds = PostgresBindings()
+          hourBinds.append(RollupSQL.hour(of: cutoff))
+          hourBinds.append(policy.perApp.keys.sorted())
+          try await refreshRollups(
+            connection, "hour <= $1 AND NOT (app = ANY($2::text[]))",
+            "occurred_at >= to_timestamp($1 / 1000.0) AND occurred_at < to_timestamp(($1 + \(RollupTables.hour)) / 1000.0) "
+              + "AND NOT (app = ANY($2::text[]))", hourBinds)
         }
         return deleted
       }
+    }
+  }
+
+  /// Makes the rollup rows matching `rollupCondition` match the events again: deletes them, then
+  /// adds the events matching `eventCondition` (the same rows' events). Both conditions take `binds`.
+  private func refreshRollups(
+    _ connection: PostgresConnection, _ rollupCondition: String, _ eventCondition: String, _ binds: PostgresBindings
+  ) async throws {
+    let statements =
+      tables.rollups.delete(where: rollupCondition) + tables.rollups.add(from: tables.events, where: eventCondition)
+    for sql in statements { try await connection.query(PostgresQuery(unsafeSQL: sql, binds: binds), logger: logger) }
+  }
+
+  private func refreshRollups(
+    _ connection: PostgresConnection, _ rollupCondition: String, _ eventCondition: String, _ values: [String]
+  ) async throws {
+    var binds = PostgresBindings()
+    for value in values { binds.append(value) }
+    try await refreshRollups(connection, rollupCondition, eventCondition, binds)
+  }
+
+  /// Rebuilds both rollups from the stored events (after loading events some other way than
+  /// ``write(_:)``, e.g. a bulk import); returns the rows of both.
+  @discardableResult
+  public func rebuildRollups() async throws -> Int {
+    try await guarded {
+      try await client.withTransaction(logger: logger) { connection in
+        try await refreshRollups(connection, "true", "true", PostgresBindings())
+        return try await Self.count(
+          connection.query(
+            PostgresQuery(
+              unsafeSQL: "SELECT ((SELECT count(*) FROM \(tables.rollups.tables.sessions)) "
+                + "+ (SELECT count(*) FROM \(tables.rollups.tables.names)))::bigint"), logger: logger))
+      }
+    }
+  }
+
+  /// Runs `sql` outside any report, for tools that load data in bulk (benchmarks, imports); never
+  /// pass it SQL from a client.
+  public func execute(_ sql: String) async throws {
+    try await guarded {
+      for try await _ in try await client.query(PostgresQuery(unsafeSQL: sql), logger: logger) {}
     }
   }
 
@@ -332,10 +401,11 @@ public final class PostgresEventStore: EventStore {
   }
 }
 
-extension PostgresEventStore: ReportQuerying {
+extension PostgresEventStore: ReportQuerying, BulkLoading {
   public var dialect: SQLDialect { .postgres }
   public var eventsTable: String { tables.events }
   public var countersTable: String { tables.counters }
+  public var rollups: RollupTables? { tables.rollups.tables }
 
   public func read(_ sql: String, _ arguments: [SQLValue]) async throws -> [[SQLValue]] {
     try await guarded {

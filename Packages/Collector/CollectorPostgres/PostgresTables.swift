@@ -59,8 +59,19 @@ struct PostgresTables: Sendable {
           hash text NOT NULL UNIQUE, created_at timestamptz NOT NULL, revoked_at timestamptz
         )
         """,
-      ]
+      ],
+      [
+        "CREATE INDEX events_app_name_occurred_at ON \(events) (app, name, occurred_at)",
+        "CREATE INDEX events_app_device ON \(events) (app, device_id, occurred_at)",
+      ] + rollups.create + rollups.add(from: events, where: "true"),
     ]
+  }
+
+  /// The rollups (filled from the events already stored when the migration runs).
+  var rollups: RollupSQL {
+    RollupSQL(
+      tables: RollupTables(sessions: "\"\(schema)\".rollup_sessions", names: "\"\(schema)\".rollup_names"),
+      dialect: .postgres)
   }
 
   // MARK: Writing
@@ -99,8 +110,10 @@ struct PostgresTables: Sendable {
             AS r(app, event_id, name, kind, occurred_at, utc_offset_minutes, received_at, device_id, user_id, has_user,
               session_id, has_session, \(Self.contextColumns), parameters)
           ON CONFLICT (app, event_id) DO NOTHING
-          RETURNING 1
-        )
+          RETURNING app, name, occurred_at, device_id, session_id, platform, app_version, os_version
+        ),
+        sessions AS (\(rollups.add(from: "inserted", where: "true")[0])),
+        names AS (\(rollups.add(from: "inserted", where: "true")[1]))
         SELECT count(*)::bigint FROM inserted
         """,
       binds: binds

@@ -105,12 +105,29 @@ struct SQLBuilder {
       "app = \(bind(filter.app))", "\(timeColumn) >= \(time(bind(filter.from)))",
       "\(timeColumn) < \(time(bind(filter.to)))",
     ]
-    if let platform = filter.platform { parts.append("platform = \(bind(platform))") }
-    if let version = filter.appVersion { parts.append("app_version = \(bind(version))") }
-    if let version = filter.osVersion { parts.append("os_version = \(bind(version))") }
+    parts += dimensionConditions(filter)
     return parts.joined(separator: " AND ")
+  }
+
+  /// The `WHERE` conditions of `filter` on a rollup (`hour` in range; the range is on whole hours).
+  mutating func rollupConditions(_ filter: ReportFilter) -> String {
+    var parts = ["app = \(bind(filter.app))", "hour >= \(bind(filter.from))", "hour < \(bind(filter.to))"]
+    parts += dimensionConditions(filter)
+    return parts.joined(separator: " AND ")
+  }
+
+  /// The platform and version conditions of `filter`, if any.
+  mutating func dimensionConditions(_ filter: ReportFilter, prefix: String = "") -> [String] {
+    var parts: [String] = []
+    if let platform = filter.platform { parts.append("\(prefix)platform = \(bind(platform))") }
+    if let version = filter.appVersion { parts.append("\(prefix)app_version = \(bind(version))") }
+    if let version = filter.osVersion { parts.append("\(prefix)os_version = \(bind(version))") }
+    return parts
   }
 
   /// A text expression identifying one session of one device (NULL without a session).
   var sessionKey: String { "device_id || ':' || CAST(session_id AS TEXT)" }
+
+  /// The same expression on the sessions rollup.
+  var rollupSessionKey: String { "CASE WHEN session_key <> '' THEN device_id || ':' || session_key END" }
 }

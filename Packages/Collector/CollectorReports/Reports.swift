@@ -13,9 +13,23 @@ import Foundation
 public struct Reports: Sendable {
   /// The store read.
   public let store: any ReportQuerying
+  /// Whether reports read the store's rollups where they can (ranges on whole hours).
+  public let usesRollups: Bool
 
-  /// Reports over `store`.
-  public init(store: any ReportQuerying) { self.store = store }
+  /// Reports over `store`; `rollups: false` reads every event even where rollups would answer
+  /// (results are the same, only slower; for comparisons and benchmarks).
+  public init(store: any ReportQuerying, rollups: Bool = true) {
+    self.store = store
+    self.usesRollups = rollups
+  }
+
+  /// The rollups that can answer `filter`: the store keeps them and the range is on whole hours.
+  private func rollups(_ filter: ReportFilter) -> RollupTables? {
+    guard usesRollups, let tables = store.rollups, filter.from % RollupTables.hour == 0,
+      filter.to % RollupTables.hour == 0
+    else { return nil }
+    return tables
+  }
 
   private func rows(_ sql: String, _ builder: SQLBuilder) async throws -> [[SQLValue]] {
     try await store.read(sql, builder.arguments)
@@ -23,9 +37,13 @@ public struct Reports: Sendable {
 
   /// The apps with events (at most 1,000, by name).
   public func apps() async throws -> [String] {
-    try await store.read("SELECT DISTINCT app FROM \(store.eventsTable) ORDER BY app LIMIT 1000", []).compactMap {
-      $0.first?.text
-    }
+    // One index seek per app (a loose index scan), not a scan of every event.
+    let table = store.eventsTable
+    return try await store.read(
+      "WITH RECURSIVE a(app) AS (SELECT min(app) FROM \(table) UNION ALL "
+        + "SELECT (SELECT min(app) FROM \(table) WHERE app > a.app) FROM a WHERE a.app IS NOT NULL) "
+        + "SELECT app FROM a WHERE app IS NOT NULL LIMIT 1000", []
+    ).compactMap { $0.first?.text }
   }
 
   // MARK: Overview
@@ -39,12 +57,17 @@ public struct Reports: Sendable {
 
   private func figures(_ filter: ReportFilter) async throws -> Overview.Figures {
     var sql = SQLBuilder(store.dialect)
-    let conditions = sql.conditions(filter)
-    let events =
-      try await rows(
+    let query: String
+    if let rollups = rollups(filter) {
+      query =
+        "SELECT CAST(coalesce(sum(events), 0) AS BIGINT), count(DISTINCT device_id), "
+        + "count(DISTINCT \(sql.rollupSessionKey)) FROM \(rollups.sessions) WHERE \(sql.rollupConditions(filter))"
+    } else {
+      query =
         "SELECT count(*), count(DISTINCT device_id), count(DISTINCT \(sql.sessionKey)) FROM \(store.eventsTable) "
-          + "WHERE \(conditions)", sql
-      ).first ?? []
+        + "WHERE \(sql.conditions(filter))"
+    }
+    let events = try await rows(query, sql).first ?? []
     var counterSQL = SQLBuilder(store.dialect)
     let counterConditions = counterSQL.conditions(filter, timeColumn: "first_counted_at")
     let counters =
@@ -61,7 +84,7 @@ public struct Reports: Sendable {
 
   /// Events by name: count and devices, most frequent first.
   public func topEvents(_ filter: ReportFilter, limit: Int = 50) async throws -> CountList {
-    try await countList(filter, dimension: "event", expression: "name", limit: limit)
+    try await countList(filter, dimension: "event", expression: "name", rollup: \.names, limit: limit)
   }
 
   /// What a breakdown is by.
@@ -87,7 +110,7 @@ public struct Reports: Sendable {
   public func breakdown(_ filter: ReportFilter, by dimension: Dimension) async throws -> CountList {
     var list = try await countList(
       filter, dimension: dimension.rawValue.replacingOccurrences(of: "-", with: " "), expression: dimension.column,
-      limit: 1_000)
+      rollup: \.sessions, limit: 1_000)
     if dimension != .platform {
       list.rows.sort { SemanticVersion($0.name) > SemanticVersion($1.name) }
     }
@@ -118,14 +141,19 @@ public struct Reports: Sendable {
     return CountList(dimension: "counter", rows: Self.countRows(found))
   }
 
-  private func countList(_ filter: ReportFilter, dimension: String, expression: String, limit: Int)
-    async throws -> CountList
-  {
+  private func countList(
+    _ filter: ReportFilter, dimension: String, expression: String, rollup: KeyPath<RollupTables, String>, limit: Int
+  ) async throws -> CountList {
     var sql = SQLBuilder(store.dialect)
-    let conditions = sql.conditions(filter)
+    let (table, count, conditions) =
+      if let rollups = rollups(filter) {
+        (rollups[keyPath: rollup], "CAST(sum(events) AS BIGINT)", sql.rollupConditions(filter))
+      } else {
+        (store.eventsTable, "count(*)", sql.conditions(filter))
+      }
     let found = try await rows(
-      "SELECT \(expression), count(*), count(DISTINCT device_id) FROM \(store.eventsTable) WHERE \(conditions) "
-        + "GROUP BY \(expression) ORDER BY count(*) DESC, \(expression) LIMIT \(sql.bind(Int64(max(1, limit))))", sql)
+      "SELECT \(expression), \(count) AS n, count(DISTINCT device_id) FROM \(table) WHERE \(conditions) "
+        + "GROUP BY \(expression) ORDER BY n DESC, \(expression) LIMIT \(sql.bind(Int64(max(1, limit))))", sql)
     return CountList(dimension: dimension, rows: Self.countRows(found))
   }
 
@@ -151,11 +179,18 @@ public struct Reports: Sendable {
       throw ReportError(field: "bucket", reason: "more than 10,000 \(bucket.rawValue)s in the range")
     }
     var sql = SQLBuilder(store.dialect)
-    var conditions = sql.conditions(filter)
+    var (table, time, count, conditions) =
+      if let rollups = rollups(filter) {
+        (
+          event == nil ? rollups.sessions : rollups.names, "hour", "CAST(sum(events) AS BIGINT)",
+          sql.rollupConditions(filter)
+        )
+      } else {
+        (store.eventsTable, sql.ms("occurred_at"), "count(*)", sql.conditions(filter))
+      }
     if let event { conditions += " AND name = \(sql.bind(event))" }
-    let bucketExpression = "(\(sql.ms("occurred_at")) / \(size))"
     let found = try await rows(
-      "SELECT \(bucketExpression) AS b, count(*), count(DISTINCT device_id) FROM \(store.eventsTable) "
+      "SELECT (\(time) / \(size)) AS b, \(count), count(DISTINCT device_id) FROM \(table) "
         + "WHERE \(conditions) GROUP BY b ORDER BY b", sql)
     var byBucket: [Int64: (Int64, Int64)] = [:]
     for row in found { byBucket[row[0].int ?? 0] = (row[1].int ?? 0, row[2].int ?? 0) }
@@ -176,20 +211,29 @@ public struct Reports: Sendable {
       var window = filter
       window.from = filter.to - days * 86_400_000
       var sql = SQLBuilder(store.dialect)
-      let conditions = sql.conditions(window)
-      return try await rows("SELECT count(DISTINCT device_id) FROM \(store.eventsTable) WHERE \(conditions)", sql)
+      let (table, conditions) =
+        if let rollups = rollups(window) {
+          (rollups.sessions, sql.rollupConditions(window))
+        } else {
+          (store.eventsTable, sql.conditions(window))
+        }
+      return try await rows("SELECT count(DISTINCT device_id) FROM \(table) WHERE \(conditions)", sql)
         .first?.first?.int ?? 0
     }
     var sql = SQLBuilder(store.dialect)
-    let conditions = sql.conditions(filter)
-    let app = sql.bind(filter.app)
-    let from = sql.time(sql.bind(filter.from))
     // Active in the range, and whether the device has any event (of the app) before the range.
+    let (table, conditions, earlier) =
+      if let rollups = rollups(filter) {
+        (rollups.sessions, sql.rollupConditions(filter), "e2.hour < \(sql.bind(filter.from))")
+      } else {
+        (store.eventsTable, sql.conditions(filter), "e2.occurred_at < \(sql.time(sql.bind(filter.from)))")
+      }
+    let app = sql.bind(filter.app)
     let split =
       try await rows(
-        "SELECT count(*), coalesce(sum(CASE WHEN EXISTS (SELECT 1 FROM \(store.eventsTable) e2 "
-          + "WHERE e2.app = \(app) AND e2.device_id = a.device_id AND e2.occurred_at < \(from)) THEN 1 ELSE 0 END), 0) "
-          + "FROM (SELECT DISTINCT device_id FROM \(store.eventsTable) WHERE \(conditions)) a", sql
+        "SELECT count(*), coalesce(sum(CASE WHEN EXISTS (SELECT 1 FROM \(table) e2 "
+          + "WHERE e2.app = \(app) AND e2.device_id = a.device_id AND \(earlier)) THEN 1 ELSE 0 END), 0) "
+          + "FROM (SELECT DISTINCT device_id FROM \(table) WHERE \(conditions)) a", sql
       ).first ?? []
     let active = split.first?.int ?? 0
     let returning = split.count > 1 ? split[1].int ?? 0 : 0
@@ -210,19 +254,25 @@ public struct Reports: Sendable {
       throw ReportError(field: "period", reason: "more than 400 \(period.rawValue)s in the range")
     }
     var sql = SQLBuilder(store.dialect)
-    let conditions = sql.conditions(filter)
+    let rollups = rollups(filter)
+    let table = rollups?.sessions ?? store.eventsTable
+    let conditions = rollups == nil ? sql.conditions(filter) : sql.rollupConditions(filter)
     let origin = sql.bind(filter.from)
-    let ms = sql.ms("occurred_at")
-    // Per device: the period of its first event in the range (its cohort) and that event's version;
-    // then the distinct periods it was active in.
-    let firsts =
-      "SELECT device_id, min(\(ms)) AS first_ms FROM \(store.eventsTable) WHERE \(conditions) GROUP BY device_id"
+    // Per device: the period of its first event in the range (its cohort) and the version of that
+    // event (of the events the filter keeps); then the distinct periods it was active in.
+    let (first, time, eventFirst) =
+      rollups == nil
+      ? ("min(\(sql.ms("occurred_at")))", sql.ms("occurred_at"), sql.ms("e.occurred_at"))
+      : ("min(first_ms)", "hour", "e.first_ms")
+    let firsts = "SELECT device_id, \(first) AS first_ms FROM \(table) WHERE \(conditions) GROUP BY device_id"
     let versionColumn =
       byAppVersion
-      ? "(SELECT min(e.app_version) FROM \(store.eventsTable) e WHERE e.app = \(sql.bind(filter.app)) "
-        + "AND e.device_id = f.device_id AND \(sql.ms("e.occurred_at")) = f.first_ms)" : "''"
+      ? "(SELECT min(e.app_version) FROM \(table) e WHERE "
+        + (["e.app = \(sql.bind(filter.app))", "e.device_id = f.device_id", "\(eventFirst) = f.first_ms"]
+        + sql.dimensionConditions(filter, prefix: "e.")).joined(separator: " AND ") + ")"
+      : "''"
     let activity =
-      "SELECT DISTINCT device_id, (\(ms) - \(origin)) / \(size) AS p FROM \(store.eventsTable) WHERE \(conditions)"
+      "SELECT DISTINCT device_id, (\(time) - \(origin)) / \(size) AS p FROM \(table) WHERE \(conditions)"
     let found = try await rows(
       "SELECT c.cohort, c.version, a.p - c.cohort AS k, count(*) FROM "
         + "(SELECT f.device_id, (f.first_ms - \(origin)) / \(size) AS cohort, \(versionColumn) AS version "
@@ -322,11 +372,18 @@ public struct Reports: Sendable {
   /// Sessions: how many, median duration (first to last event), events per session.
   public func sessions(_ filter: ReportFilter) async throws -> Sessions {
     var sql = SQLBuilder(store.dialect)
-    let conditions = sql.conditions(filter)
-    let ms = sql.ms("occurred_at")
-    let found = try await rows(
-      "SELECT max(\(ms)) - min(\(ms)) AS d, count(*) FROM \(store.eventsTable) "
-        + "WHERE \(conditions) AND session_id IS NOT NULL GROUP BY device_id, session_id ORDER BY d", sql)
+    let query: String
+    if let rollups = rollups(filter) {
+      query =
+        "SELECT max(last_ms) - min(first_ms) AS d, CAST(sum(events) AS BIGINT) FROM \(rollups.sessions) "
+        + "WHERE \(sql.rollupConditions(filter)) AND session_key <> '' GROUP BY device_id, session_key ORDER BY d"
+    } else {
+      let ms = sql.ms("occurred_at")
+      query =
+        "SELECT max(\(ms)) - min(\(ms)) AS d, count(*) FROM \(store.eventsTable) "
+        + "WHERE \(sql.conditions(filter)) AND session_id IS NOT NULL GROUP BY device_id, session_id ORDER BY d"
+    }
+    let found = try await rows(query, sql)
     let durations = found.map { $0[0].int ?? 0 }
     let events = found.reduce(Int64(0)) { $0 + ($1[1].int ?? 0) }
     let median: Int64 =

@@ -117,10 +117,19 @@ public final class SQLiteEventStore: EventStore {
               sql: "DELETE FROM \(table) WHERE app = ? AND device_id = ?", arguments: [subject.app, device])
             deleted += db.changesCount
           }
+          try Self.refreshRollups(
+            db, "app = ?1 AND device_id = ?2", "app = ?1 AND device_id = ?2", [subject.app, device])
         }
         if let user = subject.userID {
+          let devices = try String.fetchAll(
+            db, sql: "SELECT DISTINCT device_id FROM events WHERE app = ? AND user_id = ?",
+            arguments: [subject.app, user])
           try db.execute(sql: "DELETE FROM events WHERE app = ? AND user_id = ?", arguments: [subject.app, user])
           deleted += db.changesCount
+          for device in devices {
+            try Self.refreshRollups(
+              db, "app = ?1 AND device_id = ?2", "app = ?1 AND device_id = ?2", [subject.app, device])
+          }
         }
         return deleted
       }
@@ -134,6 +143,9 @@ public final class SQLiteEventStore: EventStore {
         for (app, cutoff) in policy.perApp.sorted(by: { $0.key < $1.key }) {
           try db.execute(sql: "DELETE FROM events WHERE app = ? AND occurred_at < ?", arguments: [app, cutoff])
           deleted += db.changesCount
+          try Self.refreshRollups(
+            db, "app = ?1 AND hour <= ?2", "app = ?1 AND occurred_at >= ?2 AND occurred_at < ?2 + \(RollupTables.hour)",
+            [app, RollupSQL.hour(of: cutoff)])
           try db.execute(sql: "DELETE FROM counters WHERE app = ? AND first_counted_at < ?", arguments: [app, cutoff])
           deleted += db.changesCount
         }
@@ -144,12 +156,48 @@ public final class SQLiteEventStore: EventStore {
           arguments += StatementArguments(apps)
           try db.execute(sql: "DELETE FROM events WHERE occurred_at < ?\(excluded)", arguments: arguments)
           deleted += db.changesCount
+          var hourArguments: StatementArguments = [RollupSQL.hour(of: cutoff)]
+          hourArguments += StatementArguments(apps)
+          try Self.refreshRollups(
+            db, "hour <= ?\(excluded)", "occurred_at >= ?1 AND occurred_at < ?1 + \(RollupTables.hour)\(excluded)",
+            hourArguments)
           try db.execute(sql: "DELETE FROM counters WHERE first_counted_at < ?\(excluded)", arguments: arguments)
           deleted += db.changesCount
         }
         return deleted
       }
     }
+  }
+
+  /// Makes the rollup rows matching `rollupCondition` match the events again: deletes them, then
+  /// adds the events matching `eventCondition` (the same rows' events). Both conditions take
+  /// `arguments`.
+  private static func refreshRollups(
+    _ db: Database, _ rollupCondition: String, _ eventCondition: String, _ arguments: StatementArguments
+  ) throws {
+    for sql in SQLiteSchema.rollups.delete(where: rollupCondition) { try db.execute(sql: sql, arguments: arguments) }
+    for sql in SQLiteSchema.rollups.add(from: "events", where: eventCondition) {
+      try db.execute(sql: sql, arguments: arguments)
+    }
+  }
+
+  /// Rebuilds both rollups from the stored events (after loading events some other way than
+  /// ``write(_:)``, e.g. a bulk import); returns the rows of both.
+  @discardableResult
+  public func rebuildRollups() async throws -> Int {
+    try await run { [pool] in
+      try pool.write { db in
+        try Self.refreshRollups(db, "true", "true", [])
+        return try Int.fetchOne(
+          db, sql: "SELECT (SELECT count(*) FROM rollup_sessions) + (SELECT count(*) FROM rollup_names)")
+          ?? 0
+      }
+    }
+  }
+
+  /// Runs `sql` on the writer connection, outside any report (for tools that load data in bulk).
+  public func execute(_ sql: String) async throws {
+    try await run { [pool] in try pool.write { db in try db.execute(sql: sql) } }
   }
 
   public func saveKey(_ key: KeyRecord) async throws {
@@ -219,10 +267,11 @@ enum SQLiteWorker {
   static let queue = DispatchQueue(label: "CollectorSQLite.worker", attributes: .concurrent)
 }
 
-extension SQLiteEventStore: ReportQuerying {
+extension SQLiteEventStore: ReportQuerying, BulkLoading {
   public var dialect: SQLDialect { .sqlite }
   public var eventsTable: String { "events" }
   public var countersTable: String { "counters" }
+  public var rollups: RollupTables? { SQLiteSchema.rollups.tables }
 
   /// Runs a report query on one of the WAL readers (reads never wait for the writer).
   public func read(_ sql: String, _ arguments: [SQLValue]) async throws -> [[SQLValue]] {

@@ -61,8 +61,19 @@ enum SQLiteSchema {
         revoked_at INTEGER
       );
       """
-    )
+    ),
+    (
+      "2-rollups-and-read-indexes",
+      ([
+        "CREATE INDEX events_app_name_occurred_at ON events (app, name, occurred_at)",
+        "CREATE INDEX events_app_device ON events (app, device_id, occurred_at)",
+      ] + rollups.create + rollups.add(from: "events", where: "true")).joined(separator: ";\n")
+    ),
   ]
+
+  /// The rollups (filled from the events already stored when the migration runs).
+  static let rollups = RollupSQL(
+    tables: RollupTables(sessions: "rollup_sessions", names: "rollup_names"), dialect: .sqlite)
 
   static var versions: Int { migrations.count }
 
@@ -98,6 +109,8 @@ enum SQLiteRows {
   static func insert(_ batch: StoreBatch, into db: Database) throws -> WriteSummary {
     var summary = WriteSummary()
     if !batch.events.isEmpty {
+      // One writer: every row this transaction inserts gets a rowid above the largest before it.
+      let before = try Int64.fetchOne(db, sql: "SELECT coalesce(max(rowid), 0) FROM events") ?? 0
       let statement = try db.cachedStatement(sql: insertEvent)
       var binder = Binder(statement.sqliteStatement)
       for event in batch.events {
@@ -115,6 +128,11 @@ enum SQLiteRows {
         binder.context(event.context)
         binder.text(event.parametersJSON)
         if try binder.step(db) { summary.insertedEvents += 1 } else { summary.duplicateEvents += 1 }
+      }
+      if summary.insertedEvents > 0 {
+        for sql in SQLiteSchema.rollups.add(from: "events", where: "rowid > ?") {
+          try db.cachedStatement(sql: sql).execute(arguments: [before])
+        }
       }
     }
     if !batch.counters.isEmpty {

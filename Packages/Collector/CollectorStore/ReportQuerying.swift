@@ -59,6 +59,14 @@ public protocol ReportQuerying: Sendable {
   var eventsTable: String { get }
   /// The counters table's qualified name.
   var countersTable: String { get }
+  /// The store's rollups, kept current with its events; `nil` when it keeps none (reports then read
+  /// the events).
+  var rollups: RollupTables? { get }
   /// Runs one read-only query with `arguments` bound to its placeholders, in order.
   func read(_ sql: String, _ arguments: [SQLValue]) async throws -> [[SQLValue]]
+}
+
+extension ReportQuerying {
+  /// No rollups.
+  public var rollups: RollupTables? { nil }
 }

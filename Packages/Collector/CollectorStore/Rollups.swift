@@ -1,0 +1,124 @@
+/// The two rollup tables a store keeps next to its events, so reports over whole hours read
+/// aggregates instead of every event.
+///
+/// Both are kept exact, not approximate: each row holds one device's activity in one hour, so any
+/// range of whole hours can still count distinct devices and sessions.
+/// - `rollup_sessions`: per app, hour, device, session and (platform, app version, OS version): the
+///   number of events and the first and last event time (ms). Overview, time series, active devices,
+///   retention, breakdowns and sessions read it.
+/// - `rollup_names`: per app, hour, event name, device and the same three dimensions: the number of
+///   events. Top events and one event's time series read it.
+///
+/// Stores keep them current in the transaction that writes events (only rows actually inserted
+/// count, so a resent event changes nothing), and repair them in the transaction that erases or
+/// prunes events. ``RollupSQL`` writes the statements both stores run; a store supplies its dialect's
+/// pieces.
+public struct RollupTables: Sendable, Hashable {
+  /// The sessions rollup's qualified name.
+  public var sessions: String
+  /// The names rollup's qualified name.
+  public var names: String
+
+  /// Rollups named `sessions` and `names`.
+  public init(sessions: String, names: String) {
+    self.sessions = sessions
+    self.names = names
+  }
+
+  /// The rollups' granularity: one hour, in ms. Reports use them for ranges that start and end on
+  /// whole hours (UTC).
+  public static let hour: Int64 = 3_600_000
+}
+
+/// The SQL of the rollups, for one store's dialect: creation, filling from a set of events, and
+/// deleting.
+public struct RollupSQL: Sendable {
+  /// The tables.
+  public let tables: RollupTables
+  /// The store's dialect.
+  public let dialect: SQLDialect
+
+  /// The SQL for `tables` in `dialect`.
+  public init(tables: RollupTables, dialect: SQLDialect) {
+    self.tables = tables
+    self.dialect = dialect
+  }
+
+  /// A time column of the events table as ms since 1970 (the same expression reports use).
+  public func ms(_ column: String) -> String {
+    dialect == .sqlite ? column : "(extract(epoch from \(column)) * 1000)::bigint"
+  }
+
+  /// `CREATE TABLE` and `CREATE INDEX` statements.
+  public var create: [String] {
+    let dimensions = "platform TEXT NOT NULL, app_version TEXT NOT NULL, os_version TEXT NOT NULL"
+    return [
+      """
+      CREATE TABLE \(tables.sessions) (
+        app TEXT NOT NULL, hour BIGINT NOT NULL, device_id TEXT NOT NULL, session_key TEXT NOT NULL, \(dimensions),
+        events BIGINT NOT NULL, first_ms BIGINT NOT NULL, last_ms BIGINT NOT NULL,
+        PRIMARY KEY (app, hour, device_id, session_key, platform, app_version, os_version)
+      )
+      """,
+      "CREATE INDEX rollup_sessions_app_device ON \(tables.sessions) (app, device_id, hour)",
+      """
+      CREATE TABLE \(tables.names) (
+        app TEXT NOT NULL, hour BIGINT NOT NULL, name TEXT NOT NULL, device_id TEXT NOT NULL, \(dimensions),
+        events BIGINT NOT NULL,
+        PRIMARY KEY (app, hour, name, device_id, platform, app_version, os_version)
+      )
+      """,
+      "CREATE INDEX rollup_names_app_device ON \(tables.names) (app, device_id)",
+    ]
+  }
+
+  /// Adds the events of `source` (the events table, or a relation with its columns) that match
+  /// `condition` to both rollups. Rows are written in key order, so concurrent writers lock them in
+  /// the same order (no deadlock on PostgreSQL).
+  public func add(from source: String, where condition: String) -> [String] {
+    let t = ms("occurred_at")
+    let smaller = dialect == .sqlite ? "min" : "least"
+    let larger = dialect == .sqlite ? "max" : "greatest"
+    let hour = "(\(t) / \(RollupTables.hour) * \(RollupTables.hour))"
+    return [
+      """
+      INSERT INTO \(tables.sessions) AS r (app, hour, device_id, session_key, platform, app_version, os_version, events,
+        first_ms, last_ms)
+      SELECT app, \(hour), device_id, coalesce(CAST(session_id AS TEXT), ''), platform, app_version, os_version,
+        count(*), min(\(t)), max(\(t))
+      FROM \(source) WHERE \(condition)
+      GROUP BY 1, 2, 3, 4, 5, 6, 7 ORDER BY 1, 2, 3, 4, 5, 6, 7
+      ON CONFLICT (app, hour, device_id, session_key, platform, app_version, os_version) DO UPDATE SET
+        events = r.events + excluded.events, first_ms = \(smaller)(r.first_ms, excluded.first_ms),
+        last_ms = \(larger)(r.last_ms, excluded.last_ms)
+      """,
+      """
+      INSERT INTO \(tables.names) AS r (app, hour, name, device_id, platform, app_version, os_version, events)
+      SELECT app, \(hour), name, device_id, platform, app_version, os_version, count(*)
+      FROM \(source) WHERE \(condition)
+      GROUP BY 1, 2, 3, 4, 5, 6, 7 ORDER BY 1, 2, 3, 4, 5, 6, 7
+      ON CONFLICT (app, hour, name, device_id, platform, app_version, os_version) DO UPDATE SET
+        events = r.events + excluded.events
+      """,
+    ]
+  }
+
+  /// Deletes the rollup rows matching `condition` (over `app`, `hour`, `device_id`) in both rollups.
+  public func delete(where condition: String) -> [String] {
+    [tables.sessions, tables.names].map { "DELETE FROM \($0) WHERE \(condition)" }
+  }
+
+  /// The hour holding `milliseconds`.
+  public static func hour(of milliseconds: Int64) -> Int64 {
+    milliseconds / RollupTables.hour * RollupTables.hour
+  }
+}
+
+/// A store tools can load in bulk: run their own statements (never a client's), then rebuild the
+/// rollups from what they loaded. Benchmarks generate their data this way.
+public protocol BulkLoading: ReportQuerying {
+  /// Runs `sql` on the store (statements written by the tool itself).
+  func execute(_ sql: String) async throws
+  /// Rebuilds the rollups from every stored event; returns the number of rollup rows.
+  @discardableResult func rebuildRollups() async throws -> Int
+}

@@ -1,0 +1,166 @@
+import CollectorReports
+import CollectorStore
+import Foundation
+import Testing
+
+/// A generated data set with everything that could make rollups disagree with the events: several
+/// apps, devices changing platform and version, events without a session, events in one
+/// millisecond, resent batches, ranges on whole hours and not.
+enum Generated {
+  static let start = ReportTime.parse("2026-10-05")!
+  static let hour: Int64 = 3_600_000
+
+  /// A deterministic generator (SplitMix64), so a failure repeats.
+  struct Numbers {
+    var state: UInt64
+    mutating func next(_ bound: Int) -> Int {
+      state &+= 0x9E37_79B9_7F4A_7C15
+      var z = state
+      z = (z ^ (z >> 30)) &* 0xBF58_476D_1CE4_E5B9
+      z = (z ^ (z >> 27)) &* 0x94D0_49BB_1331_11EB
+      return Int((z ^ (z >> 31)) % UInt64(bound))
+    }
+  }
+
+  static let names = ["app_open", "screen_view", "product_viewed", "add_to_cart", "checkout", "purchase"]
+  static let platforms = [("iOS", ["17.4", "18.1"]), ("Android", ["14", "15"])]
+  static let versions = ["9.0", "10.0", "10.0.1-beta", "10.0.1"]
+
+  /// Batches of about 2,500 events of 60 devices over three weeks, in apps `shop` and `other`; every
+  /// fourth batch is sent twice.
+  static var batches: [StoreBatch] {
+    var numbers = Numbers(state: 2026)
+    var batches: [StoreBatch] = []
+    for device in 0..<60 {
+      var events: [StoredEvent] = []
+      let app = device % 5 == 4 ? "other" : "shop"
+      var (platform, osVersions) = platforms[device % 2]
+      var session: Int64 = Int64(device) * 1_000
+      for _ in 0..<(2 + numbers.next(8)) {
+        session += 1
+        var time = start + Int64(numbers.next(21 * 24)) * hour + Int64(numbers.next(3_600_000))
+        // An upgrade, and now and then another phone of the same user.
+        let version = versions[
+          min(versions.count - 1, numbers.next(versions.count) + (time > start + 14 * 86_400_000 ? 1 : 0))]
+        if numbers.next(10) == 0 { (platform, osVersions) = platforms[numbers.next(2)] }
+        let osVersion = osVersions[numbers.next(osVersions.count)]
+        let sessionID: Int64? = numbers.next(6) == 0 ? nil : session
+        for index in 0..<(1 + numbers.next(12)) {
+          // Events in one millisecond, and sessions across the top of an hour.
+          time += numbers.next(4) == 0 ? 0 : Int64(numbers.next(600_000))
+          let name = index == 0 ? "app_open" : names[1 + numbers.next(names.count - 1)]
+          events.append(
+            StoredEvent(
+              app: app, eventID: "\(device)-\(session)-\(index)", name: name, kind: "action", occurredAt: time,
+              utcOffsetMinutes: 0, receivedAt: time, deviceID: "device-\(device)",
+              userID: device % 3 == 0 ? "user-\(device / 3)" : nil, sessionID: sessionID,
+              context: StoredContext(
+                appName: "Shop", appVersion: version, osName: platform, osVersion: osVersion, platform: platform,
+                library: "CoreTracker/1.0.0"),
+              parametersJSON: #"{"product_id":"p\#(numbers.next(20))"}"#))
+        }
+      }
+      batches.append(StoreBatch(events: events))
+      if device % 4 == 0 { batches.append(StoreBatch(events: Array(events.prefix(events.count / 2)))) }
+    }
+    return batches
+  }
+
+  /// Filters on whole hours (rollups answer them) over all three weeks and parts of them.
+  static var filters: [ReportFilter] {
+    let day: Int64 = 86_400_000
+    return [
+      try! ReportFilter(app: "shop", from: start, to: start + 21 * day),
+      try! ReportFilter(app: "shop", from: start + 3 * day + 5 * hour, to: start + 12 * day + 17 * hour),
+      try! ReportFilter(app: "shop", from: start, to: start + 21 * day, platform: "Android"),
+      try! ReportFilter(app: "shop", from: start + 7 * day, to: start + 21 * day, appVersion: "10.0"),
+      try! ReportFilter(app: "shop", from: start, to: start + 14 * day, platform: "iOS", osVersion: "18.1"),
+      try! ReportFilter(app: "other", from: start, to: start + 21 * day),
+    ]
+  }
+}
+
+/// Every report that rollups answer gives the same result read from the rollups as read from the
+/// events, on both stores, after ingest, erasure, pruning and a rebuild.
+@Suite("Rollups answer exactly as the events do")
+struct RollupEquivalenceTests {
+  /// Every rollup-backed report for `filter`, as JSON (so any difference in any field shows).
+  static func results(_ reports: Reports, _ filter: ReportFilter) async throws -> [String: String] {
+    var results: [String: any ReportResult] = [:]
+    results["overview"] = try await reports.overview(filter)
+    results["top-events"] = try await reports.topEvents(filter, limit: 100)
+    for dimension in Reports.Dimension.allCases {
+      results["breakdown-\(dimension.rawValue)"] = try await reports.breakdown(filter, by: dimension)
+    }
+    for bucket in [ReportBucket.hour, .day] {
+      results["timeseries-\(bucket)"] = try await reports.timeSeries(filter, bucket: bucket)
+      results["timeseries-\(bucket)-purchase"] = try await reports.timeSeries(filter, bucket: bucket, event: "purchase")
+    }
+    results["active"] = try await reports.activeDevices(filter)
+    for period in [ReportBucket.day, .week] {
+      results["retention-\(period)"] = try await reports.retention(filter, period: period)
+      results["retention-\(period)-versions"] = try await reports.retention(filter, period: period, byAppVersion: true)
+    }
+    results["sessions"] = try await reports.sessions(filter)
+    let encoder = JSONEncoder()
+    encoder.outputFormatting = [.sortedKeys]
+    return try results.mapValues { String(decoding: try encoder.encode($0), as: UTF8.self) }
+  }
+
+  static func expectSame(_ store: any BulkLoading, _ stage: String) async throws {
+    for filter in Generated.filters {
+      let fromRollups = try await results(Reports(store: store), filter)
+      let fromEvents = try await results(Reports(store: store, rollups: false), filter)
+      for (name, expected) in fromEvents.sorted(by: { $0.key < $1.key }) {
+        #expect(fromRollups[name] == expected, "\(stage), \(name), \(filter)")
+      }
+    }
+  }
+
+  @Test(arguments: Engine.available)
+  func rollupsMatchTheEventsThroughIngestErasurePruningAndRebuild(engine: Engine) async throws {
+    let store = try await engine.open(Generated.batches)
+    let rollups = try #require(store.rollups)
+    // The rollups hold every stored event once (resent batches added nothing).
+    let events = try await store.read("SELECT count(*) FROM \(store.eventsTable)", []).first?.first?.int
+    let rolled = try await store.read("SELECT CAST(sum(events) AS BIGINT) FROM \(rollups.sessions)", []).first?.first?
+      .int
+    #expect(events == rolled)
+    #expect((events ?? 0) > 1_000)
+    try await Self.expectSame(store, "after ingest")
+
+    #expect(try await store.erase(ErasureSubject(app: "shop", deviceID: "device-7", userID: nil)!) > 0)
+    #expect(try await store.erase(ErasureSubject(app: "shop", deviceID: nil, userID: "user-2")!) > 0)
+    try await Self.expectSame(store, "after erasure")
+
+    // Cut-offs inside an hour: that hour's rollup rows are rebuilt from what is left.
+    let day: Int64 = 86_400_000
+    let pruned = try await store.prune(
+      PruneCutoffs(
+        defaultCutoff: Generated.start + 2 * day + 90 * 60_000, perApp: ["other": Generated.start + 4 * day + 1_234]))
+    #expect(pruned > 0)
+    try await Self.expectSame(store, "after pruning")
+
+    let before = try await Self.results(Reports(store: store), Generated.filters[0])
+    #expect(try await store.rebuildRollups() > 0)
+    #expect(try await Self.results(Reports(store: store), Generated.filters[0]) == before)
+    try await store.close()
+  }
+
+  @Test(arguments: Engine.available)
+  func reportsReallyReadTheRollups(engine: Engine) async throws {
+    let store = try await engine.open(Generated.batches)
+    let rollups = try #require(store.rollups)
+    let filter = Generated.filters[0]
+    let honest = try await Reports(store: store).overview(filter)
+    // Damage the rollups on purpose: reports on whole hours must show it, others must not.
+    try await store.execute("UPDATE \(rollups.sessions) SET events = events + 1")
+    let damaged = try await Reports(store: store).overview(filter)
+    #expect(damaged.current.events > honest.current.events)
+    #expect(try await Reports(store: store, rollups: false).overview(filter) == honest)
+    var ragged = filter
+    ragged.to -= 1
+    #expect(try await Reports(store: store).overview(ragged) == Reports(store: store, rollups: false).overview(ragged))
+    try await store.close()
+  }
+}
