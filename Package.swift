@@ -298,7 +298,9 @@ let package = Package(
     // MARK: Tools
     .target(
       name: "TrackerCtlKit",
-      dependencies: ["CollectorIngest", "CollectorPostgres", "CollectorReports", "CollectorSQLite", "CollectorStore"],
+      dependencies: [
+        "CollectorIngest", "CollectorPostgres", "CollectorReports", "CollectorSQLite", "CollectorStore", "WireJSON",
+      ],
       path: "Tools/trackerctl/Sources/TrackerCtlKit"
     ),
     .executableTarget(

@@ -19,7 +19,7 @@ struct StoreConformanceTests {
     let store = try await engine.open()
     try await store.migrate()
     try await store.migrate()
-    #expect(try await store.schemaVersion() == 1)
+    #expect(try await store.schemaVersion() == 2)
     try await store.ping()
     try await store.close()
   }

@@ -132,3 +132,77 @@ struct TrackerCtlTests {
     try await store.close()
   }
 }
+
+@Suite("trackerctl tail and load")
+struct TailAndLoadTests {
+  private func event(_ id: String, at time: Int64, name: String = "product_viewed") -> StoredEvent {
+    StoredEvent(
+      app: "shop", eventID: id, name: name, kind: "action", occurredAt: time, utcOffsetMinutes: 0, receivedAt: time,
+      deviceID: "device-1", userID: nil, sessionID: 1,
+      context: StoredContext(appVersion: "1.0", osName: "iOS", osVersion: "17.4", platform: "iOS"),
+      parametersJSON: #"{"id":"\#(id)"}"#)
+  }
+
+  @Test func tailPrintsEachNewEventOnceOldestFirst() async throws {
+    let store = try await store(events: 0)
+    let now = start + 3_600_000
+    var tail = try Tail(
+      origin: .store(Reports(store: store)), parameters: ["app": "shop"], lookback: 600_000, now: { now })
+    #expect(try await tail.poll().isEmpty)
+    _ = try await store.write(StoreBatch(events: [event("b", at: now - 2_000), event("a", at: now - 5_000)]))
+    #expect(try await tail.poll().map(\.eventID) == ["a", "b"])
+    #expect(try await tail.poll().isEmpty)
+    // New arrivals, one of them in the same millisecond as one already printed, one from a fast clock;
+    // one that occurred before the look-back window is left to the reports.
+    _ = try await store.write(
+      StoreBatch(events: [
+        event("c", at: now - 2_000), event("d", at: now + 30_000), event("late", at: now - 1_200_000),
+      ]))
+    let rows = try await tail.poll()
+    #expect(rows.map(\.eventID) == ["c", "d"])
+    #expect(Tail.line(rows[0]).hasPrefix("2026-11-02T00:59:58Z  product_viewed  device-1  iOS 1.0  "))
+    #expect(try Tail.json(rows[0]).contains(#""eventId":"c""#))
+    #expect(throws: CommandError.self) { try Tail(origin: .store(Reports(store: store)), parameters: [:]) }
+    try await store.close()
+  }
+
+  @Test func loadSendsEveryEventAndSummarises() async throws {
+    let store = try await store(events: 0)
+    var configuration = CollectorConfiguration()
+    configuration.port = 0
+    let collector = EventCollector(configuration: configuration, store: store, logger: Logger(label: "test"))
+    let key = "test-write-key-for-load-generator"
+    try await collector.keyRing.provision([ProvisionedKey(app: "load", key: key, scope: .write)], now: 0)
+    try await collector.application(closesStore: false).test(.live) { client async throws in
+      let url = URL(string: "http://127.0.0.1:\(try #require(client.port))")!
+      let plan = try LoadGenerator.Plan(events: 2_050, batchSize: 100, concurrency: 4, devices: 50)
+      let progress = Progress()
+      let summary = try await LoadGenerator(url: url, key: key, plan: plan).run { done, _ in progress.add(done) }
+      #expect(summary.accepted == 2_050 && summary.requests == 21 && summary.failures.isEmpty)
+      #expect(
+        summary.p50 > 0 && summary.p50 <= summary.p90 && summary.p90 <= summary.p99 && summary.p99 <= summary.maximum)
+      #expect(summary.text.contains("2050 events accepted"))
+      #expect(progress.values.max() == 2_050)
+      #expect(try await store.eventCount(app: "load") == 2_050)
+      let devices = try await Reports(store: store).overview(
+        try ReportFilter(app: "load", from: start, to: Int64(Date().timeIntervalSince1970 * 1000) + 3_600_000))
+      #expect(devices.current.devices == 50)
+
+      let refused = try await LoadGenerator(
+        url: url, key: "not-a-key", plan: try LoadGenerator.Plan(events: 300, batchSize: 100, concurrency: 2)
+      ).run()
+      #expect(refused.accepted == 0 && refused.failures == [401: 3])
+      #expect(refused.text.contains("3 × HTTP 401"))
+    }
+    #expect(throws: CommandError.self) { try LoadGenerator.Plan(batchSize: 501) }
+    try await store.close()
+  }
+}
+
+/// Progress reports seen (from several tasks).
+private final class Progress: @unchecked Sendable {
+  private let lock = NSLock()
+  private var seen: [Int] = []
+  func add(_ value: Int) { lock.withLock { seen.append(value) } }
+  var values: [Int] { lock.withLock { seen } }
+}

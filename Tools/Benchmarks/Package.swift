@@ -45,5 +45,17 @@ let package = Package(
       ]
     ),
     benchmark("TrackBenchmarks", [.product(name: "CoreTracker", package: "CoreTracker")]),
+    // Report latency on generated data: a plain executable (its data takes minutes to generate, so
+    // it runs each report 5 times and prints a table instead of using the harness).
+    .executableTarget(
+      name: "ReportBenchmark",
+      dependencies: [
+        .product(name: "CollectorPostgres", package: "CoreTracker"),
+        .product(name: "CollectorReports", package: "CoreTracker"),
+        .product(name: "CollectorSQLite", package: "CoreTracker"),
+        .product(name: "CollectorStore", package: "CoreTracker"),
+      ],
+      path: "Benchmarks/ReportBenchmark"
+    ),
   ]
 )

@@ -15,7 +15,7 @@ struct TrackerCtlCommand: AsyncParsableCommand {
       Reads a running collector (--url with --key, an admin key; or TRACKERCTL_URL and TRACKERCTL_KEY) \
       or its store directly (--sqlite FILE, or --postgres-url URL).
       """,
-    subcommands: [ReportCommand.self, KeysCommand.self, ExportCommand.self]
+    subcommands: [ReportCommand.self, TailCommand.self, ExportCommand.self, KeysCommand.self, LoadCommand.self]
   )
 }
 
@@ -182,5 +182,77 @@ struct ExportCommand: AsyncParsableCommand {
       try handle.close()
       FileHandle.standardError.write(Data("\nexported \(written) events to \(output!)\n".utf8))
     }
+  }
+}
+
+struct TailCommand: AsyncParsableCommand {
+  static let configuration = CommandConfiguration(
+    commandName: "tail", abstract: "Prints events as they arrive, until Ctrl-C (or --count events).")
+  @OptionGroup var origin: OriginOptions
+  @Option(help: "The app.") var app: String
+  @Option(help: "Only this event.") var event: String?
+  @Option(help: "Only this platform.") var platform: String?
+  @Option(help: "Seconds between polls.") var every: Double = 1
+  @Option(help: "Seconds back each poll looks (events arriving later than this after they occurred are not shown).")
+  var lookback: Int = 600
+  @Option(help: "Stop after this many events.") var count: Int?
+  @Flag(help: "Print NDJSON lines.") var json = false
+
+  func run() async throws {
+    guard every > 0, every <= 3_600 else { throw ValidationError("--every must be above 0 and at most 3600 seconds") }
+    var parameters = ["app": app]
+    if let event { parameters["event"] = event }
+    if let platform { parameters["platform"] = platform }
+    var tail = try Tail(origin: try await origin.origin(), parameters: parameters, lookback: Int64(lookback) * 1_000)
+    var printed = 0
+    while count.map({ printed < $0 }) ?? true {
+      do {
+        for row in try await tail.poll() where count.map({ printed < $0 }) ?? true {
+          // Unbuffered, so a pipe (`| grep`) sees each event at once.
+          FileHandle.standardOutput.write(Data((json ? try Tail.json(row) : Tail.line(row)).utf8))
+          printed += 1
+        }
+      } catch let error as ReportError {
+        throw ValidationError("--\(error.field): \(error.reason)")
+      }
+      if count.map({ printed >= $0 }) ?? false { break }
+      try await Task.sleep(for: .milliseconds(Int(every * 1_000)))
+    }
+  }
+}
+
+struct LoadCommand: AsyncParsableCommand {
+  static let configuration = CommandConfiguration(
+    commandName: "load",
+    abstract:
+      "Sends generated events to a collector's POST /v1/batch as fast as it answers; prints events/s and latency.")
+  @Option(help: "The collector's base URL (or TRACKERCTL_URL).") var url: String?
+  @Option(help: "A write key of the app to fill (or TRACKERCTL_WRITE_KEY).") var key: String?
+  @Option(help: "Events in all.") var events = 100_000
+  @Option(help: "Events per request (1 to 500).") var batch = 100
+  @Option(help: "Requests in flight.") var concurrency = 8
+  @Option(help: "Distinct devices.") var devices = 1_000
+
+  func run() async throws {
+    let environment = ProcessInfo.processInfo.environment
+    guard let text = url ?? environment["TRACKERCTL_URL"], let base = URL(string: text), base.scheme != nil else {
+      throw ValidationError("--url must be a collector's base URL, e.g. http://127.0.0.1:8080")
+    }
+    guard let key = key ?? environment["TRACKERCTL_WRITE_KEY"], !key.isEmpty else {
+      throw ValidationError("--key must be a write key (or set TRACKERCTL_WRITE_KEY)")
+    }
+    let plan: LoadGenerator.Plan
+    do {
+      plan = try LoadGenerator.Plan(events: events, batchSize: batch, concurrency: concurrency, devices: devices)
+    } catch let error as CommandError {
+      throw ValidationError(error.description)
+    }
+    let showsProgress = isatty(2) == 1
+    let summary = try await LoadGenerator(url: base, key: key, plan: plan).run { done, total in
+      if showsProgress { FileHandle.standardError.write(Data(("\r" + TrackerCtl.progressBar(done, total)).utf8)) }
+    }
+    if showsProgress { FileHandle.standardError.write(Data("\n".utf8)) }
+    print(summary.text, terminator: "")
+    if summary.accepted < plan.events { throw ExitCode(1) }
   }
 }
