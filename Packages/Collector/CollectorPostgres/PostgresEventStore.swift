@@ -270,6 +270,10 @@ public final class PostgresEventStore: EventStore {
     try await guarded {
       try await client.withTransaction(logger: logger) { connection in
         try await refreshRollups(connection, "true", "true", PostgresBindings())
+        // Fresh statistics, so the planner knows the rebuilt tables' sizes.
+        for table in [tables.rollups.tables.sessions, tables.rollups.tables.names] {
+          try await connection.query(PostgresQuery(unsafeSQL: "ANALYZE \(table)"), logger: logger)
+        }
         return try await Self.count(
           connection.query(
             PostgresQuery(

@@ -258,26 +258,22 @@ public struct Reports: Sendable {
     let table = rollups?.sessions ?? store.eventsTable
     let conditions = rollups == nil ? sql.conditions(filter) : sql.rollupConditions(filter)
     let origin = sql.bind(filter.from)
-    // Per device: the period of its first event in the range (its cohort) and the version of that
-    // event (of the events the filter keeps); then the distinct periods it was active in.
-    let (first, time, eventFirst) =
-      rollups == nil
-      ? ("min(\(sql.ms("occurred_at")))", sql.ms("occurred_at"), sql.ms("e.occurred_at"))
-      : ("min(first_ms)", "hour", "e.first_ms")
-    let firsts = "SELECT device_id, \(first) AS first_ms FROM \(table) WHERE \(conditions) GROUP BY device_id"
-    let versionColumn =
-      byAppVersion
-      ? "(SELECT min(e.app_version) FROM \(table) e WHERE "
-        + (["e.app = \(sql.bind(filter.app))", "e.device_id = f.device_id", "\(eventFirst) = f.first_ms"]
-        + sql.dimensionConditions(filter, prefix: "e.")).joined(separator: " AND ") + ")"
-      : "''"
+    // Rows of (device, period, time, version): events, or rollup rows (their first event's time).
+    let (time, first) = rollups == nil ? (sql.ms("occurred_at"), sql.ms("occurred_at")) : ("hour", "first_ms")
     let activity =
-      "SELECT DISTINCT device_id, (\(time) - \(origin)) / \(size) AS p FROM \(table) WHERE \(conditions)"
+      "SELECT device_id, (\(time) - \(origin)) / \(size) AS p, \(first) AS t, app_version AS v FROM \(table) "
+      + "WHERE \(conditions)"
+    // A device's cohort is its first active period; its version that of its first event (the
+    // smallest version among events of that millisecond). Window functions, no self-join.
+    let perDevice =
+      byAppVersion
+      ? "SELECT device_id, p, min(p) OVER (PARTITION BY device_id) AS cohort, "
+        + "first_value(v) OVER (PARTITION BY device_id ORDER BY t, v) AS version FROM (\(activity)) r"
+      : "SELECT device_id, p, min(p) OVER (PARTITION BY device_id) AS cohort, CAST('' AS TEXT) AS version "
+        + "FROM (SELECT device_id, p FROM (\(activity)) r0 GROUP BY device_id, p) r"
     let found = try await rows(
-      "SELECT c.cohort, c.version, a.p - c.cohort AS k, count(*) FROM "
-        + "(SELECT f.device_id, (f.first_ms - \(origin)) / \(size) AS cohort, \(versionColumn) AS version "
-        + "FROM (\(firsts)) f) c JOIN (\(activity)) a ON a.device_id = c.device_id "
-        + "GROUP BY c.cohort, c.version, k ORDER BY c.cohort, c.version, k", sql)
+      "SELECT cohort, version, p - cohort AS k, count(DISTINCT device_id) FROM (\(perDevice)) x "
+        + "GROUP BY cohort, version, k ORDER BY cohort, version, k", sql)
     let periods = Int((filter.to - filter.from + size - 1) / size)
     var cohorts: [String: Retention.Cohort] = [:]
     var order: [String] = []

@@ -188,6 +188,8 @@ public final class SQLiteEventStore: EventStore {
     try await run { [pool] in
       try pool.write { db in
         try Self.refreshRollups(db, "true", "true", [])
+        // Fresh statistics, so the planner knows the rebuilt tables' sizes.
+        try db.execute(sql: "ANALYZE rollup_sessions; ANALYZE rollup_names")
         return try Int.fetchOne(
           db, sql: "SELECT (SELECT count(*) FROM rollup_sessions) + (SELECT count(*) FROM rollup_names)")
           ?? 0

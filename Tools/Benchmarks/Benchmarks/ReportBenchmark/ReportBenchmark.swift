@@ -162,7 +162,7 @@ enum ReportBenchmark {
     case .postgres:
       return """
         INSERT INTO \(table) (\(columns))
-        \(rows.replacingOccurrences(of: "FROM numbers", with: "FROM generate_series(\(first), \(end - 1)) AS numbers(x)"))
+        \(rows.replacingOccurrences(of: "FROM numbers", with: "FROM generate_series(\(first)::bigint, \(end - 1)::bigint) AS numbers(x)"))
         """
     }
   }
