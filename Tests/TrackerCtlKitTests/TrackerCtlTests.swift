@@ -34,6 +34,19 @@ private func store(events count: Int) async throws -> SQLiteEventStore {
 
 private let range = ["app": "shop", "from": "2026-11-02", "to": "2026-11-03"]
 
+/// Runs `body` with the base URL of a collector on 127.0.0.1 over `store`, with `key` provisioned.
+private func withLiveCollector(
+  _ store: SQLiteEventStore, key: ProvisionedKey, _ body: @escaping @Sendable (URL) async throws -> Void
+) async throws {
+  var configuration = CollectorConfiguration()
+  configuration.port = 0
+  let collector = EventCollector(configuration: configuration, store: store, logger: Logger(label: "test"))
+  try await collector.keyRing.provision([key], now: 0)
+  try await collector.application(closesStore: false).test(.live) { client async throws in
+    try await body(URL(string: "http://127.0.0.1:\(try #require(client.port))")!)
+  }
+}
+
 @Suite("trackerctl")
 struct TrackerCtlTests {
   @Test func tablesAlignAndNumbersSitRight() {
@@ -67,13 +80,8 @@ struct TrackerCtlTests {
 
   @Test func reportsOverHTTPMatchTheStore() async throws {
     let store = try await store(events: 30)
-    var configuration = CollectorConfiguration()
-    configuration.port = 0
-    let collector = EventCollector(configuration: configuration, store: store, logger: Logger(label: "test"))
     let admin = "test-admin-key-trackerctl"
-    try await collector.keyRing.provision([ProvisionedKey(app: "*", key: admin, scope: .admin)], now: 0)
-    try await collector.application(closesStore: false).test(.live) { client async throws in
-      let url = URL(string: "http://127.0.0.1:\(try #require(client.port))")!
+    try await withLiveCollector(store, key: ProvisionedKey(app: "*", key: admin, scope: .admin)) { url in
       for name in ["overview", "top-events", "breakdown", "sessions"] {
         let remote = try await TrackerCtl.report(name, parameters: range, origin: .http(url, key: admin), format: .csv)
         let local = try await TrackerCtl.report(
@@ -168,13 +176,8 @@ struct TailAndLoadTests {
 
   @Test func loadSendsEveryEventAndSummarises() async throws {
     let store = try await store(events: 0)
-    var configuration = CollectorConfiguration()
-    configuration.port = 0
-    let collector = EventCollector(configuration: configuration, store: store, logger: Logger(label: "test"))
     let key = "test-write-key-for-load-generator"
-    try await collector.keyRing.provision([ProvisionedKey(app: "load", key: key, scope: .write)], now: 0)
-    try await collector.application(closesStore: false).test(.live) { client async throws in
-      let url = URL(string: "http://127.0.0.1:\(try #require(client.port))")!
+    try await withLiveCollector(store, key: ProvisionedKey(app: "load", key: key, scope: .write)) { url in
       let plan = try LoadGenerator.Plan(events: 2_050, batchSize: 100, concurrency: 4, devices: 50)
       let progress = Progress()
       let summary = try await LoadGenerator(url: url, key: key, plan: plan).run { done, _ in progress.add(done) }
