@@ -39,16 +39,19 @@ public struct LoadGenerator: Sendable {
   public struct Summary: Sendable, Hashable {
     /// Events the collector accepted (2xx answers).
     public var accepted: Int
-    /// Requests sent, and those not answered 2xx by status (`0`: no answer).
+    /// Requests sent.
     public var requests: Int
     /// Failed requests by HTTP status (0 when the request got no answer).
     public var failures: [Int: Int]
     /// Wall time, seconds.
     public var seconds: Double
-    /// Request latency percentiles, ms: p50, p90, p99 and the slowest.
+    /// Median request latency, ms.
     public var p50: Double
+    /// 90th percentile of request latency, ms.
     public var p90: Double
+    /// 99th percentile of request latency, ms.
     public var p99: Double
+    /// The slowest request, ms.
     public var maximum: Double
 
     /// Accepted events per second.
