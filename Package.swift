@@ -44,6 +44,7 @@ let package = Package(
     .package(url: "https://github.com/apple/swift-http-types.git", from: "1.8.0"),
     .package(url: "https://github.com/apple/swift-log.git", from: "1.16.2"),
     .package(url: "https://github.com/apple/swift-nio.git", from: "2.101.2"),
+    .package(url: "https://github.com/apple/swift-nio-extras.git", from: "1.35.2"),
     .package(url: "https://github.com/groue/GRDB.swift.git", from: "7.10.0"),
     .package(url: "https://github.com/hummingbird-project/hummingbird.git", from: "2.28.1"),
     .package(url: "https://github.com/swift-server/swift-prometheus.git", from: "2.4.1"),
@@ -225,7 +226,10 @@ let package = Package(
       ],
       path: "Packages/Collector/CollectorPostgres"
     ),
-    .target(name: "CollectorReports", dependencies: ["CollectorStore"], path: "Packages/Collector/CollectorReports"),
+    .target(
+      name: "CollectorReports", dependencies: ["CollectorStore", "CollectorWire"],
+      path: "Packages/Collector/CollectorReports"
+    ),
     .target(
       name: "CollectorDashboard", dependencies: ["CollectorReports"], path: "Packages/Collector/CollectorDashboard"
     ),
@@ -257,8 +261,10 @@ let package = Package(
         "CollectorStore", "CollectorVendors", "CollectorWire", "GA4Wire", "MixpanelWire",
         .product(name: "CompressNIO", package: "compress-nio"),
         .product(name: "HTTPTypes", package: "swift-http-types"),
-        .product(name: "Hummingbird", package: "hummingbird"), .product(name: "Logging", package: "swift-log"),
+        .product(name: "Hummingbird", package: "hummingbird"),
+        .product(name: "HummingbirdCore", package: "hummingbird"), .product(name: "Logging", package: "swift-log"),
         .product(name: "NIOCore", package: "swift-nio"),
+        .product(name: "NIOHTTPTypes", package: "swift-nio-extras"),
         .product(name: "ServiceLifecycle", package: "swift-service-lifecycle"),
       ],
       path: "Packages/Collector/CollectorServer"

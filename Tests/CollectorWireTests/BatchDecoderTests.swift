@@ -204,7 +204,7 @@ struct BatchDecoderTests {
     ("{\"events\":\"\\u12\"}", "invalid \\u escape"),
     ("{\"events\":\"\\ud800\"}", "unpaired surrogate"),
     ("{\"events\":[01]}", "leading zero"),
-    ("{\"events\":[1e999]}", "out of range"),
+    ("{\"events\":[1e]}", "invalid number"),
     ("{\"events\":[tru]}", "invalid literal"),
     ("{\"events\":[]} x", "unexpected data after the batch"),
   ])
@@ -214,6 +214,23 @@ struct BatchDecoderTests {
     } throws: { error in
       "\(error)".contains(message)
     }
+  }
+
+  @Test(
+    "a number past Double's range rejects its event alone; the others are kept",
+    arguments: ["1e999", "-1e999"])
+  func hugeNumbersRejectOneEvent(number: String) throws {
+    let contextJSON = String(decoding: try JSONEncoder().encode(context), as: UTF8.self)
+    let body = """
+      {"context":\(contextJSON),"events":[\
+      {"id":"a","name":"n","kind":"action","timestamp":1700000000000,"anonymousId":"d","parameters":{"x":\(number)}},\
+      {"id":"b","name":"n","kind":"action","timestamp":\(number),"anonymousId":"d"},\
+      {"id":"c","name":"n","kind":"action","timestamp":1700000000000,"anonymousId":"d"}]}
+      """
+    let decoded = try BatchDecoder.decode(Array(body.utf8))
+    #expect(decoded.events.map(\.id) == ["c"])
+    #expect(decoded.rejected.map(\.field) == ["events[0].parameters.x", "events[1].timestamp"])
+    #expect(decoded.rejected.first?.reason == "the number is out of range")
   }
 
   @Test func invalidUTF8AndDeepNestingAreRefused() {

@@ -6,9 +6,9 @@ public struct IngestPolicy: Sendable, Hashable {
   /// Events that occurred longer ago than this (after skew correction) are rejected (ms).
   public var maximumEventAge: Int64
 
-  /// A policy; `maximumEventAgeDays` defaults to 30.
+  /// A policy; `maximumEventAgeDays` defaults to 30 and is held to 1...36,500 days.
   public init(maximumEventAgeDays: Int = 30) {
-    self.maximumEventAge = Int64(maximumEventAgeDays) * 86_400_000
+    self.maximumEventAge = Int64(min(max(maximumEventAgeDays, 1), 36_500)) * 86_400_000
   }
 }
 
@@ -45,7 +45,9 @@ public struct IngestResult: Sendable, Hashable {
 /// Turns a decoded native batch into rows: bounds, clock-skew correction, future clamp, age limit.
 ///
 /// Skew: `occurredAt = timestamp + (receivedAt − sentAt)` (Segment's rule), then clamped to
-/// `receivedAt`, so a device whose clock runs ahead never writes the future. Counter totals keep the
+/// `receivedAt`, so a device whose clock runs ahead never writes the future. `sentAt`, `timestamp`
+/// and `firstCountedAt` are checked against ``CollectorLimits/validTimes`` before that arithmetic
+/// (a hostile value answers 400 or rejects its event; it can never overflow). Counter totals keep the
 /// device's `firstCountedAt` as sent: it is part of their de-duplication key, and a corrected value
 /// would differ on every retry.
 public enum NativeIngest {
@@ -56,6 +58,9 @@ public enum NativeIngest {
     let context = try storedContext(batch.context)
     guard batch.counters.count <= CollectorLimits.maximumCountersPerBatch else {
       throw IngestError(field: "counters", reason: "more than \(CollectorLimits.maximumCountersPerBatch) counters")
+    }
+    if let sentAt = batch.sentAt, !CollectorLimits.validTimes.contains(sentAt) {
+      throw IngestError(field: "sentAt", reason: TimeRule.text)
     }
     let correction = batch.sentAt.map { receivedAt - $0 } ?? 0
     var rejected = batch.rejected
@@ -77,6 +82,9 @@ public enum NativeIngest {
         throw IngestError(field: "counters[\(position)].name", reason: BoundedText.nameRule)
       }
       guard counter.count >= 0 else { throw IngestError(field: "counters[\(position)].count", reason: "is negative") }
+      guard CollectorLimits.validTimes.contains(counter.firstCountedAt) else {
+        throw IngestError(field: "counters[\(position)].firstCountedAt", reason: TimeRule.text)
+      }
       guard counter.anonymousId.map(BoundedText.isName) ?? true else {
         throw IngestError(field: "counters[\(position)].anonymousId", reason: BoundedText.nameRule)
       }
@@ -111,6 +119,9 @@ public enum NativeIngest {
     for (name, value) in fields where value.utf8.count > CollectorLimits.maximumNameBytes {
       throw IngestError(field: "context.\(name)", reason: "is longer than \(CollectorLimits.maximumNameBytes) bytes")
     }
+    for (name, value) in fields where BoundedText.hasControlCharacter(value) {
+      throw IngestError(field: "context.\(name)", reason: BoundedText.controlRule)
+    }
     return StoredContext(
       appName: context.appName, appVersion: context.appVersion, appBuild: context.appBuild, osName: context.osName,
       osVersion: context.osVersion, platform: context.platform, deviceModel: context.deviceModel,
@@ -127,27 +138,41 @@ public enum NativeIngest {
     func reject(_ field: String, _ reason: String) -> Result<StoredEvent, BatchResponse.Rejection> {
       .failure(.init(index: index, id: event.id, field: "events[\(index)].\(field)", reason: reason))
     }
-    guard !event.id.isEmpty, event.id.count <= CollectorLimits.maximumIdentifierLength else {
-      return reject("id", "must be 1 to \(CollectorLimits.maximumIdentifierLength) characters")
+    guard !event.id.isEmpty, event.id.count <= CollectorLimits.maximumIdentifierLength,
+      !BoundedText.hasControlCharacter(event.id)
+    else {
+      return reject(
+        "id", "must be 1 to \(CollectorLimits.maximumIdentifierLength) characters without control characters")
     }
     guard BoundedText.isName(event.name) else { return reject("name", BoundedText.nameRule) }
     guard BoundedText.isName(event.kind) else { return reject("kind", BoundedText.nameRule) }
-    guard event.anonymousId.utf8.count <= CollectorLimits.maximumNameBytes else {
-      return reject("anonymousId", "is longer than \(CollectorLimits.maximumNameBytes) bytes")
+    guard event.anonymousId.utf8.count <= CollectorLimits.maximumNameBytes,
+      !BoundedText.hasControlCharacter(event.anonymousId)
+    else {
+      return reject(
+        "anonymousId", "must be at most \(CollectorLimits.maximumNameBytes) bytes without control characters")
     }
-    if let user = event.userId, user.utf8.count > CollectorLimits.maximumNameBytes {
-      return reject("userId", "is longer than \(CollectorLimits.maximumNameBytes) bytes")
+    if let user = event.userId,
+      user.utf8.count > CollectorLimits.maximumNameBytes || BoundedText.hasControlCharacter(user)
+    {
+      return reject("userId", "must be at most \(CollectorLimits.maximumNameBytes) bytes without control characters")
     }
-    for key in event.parameters.keys where !BoundedText.isName(key) {
-      return reject("parameters", "a key \(BoundedText.nameRule)")
+    for (key, value) in event.parameters {
+      guard BoundedText.isName(key) else { return reject("parameters", "a key \(BoundedText.nameRule)") }
+      if case .string(let text) = value, text.utf8.contains(0) {
+        return reject("parameters.\(key)", BoundedText.nulRule)
+      }
     }
     let parameters = ParameterJSON.encode(event.parameters)
     let size = parameters.utf8.count + event.name.utf8.count + event.id.utf8.count + event.anonymousId.utf8.count
     guard size <= CollectorLimits.maximumEventBytes else {
       return reject("parameters", "the event is larger than \(CollectorLimits.maximumEventBytes) bytes")
     }
-    guard event.timestamp > 0 else { return reject("timestamp", "must be after 1970") }
-    let occurredAt = min(event.timestamp &+ correction, receivedAt)
+    guard event.timestamp > 0, CollectorLimits.validTimes.contains(event.timestamp) else {
+      return reject("timestamp", TimeRule.text)
+    }
+    // Both terms are within ±CollectorLimits.validTimes: the sum cannot overflow.
+    let occurredAt = min(event.timestamp + correction, receivedAt)
     guard receivedAt - occurredAt <= policy.maximumEventAge else {
       return reject("timestamp", "is older than \(policy.maximumEventAge / 86_400_000) days")
     }
@@ -163,12 +188,26 @@ public enum NativeIngest {
 
 /// Bounds on names and keys.
 enum BoundedText {
-  static let nameRule = "must be 1 to \(CollectorLimits.maximumNameBytes) bytes"
+  static let nameRule = "must be 1 to \(CollectorLimits.maximumNameBytes) bytes without control characters"
+  static let controlRule = "must not contain control characters (U+0000 to U+001F, U+007F)"
+  static let nulRule = "must not contain U+0000 (NUL)"
 
+  /// 1 to 256 bytes, no control character: event names, kinds, keys, counter names.
   static func isName(_ text: String) -> Bool {
     let count = text.utf8.count
-    return count > 0 && count <= CollectorLimits.maximumNameBytes
+    return count > 0 && count <= CollectorLimits.maximumNameBytes && !hasControlCharacter(text)
   }
+
+  /// Whether `text` holds a C0 control character or DEL (never part of an identifier; NUL cannot
+  /// even be stored in PostgreSQL text).
+  static func hasControlCharacter(_ text: String) -> Bool {
+    text.utf8.contains { $0 < 0x20 || $0 == 0x7F }
+  }
+}
+
+/// The rule every time from outside follows.
+enum TimeRule {
+  static let text = "must be ms since 1970, from 1970-01-01 to 9999-12-31"
 }
 
 /// Parameters as a JSON object with sorted keys (the stored form).

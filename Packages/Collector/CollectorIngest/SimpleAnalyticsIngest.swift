@@ -5,8 +5,12 @@ import Crypto
 /// Turns a decoded SimpleAnalytics payload into rows.
 ///
 /// Per-entry context keys win over the top level. Entries carry no id, so each item's event id is
-/// derived from its content (device, app name, description, timestamp, parameters): a payload
-/// resent after a lost reply stores nothing twice. Items become events of kind `action`; counters
+/// derived from its content (device, app name, description, timestamp, parameters) and its
+/// occurrence: the k-th identical item of a request (three taps on "Refresh" in one second) is a
+/// different event from the (k+1)-th, and a payload resent after a lost reply (the same items first,
+/// possibly followed by new ones) stores nothing twice. Descriptions and counter names are free text
+/// (the client sets no limit): empty or up to ``CollectorLimits/maximumFreeTextBytes``, without NUL.
+/// Items become events of kind `action`; counters
 /// become counter rows keyed by device, app name, counter name and timestamp (a resent, grown total
 /// replaces the stored one). No skew correction: the payload has
 /// no send time.
@@ -17,16 +21,22 @@ public enum SimpleAnalyticsIngest {
   ) -> IngestResult {
     var rejected = payload.rejected
     var events: [StoredEvent] = []
+    var occurrences: [String: Int] = [:]
     for item in payload.items {
       switch event(item, top: payload.context, app: app, receivedAt: receivedAt, policy: policy) {
-      case .success(let event): events.append(event)
+      case .success(var event):
+        let seen = occurrences[event.eventID, default: 0]
+        occurrences[event.eventID] = seen + 1
+        // The first occurrence keeps the id stored before occurrences were counted.
+        if seen > 0 { event.eventID = ContentID.make([event.eventID, "occurrence", String(seen)]) }
+        events.append(event)
       case .failure(let rejection): rejected.append(rejection)
       }
     }
     var counters: [StoredCounter] = []
     for entry in payload.counters {
       let context = merged(payload.context, entry.context)
-      guard BoundedText.isName(entry.name), entry.count >= 0,
+      guard FreeText.isValid(entry.name), entry.count >= 0,
         let time = ISO8601Timestamp.parse(entry.timestamp), context.isBounded
       else { continue }
       counters.append(
@@ -48,8 +58,8 @@ public enum SimpleAnalyticsIngest {
     for entry in payload.counters {
       let path = "counters[\(entry.index)]"
       let context = merged(payload.context, entry.context)
-      if !BoundedText.isName(entry.name) {
-        rejected.append(.init(index: entry.index, id: nil, field: "\(path).name", reason: BoundedText.nameRule))
+      if !FreeText.isValid(entry.name) {
+        rejected.append(.init(index: entry.index, id: nil, field: "\(path).name", reason: FreeText.rule))
       } else if entry.count < 0 {
         rejected.append(.init(index: entry.index, id: nil, field: "\(path).count", reason: "is negative"))
       } else if ISO8601Timestamp.parse(entry.timestamp) == nil {
@@ -69,10 +79,13 @@ public enum SimpleAnalyticsIngest {
     func reject(_ field: String, _ reason: String) -> Result<StoredEvent, BatchResponse.Rejection> {
       .failure(.init(index: item.index, id: nil, field: "\(path).\(field)", reason: reason))
     }
-    guard BoundedText.isName(item.name) else { return reject("description", BoundedText.nameRule) }
+    guard FreeText.isValid(item.name) else { return reject("description", FreeText.rule) }
     guard let time = ISO8601Timestamp.parse(item.timestamp) else { return reject("timestamp", ISO8601Timestamp.rule) }
     for key in item.parameters.keys where !BoundedText.isName(key) {
       return reject("parameters", "a key \(BoundedText.nameRule)")
+    }
+    for (key, value) in item.parameters where value.utf8.contains(0) {
+      return reject("parameters.\(key)", BoundedText.nulRule)
     }
     let context = merged(top, item.context)
     guard context.isBounded else { return reject("device_id", "a context value \(BoundedText.nameRule)") }
@@ -110,8 +123,19 @@ public enum SimpleAnalyticsIngest {
         appName: value("app_name"), appVersion: value("app_version"), osName: platform,
         osVersion: value("system_version"), platform: platform, library: "SimpleAnalytics"
       ),
-      isBounded: values.allSatisfy { $0.utf8.count <= CollectorLimits.maximumNameBytes }
+      isBounded: values.allSatisfy {
+        $0.utf8.count <= CollectorLimits.maximumNameBytes && !BoundedText.hasControlCharacter($0)
+      }
     )
+  }
+}
+
+/// Free text where the sending client sets no limit: a SimpleAnalytics description or counter name.
+enum FreeText {
+  static let rule = "must be at most \(CollectorLimits.maximumFreeTextBytes) bytes without U+0000"
+
+  static func isValid(_ text: String) -> Bool {
+    text.utf8.count <= CollectorLimits.maximumFreeTextBytes && !text.utf8.contains(0)
   }
 }
 

@@ -18,11 +18,18 @@ public struct ReportFilter: Sendable, Hashable {
   /// Only events of this OS version.
   public var osVersion: String?
 
-  /// A filter; throws ``ReportError`` when the range is empty or the app is missing.
+  /// A filter; throws ``ReportError`` when the range is empty, longer than 10 years or outside
+  /// ``bounds``, the app is missing, or a text holds a control character.
   public init(
     app: String, from: Int64, to: Int64, platform: String? = nil, appVersion: String? = nil, osVersion: String? = nil
   ) throws(ReportError) {
     guard !app.isEmpty else { throw ReportError(field: "app", reason: "is required") }
+    try ReportText.check(app, field: "app")
+    for (field, value) in [("platform", platform), ("appVersion", appVersion), ("osVersion", osVersion)] {
+      if let value { try ReportText.check(value, field: field) }
+    }
+    guard Self.bounds.contains(from) else { throw ReportError(field: "from", reason: "is out of range") }
+    guard Self.bounds.contains(to) else { throw ReportError(field: "to", reason: "is out of range") }
     guard from < to else { throw ReportError(field: "to", reason: "must be after from") }
     guard to - from <= 3_660 * 86_400_000 else { throw ReportError(field: "to", reason: "the range is over 10 years") }
     self.app = app
@@ -32,6 +39,10 @@ public struct ReportFilter: Sendable, Hashable {
     self.appVersion = appVersion.flatMap { $0.isEmpty ? nil : $0 }
     self.osVersion = osVersion.flatMap { $0.isEmpty ? nil : $0 }
   }
+
+  /// The times a filter may start or end at (ms; years 1653 to 33658): every difference, the range
+  /// before and every bucket stay far inside `Int64`, and every engine can hold them as timestamps.
+  public static let bounds: ClosedRange<Int64> = -10_000_000_000_000...1_000_000_000_000_000
 
   /// The range of the same length just before this one (for "against the previous range").
   public var previous: ReportFilter {
@@ -75,6 +86,17 @@ struct SQLBuilder {
 
   mutating func bind(_ value: Int64) -> String { bind(.int(value)) }
   mutating func bind(_ value: String) -> String { bind(.text(value)) }
+
+  /// The sum of a column of client-sent counts, as a `BIGINT` that saturates at `Int64.max` instead
+  /// of failing: PostgreSQL sums `bigint` into an exact `numeric`, capped before the cast; SQLite's
+  /// `total()` sums into a double (exact below 2^53, as counts are never negative) and its cast to
+  /// `INTEGER` saturates. A stored count can never make a report fail.
+  func saturatingSum(_ column: String) -> String {
+    switch dialect {
+    case .sqlite: "CAST(total(\(column)) AS INTEGER)"
+    case .postgres: "CAST(LEAST(coalesce(sum(\(column)), 0), 9223372036854775807) AS BIGINT)"
+    }
+  }
 
   /// A time column as milliseconds since 1970.
   func ms(_ column: String) -> String {
@@ -130,4 +152,23 @@ struct SQLBuilder {
 
   /// The same expression on the sessions rollup.
   var rollupSessionKey: String { "CASE WHEN session_key <> '' THEN device_id || ':' || session_key END" }
+}
+
+/// Text a report request names (apps, events, parameters, versions, cursors): checked before it
+/// reaches a query, so a NUL or another control character is a 400 naming the parameter, never a
+/// storage error.
+public enum ReportText {
+  /// The longest text a report takes, in UTF-8 bytes.
+  public static let maximumBytes = 1_024
+
+  /// Throws ``ReportError`` for `field` when `text` is longer than ``maximumBytes`` or holds a C0
+  /// control character or DEL.
+  public static func check(_ text: String, field: String) throws(ReportError) {
+    guard text.utf8.count <= maximumBytes else {
+      throw ReportError(field: field, reason: "is longer than \(maximumBytes) bytes")
+    }
+    guard !text.utf8.contains(where: { $0 < 0x20 || $0 == 0x7F }) else {
+      throw ReportError(field: field, reason: "must not contain control characters")
+    }
+  }
 }

@@ -96,16 +96,13 @@ extension Reports {
     guard let app = parameter("app"), !app.isEmpty else { throw ReportError(field: "app", reason: "is required") }
     var to = Int64(Date().timeIntervalSince1970 * 1000)
     if let text = parameter("to") {
-      guard let parsed = ReportTime.parse(text) else {
-        throw ReportError(field: "to", reason: "is a day (2026-11-01), an ISO 8601 time or ms since 1970")
-      }
+      guard let parsed = ReportTime.parse(text) else { throw ReportError(field: "to", reason: ReportTime.rule) }
       to = parsed
     }
+    // `to` is within ReportTime.valid: a week before it cannot overflow (ReportFilter checks the range).
     var from = to - 7 * 86_400_000
     if let text = parameter("from") {
-      guard let parsed = ReportTime.parse(text) else {
-        throw ReportError(field: "from", reason: "is a day (2026-11-01), an ISO 8601 time or ms since 1970")
-      }
+      guard let parsed = ReportTime.parse(text) else { throw ReportError(field: "from", reason: ReportTime.rule) }
       from = parsed
     }
     return try ReportFilter(
@@ -113,13 +110,16 @@ extension Reports {
       osVersion: parameter("osVersion"))
   }
 
-  /// `90`, `90s`, `30m`, `2h`, `1d` as milliseconds.
+  /// `90`, `90s`, `30m`, `2h`, `1d` as milliseconds, at most ``longestDuration``; `nil` for anything
+  /// else (the value is range-checked before it is multiplied).
   public static func duration(_ text: String) -> Int64? {
     let units: [Character: Int64] = ["s": 1_000, "m": 60_000, "h": 3_600_000, "d": 86_400_000]
-    if let last = text.last, let unit = units[last], let value = Int64(text.dropLast()), value > 0 {
-      return value * unit
-    }
-    if let seconds = Int64(text), seconds > 0 { return seconds * 1_000 }
-    return nil
+    var (digits, unit) = (Substring(text), Int64(1_000))
+    if let last = text.last, let named = units[last] { (digits, unit) = (text.dropLast(), named) }
+    guard let value = Int64(digits), value > 0, value <= longestDuration / unit else { return nil }
+    return value * unit
   }
+
+  /// The longest funnel window: 3,660 days, the longest report range.
+  public static let longestDuration: Int64 = 3_660 * 86_400_000
 }

@@ -14,12 +14,26 @@ public struct ReportTable: Sendable, Hashable {
   }
 
   /// RFC 4180 CSV: a header line, then one line per row; cells with `,`, `"` or line breaks quoted.
+  ///
+  /// A cell a spreadsheet would evaluate as a formula (starting with `=`, `+`, `-`, `@`, a tab or a
+  /// carriage return, OWASP's list) gets a leading `'` and is quoted, so an event named
+  /// `=HYPERLINK(…)` is shown as text. Numbers the reports write themselves (`-3`, `12.5`) are kept.
   public var csv: String {
-    func cell(_ text: String) -> String {
-      guard text.contains(where: { $0 == "," || $0 == "\"" || $0 == "\n" || $0 == "\r" }) else { return text }
-      return "\"" + text.replacingOccurrences(of: "\"", with: "\"\"") + "\""
+    ([columns] + rows).map { $0.map(Self.csvCell).joined(separator: ",") }.joined(separator: "\r\n") + "\r\n"
+  }
+
+  /// One CSV cell: quoted when needed, neutralised when a spreadsheet would evaluate it.
+  public static func csvCell(_ text: String) -> String {
+    var text = text
+    if let first = text.utf8.first,
+      [UInt8(ascii: "="), UInt8(ascii: "+"), UInt8(ascii: "-"), UInt8(ascii: "@"), 0x09, 0x0D].contains(first),
+      Double(text) == nil
+    {
+      text = "'" + text
     }
-    return ([columns] + rows).map { $0.map(cell).joined(separator: ",") }.joined(separator: "\r\n") + "\r\n"
+    let quoted = text.first == "'" || text.contains(where: { $0 == "," || $0 == "\"" || $0 == "\n" || $0 == "\r" })
+    guard quoted else { return text }
+    return "\"" + text.replacingOccurrences(of: "\"", with: "\"\"") + "\""
   }
 }
 

@@ -1,3 +1,4 @@
+import CollectorWire
 import Foundation
 
 /// Times in reports: milliseconds since 1970, UTC, written as ISO 8601.
@@ -13,8 +14,20 @@ public enum ReportTime {
   }
 
   /// A day (`2026-11-22`, UTC midnight), a time (`2026-11-22T10:00:00Z`, with an offset or `Z`) or
-  /// milliseconds since 1970, as milliseconds; `nil` when it is none of them.
+  /// milliseconds since 1970, as milliseconds; `nil` when it is none of them or lies outside
+  /// ``valid`` (so every sum and difference of two parsed times fits in `Int64`).
   public static func parse(_ text: String) -> Int64? {
+    guard let milliseconds = parseAny(text), valid.contains(milliseconds) else { return nil }
+    return milliseconds
+  }
+
+  /// The times a report accepts: 1970-01-01 to 9999-12-31 (ms).
+  public static let valid = CollectorLimits.validTimes
+
+  /// What ``parse(_:)`` accepts, in words.
+  public static let rule = "is a day (2026-11-01), an ISO 8601 time or ms since 1970, from 1970 to 9999"
+
+  private static func parseAny(_ text: String) -> Int64? {
     if let milliseconds = Int64(text) { return milliseconds }
     let day = text.split(separator: "-", omittingEmptySubsequences: false)
     if day.count == 3, day[0].count == 4, day[1].count == 2, day[2].count == 2,
@@ -25,7 +38,9 @@ public enum ReportTime {
     }
     let formatter = ISO8601DateFormatter()
     guard let date = formatter.date(from: text) else { return nil }
-    return Int64((date.timeIntervalSince1970 * 1000).rounded())
+    let milliseconds = (date.timeIntervalSince1970 * 1000).rounded()
+    guard milliseconds.isFinite, abs(milliseconds) < 9e18 else { return nil }
+    return Int64(milliseconds)
   }
 
   /// Days since 1970-01-01 of a proleptic Gregorian date (Howard Hinnant's algorithm).

@@ -72,7 +72,7 @@ public struct Reports: Sendable {
     let counterConditions = counterSQL.conditions(filter, timeColumn: "first_counted_at")
     let counters =
       try await rows(
-        "SELECT CAST(coalesce(sum(count), 0) AS BIGINT) FROM \(store.countersTable) WHERE \(counterConditions)",
+        "SELECT \(counterSQL.saturatingSum("count")) FROM \(store.countersTable) WHERE \(counterConditions)",
         counterSQL
       ).first ?? []
     func value(_ row: [SQLValue], _ index: Int) -> Int64 { index < row.count ? row[index].int ?? 0 : 0 }
@@ -121,6 +121,8 @@ public struct Reports: Sendable {
   public func parameterValues(_ filter: ReportFilter, event: String, parameter: String, limit: Int = 50)
     async throws -> CountList
   {
+    try ReportText.check(event, field: "event")
+    try ReportText.check(parameter, field: "parameter")
     var sql = SQLBuilder(store.dialect)
     let value = sql.parameter(parameter)
     let conditions = sql.conditions(filter) + " AND name = \(sql.bind(event))"
@@ -135,8 +137,8 @@ public struct Reports: Sendable {
     var sql = SQLBuilder(store.dialect)
     let conditions = sql.conditions(filter, timeColumn: "first_counted_at")
     let found = try await rows(
-      "SELECT name, CAST(sum(count) AS BIGINT), count(DISTINCT device_id) FROM \(store.countersTable) "
-        + "WHERE \(conditions) GROUP BY name ORDER BY sum(count) DESC, name LIMIT \(sql.bind(Int64(max(1, limit))))",
+      "SELECT name, \(sql.saturatingSum("count")) AS n, count(DISTINCT device_id) FROM \(store.countersTable) "
+        + "WHERE \(conditions) GROUP BY name ORDER BY n DESC, name LIMIT \(sql.bind(Int64(max(1, limit))))",
       sql)
     return CountList(dimension: "counter", rows: Self.countRows(found))
   }
@@ -158,12 +160,13 @@ public struct Reports: Sendable {
   }
 
   private static func countRows(_ rows: [[SQLValue]]) -> [CountRow] {
-    let total = rows.reduce(Int64(0)) { $0 + ($1[1].int ?? 0) }
+    // Shares from a double total: counts near Int64.max cannot overflow the sum.
+    let total = rows.reduce(0.0) { $0 + Double($1[1].int ?? 0) }
     return rows.map { row in
       let count = row[1].int ?? 0
       return CountRow(
         name: row[0].text ?? "", count: count, devices: row[2].int ?? 0,
-        share: total == 0 ? 0 : Double(count) * 100 / Double(total))
+        share: total == 0 ? 0 : Double(count) * 100 / total)
     }
   }
 
@@ -174,6 +177,7 @@ public struct Reports: Sendable {
     -> TimeSeries
   {
     guard bucket != .week else { throw ReportError(field: "bucket", reason: "is hour or day") }
+    if let event { try ReportText.check(event, field: "event") }
     let size = bucket.milliseconds
     guard (filter.to - filter.from) / size <= 10_000 else {
       throw ReportError(field: "bucket", reason: "more than 10,000 \(bucket.rawValue)s in the range")
@@ -313,8 +317,12 @@ public struct Reports: Sendable {
   {
     guard (2...10).contains(steps.count) else { throw ReportError(field: "steps", reason: "2 to 10 event names") }
     guard window > 0 else { throw ReportError(field: "window", reason: "must be positive") }
+    for step in steps { try ReportText.check(step, field: "steps") }
     var filter = filter
-    if let appVersion { filter.appVersion = appVersion }
+    if let appVersion {
+      try ReportText.check(appVersion, field: "funnelAppVersion")
+      filter.appVersion = appVersion
+    }
     var sql = SQLBuilder(store.dialect)
     let conditions = sql.conditions(filter)
     let names = Set(steps).map { sql.bind($0) }.joined(separator: ", ")
@@ -402,11 +410,15 @@ public struct Reports: Sendable {
   {
     var sql = SQLBuilder(store.dialect)
     var conditions = sql.conditions(filter)
-    if let event { conditions += " AND name = \(sql.bind(event))" }
+    if let event {
+      try ReportText.check(event, field: "event")
+      conditions += " AND name = \(sql.bind(event))"
+    }
     let ms = sql.ms("occurred_at")
     if let after {
+      try ReportText.check(after, field: "after")
       let parts = after.split(separator: ":", maxSplits: 1)
-      guard parts.count == 2, let time = Int64(parts[0]) else {
+      guard parts.count == 2, let time = Int64(parts[0]), ReportFilter.bounds.contains(time) else {
         throw ReportError(field: "after", reason: "is not a cursor this report returned")
       }
       let timeBound = sql.time(sql.bind(time))

@@ -36,6 +36,15 @@ public struct CollectorConfiguration: Sendable {
   public var benchmarkRoutes = false
   /// The most rows waiting for a commit before requests are refused with 503.
   public var maximumQueuedRows = 200_000
+  /// The longest a request may take to arrive, head to last body byte, before its connection is
+  /// closed (seconds).
+  public var readTimeoutSeconds = 30.0
+  /// How long a connection may sit idle (no request, or a header arriving too slowly) before it is
+  /// closed (seconds).
+  public var idleTimeoutSeconds = 60.0
+  /// The most connections open at once; past it new connections wait in the listen backlog until one
+  /// closes (keep it under the process's descriptor limit, `ulimit -n`, minus the store's files).
+  public var maximumConnections = 1_000
 
   /// The defaults.
   public init() {}
@@ -67,6 +76,9 @@ public struct CollectorConfiguration: Sendable {
     Setting(key: "retention", help: "per-app retention in days, app=days[,app=days...]"),
     Setting(key: "max-queued-rows", help: "rows waiting to commit before answering 503 (default 200000)"),
     Setting(key: "benchmark-routes", help: "true to serve /bench/body and /bench/jsondecoder (default false)"),
+    Setting(key: "read-timeout", help: "seconds a request may take to arrive, head to body end (default 30)"),
+    Setting(key: "idle-timeout", help: "seconds an idle connection is kept open (default 60)"),
+    Setting(key: "max-connections", help: "connections open at once; more wait for a free one (default 1000)"),
   ]
 
   /// A setting that could not be used: which one, from where, and why.
@@ -135,6 +147,13 @@ public struct CollectorConfiguration: Sendable {
       }
       return number
     }
+    func seconds(_ key: String) throws(Problem) -> Double? {
+      guard let entry = value(key) else { return nil }
+      guard let number = Double(entry.value), number.isFinite, (0.1...86_400).contains(number) else {
+        throw fail(key, "\(key) must be a number of seconds in 0.1...86400, not \"\(entry.value)\"")
+      }
+      return number
+    }
     func pairs(_ key: String) throws(Problem) -> [(String, String)] {
       guard let entry = value(key) else { return [] }
       var result: [(String, String)] = []
@@ -191,6 +210,9 @@ public struct CollectorConfiguration: Sendable {
       retention.perApp[app] = number
     }
     if let rows = try integer("max-queued-rows", 1000...100_000_000) { maximumQueuedRows = rows }
+    if let seconds = try seconds("read-timeout") { readTimeoutSeconds = seconds }
+    if let seconds = try seconds("idle-timeout") { idleTimeoutSeconds = seconds }
+    if let connections = try integer("max-connections", 1...1_000_000) { maximumConnections = connections }
     if let flag = value("benchmark-routes") {
       // JSON files give booleans as 1/0 through JSONSerialization.
       guard let parsed = Bool(flag.value) ?? ["1": true, "0": false][flag.value] else {

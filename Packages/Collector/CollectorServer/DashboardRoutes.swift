@@ -28,9 +28,8 @@ struct DashboardRoutes: Sendable {
   // MARK: Sign-in
 
   func login(_ request: Request) async -> Response {
-    let query = request.uri.queryParameters
-    var next = query.get("next") ?? "/"
-    if !next.hasPrefix("/") || next.hasPrefix("//") { next = "/" }  // only this site
+    let query = request.form
+    let next = SameSitePath.normalised(query.get("next"))
     guard let key = query.get("key"), await isAdmin(key) else {
       return html(.unauthorized, Dashboard.login(next: next, failed: query.get("key") != nil))
     }
@@ -66,7 +65,7 @@ struct DashboardRoutes: Sendable {
   // MARK: Pages
 
   func page(_ request: Request, path: String) async -> Response {
-    let query = request.uri.queryParameters
+    let query = request.form
     guard await isAdmin(presentedKey(request)) else {
       let next = path + (request.uri.query.map { "?" + $0 } ?? "")
       return html(.unauthorized, Dashboard.login(next: next, failed: false))

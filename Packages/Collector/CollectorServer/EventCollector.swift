@@ -124,7 +124,8 @@ public final class EventCollector: Sendable {
   ) -> some ApplicationProtocol {
     Application(
       router: router(),
-      configuration: .init(address: .hostname(configuration.host, port: configuration.port), serverName: "collector"),
+      server: configuration.server,
+      configuration: configuration.applicationConfiguration,
       services: [
         StoreLifecycle(collector: self, closesStore: closesStore),
         RetentionJob(store: store, policy: configuration.retention, logger: logger),

@@ -91,7 +91,7 @@ struct IngestRoutes: Sendable {
   func simpleAnalytics(_ request: Request) async -> Response {
     let route = "simple_analytics"
     do {
-      let key = try await authenticate(request.uri.queryParameters.get("key"), scope: .write)
+      let key = try await authenticate(request.form.get("key"), scope: .write)
       let body = try await Self.body(of: request)
       let decoded: DecodedSimpleAnalytics
       do {
@@ -115,11 +115,14 @@ struct IngestRoutes: Sendable {
       try await store(result, key: key, route: route)
       let rejected = result.rejected + SimpleAnalyticsIngest.rejectedCounters(of: decoded)
       var message = "stored \(result.rows.events.count) items and \(result.rows.counters.count) counters"
-      if !rejected.isEmpty {
+      guard rejected.isEmpty else {
+        // The SimpleAnalytics client deletes whatever a 2xx answered: a refusal must not be one. The
+        // valid entries are committed (a resend of them stores nothing twice); the client keeps all.
         message +=
-          "; rejected \(rejected.count): "
+          "; refused \(rejected.count): "
           + rejected.prefix(20).map { "\($0.field): \($0.reason)" }
           .joined(separator: "; ")
+        return respond(route, .unprocessableContent, Self.messageJSON(message))
       }
       return respond(route, .ok, Self.messageJSON(message))
     } catch {
@@ -164,14 +167,8 @@ struct IngestRoutes: Sendable {
       let version = try await collector.store.schemaVersion()
       return respond("health", .ok, Array(#"{"status":"ok","store":"ready","schemaVersion":\#(version)}"#.utf8))
     } catch {
-      var json = JSONWriter()
-      json.beginObject()
-      json.key("status")
-      json.string("unavailable")
-      json.key("store")
-      json.string("\(error)")
-      json.endObject()
-      return respond("health", .serviceUnavailable, json.bytes)
+      collector.logger.error("health: the store does not answer: \(error)")
+      return respond("health", .serviceUnavailable, Array(#"{"status":"unavailable","store":"not answering"}"#.utf8))
     }
   }
 
@@ -187,9 +184,15 @@ struct IngestRoutes: Sendable {
     let route = "erase"
     do {
       _ = try await authenticate(bearer(request), scope: .admin)
-      let parameters = request.uri.queryParameters
+      let parameters = request.form
       guard let app = parameters.get("app"), !app.isEmpty else {
         throw Refusal(.badRequest, "app", "is required", metric: "invalid")
+      }
+      // Checked before the store sees them: `deviceId=victim%00x` must not erase `victim`, and
+      // `deviceId=%00` must not erase every row with an empty device id.
+      try Identifier.check(app, field: "app")
+      for field in ["deviceId", "userId"] {
+        if let value = parameters.get(field) { try Identifier.check(value, field: field) }
       }
       guard
         let subject = ErasureSubject(app: app, deviceID: parameters.get("deviceId"), userID: parameters.get("userId"))
@@ -268,55 +271,15 @@ struct IngestRoutes: Sendable {
     return record
   }
 
-  /// The body, at most `limit` bytes as sent (500 KB by default) and 5 MB inflated.
+  /// The body, at most `limit` bytes as sent and 5 MB inflated (``RequestBody``).
   static func body(of request: Request, limit: Int = CollectorLimits.maximumRequestBytes) async throws -> [UInt8] {
-    if let length = request.headers[.contentLength].flatMap(Int.init), length > limit {
-      throw Refusal(.contentTooLarge, "", "the body is larger than \(limit) bytes", metric: "too_large")
-    }
-    var buffer: ByteBuffer
-    do {
-      buffer = try await request.body.collect(upTo: limit)
-    } catch {
-      throw Refusal(.contentTooLarge, "", "the body is larger than \(limit) bytes", metric: "too_large")
-    }
-    switch request.headers[.contentEncoding]?.lowercased() {
-    case nil, "identity":
-      return Array(buffer.readableBytesView)
-    case "gzip":
-      return try inflate(&buffer, limit: CollectorLimits.maximumDecompressedBytes)
-    case let other?:
-      throw Refusal(
-        .unsupportedMediaType, "", "content-encoding \(other) is not supported (gzip or none)", metric: "malformed")
-    }
-  }
-
-  /// Inflates gzip through a 64 KB window, stopping as soon as the output passes `limit` (a gzip
-  /// bomb costs at most `limit` bytes of memory and the time to inflate them).
-  static func inflate(_ buffer: inout ByteBuffer, limit: Int) throws -> [UInt8] {
-    let tooLarge = Refusal(
-      .contentTooLarge, "", "the body inflates to more than \(limit) bytes", metric: "too_large"
-    )
-    var output: [UInt8] = []
-    do {
-      let decompressor = CompressionAlgorithm.gzip().decompressor
-      decompressor.window = ByteBufferAllocator().buffer(capacity: 64 * 1024)
-      try decompressor.startStream()
-      try buffer.decompressStream(with: decompressor) { window in
-        guard output.count + window.readableBytes <= limit else { throw tooLarge }
-        output.append(contentsOf: window.readableBytesView)
-      }
-      try decompressor.finishStream()
-    } catch let refusal as Refusal {
-      throw refusal
-    } catch {
-      throw Refusal(.badRequest, "", "the body is not valid gzip", metric: "malformed")
-    }
-    return output
+    try await RequestBody.read(request, limit: limit)
   }
 
   static func refusal(_ error: any Error) -> Refusal {
     if let refusal = error as? Refusal { return refusal }
-    return Refusal(.badRequest, "", "\(error)", metric: "malformed")
+    // Only refusals carry text meant for clients; anything else is described generically.
+    return Refusal(.badRequest, "", "the request could not be read", metric: "malformed")
   }
 
   func respond(_ route: String, _ status: HTTPResponse.Status, _ body: [UInt8]) -> Response {

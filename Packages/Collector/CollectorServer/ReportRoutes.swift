@@ -4,6 +4,7 @@ import CollectorStore
 import Foundation
 import HTTPTypes
 import Hummingbird
+import Logging
 import NIOCore
 
 /// `GET /v1/reports/<name>`: every report as JSON, or CSV with `format=csv` (or `Accept: text/csv`).
@@ -29,7 +30,7 @@ struct ReportRoutes: Sendable {
       guard let reports = collector.reports else {
         throw Refusal(.notImplemented, "", "this store does not serve reports", metric: "invalid")
       }
-      let query = request.uri.queryParameters
+      let query = request.form
       guard Reports.names.contains(name) else {
         throw Refusal(
           .notFound, "report", "\"\(name)\" is not a report; reports: \(Reports.names.joined(separator: ", "))",
@@ -41,7 +42,9 @@ struct ReportRoutes: Sendable {
       } catch let error as ReportError {
         throw Refusal(.badRequest, error.field, error.reason, metric: "invalid")
       } catch {
-        throw Refusal(.serviceUnavailable, "", "storage unavailable: \(error)", retryAfter: 5, metric: "storage")
+        // The store's own text (SQL, paths) goes to the log, never into a response.
+        collector.logger.error("report \(name) failed: \(error)")
+        throw Refusal(.serviceUnavailable, "", "storage unavailable; retry", retryAfter: 5, metric: "storage")
       }
       let wantsCSV =
         query.get("format") == "csv" || (request.headers[.accept]?.contains("text/csv") ?? false)

@@ -23,11 +23,12 @@ extension IngestRoutes {
   func ga4(_ request: Request, validationOnly: Bool) async -> Response {
     let route = validationOnly ? "ga4_debug" : "ga4_collect"
     do {
-      let query = request.uri.queryParameters
+      let query = request.form
       let key = try await authenticate(query.get("api_secret"), scope: .write)
       guard let firebaseAppID = query.get("firebase_app_id"), !firebaseAppID.isEmpty else {
         throw Refusal(.badRequest, "firebase_app_id", "is required in the URL", metric: "invalid")
       }
+      try Identifier.check(firebaseAppID, field: "firebase_app_id")
       let body = try await Self.body(of: request)
       let decoded: GA4Request
       do {

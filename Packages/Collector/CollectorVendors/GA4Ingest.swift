@@ -29,7 +29,7 @@ public enum GA4Ingest {
       let parameters = json(event.params)
       var sessionID: Int64?
       if case .int(let session) = event.params["session_id"] { sessionID = session }
-      events.append(
+      let stored =
         StoredEvent(
           app: app, eventID: ContentID.make(["ga4", instance, event.name, String(micros), parameters]),
           name: event.name, kind: event.name == "screen_view" ? "screen_view" : "event", occurredAt: occurredAt,
@@ -38,7 +38,8 @@ public enum GA4Ingest {
           context: StoredContext(appName: String(firebaseAppID.prefix(200)), library: "GA4 Measurement Protocol"),
           parametersJSON: parameters
         )
-      )
+      // GA4 drops an invalid event and keeps the others; text PostgreSQL cannot hold is invalid here.
+      if stored.fieldWithNUL == nil { events.append(stored) }
     }
     return StoreBatch(events: events)
   }

@@ -65,7 +65,7 @@ public enum MixpanelIngest {
         fail(MixpanelViolation(field: "properties", message: "the parameters are larger than 32 KB"))
         continue
       }
-      events.append(
+      let stored =
         StoredEvent(
           app: app,
           eventID: ContentID.make(["mixpanel", event.event, distinctID, String(time), insertID ?? ""]),
@@ -78,7 +78,11 @@ public enum MixpanelIngest {
           ),
           parametersJSON: parametersJSON
         )
-      )
+      if let field = stored.fieldWithNUL {
+        fail(MixpanelViolation(field: field == "parameters" ? "properties" : field, message: "must not contain U+0000"))
+        continue
+      }
+      events.append(stored)
     }
     return (StoreBatch(events: events), failed)
   }

@@ -246,7 +246,8 @@ struct Parser {
           switch entry {
           case .string(let text): parameters[parameter] = .string(text)
           case .int(let number): parameters[parameter] = .int(number)
-          case .double(let number): parameters[parameter] = .double(number)
+          case .double(let number) where number.isFinite: parameters[parameter] = .double(number)
+          case .double: return reject("parameters.\(parameter)", "the number is out of range")
           case .bool(let flag): parameters[parameter] = .bool(flag)
           default:
             return reject("parameters.\(parameter)", "must be a string, a number or a boolean, not \(entry.typeName)")
@@ -464,8 +465,9 @@ struct Parser {
     }
     let text = String(decoding: UnsafeBufferPointer(rebasing: bytes[start..<position]), as: UTF8.self)
     if !isInteger, let exact = Self.exactInteger(text) { return .int(exact) }
-    // Beyond 64 bits, or not integral: a double (as Foundation reads it).
-    guard let number = Double(text), number.isFinite else { throw fail(field, "the number is out of range") }
+    // Beyond 64 bits, or not integral: a double (as Foundation reads it). Past Double's range it is
+    // ±infinity, which every field's own rule refuses, so one such number rejects its event alone.
+    guard let number = Double(text) else { throw fail(field, "invalid number at byte \(start)") }
     return .double(number)
   }
 

@@ -235,4 +235,12 @@ public enum CollectorLimits {
   public static let maximumNameBytes = 256
   /// The most counters in one batch.
   public static let maximumCountersPerBatch = 2500
+  /// The longest free text a compatible endpoint takes where its client sets no limit (a SimpleAnalytics
+  /// description or counter name), in UTF-8 bytes: four times a name, and what keeps every PostgreSQL
+  /// index row that holds it under its 2,704-byte bound.
+  public static let maximumFreeTextBytes = 1_024
+  /// The times (ms since 1970, UTC) a request may carry: 1970-01-01 to 9999-12-31. Every time from
+  /// outside is checked against this range before any arithmetic, so a skew correction or an age
+  /// check can never overflow.
+  public static let validTimes: ClosedRange<Int64> = 0...253_402_300_799_999
 }

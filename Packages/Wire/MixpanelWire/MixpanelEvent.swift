@@ -78,13 +78,23 @@ public struct MixpanelEvent: Sendable, Hashable, Codable {
     self.properties = properties
   }
 
-  /// `time` in milliseconds (a value under 10^11 is read as seconds, as Mixpanel does).
+  /// `time` in milliseconds (a value under 10^11 is read as seconds, as Mixpanel does); `nil` when
+  /// it is missing, not a number, or outside ``MixpanelLimits/validTimeMilliseconds`` (checked before
+  /// any arithmetic: `1e300` or `-9e18` cannot overflow).
   public var timeMilliseconds: Int64? {
-    guard let time = properties["time"]?.integer else {
-      if case .double(let seconds) = properties["time"] { return Int64(seconds * 1000) }
+    let milliseconds: Double
+    switch properties["time"] {
+    case .int(let time)?:
+      guard time >= 0, time <= MixpanelLimits.validTimeMilliseconds.upperBound else { return nil }
+      return time < 100_000_000_000 ? time * 1000 : time
+    case .double(let time)?:
+      guard time.isFinite, time >= 0 else { return nil }
+      milliseconds = time < 100_000_000_000 ? (time * 1000).rounded(.down) : time.rounded(.down)
+    default:
       return nil
     }
-    return time < 100_000_000_000 ? time * 1000 : time
+    guard milliseconds <= Double(MixpanelLimits.validTimeMilliseconds.upperBound) else { return nil }
+    return Int64(milliseconds)
   }
 }
 
@@ -207,6 +217,10 @@ public enum MixpanelValidator {
     }
     if let time = event.timeMilliseconds {
       if let violation = MixpanelRules.checkTime(time, now: nowMilliseconds) { violations.append(violation) }
+    } else if case .int? = event.properties["time"] {
+      violations.append(MixpanelViolation(field: "properties.time", message: "is out of range (1971 to 9999)"))
+    } else if case .double? = event.properties["time"] {
+      violations.append(MixpanelViolation(field: "properties.time", message: "is out of range (1971 to 9999)"))
     } else {
       violations.append(MixpanelViolation(field: "properties.time", message: "is required (seconds or ms)"))
     }

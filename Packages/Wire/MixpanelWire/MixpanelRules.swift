@@ -18,6 +18,9 @@ public enum MixpanelLimits {
   public static let earliestTimeMilliseconds: Int64 = 31_536_000_000
   /// How far ahead of the receive time an event may be (ms): one hour.
   public static let maximumFutureMilliseconds: Int64 = 3_600_000
+  /// The times `time` may hold at all (ms): 1970-01-01 to 9999-12-31; outside it the time is refused
+  /// before any arithmetic.
+  public static let validTimeMilliseconds: ClosedRange<Int64> = 0...253_402_300_799_999
 }
 
 /// One broken rule of one event, as `failed_records` reports it.

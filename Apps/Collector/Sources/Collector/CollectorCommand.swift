@@ -34,6 +34,9 @@ struct CollectorCommand: AsyncParsableCommand {
   @Option(help: "Per-app retention: app=days[,app=days...].") var retention: String?
   @Option(help: "Rows waiting to commit before answering 503 (default 200000).") var maxQueuedRows: String?
   @Option(help: "true to serve /bench/body and /bench/jsondecoder.") var benchmarkRoutes: String?
+  @Option(help: "Seconds a request may take to arrive, head to body end (default 30).") var readTimeout: String?
+  @Option(help: "Seconds an idle connection is kept open (default 60).") var idleTimeout: String?
+  @Option(help: "Connections open at once; more wait for a free one (default 1000).") var maxConnections: String?
   @Option(help: "Log level: trace, debug, info, notice, warning, error (default info).") var logLevel: String?
 
   func run() async throws {
@@ -42,7 +45,8 @@ struct CollectorCommand: AsyncParsableCommand {
       ("sqlite-durability", sqliteDurability), ("postgres-url", postgresUrl), ("postgres-schema", postgresSchema),
       ("write-keys", writeKeys), ("admin-keys", adminKeys), ("rate-limit", rateLimit),
       ("max-event-age-days", maxEventAgeDays), ("retention-days", retentionDays), ("retention", retention),
-      ("max-queued-rows", maxQueuedRows), ("benchmark-routes", benchmarkRoutes),
+      ("max-queued-rows", maxQueuedRows), ("benchmark-routes", benchmarkRoutes), ("read-timeout", readTimeout),
+      ("idle-timeout", idleTimeout), ("max-connections", maxConnections),
     ]
     let arguments = Dictionary(uniqueKeysWithValues: given.compactMap { key, value in value.map { (key, $0) } })
     let resolved: CollectorServer.CollectorConfiguration

@@ -24,7 +24,7 @@ public struct LoadGenerator: Sendable {
 
     /// A plan; throws ``CommandError`` naming the first value out of range.
     public init(events: Int = 100_000, batchSize: Int = 100, concurrency: Int = 8, devices: Int = 1_000) throws {
-      guard events >= 1 else { throw CommandError("--events must be at least 1") }
+      guard (1...1_000_000_000).contains(events) else { throw CommandError("--events must be 1 to 1000000000") }
       guard (1...500).contains(batchSize) else { throw CommandError("--batch must be 1 to 500 events") }
       guard (1...256).contains(concurrency) else { throw CommandError("--concurrency must be 1 to 256") }
       guard devices >= 1 else { throw CommandError("--devices must be at least 1") }

@@ -200,6 +200,10 @@ struct TailCommand: AsyncParsableCommand {
 
   func run() async throws {
     guard every > 0, every <= 3_600 else { throw ValidationError("--every must be above 0 and at most 3600 seconds") }
+    guard (1...31_622_400).contains(lookback) else {
+      throw ValidationError("--lookback must be 1 to 31622400 seconds (366 days)")
+    }
+    if let count, count < 1 { throw ValidationError("--count must be at least 1") }
     var parameters = ["app": app]
     if let event { parameters["event"] = event }
     if let platform { parameters["platform"] = platform }

@@ -1,0 +1,66 @@
+import Foundation
+import Hummingbird
+
+/// A query string decoded as browsers' GET forms and most HTTP clients write it
+/// (`application/x-www-form-urlencoded`): `+` and `%20` are both a space, `%2B` is a plus.
+///
+/// Every route reads its query through this (`request.form`), so `event=Logged+in` and
+/// `event=Logged%20in` name the same event in the report API, the dashboard and the ingest routes.
+struct FormQuery: Sendable {
+  private let pairs: [(key: String, value: String)]
+
+  /// Parses a raw (percent-encoded) query; a malformed escape is kept as written.
+  init(_ query: String?) {
+    guard let query, !query.isEmpty else {
+      pairs = []
+      return
+    }
+    pairs = query.split(separator: "&", omittingEmptySubsequences: true).map { part in
+      let pieces = part.split(separator: "=", maxSplits: 1, omittingEmptySubsequences: false)
+      return (Self.decode(pieces[0]), pieces.count > 1 ? Self.decode(pieces[1]) : "")
+    }
+  }
+
+  /// The first value given for `key`, or `nil`.
+  func get(_ key: String) -> String? { pairs.first { $0.key == key }?.value }
+
+  private static func decode(_ text: Substring) -> String {
+    let spaced = text.replacingOccurrences(of: "+", with: " ")
+    return spaced.removingPercentEncoding ?? spaced
+  }
+}
+
+extension Request {
+  /// The query, decoded as a form (``FormQuery``).
+  var form: FormQuery { FormQuery(uri.query) }
+}
+
+/// Identifiers taken from a URL (apps, devices, users, vendor ids).
+enum Identifier {
+  /// Throws a 400 for `field` when `text` holds a C0 control character or DEL, or is over 1,024 bytes.
+  static func check(_ text: String, field: String) throws {
+    guard text.utf8.count <= 1_024 else {
+      throw Refusal(.badRequest, field, "is longer than 1024 bytes", metric: "invalid")
+    }
+    guard !text.utf8.contains(where: { $0 < 0x20 || $0 == 0x7F }) else {
+      throw Refusal(.badRequest, field, "must not contain control characters", metric: "invalid")
+    }
+  }
+}
+
+/// Where the sign-in page may send a browser afterwards: a path of this site only.
+enum SameSitePath {
+  /// `next` when, after the normalisation a browser applies (tabs and line breaks removed, `\` read
+  /// as `/`), it is an absolute path of this site; `/` otherwise. `//evil.example`,
+  /// `/\evil.example`, `/%09/evil.example` and `https://evil.example` all become `/`.
+  static func normalised(_ next: String?) -> String {
+    guard let next, next.hasPrefix("/") else { return "/" }
+    // Browsers strip these before parsing; a raw or decoded control character has no place here.
+    let decoded = next.removingPercentEncoding ?? next
+    for text in [next, decoded] {
+      if text.contains("\\") || text.utf8.contains(where: { $0 < 0x20 || $0 == 0x7F }) { return "/" }
+      if text.hasPrefix("//") { return "/" }
+    }
+    return next
+  }
+}

@@ -1,0 +1,70 @@
+import CollectorServer
+import CollectorStore
+import Foundation
+import HTTPTypes
+import Hummingbird
+import HummingbirdTesting
+import NIOCore
+import Testing
+
+/// The SimpleAnalytics client, unmodified on the wire: one-second timestamps, no ids, resends after a
+/// failure or a lost reply, and a 2xx deletes what it sent.
+@Suite("SimpleAnalytics exactness")
+struct SimpleAnalyticsExactnessTests {
+  static func payload(_ items: [(String, String)], counters: String = "") -> [UInt8] {
+    let entries = items.map { description, time in
+      #"{"description":"\#(description)","timestamp":"\#(time)","parameters":{"screen":"home"}}"#
+    }
+    return Array(
+      """
+      {"device_id":"sa-1","app_name":"Shop","app_version":"7","system_version":"17.4","platform":"iOS (iPhone)",\
+      "items":[\(entries.joined(separator: ","))],"counters":[\(counters)]}
+      """.utf8)
+  }
+
+  static func post(_ client: some TestClientProtocol, _ body: [UInt8]) async throws -> (Int, String) {
+    try await client.execute(
+      uri: "/v1/simple-analytics?key=\(writeKey)", method: .post, body: ByteBuffer(bytes: body)
+    ) { (Int($0.status.code), String(buffer: $0.body)) }
+  }
+
+  static var second: String {
+    let formatter = ISO8601DateFormatter()
+    return formatter.string(from: Date().addingTimeInterval(-60))
+  }
+
+  @Test("three identical taps in one second are three events; resends store nothing twice")
+  func identicalItems() async throws {
+    let collector = try await makeCollector()
+    let time = Self.second
+    let taps = Array(repeating: ("Refresh", time), count: 3)
+    try await collector.application(closesStore: false).test(.router) { client async throws in
+      #expect(try await Self.post(client, Self.payload(taps)).0 == 200)
+      #expect(try await collector.store.eventCount(app: "ty") == 3)
+      // A lost reply: the client resends the same items.
+      #expect(try await Self.post(client, Self.payload(taps)).0 == 200)
+      #expect(try await collector.store.eventCount(app: "ty") == 3)
+      // A failure: the items come back first, a new identical tap after them.
+      #expect(try await Self.post(client, Self.payload(taps + [("Refresh", time)])).0 == 200)
+      #expect(try await collector.store.eventCount(app: "ty") == 4)
+    }
+  }
+
+  @Test("an empty description is stored; one over the documented size is refused with a non-2xx")
+  func descriptions() async throws {
+    let collector = try await makeCollector()
+    let time = Self.second
+    try await collector.application(closesStore: false).test(.router) { client async throws in
+      #expect(try await Self.post(client, Self.payload([("", time)])).0 == 200)
+      let long = String(repeating: "x", count: 1_025)
+      let (status, text) = try await Self.post(client, Self.payload([(long, time), ("Opened", time)]))
+      #expect(status == 422, "\(text)")
+      #expect(text.contains("items[0].description"), "\(text)")
+      #expect(text.contains("stored 1 items"), "\(text)")
+      // The longest accepted description.
+      #expect(try await Self.post(client, Self.payload([(String(repeating: "y", count: 1_024), time)])).0 == 200)
+    }
+    let names = try await collector.store.events(app: "ty", limit: 10).map(\.name.count).sorted()
+    #expect(names == [0, 6, 1_024])
+  }
+}
