@@ -309,3 +309,33 @@ struct HostileInputTests {
     }
   }
 }
+
+extension HostileInputTests {
+  @Test(
+    "GA4 /mp/collect and /debug/mp/collect: timestamp_micros and parameter numbers at every edge",
+    arguments: ["timestamp_micros", "session_id", "value", "request timestamp_micros"])
+  func ga4Numbers(field: String) async throws {
+    let collector = try await makeCollector()
+    try await collector.application(closesStore: false).test(.router) { client async throws in
+      let now = String(Batches.now * 1000)
+      for (round, number) in Self.numbers.enumerated() {
+        func pick(_ name: String, _ fallback: String) -> String { name == field ? number : fallback }
+        let body = """
+          {"app_instance_id":"a1b2","timestamp_micros":\(pick("request timestamp_micros", now)),"events":[\
+          {"name":"ok_\(round)","params":{"session_id":1,"engagement_time_msec":5},"timestamp_micros":\(now)},\
+          {"name":"bad_\(round)","timestamp_micros":\(pick("timestamp_micros", now)),\
+          "params":{"session_id":\(pick("session_id", "1")),"value":\(pick("value", "1"))}}]}
+          """
+        for path in ["/mp/collect", "/debug/mp/collect"] {
+          let answer = try await Self.execute(
+            client, "\(path)?firebase_app_id=1:1:ios:a&api_secret=\(writeKey)", method: .post, key: nil,
+            body: Array(body.utf8))
+          #expect((200..<500).contains(answer.status), "\(path) \(field)=\(number): \(answer)")
+        }
+      }
+      try await Self.expectHealthy(client)
+    }
+    let stored = try await collector.store.events(app: "ty", limit: 1_000)
+    #expect(stored.allSatisfy { CollectorLimits.validTimes.contains($0.occurredAt) })
+  }
+}
