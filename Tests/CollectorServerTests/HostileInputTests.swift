@@ -1,3 +1,4 @@
+import CollectorIngest
 import CollectorReports
 import CollectorServer
 import CollectorStore
@@ -337,5 +338,24 @@ extension HostileInputTests {
     }
     let stored = try await collector.store.events(app: "ty", limit: 1_000)
     #expect(stored.allSatisfy { CollectorLimits.validTimes.contains($0.occurredAt) })
+  }
+}
+
+extension HostileInputTests {
+  @Test("a key in the URL keeps its `+` (clients leave it unencoded); `%2B` reads the same")
+  func plusInAKey() async throws {
+    let collector = try await makeCollector()
+    let key = "plus+key+0123456789"
+    try await collector.keyRing.provision([ProvisionedKey(app: "ty", key: key, scope: .write)], now: 0)
+    let payload = Array(
+      #"{"device_id":"d","app_name":"Shop","items":[{"description":"Opened","timestamp":"2026-11-20T10:00:00Z"}],"counters":[]}"#
+        .utf8)
+    try await collector.application(closesStore: false).test(.router) { client async throws in
+      for written in ["plus+key+0123456789", "plus%2Bkey%2B0123456789"] {
+        let answer = try await Self.execute(
+          client, "/v1/simple-analytics?key=\(written)", method: .post, key: nil, body: payload)
+        #expect(answer.status == 200, "\(written): \(answer.text)")
+      }
+    }
   }
 }

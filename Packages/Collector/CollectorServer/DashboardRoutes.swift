@@ -30,8 +30,8 @@ struct DashboardRoutes: Sendable {
   func login(_ request: Request) async -> Response {
     let query = request.form
     let next = SameSitePath.normalised(query.get("next"))
-    guard let key = query.get("key"), await isAdmin(key) else {
-      return html(.unauthorized, Dashboard.login(next: next, failed: query.get("key") != nil))
+    guard let key = query.secret("key"), await isAdmin(key) else {
+      return html(.unauthorized, Dashboard.login(next: next, failed: query.secret("key") != nil))
     }
     let value = key.addingPercentEncoding(withAllowedCharacters: .alphanumerics) ?? key
     return Response(

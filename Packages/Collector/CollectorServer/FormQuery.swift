@@ -7,7 +7,7 @@ import Hummingbird
 /// Every route reads its query through this (`request.form`), so `event=Logged+in` and
 /// `event=Logged%20in` name the same event in the report API, the dashboard and the ingest routes.
 struct FormQuery: Sendable {
-  private let pairs: [(key: String, value: String)]
+  private let pairs: [(key: String, value: Substring)]
 
   /// Parses a raw (percent-encoded) query; a malformed escape is kept as written.
   init(_ query: String?) {
@@ -17,15 +17,23 @@ struct FormQuery: Sendable {
     }
     pairs = query.split(separator: "&", omittingEmptySubsequences: true).map { part in
       let pieces = part.split(separator: "=", maxSplits: 1, omittingEmptySubsequences: false)
-      return (Self.decode(pieces[0]), pieces.count > 1 ? Self.decode(pieces[1]) : "")
+      return (Self.decode(pieces[0], plusIsSpace: true), pieces.count > 1 ? pieces[1] : "")
     }
   }
 
   /// The first value given for `key`, or `nil`.
-  func get(_ key: String) -> String? { pairs.first { $0.key == key }?.value }
+  func get(_ key: String) -> String? {
+    pairs.first { $0.key == key }.map { Self.decode($0.value, plusIsSpace: true) }
+  }
 
-  private static func decode(_ text: Substring) -> String {
-    let spaced = text.replacingOccurrences(of: "+", with: " ")
+  /// The first value given for `key` with `+` kept: for access keys, which never hold a space and
+  /// which clients (Foundation's `URLComponents` among them) often leave unencoded.
+  func secret(_ key: String) -> String? {
+    pairs.first { $0.key == key }.map { Self.decode($0.value, plusIsSpace: false) }
+  }
+
+  private static func decode(_ text: Substring, plusIsSpace: Bool) -> String {
+    let spaced = plusIsSpace ? text.replacingOccurrences(of: "+", with: " ") : String(text)
     return spaced.removingPercentEncoding ?? spaced
   }
 }

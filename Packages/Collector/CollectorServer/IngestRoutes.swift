@@ -91,7 +91,7 @@ struct IngestRoutes: Sendable {
   func simpleAnalytics(_ request: Request) async -> Response {
     let route = "simple_analytics"
     do {
-      let key = try await authenticate(request.form.get("key"), scope: .write)
+      let key = try await authenticate(request.form.secret("key"), scope: .write)
       let body = try await Self.body(of: request)
       let decoded: DecodedSimpleAnalytics
       do {

@@ -24,7 +24,7 @@ extension IngestRoutes {
     let route = validationOnly ? "ga4_debug" : "ga4_collect"
     do {
       let query = request.form
-      let key = try await authenticate(query.get("api_secret"), scope: .write)
+      let key = try await authenticate(query.secret("api_secret"), scope: .write)
       guard let firebaseAppID = query.get("firebase_app_id"), !firebaseAppID.isEmpty else {
         throw Refusal(.badRequest, "firebase_app_id", "is required in the URL", metric: "invalid")
       }
