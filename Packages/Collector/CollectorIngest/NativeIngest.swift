@@ -119,7 +119,7 @@ public enum NativeIngest {
     for (name, value) in fields where value.utf8.count > CollectorLimits.maximumNameBytes {
       throw IngestError(field: "context.\(name)", reason: "is longer than \(CollectorLimits.maximumNameBytes) bytes")
     }
-    for (name, value) in fields where BoundedText.hasControlCharacter(value) {
+    for (name, value) in fields where CollectorLimits.hasControlCharacter(value) {
       throw IngestError(field: "context.\(name)", reason: BoundedText.controlRule)
     }
     return StoredContext(
@@ -139,7 +139,7 @@ public enum NativeIngest {
       .failure(.init(index: index, id: event.id, field: "events[\(index)].\(field)", reason: reason))
     }
     guard !event.id.isEmpty, event.id.count <= CollectorLimits.maximumIdentifierLength,
-      !BoundedText.hasControlCharacter(event.id)
+      !CollectorLimits.hasControlCharacter(event.id)
     else {
       return reject(
         "id", "must be 1 to \(CollectorLimits.maximumIdentifierLength) characters without control characters")
@@ -147,13 +147,13 @@ public enum NativeIngest {
     guard BoundedText.isName(event.name) else { return reject("name", BoundedText.nameRule) }
     guard BoundedText.isName(event.kind) else { return reject("kind", BoundedText.nameRule) }
     guard event.anonymousId.utf8.count <= CollectorLimits.maximumNameBytes,
-      !BoundedText.hasControlCharacter(event.anonymousId)
+      !CollectorLimits.hasControlCharacter(event.anonymousId)
     else {
       return reject(
         "anonymousId", "must be at most \(CollectorLimits.maximumNameBytes) bytes without control characters")
     }
     if let user = event.userId,
-      user.utf8.count > CollectorLimits.maximumNameBytes || BoundedText.hasControlCharacter(user)
+      user.utf8.count > CollectorLimits.maximumNameBytes || CollectorLimits.hasControlCharacter(user)
     {
       return reject("userId", "must be at most \(CollectorLimits.maximumNameBytes) bytes without control characters")
     }
@@ -195,14 +195,9 @@ enum BoundedText {
   /// 1 to 256 bytes, no control character: event names, kinds, keys, counter names.
   static func isName(_ text: String) -> Bool {
     let count = text.utf8.count
-    return count > 0 && count <= CollectorLimits.maximumNameBytes && !hasControlCharacter(text)
+    return count > 0 && count <= CollectorLimits.maximumNameBytes && !CollectorLimits.hasControlCharacter(text)
   }
 
-  /// Whether `text` holds a C0 control character or DEL (never part of an identifier; NUL cannot
-  /// even be stored in PostgreSQL text).
-  static func hasControlCharacter(_ text: String) -> Bool {
-    text.utf8.contains { $0 < 0x20 || $0 == 0x7F }
-  }
 }
 
 /// The rule every time from outside follows.

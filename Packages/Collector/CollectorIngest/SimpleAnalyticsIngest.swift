@@ -124,7 +124,7 @@ public enum SimpleAnalyticsIngest {
         osVersion: value("system_version"), platform: platform, library: "SimpleAnalytics"
       ),
       isBounded: values.allSatisfy {
-        $0.utf8.count <= CollectorLimits.maximumNameBytes && !BoundedText.hasControlCharacter($0)
+        $0.utf8.count <= CollectorLimits.maximumNameBytes && !CollectorLimits.hasControlCharacter($0)
       }
     )
   }

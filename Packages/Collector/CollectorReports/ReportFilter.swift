@@ -1,4 +1,5 @@
 import CollectorStore
+import CollectorWire
 import Foundation
 
 /// What every report is about: one app, a time range, and optional filters.
@@ -167,7 +168,7 @@ public enum ReportText {
     guard text.utf8.count <= maximumBytes else {
       throw ReportError(field: field, reason: "is longer than \(maximumBytes) bytes")
     }
-    guard !text.utf8.contains(where: { $0 < 0x20 || $0 == 0x7F }) else {
+    guard !CollectorLimits.hasControlCharacter(text) else {
       throw ReportError(field: field, reason: "must not contain control characters")
     }
   }

@@ -1,3 +1,5 @@
+import CollectorReports
+import CollectorWire
 import Foundation
 import Hummingbird
 
@@ -43,15 +45,14 @@ extension Request {
   var form: FormQuery { FormQuery(uri.query) }
 }
 
-/// Identifiers taken from a URL (apps, devices, users, vendor ids).
+/// Identifiers taken from a URL (apps, devices, users, vendor ids): the reports' rule
+/// (``ReportText``), answered as a 400 naming the parameter.
 enum Identifier {
-  /// Throws a 400 for `field` when `text` holds a C0 control character or DEL, or is over 1,024 bytes.
   static func check(_ text: String, field: String) throws {
-    guard text.utf8.count <= 1_024 else {
-      throw Refusal(.badRequest, field, "is longer than 1024 bytes", metric: "invalid")
-    }
-    guard !text.utf8.contains(where: { $0 < 0x20 || $0 == 0x7F }) else {
-      throw Refusal(.badRequest, field, "must not contain control characters", metric: "invalid")
+    do {
+      try ReportText.check(text, field: field)
+    } catch {
+      throw Refusal(.badRequest, error.field, error.reason, metric: "invalid")
     }
   }
 }
@@ -66,7 +67,7 @@ enum SameSitePath {
     // Browsers strip these before parsing; a raw or decoded control character has no place here.
     let decoded = next.removingPercentEncoding ?? next
     for text in [next, decoded] {
-      if text.contains("\\") || text.utf8.contains(where: { $0 < 0x20 || $0 == 0x7F }) { return "/" }
+      if text.contains("\\") || CollectorLimits.hasControlCharacter(text) { return "/" }
       if text.hasPrefix("//") { return "/" }
     }
     return next

@@ -243,4 +243,10 @@ public enum CollectorLimits {
   /// outside is checked against this range before any arithmetic, so a skew correction or an age
   /// check can never overflow.
   public static let validTimes: ClosedRange<Int64> = 0...253_402_300_799_999
+
+  /// Whether `text` holds a C0 control character (U+0000 to U+001F) or DEL: never part of an
+  /// identifier (and NUL cannot even be stored in PostgreSQL text).
+  public static func hasControlCharacter(_ text: String) -> Bool {
+    text.utf8.contains { $0 < 0x20 || $0 == 0x7F }
+  }
 }
