@@ -67,4 +67,21 @@ struct SimpleAnalyticsExactnessTests {
     let names = try await collector.store.events(app: "ty", limit: 10).map(\.name.count).sorted()
     #expect(names == [0, 6, 1_024])
   }
+
+  static let counterCases: [([Int64], Int64)] = [([3, 2], 5), ([3, 5], 5), ([3, 3], 3)]
+
+  @Test(
+    "counter totals through the route: sends in one second add up, a grown resend replaces, a replay does not add",
+    arguments: counterCases)
+  func counters(reports: [Int64], total: Int64) async throws {
+    let collector = try await makeCollector()
+    let time = Self.second
+    try await collector.application(closesStore: false).test(.router) { client async throws in
+      for count in reports {
+        let counter = #"{"name":"Foregrounded","count":\#(count),"timestamp":"\#(time)"}"#
+        #expect(try await Self.post(client, Self.payload([], counters: counter)).0 == 200)
+      }
+    }
+    #expect(try await collector.store.counters(app: "ty").map(\.count).reduce(0, +) == total)
+  }
 }

@@ -11,8 +11,9 @@ import Crypto
 /// possibly followed by new ones) stores nothing twice. Descriptions and counter names are free text
 /// (the client sets no limit): empty or up to ``CollectorLimits/maximumFreeTextBytes``, without NUL.
 /// Items become events of kind `action`; counters
-/// become counter rows keyed by device, app name, counter name and timestamp (a resent, grown total
-/// replaces the stored one). No skew correction: the payload has
+/// become counter series keyed by device, app name, counter name and timestamp (``CounterSeries``: a
+/// resent, grown total replaces the newest stored one; a smaller one in the same second is a new
+/// total; an equal one is a replay). No skew correction: the payload has
 /// no send time.
 public enum SimpleAnalyticsIngest {
   /// The rows of `payload` for `app`, received at `receivedAt` (ms since 1970).
@@ -44,7 +45,8 @@ public enum SimpleAnalyticsIngest {
           app: app,
           counterID: ContentID.make(["counter", context.deviceID, context.stored.appName, entry.name, entry.timestamp]),
           deviceID: context.deviceID, name: entry.name, count: entry.count,
-          firstCountedAt: min(time.milliseconds, receivedAt), receivedAt: receivedAt, context: context.stored
+          firstCountedAt: min(time.milliseconds, receivedAt), receivedAt: receivedAt, context: context.stored,
+          isSeries: true
         )
       )
     }

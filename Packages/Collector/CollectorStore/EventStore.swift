@@ -8,7 +8,8 @@
 /// - ``write(_:)`` is one transaction: when it returns, every row is durable; when it throws, none is
 ///   visible. Events already stored under the same key (app + event id) are skipped and counted as
 ///   duplicates; a counter total already stored under the same id (app + counter id) keeps the
-///   larger count. Client retries never double-count.
+///   larger count; a series counter (``StoredCounter/isSeries``) follows ``CounterSeries``. Client
+///   retries never double-count.
 /// - A method that cannot reach the storage throws ``StoreError/unavailable(_:)``.
 ///
 /// Implementing a new engine (ClickHouse, say) means conforming to this protocol, running
