@@ -79,6 +79,9 @@ final class FlakyStore: EventStore, @unchecked Sendable {
   }
   func eventCount(app: String?) async throws -> Int { try await base.eventCount(app: app) }
   func events(app: String, limit: Int) async throws -> [StoredEvent] { try await base.events(app: app, limit: limit) }
+  func storedEventIDs(app: String, among ids: [String]) async throws -> Set<String> {
+    try await base.storedEventIDs(app: app, among: ids)
+  }
   func counters(app: String) async throws -> [StoredCounter] { try await base.counters(app: app) }
   func erase(_ subject: ErasureSubject) async throws -> Int { try await base.erase(subject) }
   func prune(_ policy: PruneCutoffs) async throws -> Int { try await base.prune(policy) }

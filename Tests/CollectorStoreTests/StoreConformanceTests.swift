@@ -122,6 +122,15 @@ struct StoreConformanceTests {
     try await merged.close()
   }
 
+  @Test("storedEventIDs names exactly the stored ids of the app", arguments: Engine.available)
+  func storedEventIDs(engine: Engine) async throws {
+    let store = try await engine.open()
+    _ = try await store.write(StoreBatch(events: [Rows.event("s-1"), Rows.event("s-2"), Rows.event("o-1", app: "dl")]))
+    #expect(try await store.storedEventIDs(app: "ty", among: ["s-1", "s-3", "o-1", "s-2"]) == ["s-1", "s-2"])
+    #expect(try await store.storedEventIDs(app: "ty", among: []) == [])
+    try await store.close()
+  }
+
   @Test("a failing write stores nothing of its batch", arguments: Engine.available)
   func atomicWrite(engine: Engine) async throws {
     let store = try await engine.open()

@@ -124,6 +124,23 @@ public final class PostgresEventStore: EventStore {
     }
   }
 
+  public func storedEventIDs(app: String, among ids: [String]) async throws -> Set<String> {
+    if ids.isEmpty { return [] }
+    return try await guarded {
+      var binds = PostgresBindings()
+      binds.append(app)
+      binds.append(ids)
+      let rows = try await client.query(
+        PostgresQuery(
+          unsafeSQL: "SELECT event_id FROM \(tables.events) WHERE app = $1 AND event_id = ANY($2::text[])", binds: binds
+        ),
+        logger: logger)
+      var found: Set<String> = []
+      for try await id in rows.decode(String.self) { found.insert(id) }
+      return found
+    }
+  }
+
   public func events(app: String, limit: Int) async throws -> [StoredEvent] {
     try await guarded {
       var binds = PostgresBindings()

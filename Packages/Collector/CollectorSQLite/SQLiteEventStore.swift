@@ -85,6 +85,19 @@ public final class SQLiteEventStore: EventStore {
     }
   }
 
+  public func storedEventIDs(app: String, among ids: [String]) async throws -> Set<String> {
+    if ids.isEmpty { return [] }
+    return try await run { [pool] in
+      try pool.read { db in
+        let marks = Array(repeating: "?", count: ids.count).joined(separator: ",")
+        return Set(
+          try String.fetchAll(
+            db, sql: "SELECT event_id FROM events WHERE app = ? AND event_id IN (\(marks))",
+            arguments: StatementArguments([app] + ids)))
+      }
+    }
+  }
+
   public func events(app: String, limit: Int) async throws -> [StoredEvent] {
     try await run { [pool] in
       try pool.read { db in

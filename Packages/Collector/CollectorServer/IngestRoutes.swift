@@ -112,9 +112,19 @@ struct IngestRoutes: Sendable {
       let result = SimpleAnalyticsIngest.rows(
         of: decoded, app: key.app, receivedAt: Self.now(), policy: collector.policy
       )
+      // What a resend already had, read before the commit: the answer says what is new.
+      let already: Int
+      do {
+        already = try await collector.store.storedEventIDs(app: key.app, among: result.rows.events.map(\.eventID)).count
+      } catch {
+        throw Refusal(
+          .serviceUnavailable, "", "storage unavailable; nothing was stored", retryAfter: 5, metric: "storage")
+      }
       try await store(result, key: key, route: route)
       let rejected = result.rejected + SimpleAnalyticsIngest.rejectedCounters(of: decoded)
-      var message = "stored \(result.rows.events.count) items and \(result.rows.counters.count) counters"
+      var message =
+        "stored \(result.rows.events.count - already) items (\(already) already stored) "
+        + "and \(result.rows.counters.count) counters"
       guard rejected.isEmpty else {
         // The SimpleAnalytics client deletes whatever a 2xx answered: a refusal must not be one. The
         // valid entries are committed (a resend of them stores nothing twice); the client keeps all.

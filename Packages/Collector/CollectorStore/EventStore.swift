@@ -34,6 +34,10 @@ public protocol EventStore: Sendable {
   /// Stored events of one app, oldest first by occurrence, at most `limit`.
   func events(app: String, limit: Int) async throws -> [StoredEvent]
 
+  /// Which of `ids` (at most a few thousand) are stored for `app`: what a request resent after a
+  /// lost reply already had, for answers that say what was new.
+  func storedEventIDs(app: String, among ids: [String]) async throws -> Set<String>
+
   /// Stored counter rows of one app.
   func counters(app: String) async throws -> [StoredCounter]
 
