@@ -1,4 +1,5 @@
 import CollectorIngest
+import CollectorPostgres
 import CollectorReports
 import CollectorServer
 import CollectorStore
@@ -357,5 +358,57 @@ extension HostileInputTests {
         #expect(answer.status == 200, "\(written): \(answer.text)")
       }
     }
+  }
+}
+
+extension HostileInputTests {
+  /// On PostgreSQL a NUL anywhere in an event's text would fail the whole group commit (503 for every
+  /// request in it, retried forever): the event is rejected alone on every route.
+  @Test(
+    "a NUL in an event's text rejects that event alone, on every route and engine",
+    arguments: LiveTests.Engine.available)
+  func nulInEvents(engine: LiveTests.Engine) async throws {
+    let collector = try await makeCollector { sqlite in
+      guard engine == .postgres, let url = PostgresTestServer.url else { return sqlite }
+      return try! PostgresEventStore(url: url, schema: PostgresTestServer.uniqueSchema("nul"))
+    }
+    try await collector.application(closesStore: false).test(.router) { client async throws in
+      var bad = Batches.event("nul-1")
+      bad.parameters["note"] = .string("a\u{0}b")
+      var badUser = Batches.event("nul-2")
+      badUser.userId = "u\u{0}"
+      let native = try await Self.execute(
+        client, "/v1/batch", method: .post, key: writeKey, body: Batches.body([bad, badUser, Batches.event("ok-1")]))
+      #expect(native.status == 200, "\(native.text)")
+      #expect(native.text.contains(#""accepted":1"#), "\(native.text)")
+      let now = Batches.now / 1000
+      let mixpanel = """
+        [{"event":"ok","properties":{"distinct_id":"d","time":\(now),"$insert_id":"ok-2"}},\
+        {"event":"bad","properties":{"distinct_id":"d","time":\(now),"$insert_id":"bad-2","note":"a\\u0000b"}}]
+        """
+      let answer = try await Self.execute(
+        client, "/import?strict=1", method: .post, key: nil, body: Array(mixpanel.utf8),
+        headers: [.authorization: "Basic " + Data("\(writeKey):".utf8).base64EncodedString()])
+      #expect((200..<500).contains(answer.status), "\(answer)")
+      let ga4 = """
+        {"app_instance_id":"a1b2","events":[{"name":"ok_3","params":{"session_id":1}},\
+        {"name":"bad_3","params":{"note":"a\\u0000b"}}]}
+        """
+      let collect = try await Self.execute(
+        client, "/mp/collect?firebase_app_id=1:1:ios:a&api_secret=\(writeKey)", method: .post, key: nil,
+        body: Array(ga4.utf8))
+      #expect((200..<300).contains(collect.status), "\(collect)")
+      let simple = """
+        {"device_id":"sa","app_name":"Shop","items":[{"description":"Opened","timestamp":"2026-11-20T10:00:00Z"},\
+        {"description":"Bad","timestamp":"2026-11-20T10:00:00Z","parameters":{"p":"a\\u0000b"}}],"counters":[]}
+        """
+      let sa = try await Self.execute(
+        client, "/v1/simple-analytics?key=\(writeKey)", method: .post, key: nil, body: Array(simple.utf8))
+      #expect(sa.status == 422, "\(sa.text)")
+      try await Self.expectHealthy(client)
+    }
+    let names = Set(try await collector.store.events(app: "ty", limit: 100).map(\.name))
+    #expect(names == ["product_viewed", "ok", "ok_3", "Opened"])
+    try await collector.store.close()
   }
 }
