@@ -10,8 +10,8 @@ public import Foundation
 /// going to the background or terminating) and on ``flush()``.
 ///
 /// Counting is exact: every record enqueued ends up once in `delivered` or once in `dropped`. A
-/// record the outbox evicted to stay within its bounds while it was in flight counts as dropped
-/// (`outbox_full`) even if that request then succeeded.
+/// record the outbox evicted to stay within its bounds while it was in flight shares its request's
+/// outcome: delivered when the request succeeded, dropped (`outbox_full`) when it is retried.
 ///
 /// Outcomes: 2xx delivered (a format may report some records rejected: dropped with
 /// `rejected_by_server`); 408, 429, 5xx and transport errors retried with full-jitter back-off
@@ -258,6 +258,7 @@ final class DeliveryEngine: @unchecked Sendable {
           $0.lastError = error
         }
       case .split:
+        outbox.endInFlight()
         if batch.count == 1 {
           let removed = acknowledge(through: batch.last!.end)
           state.withLock {
@@ -268,6 +269,7 @@ final class DeliveryEngine: @unchecked Sendable {
           limit = max(1, batch.count / 2)
         }
       case .retry(let after, let error):
+        outbox.endInFlight()
         state.withLock { state in
           state.attempt += 1
           state.notBefore = clock().addingTimeInterval(
@@ -287,6 +289,7 @@ final class DeliveryEngine: @unchecked Sendable {
       request.body = Gzip.compress(request.body)
       request.headers["Content-Encoding"] = "gzip"
     }
+    outbox.beginInFlight(through: batch.last!.end)
     state.withLock { $0.inFlight = batch.count }
     defer { state.withLock { $0.inFlight = 0 } }
     do {

@@ -106,6 +106,10 @@ public final class Outbox: @unchecked Sendable {
   private var queuedRecords = 0
   private var queuedBytes = 0
   private var dropped: [DropReason: Int] = [:]
+  /// The end of the batch being sent, if any, and how many of its records were evicted meanwhile:
+  /// they are counted when the send's outcome is known (delivered, or dropped), not at eviction.
+  private var inFlightEnd: OutboxPosition?
+  private var evictedInFlight = 0
   private let cursorHandle: FileHandle
 
   /// Opens the outbox in `directory` (created if needed), recovering every valid record left there.
@@ -230,7 +234,12 @@ public final class Outbox: @unchecked Sendable {
   public func acknowledge(through position: OutboxPosition, droppedAs reason: DropReason? = nil) -> Int {
     lock.lock()
     defer { lock.unlock() }
-    var removed = 0
+    // Records of the in-flight batch evicted while it was sent share its outcome.
+    var removed = inFlightEnd.map { position >= $0 } == true ? evictedInFlight : 0
+    if removed > 0 || inFlightEnd != nil {
+      inFlightEnd = nil
+      evictedInFlight = 0
+    }
     while cursor < position, let record = recordSize(at: cursor) {
       removed += 1
       queuedRecords -= 1
@@ -241,6 +250,35 @@ public final class Outbox: @unchecked Sendable {
     removeSegmentsBeforeCursor()
     writeCursor()
     return removed
+  }
+
+  /// Marks the records up to `end` as being sent: if the outbox must evict some of them to stay
+  /// within its bounds, they are not counted as dropped yet; ``acknowledge(through:droppedAs:)``
+  /// counts them with the batch's outcome, ``endInFlight()`` as dropped (`outbox_full`).
+  public func beginInFlight(through end: OutboxPosition) {
+    lock.lock()
+    defer { lock.unlock() }
+    inFlightEnd = end
+    evictedInFlight = 0
+  }
+
+  /// The batch being sent will not be acknowledged (it is retried later, or split): records evicted
+  /// from it meanwhile are counted as dropped (`outbox_full`) now.
+  public func endInFlight() {
+    lock.lock()
+    defer { lock.unlock() }
+    if evictedInFlight > 0 { dropped[.outboxFull, default: 0] += evictedInFlight }
+    inFlightEnd = nil
+    evictedInFlight = 0
+  }
+
+  /// Counts one evicted record: dropped, or held with the in-flight batch it belongs to.
+  private func countEviction(_ record: (size: Int, next: OutboxPosition)) {
+    if let end = inFlightEnd, record.next <= end {
+      evictedInFlight += 1
+    } else {
+      dropped[.outboxFull, default: 0] += 1
+    }
   }
 
   /// The position after the newest record: everything appended so far lies before it.
@@ -263,7 +301,8 @@ public final class Outbox: @unchecked Sendable {
     lock.lock()
     defer { lock.unlock() }
     return OutboxStats(
-      records: queuedRecords,
+      // Records evicted from the batch in flight wait for its outcome like the others.
+      records: queuedRecords + evictedInFlight,
       bytes: queuedBytes,
       diskBytes: segments.count * configuration.segmentBytes,
       dropped: dropped
@@ -302,7 +341,7 @@ public final class Outbox: @unchecked Sendable {
     cursor = record.next
     queuedRecords -= 1
     queuedBytes -= record.size
-    dropped[.outboxFull, default: 0] += 1
+    countEviction(record)
     removeSegmentsBeforeCursor()
     writeCursor()
   }
@@ -315,7 +354,7 @@ public final class Outbox: @unchecked Sendable {
         cursor = record.next
         queuedRecords -= 1
         queuedBytes -= record.size
-        dropped[.outboxFull, default: 0] += 1
+        countEviction(record)
       }
       cursor = max(cursor, next)
       removeSegmentsBeforeCursor(includingLast: true)

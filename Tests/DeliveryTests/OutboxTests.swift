@@ -32,6 +32,33 @@ struct OutboxTests {
     #expect(outbox.stats.records == 6)
   }
 
+  /// A batch in flight while the outbox evicts some of its records: they share the batch's outcome,
+  /// and received = delivered + dropped + queued holds at every step.
+  @Test(arguments: [true, false])
+  func recordsEvictedInFlightShareTheirBatchsOutcome(delivered: Bool) throws {
+    let directory = TemporaryDirectory()
+    let outbox = try Outbox(directory: directory.url, configuration: OutboxConfiguration(maximumRecords: 10))
+    for index in 0..<10 { outbox.append(kind: 2, timestamp: 0, payload: payload(index)) }
+    let batch = outbox.read(maximumRecords: 4)
+    outbox.beginInFlight(through: batch.last!.end)
+    // Six more records evict the four in flight and two waiting ones.
+    for index in 10..<16 { outbox.append(kind: 2, timestamp: 0, payload: payload(index)) }
+    #expect(outbox.stats.dropped[.outboxFull] == 2)
+    #expect(outbox.stats.records + 2 == 16, "the four in flight still wait for their outcome")
+    var acknowledged = 0
+    if delivered {
+      acknowledged = outbox.acknowledge(through: batch.last!.end)
+      #expect(acknowledged == 4)
+      #expect(outbox.stats.dropped[.outboxFull] == 2)
+    } else {
+      outbox.endInFlight()
+      #expect(outbox.stats.dropped[.outboxFull] == 6)
+    }
+    let dropped = outbox.stats.dropped.values.reduce(0, +)
+    #expect(acknowledged + dropped + outbox.stats.records == 16)
+    #expect(outbox.read(maximumRecords: 100).map(index(of:)) == Array(6..<16))
+  }
+
   @Test func byteLimitsCutABatchButNeverBelowOneRecord() throws {
     let directory = TemporaryDirectory()
     let outbox = try Outbox(directory: directory.url)
