@@ -109,7 +109,10 @@ struct CrashTests {
     let bounds = OutboxConfiguration(maximumBytes: 2 << 20, maximumRecords: 1_000_000, segmentBytes: 256 << 10)
     let collector = try CollectorService(
       endpoint: URL(string: "http://127.0.0.1:\(port)")!, writeKey: "k", directory: directory.url, outbox: bounds,
-      retry: RetryPolicy(initialDelay: 0.05, maximumDelay: 0.2),
+      // Seconds apart, not tenths: each refused connection goes through URLSession's libcurl socket
+      // teardown, whose race with DispatchSource cancellation crashes Linux processes now and then
+      // (swift-corelibs-foundation #4791, #5469). Dozens of attempts prove the bound as well as hundreds.
+      retry: RetryPolicy(initialDelay: 0.5, maximumDelay: 2),
       policy: FlushPolicy(count: 1000, interval: nil, flushTimeout: 30)
     )
     let tracker = Tracker(
