@@ -3,15 +3,19 @@ public import Foundation
 
 /// Settings of an ``Outbox``.
 public struct OutboxConfiguration: Sendable, Hashable {
-  /// The most bytes the outbox's segment files take on disk together. Default 8 MiB.
+  /// The most bytes the outbox's segment files take on disk together. Default 48 MiB: 100,000
+  /// typical events (five parameters; about 370 bytes each with the record header, their context
+  /// stored once apart, ``RecordContexts``) with a third to spare for larger ones, a bound an app's
+  /// disk budget tolerates for data that is normally sent within seconds.
   public var maximumBytes: Int
-  /// The most records waiting for delivery. Default 100 000.
+  /// The most records waiting for delivery. Default 200,000, so that for typical events the byte
+  /// bound is the one that binds.
   public var maximumRecords: Int
   /// The size of one segment file. Default 1 MiB; a record must fit in one segment.
   public var segmentBytes: Int
 
   /// Creates a configuration; at least two segments always fit.
-  public init(maximumBytes: Int = 8 << 20, maximumRecords: Int = 100_000, segmentBytes: Int = 1 << 20) {
+  public init(maximumBytes: Int = 48 << 20, maximumRecords: Int = 200_000, segmentBytes: Int = 1 << 20) {
     self.segmentBytes = max(4096, segmentBytes)
     self.maximumBytes = max(2 * self.segmentBytes, maximumBytes)
     self.maximumRecords = max(1, maximumRecords)

@@ -56,6 +56,48 @@ struct LiveTests {
     try await collector.store.close()
   }
 
+  /// The default bounds (tracker queue, outbox, batch size, flush policy) take a 50,000-event burst
+  /// tracked in one loop, as fast as `track` returns, while the collector answers: nothing dropped,
+  /// every event stored once, and the counts balance exactly.
+  @Test("A 50,000-event burst with default settings: every event delivered, stats balance exactly")
+  func defaultBoundsTakeABurst() async throws {
+    let collector = try await makeCollector()
+    let directory = TemporaryDirectory()
+    let outbox = directory.url
+    try await collector.application(closesStore: false).test(.live) { client async throws in
+      let port = try #require(client.port)
+      let service = try CollectorService(
+        endpoint: URL(string: "http://127.0.0.1:\(port)")!, writeKey: writeKey, directory: outbox
+      )
+      let tracker = Tracker(services: [service])
+      let burst = 50_000
+      for index in 0..<burst {
+        tracker.track(
+          GenericEvent(
+            "product_viewed",
+            parameters: [
+              "product_id": .string("p-\(index % 977)"), "price": .double(Double(index % 500) + 0.99),
+              "position": .int(index % 40), "in_stock": .bool(index % 3 != 0), "list": .string("search"),
+            ]))
+      }
+      await tracker.flush()
+      // `flush` waits up to the policy's 10 s; a debug build under ThreadSanitizer may need a few.
+      for _ in 0..<12 where tracker.stats.services[.collector].map({ $0.queued + $0.inFlight }) != 0 {
+        await tracker.flush()
+      }
+      let stats = tracker.stats
+      let delivery = try #require(stats.services[.collector])
+      #expect(stats.tracked == burst)
+      #expect(stats.totalDropped == 0, "dropped by the tracker: \(stats.dropped)")
+      #expect(delivery.dropped.isEmpty, "dropped by delivery: \(delivery.dropped)")
+      #expect(delivery.received == burst + stats.generated)
+      #expect(delivery.delivered == delivery.received)
+      #expect(delivery.received == delivery.delivered + delivery.dropped.values.reduce(0, +) + delivery.queued)
+      #expect(try await collector.store.eventCount(app: "ty") == delivery.received)
+    }
+    try await collector.store.close()
+  }
+
   @Test("SimpleAnalyticsService → /v1/simple-analytics?key=: items and counters stored exactly once")
   func simpleAnalyticsEndToEnd() async throws {
     let collector = try await makeCollector()

@@ -191,6 +191,73 @@ struct CollectorServiceTests {
     #expect(await waitUntil { (try? batches(server).flatMap(\.events).count) == 3 })
   }
 
+  /// A typical event: five parameters, a signed-in user, a session, the install's random id.
+  static func typicalEvent(_ index: Int) -> GenericEvent {
+    GenericEvent(
+      "product_viewed",
+      parameters: [
+        "product_id": .string("p-\(100_000 + index % 977)"), "price": .double(Double(index % 500) + 0.99),
+        "position": .int(index % 40), "in_stock": .bool(index % 3 != 0), "list": .string("search_results"),
+      ])
+  }
+
+  @Test func recordsReferenceTheirContextAndTheDefaultsHoldAHundredThousandTypicalEvents() async throws {
+    let directory = TemporaryDirectory()
+    // Nothing answers: every record stays in the outbox.
+    let collector = try CollectorService(
+      endpoint: URL(string: "http://127.0.0.1:9")!, writeKey: "k", directory: directory.url,
+      policy: FlushPolicy(count: nil, interval: nil, flushTimeout: 0)
+    )
+    let tracker = Tracker(
+      services: [collector],
+      configuration: TrackerConfiguration(
+        context: context, anonymousID: AnonymousID.random(), userID: "user-48213", emitsSessionEvents: false)
+    )
+    let count = 1_000
+    for index in 0..<count { tracker.track(Self.typicalEvent(index)) }
+    await tracker.flush()
+    let outbox = collector.queue.outbox
+    let stats = outbox.stats
+    #expect(stats.records == count)
+    let records = outbox.read(maximumRecords: count)
+    let contextJSON = Array(#""appName":"Trendyol""#.utf8)
+    let repeatsContext = records.contains { record in
+      record.payload.indices.dropLast(contextJSON.count - 1).contains {
+        record.payload[$0..<$0 + contextJSON.count].elementsEqual(contextJSON)
+      }
+    }
+    #expect(!repeatsContext, "a record repeats the context")
+    #expect(Set(records.map { RecordFraming.reference($0.payload) }).count == 1)
+    let perRecord = stats.bytes / count
+    let defaults = OutboxConfiguration()
+    // One segment is the partly filled one being written.
+    #expect(100_000 * perRecord <= defaults.maximumBytes - defaults.segmentBytes, "\(perRecord) bytes per record")
+    #expect(defaults.maximumRecords >= 100_000)
+    #expect(TrackerConfiguration().queueCapacity >= 50_000)
+  }
+
+  @Test func eventsWhoseStoredContextIsGoneAreStillSentWithAnEmptyOne() async throws {
+    let directory = TemporaryDirectory()
+    do {
+      let offline = try CollectorService(
+        endpoint: URL(string: "http://127.0.0.1:9")!, writeKey: "k", directory: directory.url,
+        policy: FlushPolicy(count: nil, interval: nil, flushTimeout: 0)
+      )
+      let tracker = Tracker(services: [offline], configuration: TrackerConfiguration(emitsSessionEvents: false))
+      for index in 0..<3 { tracker.track(GenericEvent("e\(index)")) }
+      await tracker.flush()
+    }
+    try FileManager.default.removeItem(at: directory.url.appendingPathComponent("contexts"))
+    let server = try await TestHTTPServer.start()
+    defer { Task { await server.stop() } }
+    let restarted = try service(server, directory)
+    await restarted.flush()
+    let sent = try batches(server)
+    #expect(sent.flatMap(\.events).map(\.name) == ["e0", "e1", "e2"])
+    #expect(sent.allSatisfy { $0.context.appName.isEmpty && $0.context.libraryName.isEmpty })
+    #expect(restarted.statistics()?.delivered == 3)
+  }
+
   @Test func whatWasNotSentSurvivesARestart() async throws {
     let probe = try await TestHTTPServer.start()
     let port = probe.port
@@ -215,6 +282,8 @@ struct CollectorServiceTests {
     )
     await restarted.flush()
     #expect(try batches(server).flatMap(\.events).map(\.name) == (0..<50).map { "e\($0)" })
+    // The context, stored once beside the outbox, travels with the events after the restart.
+    #expect(try batches(server).allSatisfy { $0.context.libraryName == "CoreTracker" && !$0.context.osName.isEmpty })
   }
 }
 

@@ -16,7 +16,9 @@ public struct TrackerConfiguration: Sendable {
   /// Whether the tracker emits `session_start` and `session_end` events.
   public var emitsSessionEvents: Bool
   /// How many tracked events may wait for the worker; past that, `track` drops with
-  /// ``DropReason/queueFull`` (counted, never silent).
+  /// ``DropReason/queueFull`` (counted, never silent). Default 100,000: a burst of 50,000 events
+  /// tracked in one loop (faster than the worker encodes them) is taken whole. The queue holds the
+  /// events as the app made them and grows only while a burst lasts.
   public var queueCapacity: Int
   /// The consent to start with.
   public var consent: Consent
@@ -41,7 +43,7 @@ public struct TrackerConfiguration: Sendable {
     userID: String? = nil,
     sessionTimeout: TimeInterval = 30 * 60,
     emitsSessionEvents: Bool = true,
-    queueCapacity: Int = 10_000,
+    queueCapacity: Int = 100_000,
     consent: Consent = .granted,
     sampling: SamplingStage = SamplingStage(),
     validation: ValidationStage = ValidationStage(),

@@ -22,6 +22,6 @@ public struct CollectorEventEncoder: Sendable {
   /// The `/v1/batch` body for records of one context.
   public static func requestBody(_ records: [[UInt8]], sentAt: Date) -> [UInt8] {
     CollectorFormat.body(
-      context: records.first.map { RecordFraming.context($0) }, events: records, counters: [], sentAt: sentAt)
+      context: records.first.map { Array(RecordFraming.context($0)) }, events: records, counters: [], sentAt: sentAt)
   }
 }

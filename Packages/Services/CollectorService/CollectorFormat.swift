@@ -3,14 +3,19 @@ import CoreTracker
 import Delivery
 import Foundation
 
-/// Encodes records once: `[UInt16 context length][context JSON][event or counter JSON]`.
+/// Encodes records once: `[context prefix][event or counter JSON]` (``RecordFraming``).
 ///
-/// The context JSON is cached until the context changes, so an event costs one JSON write of its
-/// own fields.
+/// The context JSON is encoded and stored (in `contexts`, when given) only when the context
+/// changes, so an event costs one JSON write of its own fields and its record references the
+/// context instead of repeating it.
 struct RecordEncoder {
+  /// Where contexts are stored once per change; `nil` puts each record's context inline.
+  var contexts: RecordContexts?
   private var context: TrackingContext?
-  private var contextJSON: [UInt8] = []
+  private var contextPrefix: [UInt8] = []
   private var timeZone: TimeZone?
+
+  init(contexts: RecordContexts? = nil) { self.contexts = contexts }
 
   mutating func event(_ event: TrackedEvent) -> [UInt8] {
     var json = JSONWriter(capacity: 256)
@@ -58,7 +63,7 @@ struct RecordEncoder {
 
   private mutating func framed(_ context: TrackingContext, _ body: [UInt8]) -> [UInt8] {
     use(context)
-    return RecordFraming.frame(context: contextJSON, body: body)
+    return RecordFraming.frame(prefix: contextPrefix, body: body)
   }
 
   private mutating func utcOffsetMinutes(_ context: TrackingContext, at date: Date) -> Int {
@@ -70,22 +75,31 @@ struct RecordEncoder {
   private mutating func use(_ context: TrackingContext) {
     guard context != self.context else { return }
     self.context = context
-    contextJSON = Self.encode(context)
+    let json = Self.encode(context)
+    contextPrefix = contexts?.prefix(for: json) ?? RecordFraming.inlinePrefix(json)
     timeZone = TimeZone(identifier: context.timeZone)
   }
 
-  static func encode(_ context: TrackingContext) -> [UInt8] {
+  /// The context's fields as the native batch names them.
+  static let contextFields: [(key: String, value: @Sendable (TrackingContext) -> String)] = [
+    ("appName", { $0.appName }), ("appVersion", { $0.appVersion }), ("appBuild", { $0.appBuild }),
+    ("osName", { $0.osName }),
+    ("osVersion", { $0.osVersion }), ("platform", { $0.platform }), ("deviceModel", { $0.deviceModel }),
+    ("locale", { $0.locale }),
+    ("timeZone", { $0.timeZone }), ("libraryName", { $0.libraryName }), ("libraryVersion", { $0.libraryVersion }),
+  ]
+
+  static func encode(_ context: TrackingContext) -> [UInt8] { encode { $0(context) } }
+
+  /// The context sent for records whose stored context is gone: every field present and empty.
+  static let unknownContext = encode { _ in "" }
+
+  private static func encode(_ value: (@Sendable (TrackingContext) -> String) -> String) -> [UInt8] {
     var json = JSONWriter(capacity: 320)
     json.beginObject()
-    let fields: [(String, String)] = [
-      ("appName", context.appName), ("appVersion", context.appVersion), ("appBuild", context.appBuild),
-      ("osName", context.osName), ("osVersion", context.osVersion), ("platform", context.platform),
-      ("deviceModel", context.deviceModel), ("locale", context.locale), ("timeZone", context.timeZone),
-      ("libraryName", context.libraryName), ("libraryVersion", context.libraryVersion),
-    ]
-    for (key, value) in fields {
-      json.key(key)
-      json.string(value)
+    for field in contextFields {
+      json.key(field.key)
+      json.string(value(field.value))
     }
     json.endObject()
     return json.bytes
@@ -98,6 +112,8 @@ struct CollectorFormat: BatchFormat {
   let writeKey: String
   let maximumRecords: Int
   let acceptsGzip: Bool
+  /// Where referenced contexts are stored.
+  let contexts: RecordContexts?
   /// Room for the envelope and the context inside the 500 KB request limit.
   var maximumBytes: Int { CollectorLimits.maximumRequestBytes - 8 * 1024 }
 
@@ -109,14 +125,20 @@ struct CollectorFormat: BatchFormat {
       url: endpoint.appendingPathComponent("v1/batch"),
       headers: ["Content-Type": "application/json", "Authorization": "Bearer \(writeKey)"],
       body: Self.body(
-        context: records.first.map { RecordFraming.context($0.payload) }, events: events,
+        context: records.first.map { contexts?.context(of: $0.payload) ?? Self.inlineContext($0.payload) },
+        events: events,
         counters: CounterTotal.totals(of: records, kind: CollectorService.RecordKind.counter.rawValue),
         sentAt: sentAt)
     )
   }
 
+  /// The record's inline context, or the all-empty one when it references a context that is gone.
+  static func inlineContext(_ record: [UInt8]) -> [UInt8] {
+    RecordFraming.reference(record) == nil ? Array(RecordFraming.context(record)) : RecordEncoder.unknownContext
+  }
+
   /// The native batch: `sentAt`, the records' shared context, their events and counter totals.
-  static func body(context: ArraySlice<UInt8>?, events: [[UInt8]], counters: [CounterTotal], sentAt: Date) -> [UInt8] {
+  static func body(context: [UInt8]?, events: [[UInt8]], counters: [CounterTotal], sentAt: Date) -> [UInt8] {
     var json = JSONWriter(capacity: events.reduce(256) { $0 + $1.count })
     json.beginObject()
     json.key("sentAt")

@@ -16,7 +16,8 @@ extension DropReason {
 /// The in-house service: sends the native batch (`POST /v1/batch`, CollectorWire) to a collector,
 /// through a durable outbox, in batches, with retries.
 ///
-/// Each event is encoded once, on the tracker's worker, and stored with its context; batches group
+/// Each event is encoded once, on the tracker's worker, and stored with a reference to its context
+/// (stored once per change in `<directory>/contexts`, ``RecordContexts``); batches group
 /// consecutive records of one context (≤ 2500 events, ≤ 500 KB), are gzipped and carry `sentAt`
 /// for the server's clock-skew correction. Counters (`tracker.count(...)`) are stored as increments
 /// and sent as totals per name since the last send (SimpleAnalytics' counters). The collector's
@@ -35,7 +36,7 @@ public final class CollectorService: TrackerService {
   public let id: ServiceID
   /// The delivery queue underneath (its outbox, its counts).
   public let queue: DeliveryQueue
-  private let encoder = Locked(RecordEncoder())
+  private let encoder: Locked<RecordEncoder>
 
   /// Record kinds in the outbox.
   enum RecordKind: UInt8 {
@@ -67,11 +68,14 @@ public final class CollectorService: TrackerService {
     policy: FlushPolicy = FlushPolicy()
   ) throws {
     self.id = id
+    let contexts = RecordContexts(directory: directory.appendingPathComponent("contexts"))
+    encoder = Locked(RecordEncoder(contexts: contexts))
     queue = DeliveryQueue(
       outbox: try Outbox(directory: directory, configuration: outbox),
       format: CollectorFormat(
         endpoint: endpoint, writeKey: writeKey,
-        maximumRecords: min(max(1, batchSize), CollectorLimits.maximumEventsPerBatch), acceptsGzip: gzip
+        maximumRecords: min(max(1, batchSize), CollectorLimits.maximumEventsPerBatch), acceptsGzip: gzip,
+        contexts: contexts
       ),
       transport: transport,
       retry: retry,

@@ -39,8 +39,9 @@ public final class SimpleAnalyticsService: TrackerService {
 
   struct EncoderState {
     let deviceID: String
+    let contexts: RecordContexts
     var context: TrackingContext?
-    var contextBytes: [UInt8] = []
+    var contextPrefix: [UInt8] = []
     var timeZone: TimeZone?
     var pendingCounters: Set<String> = []
   }
@@ -67,10 +68,11 @@ public final class SimpleAnalyticsService: TrackerService {
     flushTimeout: TimeInterval = 10
   ) throws {
     self.id = id
-    state = Locked(EncoderState(deviceID: deviceID))
+    let contexts = RecordContexts(directory: directory.appendingPathComponent("contexts"))
+    state = Locked(EncoderState(deviceID: deviceID, contexts: contexts))
     queue = DeliveryQueue(
       outbox: try Outbox(directory: directory, configuration: outbox),
-      format: SimpleAnalyticsFormat(endpoint: endpoint),
+      format: SimpleAnalyticsFormat(endpoint: endpoint, contexts: contexts),
       transport: transport,
       retry: retry,
       policy: FlushPolicy(
@@ -81,7 +83,7 @@ public final class SimpleAnalyticsService: TrackerService {
 
   public func receive(_ event: TrackedEvent) {
     let record = state.withLock { state -> [UInt8] in
-      let context = state.encodedContext(for: event.context)
+      let context = state.contextPrefix(for: event.context)
       var item = SimpleAnalyticsItem(
         description: event.name,
         timestamp: ISO8601.string(
@@ -93,7 +95,7 @@ public final class SimpleAnalyticsService: TrackerService {
           event.parameters.map { ($0.key, $0.value.text) }, uniquingKeysWith: { _, last in last }
         )
       }
-      return RecordFraming.frame(context: context, body: (try? JSONEncoder().encode(item)).map(Array.init) ?? [])
+      return RecordFraming.frame(prefix: context, body: (try? JSONEncoder().encode(item)).map(Array.init) ?? [])
     }
     queue.enqueue(kind: RecordKind.item.rawValue, timestamp: event.timestamp.milliseconds, payload: record)
   }
@@ -106,7 +108,7 @@ public final class SimpleAnalyticsService: TrackerService {
       if waiting == 0 { state.pendingCounters.removeAll() }
       let isNew = state.pendingCounters.insert(counter.name).inserted
       return (
-        RecordFraming.frame(context: state.encodedContext(for: counter.context), body: CounterTotal.body(for: counter)),
+        RecordFraming.frame(prefix: state.contextPrefix(for: counter.context), body: CounterTotal.body(for: counter)),
         isNew
       )
     }
@@ -124,8 +126,9 @@ public final class SimpleAnalyticsService: TrackerService {
 }
 
 extension SimpleAnalyticsService.EncoderState {
-  /// The payload's top-level context fields, encoded once per context.
-  fileprivate mutating func encodedContext(for context: TrackingContext) -> [UInt8] {
+  /// The record prefix that names the payload's top-level context fields, encoded and stored once
+  /// per context.
+  fileprivate mutating func contextPrefix(for context: TrackingContext) -> [UInt8] {
     if context != self.context {
       self.context = context
       timeZone = TimeZone(identifier: context.timeZone)
@@ -134,9 +137,9 @@ extension SimpleAnalyticsService.EncoderState {
         systemVersion: context.osVersion, platform: SimpleAnalyticsFormat.platform(of: context),
         items: [], counters: []
       )
-      contextBytes = (try? JSONEncoder().encode(header)).map(Array.init) ?? []
+      contextPrefix = contexts.prefix(for: (try? JSONEncoder().encode(header)).map(Array.init) ?? [])
     }
-    return contextBytes
+    return contextPrefix
   }
 }
 
@@ -147,6 +150,8 @@ extension Date {
 /// The SimpleAnalytics payload: the context once at the top level, items, counter totals.
 struct SimpleAnalyticsFormat: BatchFormat {
   let endpoint: URL
+  /// Where the records' contexts are stored.
+  let contexts: RecordContexts
   var maximumRecords: Int { 1000 }
   var maximumBytes: Int { 1 << 20 }
   var acceptsGzip: Bool { false }
@@ -157,7 +162,7 @@ struct SimpleAnalyticsFormat: BatchFormat {
     let decoder = JSONDecoder()
     var payload =
       records.first.flatMap {
-        try? decoder.decode(SimpleAnalyticsPayload.self, from: Data(RecordFraming.context($0.payload)))
+        contexts.context(of: $0.payload).flatMap { try? decoder.decode(SimpleAnalyticsPayload.self, from: Data($0)) }
       }
       ?? SimpleAnalyticsPayload(
         deviceID: "", appName: "", appVersion: "", systemVersion: "", platform: "", items: [], counters: []
