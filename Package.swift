@@ -22,6 +22,7 @@ let package = Package(
     .library(name: "LogService", targets: ["LogService"]),
     .library(name: "MixpanelWire", targets: ["MixpanelWire"]),
     .library(name: "SimpleAnalyticsService", targets: ["SimpleAnalyticsService"]),
+    .library(name: "ServiceSupport", targets: ["ServiceSupport"]),
     .library(name: "TYCheckout", targets: ["TYCheckout"]),
     .library(name: "TYProductDetail", targets: ["TYProductDetail"]),
     .library(name: "TYTracker", targets: ["TYTracker"]),
@@ -75,21 +76,30 @@ let package = Package(
     ),
     .target(name: "WireJSON", path: "Packages/Wire/WireJSON"),
     .target(
-      name: "FirebaseService", dependencies: ["CoreTracker", "Delivery", "GA4Wire", "WireJSON"],
+      name: "ServiceSupport", dependencies: ["CollectorWire", "CoreTracker", "Delivery"],
+      path: "Packages/Services/ServiceSupport"
+    ),
+    .testTarget(
+      name: "ServiceSupportTests",
+      dependencies: ["ServiceSupport", "CollectorWire", "CoreTracker", "Delivery", "TestSupport"],
+      path: "Tests/ServiceSupportTests"
+    ),
+    .target(
+      name: "FirebaseService", dependencies: ["CoreTracker", "Delivery", "GA4Wire", "ServiceSupport", "WireJSON"],
       path: "Packages/Services/FirebaseService"
     ),
     .testTarget(
       name: "FirebaseServiceTests",
-      dependencies: ["FirebaseService", "CoreTracker", "Delivery", "GA4Wire", "TestSupport"],
+      dependencies: ["FirebaseService", "CoreTracker", "Delivery", "GA4Wire", "ServiceSupport", "TestSupport"],
       path: "Tests/FirebaseServiceTests"
     ),
     .testTarget(
       name: "MixpanelServiceTests",
-      dependencies: ["MixpanelService", "CoreTracker", "Delivery", "MixpanelWire", "TestSupport"],
+      dependencies: ["MixpanelService", "CoreTracker", "Delivery", "MixpanelWire", "ServiceSupport", "TestSupport"],
       path: "Tests/MixpanelServiceTests"
     ),
     .target(
-      name: "MixpanelService", dependencies: ["CoreTracker", "Delivery", "MixpanelWire", "WireJSON"],
+      name: "MixpanelService", dependencies: ["CoreTracker", "Delivery", "MixpanelWire", "ServiceSupport", "WireJSON"],
       path: "Packages/Services/MixpanelService"
     ),
     .target(name: "CollectorWire", dependencies: ["WireJSON"], path: "Packages/Wire/CollectorWire"),
@@ -136,7 +146,7 @@ let package = Package(
 
     .target(
       name: "CollectorService",
-      dependencies: ["CollectorWire", "CoreTracker", "Delivery"],
+      dependencies: ["CollectorWire", "CoreTracker", "Delivery", "ServiceSupport"],
       path: "Packages/Services/CollectorService"
     ),
     .testTarget(
@@ -150,7 +160,7 @@ let package = Package(
 
     .target(
       name: "SimpleAnalyticsService",
-      dependencies: ["CollectorWire", "CoreTracker", "Delivery"],
+      dependencies: ["CollectorWire", "CoreTracker", "Delivery", "ServiceSupport"],
       path: "Packages/Services/SimpleAnalyticsService"
     ),
     .testTarget(
@@ -293,7 +303,8 @@ let package = Package(
         "Collector", "CollectorIngest", "CollectorPostgres", "CollectorReports", "CollectorServer", "CollectorService",
         "CollectorSQLite",
         "CollectorStore", "CollectorWire", "CoreTracker", "Delivery", "DLProductDetail", "DLTracker", "FirebaseService",
-        "GA4Wire", "LogService", "MixpanelService", "MixpanelWire", "SimpleAnalyticsService", "TestSupport",
+        "GA4Wire", "LogService", "MixpanelService", "MixpanelWire", "SimpleAnalyticsService", "ServiceSupport",
+        "TestSupport",
         "TYProductDetail", "TYTracker",
         .product(name: "Hummingbird", package: "hummingbird"),
         .product(name: "HummingbirdTesting", package: "hummingbird"), .product(name: "NIOCore", package: "swift-nio"),
@@ -305,7 +316,8 @@ let package = Package(
     .target(
       name: "TrackerCtlKit",
       dependencies: [
-        "CollectorIngest", "CollectorPostgres", "CollectorReports", "CollectorSQLite", "CollectorStore", "WireJSON",
+        "CollectorIngest", "CollectorPostgres", "CollectorReports", "CollectorSQLite", "CollectorStore",
+        "CollectorWire",
       ],
       path: "Tools/trackerctl/Sources/TrackerCtlKit"
     ),

@@ -12,6 +12,7 @@ import HummingbirdTesting
 import LogService
 import Logging
 import MixpanelService
+import ServiceSupport
 import TYProductDetail
 import TYTracker
 import TestSupport

@@ -5,6 +5,7 @@ import CoreTrackerTesting
 import DLTracker
 import Delivery
 import Foundation
+import ServiceSupport
 import TYTracker
 import TestSupport
 import Testing
@@ -73,6 +74,10 @@ struct CollectorServiceTests {
     )
     #expect(EventID(event.id) != nil)
     #expect(collector.statistics()?.delivered == 2)
+    // Every field of the tracker's context reaches the wire under its own name, and nothing else.
+    let tracked = try JSONDecoder().decode([String: String].self, from: JSONEncoder().encode(context))
+    let sent = try JSONDecoder().decode([String: String].self, from: JSONEncoder().encode(batch.context))
+    #expect(sent == tracked)
   }
 
   @Test func countersAreSummedPerNameSinceTheLastSend() async throws {

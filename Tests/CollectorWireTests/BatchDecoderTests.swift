@@ -15,7 +15,7 @@ private func randomText(_ random: inout SeededRandom) -> String {
     (0..<Int.random(in: 0...12, using: &random)).map { _ in Character(pieces.randomElement(using: &random)!) })
 }
 
-private func randomBatch(_ random: inout SeededRandom) -> CollectorBatch {
+func randomBatch(_ random: inout SeededRandom) -> CollectorBatch {
   let events = (0..<Int.random(in: 0...20, using: &random)).map { index -> CollectorEvent in
     var parameters: [String: CollectorValue] = [:]
     for _ in 0..<Int.random(in: 0...6, using: &random) {

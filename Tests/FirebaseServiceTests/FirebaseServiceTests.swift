@@ -3,6 +3,7 @@ import Delivery
 import FirebaseService
 import Foundation
 import GA4Wire
+import ServiceSupport
 import TestSupport
 import Testing
 

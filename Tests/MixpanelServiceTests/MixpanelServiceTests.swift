@@ -3,6 +3,7 @@ import Delivery
 import Foundation
 import MixpanelService
 import MixpanelWire
+import ServiceSupport
 import TestSupport
 import Testing
 

@@ -42,6 +42,7 @@ let package = Package(
         .product(name: "CoreTracker", package: "CoreTracker"),
         .product(name: "FirebaseService", package: "CoreTracker"),
         .product(name: "MixpanelService", package: "CoreTracker"),
+        .product(name: "ServiceSupport", package: "CoreTracker"),
       ]
     ),
     benchmark("TrackBenchmarks", [.product(name: "CoreTracker", package: "CoreTracker")]),

@@ -110,12 +110,7 @@ public enum NativeIngest {
   }
 
   static func storedContext(_ context: CollectorContext) throws(IngestError) -> StoredContext {
-    let fields: [(String, String)] = [
-      ("appName", context.appName), ("appVersion", context.appVersion), ("appBuild", context.appBuild),
-      ("osName", context.osName), ("osVersion", context.osVersion), ("platform", context.platform),
-      ("deviceModel", context.deviceModel), ("locale", context.locale), ("timeZone", context.timeZone),
-      ("libraryName", context.libraryName), ("libraryVersion", context.libraryVersion),
-    ]
+    let fields = context.fields
     for (name, value) in fields where value.utf8.count > CollectorLimits.maximumNameBytes {
       throw IngestError(field: "context.\(name)", reason: "is longer than \(CollectorLimits.maximumNameBytes) bytes")
     }

@@ -79,7 +79,8 @@ struct IngestRoutes: Sendable {
         throw Refusal(.badRequest, error.field, error.reason, metric: "invalid")
       }
       try await store(result, key: key, route: route)
-      return respond(route, .ok, Self.batchResponse(accepted: result.rows.events.count, rejected: result.rejected))
+      return respond(
+        route, .ok, BatchWriter.response(BatchResponse(accepted: result.rows.events.count, rejected: result.rejected)))
     } catch {
       let refusal = Self.refusal(error)
       return respond(route, refusal, body: Self.errorJSON(refusal))
@@ -327,30 +328,6 @@ struct IngestRoutes: Sendable {
     json.beginObject()
     json.key("message")
     json.string(message)
-    json.endObject()
-    return json.bytes
-  }
-
-  static func batchResponse(accepted: Int, rejected: [BatchResponse.Rejection]) -> [UInt8] {
-    var json = JSONWriter(capacity: 32 + rejected.count * 96)
-    json.beginObject()
-    json.key("accepted")
-    json.int(accepted)
-    json.key("rejected")
-    json.beginArray()
-    for rejection in rejected {
-      json.beginObject()
-      json.key("index")
-      json.int(rejection.index)
-      json.key("id")
-      if let id = rejection.id { json.string(id) } else { json.null() }
-      json.key("field")
-      json.string(rejection.field)
-      json.key("reason")
-      json.string(rejection.reason)
-      json.endObject()
-    }
-    json.endArray()
     json.endObject()
     return json.bytes
   }

@@ -79,7 +79,7 @@ public struct ServiceStats: Sendable, Hashable {
   /// The last error the service met, if any.
   public var lastError: String?
   /// Events the service changed to fit its backend's limits and still sent, by reason
-  /// (a name cut to 40 characters, a string cut to 255, ...). See ``LimitPolicy``.
+  /// (a name cut to 40 characters, a string cut to 255, ...). See `LimitPolicy` in ServiceSupport.
   public var repaired: [String: Int]
 
   /// Creates counts; all zero by default.

@@ -1,6 +1,7 @@
 public import CoreTracker
 import Delivery
 public import Foundation
+import ServiceSupport
 
 /// The encoding ``CollectorService`` applies to each event on the tracker's worker, on its own: for
 /// benchmarks, tests and tools that want the exact native-batch bytes.

@@ -2,6 +2,7 @@ import CollectorWire
 import CoreTracker
 import Delivery
 import Foundation
+import ServiceSupport
 
 /// Encodes records once: `[context prefix][event or counter JSON]` (``RecordFraming``).
 ///
@@ -18,47 +19,24 @@ struct RecordEncoder {
   init(contexts: RecordContexts? = nil) { self.contexts = contexts }
 
   mutating func event(_ event: TrackedEvent) -> [UInt8] {
-    var json = JSONWriter(capacity: 256)
-    json.beginObject()
-    json.key("id")
-    json.string(event.id.description)
-    json.key("name")
-    json.string(event.name)
-    json.key("kind")
-    json.string(event.kind.rawValue)
-    json.key("timestamp")
-    json.int(event.timestamp.milliseconds)
-    json.key("utcOffsetMinutes")
-    json.int(utcOffsetMinutes(event.context, at: event.timestamp))
-    json.key("parameters")
-    json.beginObject()
+    var json = EventWriter(
+      id: event.id.description, name: event.name, kind: event.kind.rawValue, timestamp: event.timestamp.milliseconds,
+      utcOffsetMinutes: utcOffsetMinutes(event.context, at: event.timestamp))
     for parameter in event.parameters {
-      json.key(parameter.key)
       switch parameter.value {
-      case .string(let value): json.string(value)
-      case .int(let value): json.int(value)
-      case .double(let value): json.double(value)
-      case .bool(let value): json.bool(value)
-      case .date(let value): json.string(ISO8601.string(from: value))
+      case .string(let value): json.parameter(parameter.key, string: value)
+      case .int(let value): json.parameter(parameter.key, int: value)
+      case .double(let value): json.parameter(parameter.key, double: value)
+      case .bool(let value): json.parameter(parameter.key, bool: value)
+      case .date(let value): json.parameter(parameter.key, string: ISO8601.string(from: value))
       }
     }
-    json.endObject()
-    json.key("anonymousId")
-    json.string(event.anonymousID)
-    if let userID = event.userID {
-      json.key("userId")
-      json.string(userID)
-    }
-    if let session = event.session {
-      json.key("sessionId")
-      json.int(session.id)
-    }
-    json.endObject()
-    return framed(event.context, json.bytes)
+    return framed(
+      event.context, json.finish(anonymousId: event.anonymousID, userId: event.userID, sessionId: event.session?.id))
   }
 
   mutating func counter(_ counter: CounterIncrement) -> [UInt8] {
-    framed(counter.context, CounterTotal.body(for: counter))
+    framed(counter.context, CollectorCounter.recordBody(for: counter))
   }
 
   private mutating func framed(_ context: TrackingContext, _ body: [UInt8]) -> [UInt8] {
@@ -80,30 +58,17 @@ struct RecordEncoder {
     timeZone = TimeZone(identifier: context.timeZone)
   }
 
-  /// The context's fields as the native batch names them.
-  static let contextFields: [(key: String, value: @Sendable (TrackingContext) -> String)] = [
-    ("appName", { $0.appName }), ("appVersion", { $0.appVersion }), ("appBuild", { $0.appBuild }),
-    ("osName", { $0.osName }),
-    ("osVersion", { $0.osVersion }), ("platform", { $0.platform }), ("deviceModel", { $0.deviceModel }),
-    ("locale", { $0.locale }),
-    ("timeZone", { $0.timeZone }), ("libraryName", { $0.libraryName }), ("libraryVersion", { $0.libraryVersion }),
-  ]
-
-  static func encode(_ context: TrackingContext) -> [UInt8] { encode { $0(context) } }
+  /// The wire context of the tracker's context, encoded. The two types share their field names
+  /// (tested), so a field added to both travels with no edit here.
+  static func encode(_ context: TrackingContext) -> [UInt8] {
+    let fields = (try? JSONEncoder().encode(context)).flatMap {
+      try? JSONDecoder().decode([String: String].self, from: $0)
+    }
+    return BatchWriter.context(fields.flatMap { CollectorContext(fields: $0) } ?? CollectorContext())
+  }
 
   /// The context sent for records whose stored context is gone: every field present and empty.
-  static let unknownContext = encode { _ in "" }
-
-  private static func encode(_ value: (@Sendable (TrackingContext) -> String) -> String) -> [UInt8] {
-    var json = JSONWriter(capacity: 320)
-    json.beginObject()
-    for field in contextFields {
-      json.key(field.key)
-      json.string(value(field.value))
-    }
-    json.endObject()
-    return json.bytes
-  }
+  static let unknownContext = BatchWriter.context(CollectorContext())
 }
 
 /// The native batch: records of one context, events in order, counters summed per name.
@@ -127,7 +92,7 @@ struct CollectorFormat: BatchFormat {
       body: Self.body(
         context: records.first.map { contexts?.context(of: $0.payload) ?? Self.inlineContext($0.payload) },
         events: events,
-        counters: CounterTotal.totals(of: records, kind: CollectorService.RecordKind.counter.rawValue),
+        counters: CollectorCounter.totals(of: records, kind: CollectorService.RecordKind.counter.rawValue),
         sentAt: sentAt)
     )
   }
@@ -138,44 +103,11 @@ struct CollectorFormat: BatchFormat {
   }
 
   /// The native batch: `sentAt`, the records' shared context, their events and counter totals.
-  static func body(context: [UInt8]?, events: [[UInt8]], counters: [CounterTotal], sentAt: Date) -> [UInt8] {
-    var json = JSONWriter(capacity: events.reduce(256) { $0 + $1.count })
-    json.beginObject()
-    json.key("sentAt")
-    json.int(sentAt.milliseconds)
-    json.key("context")
-    if let context {
-      json.raw(context)
-    } else {
-      json.null()
-    }
-    json.key("events")
-    json.beginArray()
-    for event in events { json.raw(RecordFraming.body(event)) }
-    json.endArray()
-    json.key("counters")
-    json.beginArray()
-    for counter in counters {
-      json.beginObject()
-      json.key("name")
-      json.string(counter.name)
-      json.key("count")
-      json.int(counter.count)
-      json.key("firstCountedAt")
-      json.int(counter.firstCountedAt)
-      if let install = counter.anonymousId {
-        json.key("anonymousId")
-        json.string(install)
-      }
-      if let id = counter.id {
-        json.key("id")
-        json.string(id)
-      }
-      json.endObject()
-    }
-    json.endArray()
-    json.endObject()
-    return json.bytes
+  static func body(context: [UInt8]?, events: [[UInt8]], counters: [CollectorCounter], sentAt: Date) -> [UInt8] {
+    BatchWriter.batch(
+      sentAt: sentAt.milliseconds, context: context ?? RecordEncoder.unknownContext,
+      events: events.map(RecordFraming.body),
+      counters: counters)
   }
 
   /// 2xx with the partial-success body: rejected events are dropped, the rest delivered.

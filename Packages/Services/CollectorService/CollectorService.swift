@@ -2,6 +2,7 @@ public import CollectorWire
 public import CoreTracker
 public import Delivery
 public import Foundation
+import ServiceSupport
 
 extension ServiceID {
   /// The in-house collector.

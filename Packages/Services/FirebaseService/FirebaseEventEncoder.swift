@@ -1,6 +1,7 @@
 public import CoreTracker
 import Delivery
 import Foundation
+public import ServiceSupport
 
 /// The encoding ``FirebaseService`` applies to each event on the tracker's worker, on its own:
 /// for benchmarks, for tests, and for tools that want the exact Measurement Protocol bytes.

@@ -2,6 +2,7 @@ public import CoreTracker
 public import Delivery
 public import Foundation
 import GA4Wire
+public import ServiceSupport
 
 extension ServiceID {
   /// Google Analytics 4 / Firebase.

@@ -2,6 +2,7 @@ import CoreTracker
 import Delivery
 import Foundation
 import GA4Wire
+import ServiceSupport
 
 /// The Measurement Protocol request: `{request-level fields, "events": [...]}`, ≤ 25 events and
 /// < 130 kB, records of one app instance / user / user properties per request.

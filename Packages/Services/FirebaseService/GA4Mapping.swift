@@ -2,6 +2,7 @@ import CoreTracker
 import Delivery
 import Foundation
 import GA4Wire
+import ServiceSupport
 import WireJSON
 
 /// Turns one event into one outbox record, enforcing every GA4 limit with the service's policy.

@@ -1,5 +1,6 @@
 public import CoreTracker
 import Foundation
+public import ServiceSupport
 
 /// The encoding ``MixpanelService`` applies to each event on the tracker's worker, on its own: for
 /// benchmarks, for tests, and for tools that want the exact `/import` bytes.

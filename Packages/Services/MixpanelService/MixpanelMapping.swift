@@ -1,6 +1,7 @@
 import CoreTracker
 import Foundation
 import MixpanelWire
+import ServiceSupport
 import WireJSON
 
 /// Turns one event into one Mixpanel event (`{"event", "properties"}`), enforcing the limits with

@@ -2,6 +2,7 @@ public import CoreTracker
 public import Delivery
 public import Foundation
 import MixpanelWire
+public import ServiceSupport
 
 extension ServiceID {
   /// Mixpanel.

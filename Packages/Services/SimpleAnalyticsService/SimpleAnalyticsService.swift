@@ -2,6 +2,7 @@ import CollectorWire
 public import CoreTracker
 public import Delivery
 public import Foundation
+import ServiceSupport
 
 extension ServiceID {
   /// A SimpleAnalytics-compatible endpoint.
@@ -108,7 +109,8 @@ public final class SimpleAnalyticsService: TrackerService {
       if waiting == 0 { state.pendingCounters.removeAll() }
       let isNew = state.pendingCounters.insert(counter.name).inserted
       return (
-        RecordFraming.frame(prefix: state.contextPrefix(for: counter.context), body: CounterTotal.body(for: counter)),
+        RecordFraming.frame(
+          prefix: state.contextPrefix(for: counter.context), body: CollectorCounter.recordBody(for: counter)),
         isNew
       )
     }
@@ -171,13 +173,14 @@ struct SimpleAnalyticsFormat: BatchFormat {
     payload.items = records.filter { $0.kind == SimpleAnalyticsService.RecordKind.item.rawValue }.compactMap {
       try? decoder.decode(SimpleAnalyticsItem.self, from: Data(RecordFraming.body($0.payload)))
     }
-    payload.counters = CounterTotal.totals(of: records, kind: SimpleAnalyticsService.RecordKind.counter.rawValue).map {
-      let first = Date(timeIntervalSince1970: Double($0.firstCountedAt) / 1000)
-      return SimpleAnalyticsCounter(
-        name: $0.name, count: Int($0.count),
-        timestamp: ISO8601.string(from: first, offsetSeconds: timeZone.secondsFromGMT(for: first))
-      )
-    }
+    payload.counters = CollectorCounter.totals(of: records, kind: SimpleAnalyticsService.RecordKind.counter.rawValue)
+      .map {
+        let first = Date(timeIntervalSince1970: Double($0.firstCountedAt) / 1000)
+        return SimpleAnalyticsCounter(
+          name: $0.name, count: Int($0.count),
+          timestamp: ISO8601.string(from: first, offsetSeconds: timeZone.secondsFromGMT(for: first))
+        )
+      }
     let encoder = JSONEncoder()
     encoder.outputFormatting = [.sortedKeys]
     return HTTPRequest(

@@ -181,10 +181,7 @@ struct Parser {
       throw BatchDecodingError(field: "context", reason: "must be an object")
     }
     var fields: [String: String] = [:]
-    let names = [
-      "appName", "appVersion", "appBuild", "osName", "osVersion", "platform", "deviceModel", "locale", "timeZone",
-      "libraryName", "libraryVersion",
-    ]
+    let names = CollectorContext.fieldNames
     for (key, value) in pairs {
       guard names.contains(key) else {
         throw BatchDecodingError(field: "context.\(key)", reason: "is not a context field")
@@ -199,12 +196,10 @@ struct Parser {
     for name in names where fields[name] == nil {
       throw BatchDecodingError(field: "context.\(name)", reason: "is required")
     }
-    return CollectorContext(
-      appName: fields["appName"]!, appVersion: fields["appVersion"]!, appBuild: fields["appBuild"]!,
-      osName: fields["osName"]!, osVersion: fields["osVersion"]!, platform: fields["platform"]!,
-      deviceModel: fields["deviceModel"]!, locale: fields["locale"]!, timeZone: fields["timeZone"]!,
-      libraryName: fields["libraryName"]!, libraryVersion: fields["libraryVersion"]!
-    )
+    guard let context = CollectorContext(fields: fields) else {
+      throw BatchDecodingError(field: "context", reason: "is not a valid context")
+    }
+    return context
   }
 
   static func event(_ value: JSONValue, index: Int) -> EventOutcome {

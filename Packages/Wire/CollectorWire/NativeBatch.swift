@@ -1,3 +1,5 @@
+import Foundation
+
 /// The collector's native batch API (`POST /v1/batch`): what `CollectorService` sends and the
 /// collector decodes. One copy of these types serves both sides.
 ///
@@ -50,17 +52,17 @@ public struct CollectorContext: Codable, Sendable, Hashable {
 
   /// Creates a context.
   public init(
-    appName: String,
-    appVersion: String,
-    appBuild: String,
-    osName: String,
-    osVersion: String,
-    platform: String,
-    deviceModel: String,
-    locale: String,
-    timeZone: String,
-    libraryName: String,
-    libraryVersion: String
+    appName: String = "",
+    appVersion: String = "",
+    appBuild: String = "",
+    osName: String = "",
+    osVersion: String = "",
+    platform: String = "",
+    deviceModel: String = "",
+    locale: String = "",
+    timeZone: String = "",
+    libraryName: String = "",
+    libraryVersion: String = ""
   ) {
     self.appName = appName
     self.appVersion = appVersion
@@ -248,5 +250,32 @@ public enum CollectorLimits {
   /// identifier (and NUL cannot even be stored in PostgreSQL text).
   public static func hasControlCharacter(_ text: String) -> Bool {
     text.utf8.contains { $0 < 0x20 || $0 == 0x7F }
+  }
+}
+
+extension CollectorContext {
+  /// The context's fields by wire name, in declaration order. Read by reflection: a field added to
+  /// the type reaches the decoder's checks and the collector's validation with no other edit.
+  public var fields: [(name: String, value: String)] {
+    Mirror(reflecting: self).children.compactMap { child in
+      guard let name = child.label, let value = child.value as? String else { return nil }
+      return (name, value)
+    }
+  }
+
+  /// Every field's wire name.
+  public static let fieldNames: [String] = CollectorContext().fields.map(\.name)
+
+  /// A context from its fields by wire name; `nil` when one is missing. Unknown names are ignored.
+  public init?(fields: [String: String]) {
+    var json = JSONWriter(capacity: 64 + fields.reduce(0) { $0 + $1.key.utf8.count + $1.value.utf8.count + 6 })
+    json.beginObject()
+    for (name, value) in fields {
+      json.key(name)
+      json.string(value)
+    }
+    json.endObject()
+    guard let context = try? JSONDecoder().decode(CollectorContext.self, from: Data(json.bytes)) else { return nil }
+    self = context
   }
 }

@@ -8,6 +8,7 @@ import CoreTracker
 import FirebaseService
 import Foundation
 import MixpanelService
+import ServiceSupport
 
 /// A realistic product event: 5 parameters, a signed-in user, a session, a user property.
 let events: [TrackedEvent] = (0..<25).map { index in

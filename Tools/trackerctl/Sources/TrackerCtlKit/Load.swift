@@ -1,5 +1,5 @@
+import CollectorWire
 public import Foundation
-import WireJSON
 
 #if canImport(FoundationNetworking)
   import FoundationNetworking
@@ -136,55 +136,20 @@ public struct LoadGenerator: Sendable {
   static func body(run: Substring, batch: Int, count: Int, devices: Int) -> [UInt8] {
     let now = Int64(Date().timeIntervalSince1970 * 1000)
     let names = ["product_viewed", "screen_view", "add_to_cart", "search", "purchase"]
-    var json = JSONWriter(capacity: 300 * count + 400)
-    json.beginObject()
-    json.key("sentAt")
-    json.int(now)
-    json.key("context")
-    json.beginObject()
-    for (key, value) in [
-      ("appName", "LoadTest"), ("appVersion", "1.0.0"), ("appBuild", "1"), ("osName", "iOS"), ("osVersion", "18.1"),
-      ("platform", "ios"), ("deviceModel", "iPhone16,1"), ("locale", "en_US"), ("timeZone", "UTC"),
-      ("libraryName", "CoreTracker"), ("libraryVersion", "1.0.0"),
-    ] {
-      json.key(key)
-      json.string(value)
-    }
-    json.endObject()
-    json.key("events")
-    json.beginArray()
-    for offset in 0..<count {
+    let context = CollectorContext(
+      appName: "LoadTest", appVersion: "1.0.0", appBuild: "1", osName: "iOS", osVersion: "18.1", platform: "ios",
+      deviceModel: "iPhone16,1", locale: "en_US", timeZone: "UTC", libraryName: "CoreTracker", libraryVersion: "1.0.0")
+    let events = (0..<count).map { offset in
       let serial = batch &* 31 &+ offset
-      json.beginObject()
-      json.key("id")
-      json.string("load-\(run)-\(batch)-\(offset)")
-      json.key("name")
-      json.string(names[serial % names.count])
-      json.key("kind")
-      json.string("action")
-      json.key("timestamp")
-      json.int(now)
-      json.key("utcOffsetMinutes")
-      json.int(0)
-      json.key("anonymousId")
-      json.string("load-device-\((batch &* 7919 &+ offset) % devices)")
-      json.key("sessionId")
-      json.int(Int64(batch))
-      json.key("parameters")
-      json.beginObject()
-      json.key("product_id")
-      json.string("p\(serial % 500)")
-      json.key("position")
-      json.int(offset)
-      json.endObject()
-      json.endObject()
+      var event = EventWriter(
+        id: "load-\(run)-\(batch)-\(offset)", name: names[serial % names.count], kind: "action", timestamp: now,
+        utcOffsetMinutes: 0)
+      event.parameter("product_id", string: "p\(serial % 500)")
+      event.parameter("position", int: offset)
+      return event.finish(
+        anonymousId: "load-device-\((batch &* 7919 &+ offset) % devices)", userId: nil, sessionId: Int64(batch))
     }
-    json.endArray()
-    json.key("counters")
-    json.beginArray()
-    json.endArray()
-    json.endObject()
-    return json.bytes
+    return BatchWriter.batch(sentAt: now, context: BatchWriter.context(context), events: events)
   }
 
   /// Counts across workers.

@@ -4,6 +4,7 @@ import TestSupport
 import Testing
 
 @testable import Delivery
+@testable import ServiceSupport
 
 private let contextA = Array(#"{"appName":"Trendyol","appVersion":"7.1","locale":"tr_TR"}"#.utf8)
 private let contextB = Array(#"{"appName":"Trendyol","appVersion":"7.2","locale":"tr_TR"}"#.utf8)

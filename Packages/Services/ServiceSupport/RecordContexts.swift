@@ -1,4 +1,3 @@
-import CoreTracker
 public import Foundation
 
 /// Contexts stored once per change beside an outbox, and referenced from each record by a 64-bit

@@ -1,4 +1,5 @@
 public import CoreTracker
+public import Delivery
 
 /// The bookkeeping of a service that enforces its backend's limits with a ``LimitPolicy``
 /// (Firebase, Mixpanel): repairs counted by reason, drops counted on the delivery queue, and in

@@ -1,0 +1,182 @@
+import Foundation
+import WireJSON
+
+/// The one writer of the native batch (`POST /v1/batch`) and of its answer: the counterpart of
+/// ``BatchDecoder``. Clients, the collector and load generators all write the wire through it, so
+/// the field names live here and in ``CollectorBatch``'s `Codable` types, nowhere else.
+///
+/// Events are written once each, as their record is made (``EventWriter``), and a batch is put
+/// together from already-written events without re-encoding them:
+///
+/// ```swift
+/// var event = EventWriter(id: id, name: "add_to_cart", kind: "action", timestamp: ms, utcOffsetMinutes: 180)
+/// event.parameter("product_id", string: "P1")
+/// let bytes = event.finish(anonymousId: install, userId: nil, sessionId: session)
+/// let body = BatchWriter.batch(sentAt: now, context: BatchWriter.context(context), events: [bytes[...]])
+/// ```
+public enum BatchWriter {
+  /// The context object. Written with the `Codable` conformance: a context changes rarely, and its
+  /// fields are then declared once, in ``CollectorContext``.
+  public static func context(_ context: CollectorContext) -> [UInt8] {
+    (try? JSONEncoder().encode(context)).map(Array.init) ?? Array("{}".utf8)
+  }
+
+  /// One event object.
+  public static func event(_ event: CollectorEvent) -> [UInt8] {
+    var writer = EventWriter(
+      id: event.id, name: event.name, kind: event.kind, timestamp: event.timestamp,
+      utcOffsetMinutes: event.utcOffsetMinutes)
+    for (key, value) in event.parameters { writer.parameter(key, value) }
+    return writer.finish(anonymousId: event.anonymousId, userId: event.userId, sessionId: event.sessionId)
+  }
+
+  /// A batch from written parts: `context` from ``context(_:)``, each event from ``EventWriter`` or
+  /// ``event(_:)``.
+  public static func batch<Event: Collection<UInt8>>(
+    sentAt: Int64, context: [UInt8], events: some Collection<Event>, counters: [CollectorCounter] = []
+  ) -> [UInt8] {
+    var json = JSONWriter(capacity: events.reduce(context.count + 64 + counters.count * 128) { $0 + $1.count + 1 })
+    json.beginObject()
+    json.key("sentAt")
+    json.int(sentAt)
+    json.key("context")
+    json.raw(context)
+    json.key("events")
+    json.beginArray()
+    for event in events { json.raw(event) }
+    json.endArray()
+    json.key("counters")
+    json.beginArray()
+    for counter in counters { write(counter, to: &json) }
+    json.endArray()
+    json.endObject()
+    return json.bytes
+  }
+
+  /// A whole batch.
+  public static func batch(_ batch: CollectorBatch) -> [UInt8] {
+    Self.batch(
+      sentAt: batch.sentAt, context: context(batch.context), events: batch.events.map(event),
+      counters: batch.counters)
+  }
+
+  /// The collector's answer to a batch.
+  public static func response(_ response: BatchResponse) -> [UInt8] {
+    var json = JSONWriter(capacity: 32 + response.rejected.count * 96)
+    json.beginObject()
+    json.key("accepted")
+    json.int(response.accepted)
+    json.key("rejected")
+    json.beginArray()
+    for rejection in response.rejected {
+      json.beginObject()
+      json.key("index")
+      json.int(rejection.index)
+      json.key("id")
+      if let id = rejection.id { json.string(id) } else { json.null() }
+      json.key("field")
+      json.string(rejection.field)
+      json.key("reason")
+      json.string(rejection.reason)
+      json.endObject()
+    }
+    json.endArray()
+    json.endObject()
+    return json.bytes
+  }
+
+  private static func write(_ counter: CollectorCounter, to json: inout JSONWriter) {
+    json.beginObject()
+    json.key("name")
+    json.string(counter.name)
+    json.key("count")
+    json.int(counter.count)
+    json.key("firstCountedAt")
+    json.int(counter.firstCountedAt)
+    if let install = counter.anonymousId {
+      json.key("anonymousId")
+      json.string(install)
+    }
+    if let id = counter.id {
+      json.key("id")
+      json.string(id)
+    }
+    json.endObject()
+  }
+}
+
+/// Writes one event object of the native batch, fields in the order ``BatchDecoder`` reads
+/// fastest: start it, add its parameters, finish it.
+public struct EventWriter: Sendable {
+  private var json: JSONWriter
+
+  /// Starts an event.
+  public init(id: String, name: String, kind: String, timestamp: Int64, utcOffsetMinutes: Int, capacity: Int = 256) {
+    json = JSONWriter(capacity: capacity)
+    json.beginObject()
+    json.key("id")
+    json.string(id)
+    json.key("name")
+    json.string(name)
+    json.key("kind")
+    json.string(kind)
+    json.key("timestamp")
+    json.int(timestamp)
+    json.key("utcOffsetMinutes")
+    json.int(utcOffsetMinutes)
+    json.key("parameters")
+    json.beginObject()
+  }
+
+  /// Adds a string parameter.
+  public mutating func parameter(_ key: String, string value: String) {
+    json.key(key)
+    json.string(value)
+  }
+
+  /// Adds an integer parameter.
+  public mutating func parameter(_ key: String, int value: some BinaryInteger) {
+    json.key(key)
+    json.int(value)
+  }
+
+  /// Adds a floating-point parameter (a non-finite one is written as `null`, which the collector
+  /// refuses with the event's index: it is not a value the batch can carry).
+  public mutating func parameter(_ key: String, double value: Double) {
+    json.key(key)
+    json.double(value)
+  }
+
+  /// Adds a boolean parameter.
+  public mutating func parameter(_ key: String, bool value: Bool) {
+    json.key(key)
+    json.bool(value)
+  }
+
+  /// Adds a parameter of the wire's value type.
+  public mutating func parameter(_ key: String, _ value: CollectorValue) {
+    switch value {
+    case .string(let value): parameter(key, string: value)
+    case .int(let value): parameter(key, int: value)
+    case .double(let value): parameter(key, double: value)
+    case .bool(let value): parameter(key, bool: value)
+    }
+  }
+
+  /// Ends the event with who tracked it and returns its bytes.
+  public consuming func finish(anonymousId: String, userId: String?, sessionId: Int64?) -> [UInt8] {
+    json.endObject()
+    json.key("anonymousId")
+    json.string(anonymousId)
+    if let userId {
+      json.key("userId")
+      json.string(userId)
+    }
+    if let sessionId {
+      json.key("sessionId")
+      json.int(sessionId)
+    }
+    json.endObject()
+    return json.bytes
+  }
+}

@@ -1,0 +1,57 @@
+import CollectorWire
+import Foundation
+import TestSupport
+import Testing
+
+/// The one writer of the native batch, proven against the `Codable` types and the fast decoder.
+@Suite("BatchWriter")
+struct BatchWriterTests {
+  /// Round trip and differential: what the writer writes, Foundation's `JSONDecoder` and
+  /// ``BatchDecoder`` both read back as the batch it was given, and it means what the `Codable`
+  /// encoding of the same batch means.
+  @Test(arguments: [1, 2, 3])
+  func generatedBatchesRoundTrip(seed: UInt64) throws {
+    var random = SeededRandom(seed: seed)
+    for _ in 0..<100 {
+      let batch = randomBatch(&random)
+      let written = BatchWriter.batch(batch)
+      #expect(try JSONDecoder().decode(CollectorBatch.self, from: Data(written)) == batch)
+      let fast = try BatchDecoder.decode(written)
+      #expect(fast.rejected.isEmpty)
+      #expect(fast.events == batch.events && fast.counters == batch.counters)
+      #expect(fast.context == batch.context && fast.sentAt == batch.sentAt)
+      let codable = try JSONEncoder().encode(batch)
+      #expect(
+        try JSONDecoder().decode(CollectorBatch.self, from: codable)
+          == JSONDecoder().decode(
+            CollectorBatch.self, from: Data(written)))
+    }
+  }
+
+  static let responses: [BatchResponse] = [
+    BatchResponse(accepted: 0),
+    BatchResponse(
+      accepted: 3,
+      rejected: [
+        BatchResponse.Rejection(index: 1, id: "e-1", field: "events[1].name", reason: "is empty"),
+        BatchResponse.Rejection(index: 4, id: nil, field: "events[4].id", reason: "is required \"quoted\""),
+      ]),
+  ]
+
+  @Test(arguments: responses)
+  func responsesRoundTrip(response: BatchResponse) throws {
+    #expect(try JSONDecoder().decode(BatchResponse.self, from: Data(BatchWriter.response(response))) == response)
+  }
+
+  @Test func contextFieldsAreTheCodableKeys() throws {
+    let context = CollectorContext(
+      appName: "a", appVersion: "b", appBuild: "c", osName: "d", osVersion: "e", platform: "f", deviceModel: "g",
+      locale: "h", timeZone: "i", libraryName: "j", libraryVersion: "k")
+    let keys = try JSONDecoder().decode([String: String].self, from: JSONEncoder().encode(context))
+    #expect(Set(CollectorContext.fieldNames) == Set(keys.keys))
+    #expect(CollectorContext.fieldNames.count == keys.count)
+    #expect(Dictionary(uniqueKeysWithValues: context.fields.map { ($0.name, $0.value) }) == keys)
+    #expect(CollectorContext(fields: keys) == context)
+    #expect(CollectorContext(fields: keys.filter { $0.key != "locale" }) == nil)
+  }
+}
