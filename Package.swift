@@ -135,7 +135,7 @@ let package = Package(
     // MARK: Shared services
     .target(
       name: "LogService",
-      dependencies: ["CoreTracker", .product(name: "Logging", package: "swift-log")],
+      dependencies: ["CoreTracker", "ServiceSupport", .product(name: "Logging", package: "swift-log")],
       path: "Packages/Services/LogService"
     ),
     .testTarget(
@@ -172,12 +172,15 @@ let package = Package(
     // MARK: Trendyol
     .target(
       name: "TYTracker",
-      dependencies: ["CoreTracker", "LogService"],
+      dependencies: ["CoreTracker", "LogService", "ServiceSupport"],
       path: "Packages/Products/Trendyol/TYTracker"
     ),
     .testTarget(
       name: "TYTrackerTests",
-      dependencies: ["TYTracker", "CoreTrackerTesting"],
+      dependencies: [
+        "TYTracker", "CoreTrackerTesting", "CollectorService", "FirebaseService", "LogService", "MixpanelService",
+        "TestSupport",
+      ],
       path: "Tests/TYTrackerTests"
     ),
     .target(name: "TYProductDetail", dependencies: ["TYTracker"], path: "Packages/Products/Trendyol/TYProductDetail"),
@@ -196,12 +199,15 @@ let package = Package(
     // MARK: Dolap Lite
     .target(
       name: "DLTracker",
-      dependencies: ["CoreTracker", "LogService"],
+      dependencies: ["CoreTracker", "LogService", "ServiceSupport"],
       path: "Packages/Products/DolapLite/DLTracker"
     ),
     .testTarget(
       name: "DLTrackerTests",
-      dependencies: ["DLTracker", "CoreTrackerTesting"],
+      dependencies: [
+        "DLTracker", "CoreTrackerTesting", "CollectorService", "FirebaseService", "LogService", "MixpanelService",
+        "TestSupport",
+      ],
       path: "Tests/DLTrackerTests"
     ),
     .target(name: "DLProductDetail", dependencies: ["DLTracker"], path: "Packages/Products/DolapLite/DLProductDetail"),

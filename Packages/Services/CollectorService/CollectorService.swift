@@ -2,12 +2,8 @@ public import CollectorWire
 public import CoreTracker
 public import Delivery
 public import Foundation
-import ServiceSupport
-
-extension ServiceID {
-  /// The in-house collector.
-  public static let collector = ServiceID("collector")
-}
+/// Service identifiers and limit policies come with every service.
+@_exported public import ServiceSupport
 
 extension DropReason {
   /// An event larger than the collector's 32 KB per event.

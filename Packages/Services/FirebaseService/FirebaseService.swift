@@ -2,12 +2,8 @@ public import CoreTracker
 public import Delivery
 public import Foundation
 import GA4Wire
-public import ServiceSupport
-
-extension ServiceID {
-  /// Google Analytics 4 / Firebase.
-  public static let firebase = ServiceID("firebase")
-}
+/// Service identifiers and limit policies come with every service.
+@_exported public import ServiceSupport
 
 /// Sends events to Google Analytics 4 for a Firebase app stream over the Measurement Protocol
 /// (`POST /mp/collect?firebase_app_id=…&api_secret=…`), where the Firebase SDK does not exist

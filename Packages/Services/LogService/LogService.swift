@@ -1,14 +1,11 @@
 public import CoreTracker
 public import Logging
+/// Service identifiers and limit policies come with every service.
+@_exported public import ServiceSupport
 
 #if canImport(os)
   import os
 #endif
-
-extension ServiceID {
-  /// The system log service.
-  public static let log = ServiceID("log")
-}
 
 /// Writes each event as one line to the system log: the Moments design's system-log provider.
 ///

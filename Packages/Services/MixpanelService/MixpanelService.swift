@@ -2,12 +2,8 @@ public import CoreTracker
 public import Delivery
 public import Foundation
 import MixpanelWire
-public import ServiceSupport
-
-extension ServiceID {
-  /// Mixpanel.
-  public static let mixpanel = ServiceID("mixpanel")
-}
+/// Service identifiers and limit policies come with every service.
+@_exported public import ServiceSupport
 
 /// Sends events to Mixpanel's ingestion API: `/import?strict=1` (HTTP Basic auth with a service
 /// account or the project token, gzip, ≤ 2000 events and ≤ 2 MB per request), or `/track` with the

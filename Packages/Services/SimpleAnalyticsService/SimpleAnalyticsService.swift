@@ -2,12 +2,8 @@ import CollectorWire
 public import CoreTracker
 public import Delivery
 public import Foundation
-import ServiceSupport
-
-extension ServiceID {
-  /// A SimpleAnalytics-compatible endpoint.
-  public static let simpleAnalytics = ServiceID("simple_analytics")
-}
+/// Service identifiers and limit policies come with every service.
+@_exported public import ServiceSupport
 
 /// Speaks the SimpleAnalytics payload to any compatible endpoint (a SimpleAnalytics server, or our
 /// collector's `/v1/simple-analytics`), with its semantics and a durable outbox underneath.

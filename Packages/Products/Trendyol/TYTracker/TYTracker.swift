@@ -1,5 +1,6 @@
 @_exported public import CoreTracker
 public import LogService
+import ServiceSupport
 
 /// The services Trendyol routes events to, by identifier: what Trendyol features name in an event's
 /// `services` and `payload(for:)`, without importing any service module.
@@ -7,11 +8,11 @@ public enum TYService {
   /// The system log.
   public static let log = ServiceID.log
   /// The in-house collector.
-  public static let collector = ServiceID("collector")
+  public static let collector = ServiceID.collector
   /// Google Analytics 4 / Firebase.
-  public static let firebase = ServiceID("firebase")
+  public static let firebase = ServiceID.firebase
   /// Mixpanel.
-  public static let mixpanel = ServiceID("mixpanel")
+  public static let mixpanel = ServiceID.mixpanel
 }
 
 /// Trendyol's tracker: the only tracking module Trendyol features import.
