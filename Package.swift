@@ -370,7 +370,10 @@ let package = Package(
     ),
     .executableTarget(
       name: "ShopDemo",
-      dependencies: ["CollectorReports", "ShopDemoKit", .product(name: "Logging", package: "swift-log")],
+      dependencies: [
+        "CollectorReports", "ShopDemoKit", .product(name: "ArgumentParser", package: "swift-argument-parser"),
+        .product(name: "Logging", package: "swift-log"),
+      ],
       path: "Apps/ShopDemo/Sources/ShopDemo"),
   ]
 )

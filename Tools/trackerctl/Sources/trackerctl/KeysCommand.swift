@@ -1,0 +1,46 @@
+import ArgumentParser
+import CollectorReports
+import CollectorStore
+import Foundation
+import TrackerCtlKit
+
+struct KeysCommand: AsyncParsableCommand {
+  static let configuration = CommandConfiguration(
+    commandName: "keys", abstract: "Creates, lists and revokes keys (in the store: --sqlite or --postgres-url).",
+    subcommands: [Create.self, List.self, Revoke.self])
+
+  struct Create: AsyncParsableCommand {
+    static let configuration = CommandConfiguration(abstract: "Creates a key and prints it once.")
+    @OptionGroup var origin: OriginOptions
+    @Option(help: "The app its events are stored under.") var app: String?
+    @Flag(help: "An admin key (reads reports, erases) instead of a write key.") var admin = false
+
+    func run() async throws {
+      guard let store = try await origin.store() else { throw ValidationError("keys need --sqlite or --postgres-url") }
+      guard admin || app != nil else { throw ValidationError("a write key needs --app") }
+      print(try await TrackerCtl.createKey(app: app ?? "*", scope: admin ? .admin : .write, store: store))
+    }
+  }
+
+  struct List: AsyncParsableCommand {
+    static let configuration = CommandConfiguration(abstract: "Lists the keys (ids, never the keys).")
+    @OptionGroup var origin: OriginOptions
+
+    func run() async throws {
+      guard let store = try await origin.store() else { throw ValidationError("keys need --sqlite or --postgres-url") }
+      print(try await TrackerCtl.listKeys(store: store).text(), terminator: "")
+    }
+  }
+
+  struct Revoke: AsyncParsableCommand {
+    static let configuration = CommandConfiguration(abstract: "Revokes a key by its id.")
+    @OptionGroup var origin: OriginOptions
+    @Argument(help: "The key's id, as `keys list` shows it.") var id: String
+
+    func run() async throws {
+      guard let store = try await origin.store() else { throw ValidationError("keys need --sqlite or --postgres-url") }
+      try await TrackerCtl.revokeKey(id: id, store: store)
+      print("revoked \(id)")
+    }
+  }
+}

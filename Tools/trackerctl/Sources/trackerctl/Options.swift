@@ -1,0 +1,52 @@
+import ArgumentParser
+import CollectorReports
+import CollectorStore
+import Foundation
+import TrackerCtlKit
+
+/// Where to read.
+struct OriginOptions: ParsableArguments {
+  @Option(help: "A collector's base URL, e.g. http://127.0.0.1:8080 (or TRACKERCTL_URL).") var url: String?
+  @Option(help: "An admin key for --url (or TRACKERCTL_KEY).") var key: String?
+  @Option(help: "A collector's SQLite file, read directly.") var sqlite: String?
+  @Option(help: "A collector's PostgreSQL database, read directly.") var postgresUrl: String?
+  @Option(help: "The PostgreSQL schema (default public).") var postgresSchema = "public"
+
+  /// The store named by --sqlite or --postgres-url, if any.
+  func store() async throws -> (any EventStore & ReportQuerying)? {
+    if let sqlite { return try await Stores.sqlite(sqlite) }
+    if let postgresUrl { return try await Stores.postgres(postgresUrl, schema: postgresSchema) }
+    return nil
+  }
+
+  func origin() async throws -> ReportOrigin {
+    if let store = try await store() { return .store(Reports(store: store)) }
+    let environment = ProcessInfo.processInfo.environment
+    guard let text = url ?? environment["TRACKERCTL_URL"], let base = URL(string: text), base.scheme != nil else {
+      throw ValidationError("say where to read: --url (with --key), --sqlite or --postgres-url")
+    }
+    guard let key = key ?? environment["TRACKERCTL_KEY"], !key.isEmpty else {
+      throw ValidationError("--url needs --key (an admin key) or TRACKERCTL_KEY")
+    }
+    return .http(base, key: key)
+  }
+}
+
+/// The range and filters every report takes.
+struct FilterOptions: ParsableArguments {
+  @Option(help: "The app (its write key's app).") var app: String
+  @Option(help: "First day or time: 2026-11-01, 2026-11-01T10:00:00Z or ms (default: 7 days before --to).")
+  var from: String?
+  @Option(help: "End, not included (default: now).") var to: String?
+  @Option(help: "Only this platform.") var platform: String?
+  @Option(help: "Only this app version.") var appVersion: String?
+  @Option(help: "Only this OS version.") var osVersion: String?
+
+  var parameters: [String: String] {
+    let pairs: [(String, String?)] = [
+      ("app", app), ("from", from), ("to", to), ("platform", platform), ("appVersion", appVersion),
+      ("osVersion", osVersion),
+    ]
+    return Dictionary(uniqueKeysWithValues: pairs.compactMap { key, value in value.map { (key, $0) } })
+  }
+}
