@@ -5,7 +5,9 @@ import PackageDescription
 
 let package = Package(
   name: "CoreTracker",
-  platforms: [.macOS(.v12), .iOS(.v15), .tvOS(.v15), .watchOS(.v8)],
+  // macOS 14: the collector's Hummingbird API is available from macOS 14; iOS apps keep iOS 15 for the
+  // client products (the server targets are never built for iOS).
+  platforms: [.macOS(.v14), .iOS(.v15), .tvOS(.v15), .watchOS(.v8)],
   products: [
     .library(name: "CoreTracker", targets: ["CoreTracker"]),
     .library(name: "CoreTrackerTesting", targets: ["CoreTrackerTesting"]),
@@ -37,6 +39,14 @@ let package = Package(
     .executable(name: "collector", targets: ["Collector"]),
     .executable(name: "shop-demo", targets: ["ShopDemo"]),
     .executable(name: "trackerctl", targets: ["trackerctl"]),
+  ],
+  // The `Server` trait (on by default) brings the collector's packages: an app that depends on this
+  // package with `traits: []` resolves only what the client products need (swift-log).
+  traits: [
+    .trait(
+      name: "Server",
+      description: "The collector, its stores, trackerctl and shop-demo (Hummingbird, NIO, GRDB, postgres-nio, …)"),
+    .default(enabledTraits: ["Server"]),
   ],
   dependencies: [
     .package(url: "https://github.com/adam-fowler/compress-nio.git", from: "1.5.0"),
@@ -117,11 +127,11 @@ let package = Package(
     .target(
       name: "TestSupport",
       dependencies: [
-        .product(name: "CompressNIO", package: "compress-nio"),
-        .product(name: "HTTPTypes", package: "swift-http-types"),
-        .product(name: "Hummingbird", package: "hummingbird"),
+        .product(name: "CompressNIO", package: "compress-nio", condition: .server),
+        .product(name: "HTTPTypes", package: "swift-http-types", condition: .server),
+        .product(name: "Hummingbird", package: "hummingbird", condition: .server),
         .product(name: "Logging", package: "swift-log"),
-        .product(name: "NIOCore", package: "swift-nio"),
+        .product(name: "NIOCore", package: "swift-nio", condition: .server),
       ],
       path: "Tests/Support/TestSupport"
     ),
@@ -228,8 +238,8 @@ let package = Package(
     .target(
       name: "CollectorSQLite",
       dependencies: [
-        "CollectorStore", .product(name: "GRDB", package: "GRDB.swift"),
-        .product(name: "GRDBSQLite", package: "GRDB.swift"),
+        "CollectorStore", .product(name: "GRDB", package: "GRDB.swift", condition: .server),
+        .product(name: "GRDBSQLite", package: "GRDB.swift", condition: .server),
       ],
       path: "Packages/Collector/CollectorSQLite"
     ),
@@ -237,8 +247,8 @@ let package = Package(
       name: "CollectorPostgres",
       dependencies: [
         "CollectorStore", .product(name: "Logging", package: "swift-log"),
-        .product(name: "PostgresNIO", package: "postgres-nio"),
-        .product(name: "ServiceLifecycle", package: "swift-service-lifecycle"),
+        .product(name: "PostgresNIO", package: "postgres-nio", condition: .server),
+        .product(name: "ServiceLifecycle", package: "swift-service-lifecycle", condition: .server),
       ],
       path: "Packages/Collector/CollectorPostgres"
     ),
@@ -264,9 +274,9 @@ let package = Package(
     .target(
       name: "CollectorIngest",
       dependencies: [
-        "CollectorStore", "CollectorWire", .product(name: "Crypto", package: "swift-crypto"),
-        .product(name: "Logging", package: "swift-log"), .product(name: "Prometheus", package: "swift-prometheus"),
-        .product(name: "ServiceLifecycle", package: "swift-service-lifecycle"),
+        "CollectorStore", "CollectorWire", .product(name: "Crypto", package: "swift-crypto", condition: .server),
+        .product(name: "Logging", package: "swift-log"), .product(name: "Prometheus", package: "swift-prometheus", condition: .server),
+        .product(name: "ServiceLifecycle", package: "swift-service-lifecycle", condition: .server),
       ],
       path: "Packages/Collector/CollectorIngest"
     ),
@@ -275,20 +285,20 @@ let package = Package(
       dependencies: [
         "CollectorDashboard", "CollectorIngest", "CollectorPostgres", "CollectorReports", "CollectorSQLite",
         "CollectorStore", "CollectorVendors", "CollectorWire", "GA4Wire", "MixpanelWire",
-        .product(name: "CompressNIO", package: "compress-nio"),
-        .product(name: "HTTPTypes", package: "swift-http-types"),
-        .product(name: "Hummingbird", package: "hummingbird"),
-        .product(name: "HummingbirdCore", package: "hummingbird"), .product(name: "Logging", package: "swift-log"),
-        .product(name: "NIOCore", package: "swift-nio"),
-        .product(name: "NIOHTTPTypes", package: "swift-nio-extras"),
-        .product(name: "ServiceLifecycle", package: "swift-service-lifecycle"),
+        .product(name: "CompressNIO", package: "compress-nio", condition: .server),
+        .product(name: "HTTPTypes", package: "swift-http-types", condition: .server),
+        .product(name: "Hummingbird", package: "hummingbird", condition: .server),
+        .product(name: "HummingbirdCore", package: "hummingbird", condition: .server), .product(name: "Logging", package: "swift-log"),
+        .product(name: "NIOCore", package: "swift-nio", condition: .server),
+        .product(name: "NIOHTTPTypes", package: "swift-nio-extras", condition: .server),
+        .product(name: "ServiceLifecycle", package: "swift-service-lifecycle", condition: .server),
       ],
       path: "Packages/Collector/CollectorServer"
     ),
     .executableTarget(
       name: "Collector",
       dependencies: [
-        "CollectorServer", .product(name: "ArgumentParser", package: "swift-argument-parser"),
+        "CollectorServer", .product(name: "ArgumentParser", package: "swift-argument-parser", condition: .server),
         .product(name: "Logging", package: "swift-log"),
       ],
       path: "Apps/Collector/Sources/Collector"
@@ -312,8 +322,8 @@ let package = Package(
         "GA4Wire", "LogService", "MixpanelService", "MixpanelWire", "SimpleAnalyticsService", "ServiceSupport",
         "TestSupport",
         "TYProductDetail", "TYTracker",
-        .product(name: "Hummingbird", package: "hummingbird"),
-        .product(name: "HummingbirdTesting", package: "hummingbird"), .product(name: "NIOCore", package: "swift-nio"),
+        .product(name: "Hummingbird", package: "hummingbird", condition: .server),
+        .product(name: "HummingbirdTesting", package: "hummingbird", condition: .server), .product(name: "NIOCore", package: "swift-nio", condition: .server),
       ],
       path: "Tests/CollectorServerTests"
     ),
@@ -331,7 +341,7 @@ let package = Package(
       name: "trackerctl",
       dependencies: [
         "CollectorReports", "CollectorStore", "TrackerCtlKit",
-        .product(name: "ArgumentParser", package: "swift-argument-parser"),
+        .product(name: "ArgumentParser", package: "swift-argument-parser", condition: .server),
       ],
       path: "Tools/trackerctl/Sources/trackerctl"
     ),
@@ -339,8 +349,8 @@ let package = Package(
       name: "TrackerCtlKitTests",
       dependencies: [
         "CollectorIngest", "CollectorReports", "CollectorServer", "CollectorSQLite", "CollectorStore", "TestSupport",
-        "TrackerCtlKit", .product(name: "Hummingbird", package: "hummingbird"),
-        .product(name: "HummingbirdTesting", package: "hummingbird"), .product(name: "Logging", package: "swift-log"),
+        "TrackerCtlKit", .product(name: "Hummingbird", package: "hummingbird", condition: .server),
+        .product(name: "HummingbirdTesting", package: "hummingbird", condition: .server), .product(name: "Logging", package: "swift-log"),
       ],
       path: "Tests/TrackerCtlKitTests"
     ),
@@ -354,10 +364,10 @@ let package = Package(
         "CoreTracker",
         "Delivery", "DLProductDetail",
         "DLSellerProfile", "DLTracker", "FirebaseService", "LogService", "MixpanelService", "TYCheckout",
-        "TYProductDetail", "TYTracker", .product(name: "Hummingbird", package: "hummingbird"),
+        "TYProductDetail", "TYTracker", .product(name: "Hummingbird", package: "hummingbird", condition: .server),
         .product(name: "Logging", package: "swift-log"),
-        .product(name: "ServiceLifecycle", package: "swift-service-lifecycle"),
-        .product(name: "UnixSignals", package: "swift-service-lifecycle"),
+        .product(name: "ServiceLifecycle", package: "swift-service-lifecycle", condition: .server),
+        .product(name: "UnixSignals", package: "swift-service-lifecycle", condition: .server),
       ],
       path: "Apps/ShopDemo/Sources/ShopDemoKit"
     ),
@@ -371,7 +381,7 @@ let package = Package(
     .executableTarget(
       name: "ShopDemo",
       dependencies: [
-        "CollectorReports", "ShopDemoKit", .product(name: "ArgumentParser", package: "swift-argument-parser"),
+        "CollectorReports", "ShopDemoKit", .product(name: "ArgumentParser", package: "swift-argument-parser", condition: .server),
         .product(name: "Logging", package: "swift-log"),
       ],
       path: "Apps/ShopDemo/Sources/ShopDemo"),
@@ -387,4 +397,9 @@ for target in package.targets {
     .enableUpcomingFeature("InternalImportsByDefault"),
   ]
   target.swiftSettings = settings
+}
+
+extension TargetDependencyCondition {
+  /// Only with the `Server` trait: the collector's packages.
+  static var server: Self? { .when(traits: ["Server"]) }
 }
