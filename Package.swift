@@ -275,7 +275,8 @@ let package = Package(
       name: "CollectorIngest",
       dependencies: [
         "CollectorStore", "CollectorWire", .product(name: "Crypto", package: "swift-crypto", condition: .server),
-        .product(name: "Logging", package: "swift-log"), .product(name: "Prometheus", package: "swift-prometheus", condition: .server),
+        .product(name: "Logging", package: "swift-log"),
+        .product(name: "Prometheus", package: "swift-prometheus", condition: .server),
         .product(name: "ServiceLifecycle", package: "swift-service-lifecycle", condition: .server),
       ],
       path: "Packages/Collector/CollectorIngest"
@@ -288,7 +289,8 @@ let package = Package(
         .product(name: "CompressNIO", package: "compress-nio", condition: .server),
         .product(name: "HTTPTypes", package: "swift-http-types", condition: .server),
         .product(name: "Hummingbird", package: "hummingbird", condition: .server),
-        .product(name: "HummingbirdCore", package: "hummingbird", condition: .server), .product(name: "Logging", package: "swift-log"),
+        .product(name: "HummingbirdCore", package: "hummingbird", condition: .server),
+        .product(name: "Logging", package: "swift-log"),
         .product(name: "NIOCore", package: "swift-nio", condition: .server),
         .product(name: "NIOHTTPTypes", package: "swift-nio-extras", condition: .server),
         .product(name: "ServiceLifecycle", package: "swift-service-lifecycle", condition: .server),
@@ -323,7 +325,8 @@ let package = Package(
         "TestSupport",
         "TYProductDetail", "TYTracker",
         .product(name: "Hummingbird", package: "hummingbird", condition: .server),
-        .product(name: "HummingbirdTesting", package: "hummingbird", condition: .server), .product(name: "NIOCore", package: "swift-nio", condition: .server),
+        .product(name: "HummingbirdTesting", package: "hummingbird", condition: .server),
+        .product(name: "NIOCore", package: "swift-nio", condition: .server),
       ],
       path: "Tests/CollectorServerTests"
     ),
@@ -350,7 +353,8 @@ let package = Package(
       dependencies: [
         "CollectorIngest", "CollectorReports", "CollectorServer", "CollectorSQLite", "CollectorStore", "TestSupport",
         "TrackerCtlKit", .product(name: "Hummingbird", package: "hummingbird", condition: .server),
-        .product(name: "HummingbirdTesting", package: "hummingbird", condition: .server), .product(name: "Logging", package: "swift-log"),
+        .product(name: "HummingbirdTesting", package: "hummingbird", condition: .server),
+        .product(name: "Logging", package: "swift-log"),
       ],
       path: "Tests/TrackerCtlKitTests"
     ),
@@ -381,7 +385,8 @@ let package = Package(
     .executableTarget(
       name: "ShopDemo",
       dependencies: [
-        "CollectorReports", "ShopDemoKit", .product(name: "ArgumentParser", package: "swift-argument-parser", condition: .server),
+        "CollectorReports", "ShopDemoKit",
+        .product(name: "ArgumentParser", package: "swift-argument-parser", condition: .server),
         .product(name: "Logging", package: "swift-log"),
       ],
       path: "Apps/ShopDemo/Sources/ShopDemo"),
