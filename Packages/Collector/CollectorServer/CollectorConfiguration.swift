@@ -8,7 +8,7 @@ import Foundation
 /// command line (`--key value`).
 ///
 /// Every setting has one key, spelled `host` in files, `COLLECTOR_HOST` in the environment and
-/// `--host` on the command line (``settings`` lists them, README.md documents them).
+/// `--host` on the command line (``settings`` lists them, Docs/Collector.md documents them).
 public struct CollectorConfiguration: Sendable {
   /// Where events are stored.
   public enum Storage: Sendable, Hashable {
@@ -59,7 +59,7 @@ public struct CollectorConfiguration: Sendable {
     public var environment: String { "COLLECTOR_" + key.uppercased().replacingOccurrences(of: "-", with: "_") }
   }
 
-  /// Every setting, in the order the README lists them.
+  /// Every setting, in the order Docs/Collector.md lists them.
   public static let settings: [Setting] = [
     Setting(key: "host", help: "address to listen on (default 127.0.0.1; 0.0.0.0 for all interfaces)"),
     Setting(key: "port", help: "port to listen on (default 8080; 0 picks a free port)"),
