@@ -1,72 +1,6 @@
 public import CoreTracker
 public import Foundation
 
-/// Settings of an ``Outbox``.
-public struct OutboxConfiguration: Sendable, Hashable {
-  /// The most bytes the outbox's segment files take on disk together. Default 48 MiB: 100,000
-  /// typical events (five parameters; about 370 bytes each with the record header, their context
-  /// stored once apart, ``RecordContexts``) with a third to spare for larger ones, a bound an app's
-  /// disk budget tolerates for data that is normally sent within seconds.
-  public var maximumBytes: Int
-  /// The most records waiting for delivery. Default 200,000, so that for typical events the byte
-  /// bound is the one that binds.
-  public var maximumRecords: Int
-  /// The size of one segment file. Default 1 MiB; a record must fit in one segment.
-  public var segmentBytes: Int
-
-  /// Creates a configuration; at least two segments always fit.
-  public init(maximumBytes: Int = 48 << 20, maximumRecords: Int = 200_000, segmentBytes: Int = 1 << 20) {
-    self.segmentBytes = max(4096, segmentBytes)
-    self.maximumBytes = max(2 * self.segmentBytes, maximumBytes)
-    self.maximumRecords = max(1, maximumRecords)
-  }
-}
-
-/// A place in the outbox: a segment and a byte offset in it.
-public struct OutboxPosition: Sendable, Hashable, Comparable {
-  /// The segment's sequence number.
-  public var segment: UInt64
-  /// The byte offset in the segment.
-  public var offset: Int
-
-  public static func < (lhs: OutboxPosition, rhs: OutboxPosition) -> Bool {
-    (lhs.segment, lhs.offset) < (rhs.segment, rhs.offset)
-  }
-}
-
-/// One stored record.
-public struct OutboxRecord: Sendable, Hashable {
-  /// What the record holds, as the service that wrote it defines (event, counter, context, ...).
-  public var kind: UInt8
-  /// When the record was made (ms since 1970), for the maximum event age.
-  public var timestamp: Int64
-  /// The service's encoding of the record.
-  public var payload: [UInt8]
-  /// The position just after the record: acknowledge it to remove the record and all before it.
-  public var end: OutboxPosition
-}
-
-/// The outbox's counts.
-public struct OutboxStats: Sendable, Hashable {
-  /// Records waiting for delivery.
-  public var records: Int
-  /// Bytes of those records (headers included).
-  public var bytes: Int
-  /// Bytes the segment files take on disk.
-  public var diskBytes: Int
-  /// Records dropped by the outbox, by reason (`outbox_full`, `record_too_large`, `outbox_io_error`).
-  public var dropped: [DropReason: Int]
-}
-
-extension DropReason {
-  /// The outbox reached its byte or record bound; the oldest records made room.
-  public static let outboxFull = DropReason("outbox_full")
-  /// A record larger than a segment.
-  public static let recordTooLarge = DropReason("record_too_large")
-  /// The outbox could not create or map a file.
-  public static let outboxIOError = DropReason("outbox_io_error")
-}
-
 /// A durable, bounded, append-only queue of records in memory-mapped segment files.
 ///
 /// **Durability.** `append` copies the record into a shared memory mapping: no system call, and
@@ -106,7 +40,6 @@ public final class Outbox: @unchecked Sendable {
   private let lock = NSLock()
   private var segments: [Segment] = []
   private var cursor: OutboxPosition
-  private var cursorGeneration: UInt32 = 0
   private var queuedRecords = 0
   private var queuedBytes = 0
   private var dropped: [DropReason: Int] = [:]
@@ -114,24 +47,16 @@ public final class Outbox: @unchecked Sendable {
   /// they are counted when the send's outcome is known (delivered, or dropped), not at eviction.
   private var inFlightEnd: OutboxPosition?
   private var evictedInFlight = 0
-  private let cursorHandle: FileHandle
+  private let cursorFile: OutboxCursorFile
 
   /// Opens the outbox in `directory` (created if needed), recovering every valid record left there.
   public init(directory: URL, configuration: OutboxConfiguration = OutboxConfiguration()) throws {
     self.directory = directory
     self.configuration = configuration
     try FileManager.default.createDirectory(at: directory, withIntermediateDirectories: true)
-    let cursorURL = directory.appendingPathComponent(Self.cursorName)
-    if !FileManager.default.fileExists(atPath: cursorURL.path) {
-      _ = FileManager.default.createFile(atPath: cursorURL.path, contents: Data(count: 64))
-    }
-    cursorHandle = try FileHandle(forUpdating: cursorURL)
-    (cursor, cursorGeneration) = Self.readCursor(cursorHandle)
+    cursorFile = try OutboxCursorFile(url: directory.appendingPathComponent(Self.cursorName))
+    cursor = cursorFile.stored
     try recover()
-  }
-
-  deinit {
-    try? cursorHandle.close()
   }
 
   // MARK: Writing
@@ -252,7 +177,7 @@ public final class Outbox: @unchecked Sendable {
     }
     if let reason, removed > 0 { dropped[reason, default: 0] += removed }
     removeSegmentsBeforeCursor()
-    writeCursor()
+    cursorFile.write(cursor)
     return removed
   }
 
@@ -347,7 +272,7 @@ public final class Outbox: @unchecked Sendable {
     queuedBytes -= record.size
     countEviction(record)
     removeSegmentsBeforeCursor()
-    writeCursor()
+    cursorFile.write(cursor)
   }
 
   private func addSegment() throws {
@@ -362,7 +287,7 @@ public final class Outbox: @unchecked Sendable {
       }
       cursor = max(cursor, next)
       removeSegmentsBeforeCursor(includingLast: true)
-      writeCursor()
+      cursorFile.write(cursor)
     }
     let sequence = (segments.last?.sequence ?? cursor.segment) + 1
     let (file, _) = try MappedFile.open(segmentURL(sequence), size: configuration.segmentBytes)
@@ -437,43 +362,5 @@ public final class Outbox: @unchecked Sendable {
       cursor = OutboxPosition(segment: first.sequence, offset: 0)
     }
     while queuedRecords > configuration.maximumRecords { dropOldestRecord() }
-  }
-
-  // MARK: Cursor file: two slots, written alternately, each with a CRC; the newer valid one wins.
-
-  private static func readCursor(_ handle: FileHandle) -> (OutboxPosition, UInt32) {
-    let data = (try? handle.seek(toOffset: 0)).flatMap { _ in try? handle.read(upToCount: 64) } ?? Data()
-    let bytes = [UInt8](data) + [UInt8](repeating: 0, count: max(0, 64 - data.count))
-    var best: (OutboxPosition, UInt32)?
-    for slot in 0..<2 {
-      let slice = Array(bytes[(slot * 32)..<(slot * 32 + 32)])
-      let stored = slice.withUnsafeBytes { raw in
-        (
-          UInt64(littleEndian: raw.loadUnaligned(fromByteOffset: 0, as: UInt64.self)),
-          UInt64(littleEndian: raw.loadUnaligned(fromByteOffset: 8, as: UInt64.self)),
-          UInt32(littleEndian: raw.loadUnaligned(fromByteOffset: 16, as: UInt32.self)),
-          UInt32(littleEndian: raw.loadUnaligned(fromByteOffset: 20, as: UInt32.self))
-        )
-      }
-      guard stored.3 != 0, CRC32.checksum(Array(slice[0..<20])) == stored.3 else { continue }
-      if best == nil || stored.2 > best!.1 {
-        best = (OutboxPosition(segment: stored.0, offset: Int(stored.1)), stored.2)
-      }
-    }
-    return best ?? (OutboxPosition(segment: 0, offset: 0), 0)
-  }
-
-  private func writeCursor() {
-    cursorGeneration &+= 1
-    var slot = [UInt8](repeating: 0, count: 32)
-    slot.withUnsafeMutableBytes { raw in
-      raw.storeBytes(of: cursor.segment.littleEndian, toByteOffset: 0, as: UInt64.self)
-      raw.storeBytes(of: UInt64(cursor.offset).littleEndian, toByteOffset: 8, as: UInt64.self)
-      raw.storeBytes(of: cursorGeneration.littleEndian, toByteOffset: 16, as: UInt32.self)
-    }
-    let checksum = CRC32.checksum(Array(slot[0..<20]))
-    slot.withUnsafeMutableBytes { $0.storeBytes(of: checksum.littleEndian, toByteOffset: 20, as: UInt32.self) }
-    try? cursorHandle.seek(toOffset: UInt64(Int(cursorGeneration % 2) * 32))
-    try? cursorHandle.write(contentsOf: Data(slot))
   }
 }
