@@ -15,10 +15,10 @@ import PostgresNIO
 /// try await store.migrate()
 /// ```
 public final class PostgresEventStore: EventStore {
-  private let client: PostgresClient
+  let client: PostgresClient
   private let runner: Task<Void, Never>
-  private let logger: Logger
-  private let tables: PostgresTables
+  let logger: Logger
+  let tables: PostgresTables
   /// Group commits run on up to this many connections at once (half the pool, at least 1, at most 4):
   /// while one transaction waits for the server, the next is already on its way.
   public let maximumConcurrentWrites: Int
@@ -312,76 +312,6 @@ public final class PostgresEventStore: EventStore {
     }
   }
 
-  public func saveKey(_ key: KeyRecord) async throws {
-    try await guarded {
-      var binds = PostgresBindings()
-      binds.append(key.id)
-      binds.append(key.app)
-      binds.append(key.scope.rawValue)
-      binds.append(key.hash)
-      binds.append(key.createdAt)
-      binds.append(key.revokedAt)
-      try await client.query(
-        PostgresQuery(
-          unsafeSQL: """
-            INSERT INTO \(tables.keys) (id, app, scope, hash, created_at, revoked_at)
-            VALUES ($1, $2, $3, $4, to_timestamp($5 / 1000.0), to_timestamp($6 / 1000.0))
-            ON CONFLICT (hash) DO NOTHING
-            """,
-          binds: binds
-        ),
-        logger: logger
-      )
-    }
-  }
-
-  public func key(hash: String) async throws -> KeyRecord? {
-    try await guarded {
-      var binds = PostgresBindings()
-      binds.append(hash)
-      let rows = try await client.query(
-        PostgresQuery(
-          unsafeSQL: "SELECT \(PostgresTables.keyColumns) FROM \(tables.keys) WHERE hash = $1", binds: binds),
-        logger: logger
-      )
-      for try await row in rows { return try PostgresTables.key(row) }
-      return nil
-    }
-  }
-
-  public func keys() async throws -> [KeyRecord] {
-    try await guarded {
-      let rows = try await client.query(
-        PostgresQuery(
-          unsafeSQL: "SELECT \(PostgresTables.keyColumns) FROM \(tables.keys) ORDER BY created_at DESC, id"
-        ),
-        logger: logger
-      )
-      var keys: [KeyRecord] = []
-      for try await row in rows {
-        if let key = try PostgresTables.key(row) { keys.append(key) }
-      }
-      return keys
-    }
-  }
-
-  public func revokeKey(id: String, at time: Int64) async throws -> Bool {
-    try await guarded {
-      var binds = PostgresBindings()
-      binds.append(time)
-      binds.append(id)
-      let rows = try await client.query(
-        PostgresQuery(
-          unsafeSQL: "WITH changed AS (UPDATE \(tables.keys) SET revoked_at = coalesce(revoked_at, "
-            + "to_timestamp($1 / 1000.0)) WHERE id = $2 RETURNING 1) SELECT count(*)::bigint FROM changed",
-          binds: binds
-        ),
-        logger: logger
-      )
-      return try await Self.count(rows) > 0
-    }
-  }
-
   public func close() async throws {
     runner.cancel()
     await runner.value
@@ -389,7 +319,7 @@ public final class PostgresEventStore: EventStore {
 
   // MARK: Helpers
 
-  private static func count(_ rows: PostgresRowSequence) async throws -> Int {
+  static func count(_ rows: PostgresRowSequence) async throws -> Int {
     var result = 0
     for try await value in rows.decode(Int.self) { result = value }
     return result
@@ -403,7 +333,7 @@ public final class PostgresEventStore: EventStore {
     return try await affected(connection, PostgresQuery(unsafeSQL: sql, binds: binds), logger)
   }
 
-  private static func affected(_ connection: PostgresConnection, _ query: PostgresQuery, _ logger: Logger)
+  static func affected(_ connection: PostgresConnection, _ query: PostgresQuery, _ logger: Logger)
     async throws -> Int
   {
     let wrapped = PostgresQuery(
@@ -413,7 +343,7 @@ public final class PostgresEventStore: EventStore {
   }
 
   /// Maps every failure but the store's own to ``StoreError/unavailable(_:)``.
-  private func guarded<T>(_ work: () async throws -> T) async throws -> T {
+  func guarded<T>(_ work: () async throws -> T) async throws -> T {
     do {
       return try await work()
     } catch let error as StoreError {

@@ -24,14 +24,14 @@ public struct Reports: Sendable {
   }
 
   /// The rollups that can answer `filter`: the store keeps them and the range is on whole hours.
-  private func rollups(_ filter: ReportFilter) -> RollupTables? {
+  func rollups(_ filter: ReportFilter) -> RollupTables? {
     guard usesRollups, let tables = store.rollups, filter.from % RollupTables.hour == 0,
       filter.to % RollupTables.hour == 0
     else { return nil }
     return tables
   }
 
-  private func rows(_ sql: String, _ builder: SQLBuilder) async throws -> [[SQLValue]] {
+  func rows(_ sql: String, _ builder: SQLBuilder) async throws -> [[SQLValue]] {
     try await store.read(sql, builder.arguments)
   }
 
@@ -306,140 +306,6 @@ public struct Reports: Sendable {
       cohorts: result.sorted {
         ($0.start, SemanticVersion($0.appVersion ?? "")) < ($1.start, SemanticVersion($1.appVersion ?? ""))
       })
-  }
-
-  // MARK: Funnels and sessions
-
-  /// Devices that did `steps` in order, each within `window` ms of the device's first step;
-  /// conversion from the first step and drop-off from the previous one.
-  public func funnel(_ filter: ReportFilter, steps: [String], window: Int64, appVersion: String? = nil)
-    async throws -> Funnel
-  {
-    guard (2...10).contains(steps.count) else { throw ReportError(field: "steps", reason: "2 to 10 event names") }
-    guard window > 0 else { throw ReportError(field: "window", reason: "must be positive") }
-    for step in steps { try ReportText.check(step, field: "steps") }
-    var filter = filter
-    if let appVersion {
-      try ReportText.check(appVersion, field: "funnelAppVersion")
-      filter.appVersion = appVersion
-    }
-    var sql = SQLBuilder(store.dialect)
-    let conditions = sql.conditions(filter)
-    let names = Set(steps).map { sql.bind($0) }.joined(separator: ", ")
-    let found = try await rows(
-      "SELECT device_id, name, \(sql.ms("occurred_at")) AS t FROM \(store.eventsTable) "
-        // Events of one millisecond keep their tracking order: CoreTracker's ids grow with each event.
-        + "WHERE \(conditions) AND name IN (\(names)) ORDER BY device_id, t, event_id", sql)
-    var reached = Array(repeating: Int64(0), count: steps.count)
-    var index = 0
-    while index < found.count {
-      let device = found[index][0].text ?? ""
-      var end = index
-      while end < found.count, (found[end][0].text ?? "") == device { end += 1 }
-      reached = Self.walk(found[index..<end], steps: steps, window: window, into: reached)
-      index = end
-    }
-    let first = reached.first ?? 0
-    let result = steps.enumerated().map { offset, name -> Funnel.Step in
-      let previous = offset == 0 ? reached[0] : reached[offset - 1]
-      return Funnel.Step(
-        name: name, devices: reached[offset],
-        conversion: first == 0 ? 0 : Double(reached[offset]) * 100 / Double(first),
-        dropOff: offset == 0 || previous == 0 ? 0 : Double(previous - reached[offset]) * 100 / Double(previous))
-    }
-    return Funnel(window: window, appVersion: appVersion, steps: result)
-  }
-
-  /// The furthest step one device reached: for each of its first-step events in time order, the
-  /// steps that follow in order within the window; the best attempt counts.
-  private static func walk(_ events: ArraySlice<[SQLValue]>, steps: [String], window: Int64, into reached: [Int64])
-    -> [Int64]
-  {
-    var best = 0
-    let list = Array(events)
-    for (start, event) in list.enumerated() where (event[1].text ?? "") == steps[0] {
-      let began = event[2].int ?? 0
-      var step = 1
-      for later in list[(start + 1)...] where step < steps.count {
-        let time = later[2].int ?? 0
-        guard time - began <= window else { break }
-        if (later[1].text ?? "") == steps[step] { step += 1 }
-      }
-      best = max(best, step)
-      if best == steps.count { break }
-    }
-    var reached = reached
-    for index in 0..<best { reached[index] += 1 }
-    return reached
-  }
-
-  /// Sessions: how many, median duration (first to last event), events per session.
-  public func sessions(_ filter: ReportFilter) async throws -> Sessions {
-    var sql = SQLBuilder(store.dialect)
-    let query: String
-    if let rollups = rollups(filter) {
-      query =
-        "SELECT max(last_ms) - min(first_ms) AS d, CAST(sum(events) AS BIGINT) FROM \(rollups.sessions) "
-        + "WHERE \(sql.rollupConditions(filter)) AND session_key <> '' GROUP BY device_id, session_key ORDER BY d"
-    } else {
-      let ms = sql.ms("occurred_at")
-      query =
-        "SELECT max(\(ms)) - min(\(ms)) AS d, count(*) FROM \(store.eventsTable) "
-        + "WHERE \(sql.conditions(filter)) AND session_id IS NOT NULL GROUP BY device_id, session_id ORDER BY d"
-    }
-    let found = try await rows(query, sql)
-    let durations = found.map { $0[0].int ?? 0 }
-    let events = found.reduce(Int64(0)) { $0 + ($1[1].int ?? 0) }
-    let median: Int64 =
-      durations.isEmpty
-      ? 0
-      : durations.count % 2 == 1
-        ? durations[durations.count / 2]
-        : (durations[durations.count / 2 - 1] + durations[durations.count / 2]) / 2
-    return Sessions(
-      count: Int64(found.count), medianDuration: median,
-      eventsPerSession: found.isEmpty ? 0 : Double(events) / Double(found.count))
-  }
-
-  // MARK: Detail rows
-
-  /// Events named `event` (all events when `nil`), newest first, `limit` per page; `after` is the
-  /// previous page's `next`.
-  public func eventRows(_ filter: ReportFilter, event: String?, limit: Int = 100, after: String? = nil) async throws
-    -> EventRows
-  {
-    var sql = SQLBuilder(store.dialect)
-    var conditions = sql.conditions(filter)
-    if let event {
-      try ReportText.check(event, field: "event")
-      conditions += " AND name = \(sql.bind(event))"
-    }
-    let ms = sql.ms("occurred_at")
-    if let after {
-      try ReportText.check(after, field: "after")
-      let parts = after.split(separator: ":", maxSplits: 1)
-      guard parts.count == 2, let time = Int64(parts[0]), ReportFilter.bounds.contains(time) else {
-        throw ReportError(field: "after", reason: "is not a cursor this report returned")
-      }
-      let timeBound = sql.time(sql.bind(time))
-      let timeBound2 = sql.time(sql.bind(time))
-      conditions +=
-        " AND (occurred_at < \(timeBound) OR (occurred_at = \(timeBound2) AND event_id < \(sql.bind(String(parts[1])))))"
-    }
-    let parameters = store.dialect == .sqlite ? "parameters" : "parameters::text"
-    let page = max(1, min(limit, 1_000))
-    let found = try await rows(
-      "SELECT \(ms), event_id, device_id, platform, app_version, os_version, \(parameters), name "
-        + "FROM \(store.eventsTable) "
-        + "WHERE \(conditions) ORDER BY occurred_at DESC, event_id DESC LIMIT \(sql.bind(Int64(page + 1)))", sql)
-    let rows = found.prefix(page).map { row in
-      EventRows.Row(
-        occurredAt: row[0].int ?? 0, eventID: row[1].text ?? "", name: row[7].text ?? "", deviceID: row[2].text ?? "",
-        platform: row[3].text ?? "", appVersion: row[4].text ?? "", osVersion: row[5].text ?? "",
-        parameters: row[6].text ?? "{}")
-    }
-    let next = found.count > page ? rows.last.map { "\($0.occurredAt):\($0.eventID)" } : nil
-    return EventRows(rows: Array(rows), next: next)
   }
 
   static func floor(_ value: Int64, _ size: Int64) -> Int64 {
