@@ -48,9 +48,8 @@ public final class FirebaseService: TrackerService {
 
   public let id: ServiceID
   /// The delivery queue underneath.
-  public let queue: DeliveryQueue
-  private let mapper: Locked<GA4Mapper>
-  private let limits: LimitEnforcement
+  public var queue: DeliveryQueue { delivery.queue }
+  private let delivery: MappedDelivery<GA4Mapper>
 
   /// Creates the service.
   ///
@@ -79,7 +78,6 @@ public final class FirebaseService: TrackerService {
     policy: FlushPolicy = FlushPolicy()
   ) throws {
     self.id = id
-    self.limits = LimitEnforcement(policy: limits)
     var components = URLComponents(
       url: host.appendingPathComponent(endpoint == .collect ? "mp/collect" : "debug/mp/collect"),
       resolvingAgainstBaseURL: false
@@ -92,12 +90,13 @@ public final class FirebaseService: TrackerService {
     if case .strict(let handler) = limits { report = handler }
     var retry = retry
     retry.maximumEventAge = min(retry.maximumEventAge, 72 * 3_600)
-    queue = DeliveryQueue(
+    let queue = DeliveryQueue(
       outbox: try Outbox(directory: directory, configuration: outbox),
       format: GA4Format(url: components.url!, report: report),
       transport: transport, retry: retry, policy: policy
     )
-    mapper = Locked(GA4Mapper(policy: limits, appInstanceID: appInstanceID))
+    delivery = MappedDelivery(
+      queue: queue, policy: limits, mapper: GA4Mapper(policy: limits, appInstanceID: appInstanceID))
   }
 
   /// The anonymous id without dashes, lower-cased.
@@ -105,20 +104,12 @@ public final class FirebaseService: TrackerService {
     $0.anonymousID.replacingOccurrences(of: "-", with: "").lowercased()
   }
 
-  public func receive(_ event: TrackedEvent) {
-    switch mapper.withLock({ $0.map(event) }) {
-    case .send(let record, let repaired):
-      limits.count(repaired)
-      queue.enqueue(kind: 1, timestamp: Int64(event.timestamp.timeIntervalSince1970 * 1000), payload: record)
-    case .drop(let reason, let violations):
-      limits.drop(reason, violations: violations, on: queue)
-    }
-  }
+  public func receive(_ event: TrackedEvent) { delivery.receive(event) }
 
   public func flush() async { await queue.flush() }
 
   public func sendSoon() { queue.sendSoon() }
 
   /// Delivery counts, drops by reason (`ga4_name_invalid`, `expired`, ...) and repairs by reason.
-  public func statistics() -> ServiceStats? { limits.statistics(of: queue) }
+  public func statistics() -> ServiceStats? { delivery.statistics() }
 }

@@ -10,15 +10,7 @@ import WireJSON
 /// The record is `[request-level fields][event JSON]` (``RecordFraming``): the request-level part
 /// (`app_instance_id`, `user_id`, `user_properties`) is written once per change and shared by the
 /// records that can go in one request.
-struct GA4Mapper {
-  /// What became of one event.
-  enum Outcome {
-    /// Send `record`; `repairs` lists what was changed to fit, by reason.
-    case send(record: [UInt8], repairs: [String])
-    /// Drop it for `reason`; `violations` are the broken rules (reported in strict mode).
-    case drop(reason: DropReason, violations: [GA4Violation])
-  }
-
+struct GA4Mapper: EventMapper {
   let policy: LimitPolicy
   /// A custom `app_instance_id`, or `nil` for the anonymous id without dashes (cached per id).
   let appInstanceID: (@Sendable (TrackedEvent) -> String)?
@@ -26,14 +18,15 @@ struct GA4Mapper {
   private var lastInstance = ""
   private var lastRequestKey: RequestKey?
   private var requestJSON: [UInt8] = []
-  private var requestRepairs: [String] = []
-  private var requestViolations: [GA4Violation] = []
+  /// What the request-level fields needed (repairs, violations): shared by the events using them.
+  private var requestLedger: LimitLedger<GA4Violation>
   /// The last event time per session (ms), for `engagement_time_msec`.
   private var lastEventInSession: (session: Int64, milliseconds: Int64)?
 
   init(policy: LimitPolicy, appInstanceID: (@Sendable (TrackedEvent) -> String)?) {
     self.policy = policy
     self.appInstanceID = appInstanceID
+    requestLedger = LimitLedger(policy: policy)
   }
 
   private struct RequestKey: Equatable {
@@ -42,28 +35,10 @@ struct GA4Mapper {
     var properties: EventParameters
   }
 
-  private var repairs: Bool {
-    if case .repair = policy { return true }
-    return false
-  }
-
-  mutating func map(_ event: TrackedEvent) -> Outcome {
-    var violations: [GA4Violation] = []
-    var repaired: [String] = []
-    let instance: String
-    if let appInstanceID {
-      instance = appInstanceID(event)
-    } else {
-      if event.anonymousID != lastAnonymousID {
-        lastAnonymousID = event.anonymousID
-        lastInstance = FirebaseService.defaultAppInstanceID(event)
-      }
-      instance = lastInstance
-    }
-    useRequest(instance: instance, userID: event.userID, properties: event.userProperties)
-    violations += requestViolations
-    repaired += requestRepairs
-
+  mutating func map(_ event: TrackedEvent) -> MappingOutcome<GA4Violation> {
+    useRequest(instance: instance(of: event), userID: event.userID, properties: event.userProperties)
+    var ledger = LimitLedger<GA4Violation>(policy: policy)
+    ledger.merge(requestLedger)
     var name = event.name
     var parameters: [(String, GA4Value)] = []
     parameters.reserveCapacity(event.parameters.count + 4)
@@ -76,95 +51,114 @@ struct GA4Mapper {
       parameters.append(("screen_class", .string(screenClass)))
       name = "screen_view"
     }
-    if let violation = GA4Rules.checkName(name, kind: .event, path: "events[0].name") {
-      if repairs, let fixed = GA4Rules.repairedName(name, kind: .event) {
-        name = fixed
-        repaired.append("event_name_\(violation.code.rawValue.lowercased())")
-      } else {
-        violations.append(violation)
-      }
+    if let violation = GA4Rules.checkName(name, kind: .event, path: "events[0].name"),
+      let fixed = ledger.fix(
+        violation, GA4Rules.repairedName(name, kind: .event), as: "event_name_\(violation.code.rawValue.lowercased())")
+    {
+      name = fixed
     }
+    if let session = event.session { parameters += sessionParameters(session, at: event.timestamp) }
+    Self.add(event.parameters, to: &parameters, &ledger)
+    if let violation = GA4Rules.checkCount(
+      parameters.count, limit: GA4Limits.maximumParametersPerEvent, what: "parameters", path: "events[0].params"),
+      ledger.fix(violation, (), as: "parameters_left_out") != nil
+    {
+      parameters.removeLast(parameters.count - GA4Limits.maximumParametersPerEvent)
+    }
+    if let first = ledger.violations.first {
+      return .drop(reason: DropReason("ga4_\(first.code.rawValue.lowercased())"), violations: ledger.violations)
+    }
+    let body = Self.eventJSON(name: name, parameters: parameters, at: event.timestamp)
+    return .send(record: RecordFraming.frame(context: requestJSON, body: body), repairs: ledger.repaired)
+  }
 
-    if let session = event.session {
-      let now = Int64((event.timestamp.timeIntervalSince1970 * 1000).rounded())
-      var engagement: Int64 = 1
-      if let last = lastEventInSession, last.session == session.id {
-        engagement = min(max(1, now - last.milliseconds), 1_800_000)
-      }
-      lastEventInSession = (session.id, now)
-      parameters.append(("session_id", .int(session.id)))
-      parameters.append(("engagement_time_msec", .int(engagement)))
+  /// The `app_instance_id` of the event (cached per anonymous id).
+  private mutating func instance(of event: TrackedEvent) -> String {
+    if let appInstanceID { return appInstanceID(event) }
+    if event.anonymousID != lastAnonymousID {
+      lastAnonymousID = event.anonymousID
+      lastInstance = FirebaseService.defaultAppInstanceID(event)
     }
-    for parameter in event.parameters {
-      var key = parameter.key
+    return lastInstance
+  }
+
+  /// `session_id` and `engagement_time_msec` (the time since the session's previous event, 1 ms
+  /// to 30 minutes), as GA4's sessions need them.
+  private mutating func sessionParameters(_ session: TrackingSession, at timestamp: Date) -> [(String, GA4Value)] {
+    let now = Int64((timestamp.timeIntervalSince1970 * 1000).rounded())
+    var engagement: Int64 = 1
+    if let last = lastEventInSession, last.session == session.id {
+      engagement = min(max(1, now - last.milliseconds), 1_800_000)
+    }
+    lastEventInSession = (session.id, now)
+    return [("session_id", .int(session.id)), ("engagement_time_msec", .int(engagement))]
+  }
+
+  /// The event's own parameters, each checked (name, duplicate, value length).
+  private static func add(
+    _ source: EventParameters, to parameters: inout [(String, GA4Value)], _ ledger: inout LimitLedger<GA4Violation>
+  ) {
+    for parameter in source {
       // Built only when a rule is broken (the rules take it as an autoclosure).
       func path() -> String { "events[0].params.\(parameter.key)" }
+      var key = parameter.key
       if let violation = GA4Rules.checkName(key, kind: .parameter, path: path()) {
-        if repairs, let fixed = GA4Rules.repairedName(key, kind: .parameter) {
-          key = fixed
-          repaired.append("parameter_name_\(violation.code.rawValue.lowercased())")
-        } else if repairs {
-          repaired.append("parameter_left_out")
-          continue
-        } else {
-          violations.append(violation)
-          continue
-        }
+        guard
+          let fixed = ledger.fix(
+            violation, GA4Rules.repairedName(key, kind: .parameter),
+            as: "parameter_name_\(violation.code.rawValue.lowercased())", leftOut: "parameter_left_out")
+        else { continue }
+        key = fixed
       }
       if key == "screen_class", parameters.first?.0 == "screen_name" { continue }  // used above
       if parameters.contains(where: { $0.0 == key }) {
-        if repairs {
-          repaired.append("parameter_left_out")
-          continue
-        }
-        violations.append(GA4Violation(fieldPath: path(), code: .nameDuplicated, message: "\"\(key)\" appears twice"))
+        ledger.leaveOut(
+          GA4Violation(fieldPath: path(), code: .nameDuplicated, message: "\"\(key)\" appears twice"),
+          as: "parameter_left_out")
         continue
       }
       var value = Self.value(parameter.value)
-      if case .string(let text) = value, let violation = GA4Rules.checkParameterValue(text, path: path()) {
-        if repairs {
-          value = .string(String(text.prefix(GA4Limits.maximumParameterValueLength)))
-          repaired.append("parameter_value_truncated")
-        } else {
-          violations.append(violation)
-        }
+      if case .string(let text) = value, let violation = GA4Rules.checkParameterValue(text, path: path()),
+        let fixed = ledger.fix(
+          violation, String(text.prefix(GA4Limits.maximumParameterValueLength)), as: "parameter_value_truncated")
+      {
+        value = .string(fixed)
       }
       parameters.append((key, value))
     }
-    if let violation = GA4Rules.checkCount(
-      parameters.count, limit: GA4Limits.maximumParametersPerEvent, what: "parameters", path: "events[0].params"
-    ) {
-      if repairs {
-        parameters.removeLast(parameters.count - GA4Limits.maximumParametersPerEvent)
-        repaired.append("parameters_left_out")
-      } else {
-        violations.append(violation)
-      }
-    }
+  }
 
-    if !violations.isEmpty {
-      let code = violations[0].code.rawValue.lowercased()
-      return .drop(reason: DropReason("ga4_\(code)"), violations: violations)
-    }
+  /// One event's JSON: name, parameters, time in microseconds.
+  private static func eventJSON(name: String, parameters: [(String, GA4Value)], at timestamp: Date) -> [UInt8] {
     var json = JSONWriter(capacity: 64 + parameters.count * 32)
     json.beginObject()
     json.key("name")
     json.string(name)
     json.key("params")
+    write(parameters, to: &json)
+    json.key("timestamp_micros")
+    json.int(Int64((timestamp.timeIntervalSince1970 * 1_000_000).rounded()))
+    json.endObject()
+    return json.bytes
+  }
+
+  /// Parameters as a JSON object; `wrapped` puts each value in `{"value": …}` (user properties).
+  private static func write(_ parameters: [(String, GA4Value)], wrapped: Bool = false, to json: inout JSONWriter) {
     json.beginObject()
     for (key, value) in parameters {
       json.key(key)
+      if wrapped {
+        json.beginObject()
+        json.key("value")
+      }
       switch value {
       case .string(let text): json.string(text)
       case .int(let number): json.int(number)
       case .double(let number): json.double(number)
       }
+      if wrapped { json.endObject() }
     }
     json.endObject()
-    json.key("timestamp_micros")
-    json.int(Int64((event.timestamp.timeIntervalSince1970 * 1_000_000).rounded()))
-    json.endObject()
-    return .send(record: RecordFraming.frame(context: requestJSON, body: json.bytes), repairs: repaired)
   }
 
   /// GA4 takes strings and numbers: booleans become `"true"`/`"false"`, dates ISO 8601 strings.
@@ -183,82 +177,66 @@ struct GA4Mapper {
     let key = RequestKey(instance: instance, userID: userID, properties: properties)
     guard key != lastRequestKey else { return }
     lastRequestKey = key
-    requestRepairs = []
-    requestViolations = []
+    var ledger = LimitLedger<GA4Violation>(policy: policy)
     var json = JSONWriter(capacity: 128)
     json.key("app_instance_id")
     json.string(instance)
     if var userID {
-      if userID.count > GA4Limits.maximumUserIDLength {
-        let violation = GA4Violation(
-          fieldPath: "user_id", code: .valueOutOfBounds,
-          message: "is longer than \(GA4Limits.maximumUserIDLength) characters"
-        )
-        if repairs {
-          userID = String(userID.prefix(GA4Limits.maximumUserIDLength))
-          requestRepairs.append("user_id_truncated")
-        } else {
-          requestViolations.append(violation)
-        }
+      if userID.count > GA4Limits.maximumUserIDLength,
+        let fixed = ledger.fix(
+          GA4Violation(
+            fieldPath: "user_id", code: .valueOutOfBounds,
+            message: "is longer than \(GA4Limits.maximumUserIDLength) characters"),
+          String(userID.prefix(GA4Limits.maximumUserIDLength)), as: "user_id_truncated")
+      {
+        userID = fixed
       }
       json.key("user_id")
       json.string(userID)
     }
+    let written = Self.userProperties(properties, &ledger)
+    if !written.isEmpty {
+      json.key("user_properties")
+      Self.write(written, wrapped: true, to: &json)
+    }
+    requestJSON = json.bytes
+    requestLedger = ledger
+  }
+
+  /// The user properties as GA4 takes them, each checked (name, value length, count).
+  private static func userProperties(
+    _ properties: EventParameters, _ ledger: inout LimitLedger<GA4Violation>
+  ) -> [(String, GA4Value)] {
     var written: [(String, GA4Value)] = []
     for property in properties {
       var name = property.key
       let path = "user_properties.\(name)"
       if let violation = GA4Rules.checkName(name, kind: .userProperty, path: path) {
-        if repairs, let fixed = GA4Rules.repairedName(name, kind: .userProperty),
-          !written.contains(where: { $0.0 == fixed })
-        {
-          name = fixed
-          requestRepairs.append("user_property_name_\(violation.code.rawValue.lowercased())")
-        } else if repairs {
-          requestRepairs.append("user_property_left_out")
-          continue
-        } else {
-          requestViolations.append(violation)
-          continue
+        let repaired = GA4Rules.repairedName(name, kind: .userProperty).flatMap { fixed in
+          written.contains { $0.0 == fixed } ? nil : fixed
         }
+        guard
+          let fixed = ledger.fix(
+            violation, repaired, as: "user_property_name_\(violation.code.rawValue.lowercased())",
+            leftOut: "user_property_left_out")
+        else { continue }
+        name = fixed
       }
       var value = Self.value(property.value)
-      if case .string(let text) = value, let violation = GA4Rules.checkUserPropertyValue(text, path: path) {
-        if repairs {
-          value = .string(String(text.prefix(GA4Limits.maximumUserPropertyValueLength)))
-          requestRepairs.append("user_property_value_truncated")
-        } else {
-          requestViolations.append(violation)
-        }
+      if case .string(let text) = value, let violation = GA4Rules.checkUserPropertyValue(text, path: path),
+        let fixed = ledger.fix(
+          violation, String(text.prefix(GA4Limits.maximumUserPropertyValueLength)), as: "user_property_value_truncated")
+      {
+        value = .string(fixed)
       }
       written.append((name, value))
     }
     if let violation = GA4Rules.checkCount(
-      written.count, limit: GA4Limits.maximumUserProperties, what: "user properties", path: "user_properties"
-    ) {
-      if repairs {
-        written.removeLast(written.count - GA4Limits.maximumUserProperties)
-        requestRepairs.append("user_properties_left_out")
-      } else {
-        requestViolations.append(violation)
-      }
+      written.count, limit: GA4Limits.maximumUserProperties, what: "user properties", path: "user_properties"),
+      ledger.fix(violation, (), as: "user_properties_left_out") != nil
+    {
+      written.removeLast(written.count - GA4Limits.maximumUserProperties)
     }
-    if !written.isEmpty {
-      json.key("user_properties")
-      json.beginObject()
-      for (name, value) in written {
-        json.key(name)
-        json.beginObject()
-        json.key("value")
-        switch value {
-        case .string(let text): json.string(text)
-        case .int(let number): json.int(number)
-        case .double(let number): json.double(number)
-        }
-        json.endObject()
-      }
-      json.endObject()
-    }
-    requestJSON = json.bytes
+    return written
   }
 }

@@ -6,26 +6,15 @@ import WireJSON
 
 /// Turns one event into one Mixpanel event (`{"event", "properties"}`), enforcing the limits with
 /// the service's policy.
-struct MixpanelMapper {
-  enum Outcome {
-    case send(record: [UInt8], repairs: [String])
-    case drop(reason: DropReason, violations: [MixpanelViolation])
-  }
-
+struct MixpanelMapper: EventMapper {
   let policy: LimitPolicy
   /// The project token written into each event (`/track` only).
   let token: String?
 
-  private var repairs: Bool {
-    if case .repair = policy { return true }
-    return false
-  }
-
-  mutating func map(_ event: TrackedEvent) -> Outcome {
-    var violations: [MixpanelViolation] = []
-    var repaired: [String] = []
+  mutating func map(_ event: TrackedEvent) -> MappingOutcome<MixpanelViolation> {
+    var ledger = LimitLedger<MixpanelViolation>(policy: policy)
     let insertID = MixpanelRules.insertID(from: event.id.description)
-    if let violation = MixpanelRules.checkInsertID(insertID) { violations.append(violation) }
+    if let violation = MixpanelRules.checkInsertID(insertID) { ledger.violations.append(violation) }
     let context = event.context
     // Identity, time and Mixpanel's standard device properties first; the event's own after them.
     let device: [(key: String, value: String)] = [
@@ -37,18 +26,15 @@ struct MixpanelMapper {
       4 + (event.userID == nil ? 0 : 1) + (token == nil ? 0 : 1) + device.count(where: { !$0.value.isEmpty })
     let room = MixpanelLimits.propertyLimit - 1 - fixedCount
     var kept = event.parameters.count
-    if kept > room {
-      if repairs {
-        kept = room
-        repaired.append("properties_left_out")
-      } else if let violation = MixpanelRules.checkPropertyCount(kept + fixedCount) {
-        violations.append(violation)
-      }
+    if kept > room, let violation = MixpanelRules.checkPropertyCount(kept + fixedCount),
+      let fitting = ledger.fix(violation, room, as: "properties_left_out")
+    {
+      kept = fitting
     }
     var json = JSONWriter(capacity: 192 + kept * 32)
     json.beginObject()
     json.key("event")
-    json.string(cut(event.name, field: "event", &violations, &repaired))
+    json.string(cut(event.name, field: "event", &ledger))
     json.key("properties")
     json.beginObject()
     json.key("time")
@@ -57,7 +43,7 @@ struct MixpanelMapper {
     json.string(insertID)
     func property(_ key: String, _ value: String) {
       json.key(key)
-      json.string(cut(value, field: "properties.\(key)", &violations, &repaired))
+      json.string(cut(value, field: "properties.\(key)", &ledger))
     }
     property("distinct_id", event.userID ?? event.anonymousID)
     property("$device_id", event.anonymousID)
@@ -65,9 +51,9 @@ struct MixpanelMapper {
     for (key, value) in device where !value.isEmpty { property(key, value) }
     if let token { property("token", token) }
     for parameter in event.parameters.prefix(kept) {
-      json.key(cut(parameter.key, field: "properties", &violations, &repaired))
+      json.key(cut(parameter.key, field: "properties", &ledger))
       switch parameter.value {
-      case .string(let text): json.string(cut(text, field: "properties.\(parameter.key)", &violations, &repaired))
+      case .string(let text): json.string(cut(text, field: "properties.\(parameter.key)", &ledger))
       case .int(let number): json.int(number)
       case .double(let number): json.double(number)
       case .bool(let flag): json.bool(flag)
@@ -77,28 +63,23 @@ struct MixpanelMapper {
     json.endObject()
     json.endObject()
     if json.bytes.count >= MixpanelLimits.eventByteLimit {
-      violations.append(MixpanelViolation(field: "", message: "the event is \(json.bytes.count) bytes"))
+      ledger.violations.append(MixpanelViolation(field: "", message: "the event is \(json.bytes.count) bytes"))
     }
-    guard violations.isEmpty else {
-      return .drop(reason: DropReason("mixpanel_invalid"), violations: violations)
+    guard ledger.violations.isEmpty else {
+      return .drop(reason: DropReason("mixpanel_invalid"), violations: ledger.violations)
     }
-    return .send(record: json.bytes, repairs: repaired)
+    return .send(record: json.bytes, repairs: ledger.repaired)
   }
 
   /// A string as Mixpanel keeps it (255 characters): cut and counted when repairing, a violation
   /// otherwise (Mixpanel would cut it silently).
   private func cut(
-    _ text: String, field: @autoclosure () -> String, _ violations: inout [MixpanelViolation],
-    _ repaired: inout [String]
+    _ text: String, field: @autoclosure () -> String, _ ledger: inout LimitLedger<MixpanelViolation>
   ) -> String {
     let (value, wasCut) = MixpanelRules.truncated(text)
     guard wasCut else { return text }
-    if repairs {
-      repaired.append("string_truncated")
-      return value
-    }
-    violations.append(
-      MixpanelViolation(field: field(), message: "is longer than \(MixpanelLimits.maximumStringLength) characters"))
-    return text
+    let violation = MixpanelViolation(
+      field: field(), message: "is longer than \(MixpanelLimits.maximumStringLength) characters")
+    return ledger.fix(violation, value, as: "string_truncated") ?? text
   }
 }

@@ -44,9 +44,8 @@ public final class MixpanelService: TrackerService {
 
   public let id: ServiceID
   /// The delivery queue underneath.
-  public let queue: DeliveryQueue
-  private let mapper: Locked<MixpanelMapper>
-  private let limits: LimitEnforcement
+  public var queue: DeliveryQueue { delivery.queue }
+  private let delivery: MappedDelivery<MixpanelMapper>
 
   /// Creates the service.
   ///
@@ -68,7 +67,6 @@ public final class MixpanelService: TrackerService {
     policy: FlushPolicy = FlushPolicy()
   ) throws {
     self.id = id
-    self.limits = LimitEnforcement(policy: limits)
     let format: MixpanelFormat
     func basic(_ user: String, _ password: String) -> String {
       "Basic " + Data("\(user):\(password)".utf8).base64EncodedString()
@@ -87,11 +85,11 @@ public final class MixpanelService: TrackerService {
       token = trackToken
       format = MixpanelFormat(url: Self.url(host, "track", [("verbose", "1")]), authorization: nil, isTrack: true)
     }
-    queue = DeliveryQueue(
+    let queue = DeliveryQueue(
       outbox: try Outbox(directory: directory, configuration: outbox), format: format, transport: transport,
       retry: retry, policy: policy
     )
-    mapper = Locked(MixpanelMapper(policy: limits, token: token))
+    delivery = MappedDelivery(queue: queue, policy: limits, mapper: MixpanelMapper(policy: limits, token: token))
   }
 
   private static func url(_ host: URL, _ path: String, _ query: [(String, String)]) -> URL {
@@ -100,20 +98,12 @@ public final class MixpanelService: TrackerService {
     return components.url!
   }
 
-  public func receive(_ event: TrackedEvent) {
-    switch mapper.withLock({ $0.map(event) }) {
-    case .send(let record, let repaired):
-      limits.count(repaired)
-      queue.enqueue(kind: 1, timestamp: Int64(event.timestamp.timeIntervalSince1970 * 1000), payload: record)
-    case .drop(let reason, let violations):
-      limits.drop(reason, violations: violations, on: queue)
-    }
-  }
+  public func receive(_ event: TrackedEvent) { delivery.receive(event) }
 
   public func flush() async { await queue.flush() }
 
   public func sendSoon() { queue.sendSoon() }
 
   /// Delivery counts, drops by reason (`rejected_by_server` for `failed_records`, ...) and repairs.
-  public func statistics() -> ServiceStats? { limits.statistics(of: queue) }
+  public func statistics() -> ServiceStats? { delivery.statistics() }
 }
