@@ -64,7 +64,8 @@ struct ConfigurationTests {
   @Test("every setting is documented in Docs/Collector.md")
   func readme() throws {
     let readme = try String(
-      contentsOf: URL(fileURLWithPath: #filePath).deletingLastPathComponent().appendingPathComponent("../../Docs/Collector.md"),
+      contentsOf: URL(fileURLWithPath: #filePath).deletingLastPathComponent().appendingPathComponent(
+        "../../Docs/Collector.md"),
       encoding: .utf8
     )
     for setting in CollectorConfiguration.settings {
