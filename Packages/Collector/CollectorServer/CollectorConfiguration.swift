@@ -135,90 +135,117 @@ public struct CollectorConfiguration: Sendable {
     for (key, entry) in values where !known.contains(key) {
       throw Problem(key: key, source: entry.source, reason: "\(key) is not a setting (see --help)")
     }
-    func value(_ key: String) -> (value: String, source: String)? { values[key] }
-    func fail(_ key: String, _ reason: String) -> Problem {
-      Problem(key: key, source: values[key]?.source ?? key, reason: reason)
-    }
-    func integer(_ key: String, _ range: ClosedRange<Int>) throws(Problem) -> Int? {
-      guard let entry = value(key) else { return nil }
-      guard let number = Int(entry.value), range.contains(number) else {
-        throw fail(
-          key, "\(key) must be a whole number in \(range.lowerBound)...\(range.upperBound), not \"\(entry.value)\"")
-      }
-      return number
-    }
-    func seconds(_ key: String) throws(Problem) -> Double? {
-      guard let entry = value(key) else { return nil }
-      guard let number = Double(entry.value), number.isFinite, (0.1...86_400).contains(number) else {
-        throw fail(key, "\(key) must be a number of seconds in 0.1...86400, not \"\(entry.value)\"")
-      }
-      return number
-    }
-    func pairs(_ key: String) throws(Problem) -> [(String, String)] {
-      guard let entry = value(key) else { return [] }
-      var result: [(String, String)] = []
-      for part in entry.value.split(separator: ",") {
-        let pieces = part.split(separator: "=", maxSplits: 1).map { $0.trimmingCharacters(in: .whitespaces) }
-        guard pieces.count == 2, !pieces[0].isEmpty, !pieces[1].isEmpty else {
-          throw fail(key, "\(key) must be name=value pairs separated by commas, not \"\(part)\"")
-        }
-        result.append((pieces[0], pieces[1]))
-      }
-      return result
-    }
+    let settings = SettingValues(values: values)
+    if let host = settings.value("host")?.value { self.host = host }
+    if let port = try settings.integer("port", 0...65535) { self.port = port }
+    try applyStorage(settings)
+    try applyKeys(settings)
+    try applyLimits(settings)
+  }
 
-    if let host = value("host")?.value { self.host = host }
-    if let port = try integer("port", 0...65535) { self.port = port }
-    let durabilityText = value("sqlite-durability")?.value ?? "full"
+  private mutating func applyStorage(_ settings: SettingValues) throws(Problem) {
+    let durabilityText = settings.value("sqlite-durability")?.value ?? "full"
     guard let durability = SQLiteEventStore.Durability(rawValue: durabilityText) else {
-      throw fail("sqlite-durability", "sqlite-durability must be full or normal, not \"\(durabilityText)\"")
+      throw settings.fail("sqlite-durability", "sqlite-durability must be full or normal, not \"\(durabilityText)\"")
     }
-    let engine = value("storage")?.value ?? (value("postgres-url") == nil ? "sqlite" : "postgres")
+    let engine = settings.value("storage")?.value ?? (settings.value("postgres-url") == nil ? "sqlite" : "postgres")
     switch engine {
     case "sqlite":
-      storage = .sqlite(path: value("sqlite-path")?.value ?? "collector-data/collector.sqlite", durability: durability)
+      storage = .sqlite(
+        path: settings.value("sqlite-path")?.value ?? "collector-data/collector.sqlite", durability: durability)
     case "postgres":
-      guard let url = value("postgres-url")?.value else {
-        throw fail("storage", "storage is postgres but postgres-url is not set")
+      guard let url = settings.value("postgres-url")?.value else {
+        throw settings.fail("storage", "storage is postgres but postgres-url is not set")
       }
-      storage = .postgres(url: url, schema: value("postgres-schema")?.value ?? "public")
+      storage = .postgres(url: url, schema: settings.value("postgres-schema")?.value ?? "public")
     default:
-      throw fail("storage", "storage must be sqlite or postgres, not \"\(engine)\"")
+      throw settings.fail("storage", "storage must be sqlite or postgres, not \"\(engine)\"")
     }
-    keys = try pairs("write-keys").map { ProvisionedKey(app: $0.0, key: $0.1, scope: .write) }
+  }
+
+  private mutating func applyKeys(_ settings: SettingValues) throws(Problem) {
+    keys = try settings.pairs("write-keys").map { ProvisionedKey(app: $0.0, key: $0.1, scope: .write) }
     for (app, key) in keys.map({ ($0.app, $0.key) }) where key.count < 16 || app.utf8.count > 64 {
-      throw fail("write-keys", "write key of \(app) must have at least 16 characters and the app at most 64 bytes")
+      throw settings.fail(
+        "write-keys", "write key of \(app) must have at least 16 characters and the app at most 64 bytes")
     }
-    if let admin = value("admin-keys") {
+    if let admin = settings.value("admin-keys") {
       for key in admin.value.split(separator: ",").map({ $0.trimmingCharacters(in: .whitespaces) }) {
-        guard key.count >= 16 else { throw fail("admin-keys", "admin keys must have at least 16 characters") }
+        guard key.count >= 16 else { throw settings.fail("admin-keys", "admin keys must have at least 16 characters") }
         keys.append(ProvisionedKey(app: "*", key: key, scope: .admin))
       }
     }
-    if let rate = value("rate-limit") {
+  }
+
+  private mutating func applyLimits(_ settings: SettingValues) throws(Problem) {
+    if let rate = settings.value("rate-limit") {
       guard let number = Double(rate.value), number >= 0, number.isFinite else {
-        throw fail("rate-limit", "rate-limit must be a number of events per second (0 for none), not \"\(rate.value)\"")
+        throw settings.fail(
+          "rate-limit", "rate-limit must be a number of events per second (0 for none), not \"\(rate.value)\"")
       }
       rateLimit = number == 0 ? nil : number
     }
-    if let age = try integer("max-event-age-days", 1...3650) { maximumEventAgeDays = age }
-    if let days = try integer("retention-days", 1...36500) { retention.defaultDays = days }
-    for (app, days) in try pairs("retention") {
+    if let age = try settings.integer("max-event-age-days", 1...3650) { maximumEventAgeDays = age }
+    if let days = try settings.integer("retention-days", 1...36500) { retention.defaultDays = days }
+    for (app, days) in try settings.pairs("retention") {
       guard let number = Int(days), (1...36500).contains(number) else {
-        throw fail("retention", "retention of \(app) must be a number of days in 1...36500, not \"\(days)\"")
+        throw settings.fail("retention", "retention of \(app) must be a number of days in 1...36500, not \"\(days)\"")
       }
       retention.perApp[app] = number
     }
-    if let rows = try integer("max-queued-rows", 1000...100_000_000) { maximumQueuedRows = rows }
-    if let seconds = try seconds("read-timeout") { readTimeoutSeconds = seconds }
-    if let seconds = try seconds("idle-timeout") { idleTimeoutSeconds = seconds }
-    if let connections = try integer("max-connections", 1...1_000_000) { maximumConnections = connections }
-    if let flag = value("benchmark-routes") {
+    if let rows = try settings.integer("max-queued-rows", 1000...100_000_000) { maximumQueuedRows = rows }
+    if let seconds = try settings.seconds("read-timeout") { readTimeoutSeconds = seconds }
+    if let seconds = try settings.seconds("idle-timeout") { idleTimeoutSeconds = seconds }
+    if let connections = try settings.integer("max-connections", 1...1_000_000) { maximumConnections = connections }
+    if let flag = settings.value("benchmark-routes") {
       // JSON files give booleans as 1/0 through JSONSerialization.
       guard let parsed = Bool(flag.value) ?? ["1": true, "0": false][flag.value] else {
-        throw fail("benchmark-routes", "benchmark-routes must be true or false, not \"\(flag.value)\"")
+        throw settings.fail("benchmark-routes", "benchmark-routes must be true or false, not \"\(flag.value)\"")
       }
       benchmarkRoutes = parsed
     }
+  }
+}
+
+/// The settings' raw values with where each came from, read as the types settings take; every
+/// refusal names the setting, its source and what it must be.
+private struct SettingValues {
+  typealias Problem = CollectorConfiguration.Problem
+  let values: [String: (value: String, source: String)]
+
+  func value(_ key: String) -> (value: String, source: String)? { values[key] }
+
+  func fail(_ key: String, _ reason: String) -> Problem {
+    Problem(key: key, source: values[key]?.source ?? key, reason: reason)
+  }
+
+  func integer(_ key: String, _ range: ClosedRange<Int>) throws(Problem) -> Int? {
+    guard let entry = value(key) else { return nil }
+    guard let number = Int(entry.value), range.contains(number) else {
+      throw fail(
+        key, "\(key) must be a whole number in \(range.lowerBound)...\(range.upperBound), not \"\(entry.value)\"")
+    }
+    return number
+  }
+
+  func seconds(_ key: String) throws(Problem) -> Double? {
+    guard let entry = value(key) else { return nil }
+    guard let number = Double(entry.value), number.isFinite, (0.1...86_400).contains(number) else {
+      throw fail(key, "\(key) must be a number of seconds in 0.1...86400, not \"\(entry.value)\"")
+    }
+    return number
+  }
+
+  func pairs(_ key: String) throws(Problem) -> [(String, String)] {
+    guard let entry = value(key) else { return [] }
+    var result: [(String, String)] = []
+    for part in entry.value.split(separator: ",") {
+      let pieces = part.split(separator: "=", maxSplits: 1).map { $0.trimmingCharacters(in: .whitespaces) }
+      guard pieces.count == 2, !pieces[0].isEmpty, !pieces[1].isEmpty else {
+        throw fail(key, "\(key) must be name=value pairs separated by commas, not \"\(part)\"")
+      }
+      result.append((pieces[0], pieces[1]))
+    }
+    return result
   }
 }
