@@ -2,92 +2,109 @@ import Foundation
 
 /// Reports by name with their parameters as text: what the HTTP API and `trackerctl` share, so a
 /// report means the same whether asked over HTTP or of a store directly.
-extension Reports {
-  /// The reports, by the name the API and `trackerctl report` use.
-  public static let names = [
-    "overview", "top-events", "events", "timeseries", "active-devices", "retention", "breakdown", "parameter-values",
-    "counters", "funnel", "sessions",
-  ]
+/// Every report, by the name the API, the dashboard and `trackerctl report` use: it owns the
+/// name, the result type and the dispatch, so a report is added in one place.
+public enum Report: String, CaseIterable, Sendable {
+  case overview
+  case topEvents = "top-events"
+  case events
+  case timeseries
+  case activeDevices = "active-devices"
+  case retention
+  case breakdown
+  case parameterValues = "parameter-values"
+  case counters
+  case funnel
+  case sessions
 
-  /// The result type of the report `name` (for decoding an API answer), or `nil`.
-  public static func resultType(of name: String) -> (any ReportResult.Type)? {
-    switch name {
-    case "overview": Overview.self
-    case "top-events", "breakdown", "parameter-values", "counters": CountList.self
-    case "events": EventRows.self
-    case "timeseries": TimeSeries.self
-    case "active-devices": ActiveDevices.self
-    case "retention": Retention.self
-    case "funnel": Funnel.self
-    case "sessions": Sessions.self
-    default: nil
+  /// The report named `name`; throws ``ReportError`` listing the reports otherwise.
+  public init(named name: String) throws(ReportError) {
+    guard let report = Report(rawValue: name) else {
+      throw ReportError(
+        field: "report", reason: "\"\(name)\" is not a report; reports: \(Self.names.joined(separator: ", "))")
+    }
+    self = report
+  }
+
+  /// The names, in order.
+  public static var names: [String] { allCases.map(\.rawValue) }
+
+  /// The type of the report's result (for decoding an API answer).
+  public var resultType: any ReportResult.Type {
+    switch self {
+    case .overview: Overview.self
+    case .topEvents, .breakdown, .parameterValues, .counters: CountList.self
+    case .events: EventRows.self
+    case .timeseries: TimeSeries.self
+    case .activeDevices: ActiveDevices.self
+    case .retention: Retention.self
+    case .funnel: Funnel.self
+    case .sessions: Sessions.self
     }
   }
+}
+
+/// Reports with their parameters as text: what the HTTP API and `trackerctl` share, so a report
+/// means the same whether asked over HTTP or of a store directly.
+extension Reports {
+  /// The report names (``Report``'s).
+  public static var names: [String] { Report.names }
+
+  /// The result type of the report `name` (for decoding an API answer), or `nil`.
+  public static func resultType(of name: String) -> (any ReportResult.Type)? { Report(rawValue: name)?.resultType }
 
   /// Runs the report `name` with `parameter` giving each parameter's text (`app`, `from`, `to`,
   /// `platform`, `appVersion`, `osVersion`, and the report's own); throws ``ReportError`` naming a
   /// bad parameter.
   public func run(_ name: String, parameter: (String) -> String?) async throws -> any ReportResult {
-    guard Self.names.contains(name) else {
-      throw ReportError(
-        field: "report", reason: "\"\(name)\" is not a report; reports: \(Self.names.joined(separator: ", "))")
+    let report = try Report(named: name)
+    return try await withoutActuallyEscaping(parameter) { text in
+      try await run(report, parameters: ReportParameters(text))
     }
-    let filter = try Self.filter(parameter)
-    func integer(_ key: String, default value: Int, range: ClosedRange<Int>) throws(ReportError) -> Int {
-      guard let text = parameter(key) else { return value }
-      guard let number = Int(text), range.contains(number) else {
-        throw ReportError(field: key, reason: "must be a whole number in \(range.lowerBound)...\(range.upperBound)")
-      }
-      return number
-    }
-    func required(_ key: String) throws(ReportError) -> String {
-      guard let value = parameter(key), !value.isEmpty else { throw ReportError(field: key, reason: "is required") }
-      return value
-    }
-    switch name {
-    case "overview":
-      return try await overview(filter)
-    case "top-events":
-      return try await topEvents(filter, limit: try integer("limit", default: 50, range: 1...1_000))
-    case "events":
+  }
+
+  /// Runs `report` with its parameters.
+  public func run(_ report: Report, parameters: ReportParameters) async throws -> any ReportResult {
+    let filter = try Self.filter(parameters.text)
+    switch report {
+    case .overview: return try await overview(filter)
+    case .topEvents: return try await topEvents(filter, limit: try parameters.integer("limit", default: 50))
+    case .events:
       return try await eventRows(
-        filter, event: parameter("event"), limit: try integer("limit", default: 100, range: 1...1_000),
-        after: parameter("after"))
-    case "timeseries":
-      guard let bucket = ReportBucket(rawValue: parameter("bucket") ?? "day"), bucket != .week else {
+        filter, event: parameters.text("event"), limit: try parameters.integer("limit", default: 100),
+        after: parameters.text("after"))
+    case .timeseries:
+      guard let bucket = ReportBucket(rawValue: parameters.text("bucket") ?? "day"), bucket != .week else {
         throw ReportError(field: "bucket", reason: "is hour or day")
       }
-      return try await timeSeries(filter, bucket: bucket, event: parameter("event"))
-    case "active-devices":
-      return try await activeDevices(filter)
-    case "retention":
-      guard let period = ReportBucket(rawValue: parameter("period") ?? "week"), period != .hour else {
+      return try await timeSeries(filter, bucket: bucket, event: parameters.text("event"))
+    case .activeDevices: return try await activeDevices(filter)
+    case .retention:
+      guard let period = ReportBucket(rawValue: parameters.text("period") ?? "week"), period != .hour else {
         throw ReportError(field: "period", reason: "is day or week")
       }
-      let split = parameter("split")
+      let split = parameters.text("split")
       guard split == nil || split == "app-version" else {
         throw ReportError(field: "split", reason: "is app-version or left out")
       }
       return try await retention(filter, period: period, byAppVersion: split != nil)
-    case "breakdown":
-      guard let dimension = Dimension(rawValue: parameter("by") ?? "platform") else {
+    case .breakdown:
+      guard let dimension = Dimension(rawValue: parameters.text("by") ?? "platform") else {
         throw ReportError(field: "by", reason: "is platform, os-version or app-version")
       }
       return try await breakdown(filter, by: dimension)
-    case "parameter-values":
+    case .parameterValues:
       return try await parameterValues(
-        filter, event: try required("event"), parameter: try required("parameter"),
-        limit: try integer("limit", default: 50, range: 1...1_000))
-    case "counters":
-      return try await counters(filter)
-    case "funnel":
-      let steps = try required("steps").split(separator: ",").map { $0.trimmingCharacters(in: .whitespaces) }
-      guard let window = Self.duration(parameter("window") ?? "1d") else {
+        filter, event: try parameters.required("event"), parameter: try parameters.required("parameter"),
+        limit: try parameters.integer("limit", default: 50))
+    case .counters: return try await counters(filter)
+    case .funnel:
+      let steps = try parameters.required("steps").split(separator: ",").map { $0.trimmingCharacters(in: .whitespaces) }
+      guard let window = Self.duration(parameters.text("window") ?? "1d") else {
         throw ReportError(field: "window", reason: "is a duration such as 30m, 2h, 1d or seconds")
       }
-      return try await funnel(filter, steps: steps, window: window, appVersion: parameter("funnelAppVersion"))
-    default:
-      return try await sessions(filter)
+      return try await funnel(filter, steps: steps, window: window, appVersion: parameters.text("funnelAppVersion"))
+    case .sessions: return try await sessions(filter)
     }
   }
 
@@ -122,4 +139,28 @@ extension Reports {
 
   /// The longest funnel window: 3,660 days, the longest report range.
   public static let longestDuration: Int64 = 3_660 * 86_400_000
+}
+
+/// A report's parameters as text, read with the report API's rules.
+public struct ReportParameters {
+  /// The text of a parameter, `nil` when absent.
+  public let text: (String) -> String?
+
+  /// Parameters read through `text`.
+  public init(_ text: @escaping (String) -> String?) { self.text = text }
+
+  /// A whole number in `range` (`default` when absent).
+  func integer(_ key: String, default value: Int, range: ClosedRange<Int> = 1...1_000) throws(ReportError) -> Int {
+    guard let text = text(key) else { return value }
+    guard let number = Int(text), range.contains(number) else {
+      throw ReportError(field: key, reason: "must be a whole number in \(range.lowerBound)...\(range.upperBound)")
+    }
+    return number
+  }
+
+  /// A parameter that must be present and not empty.
+  func required(_ key: String) throws(ReportError) -> String {
+    guard let value = text(key), !value.isEmpty else { throw ReportError(field: key, reason: "is required") }
+    return value
+  }
 }

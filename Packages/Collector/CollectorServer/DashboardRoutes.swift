@@ -85,66 +85,75 @@ struct DashboardRoutes: Sendable {
       let toText = query.get("to").flatMap { $0.isEmpty ? nil : $0 } ?? String(ReportTime.iso(today).prefix(10))
       let fromText =
         query.get("from").flatMap { $0.isEmpty ? nil : $0 } ?? String(ReportTime.iso(today - 6 * day).prefix(10))
-      guard let from = ReportTime.parse(fromText), let lastDay = ReportTime.parse(toText) else {
+      guard let from = ReportTime.parse(fromText) else {
         throw ReportError(field: "from", reason: "pick days such as 2026-11-01")
+      }
+      guard let lastDay = ReportTime.parse(toText) else {
+        throw ReportError(field: "to", reason: "pick days such as 2026-11-01")
       }
       let context = Dashboard.Context(app: app, apps: apps, from: fromText, to: toText, path: path)
       guard !app.isEmpty else {
         return html(.ok, Dashboard.empty(context: context))
       }
       let filter = try ReportFilter(app: app, from: from, to: lastDay + day)
-      let body: String
-      switch path {
-      case "/":
-        async let overview = reports.overview(filter)
-        async let series = reports.timeSeries(filter, bucket: (filter.to - filter.from) <= 2 * day ? .hour : .day)
-        async let top = reports.topEvents(filter, limit: 15)
-        async let active = reports.activeDevices(filter)
-        async let sessions = reports.sessions(filter)
-        body = Dashboard.overview(
-          try await overview, series: try await series, top: try await top, active: try await active,
-          sessions: try await sessions, context: context)
-      case "/dashboard/events":
-        let top = try await reports.topEvents(filter, limit: 50)
-        let event = query.get("event").flatMap { $0.isEmpty ? nil : $0 } ?? top.rows.first?.name
-        let parameter = query.get("parameter").flatMap { $0.isEmpty ? nil : $0 }
-        var values: CountList?
-        var rows: EventRows?
-        if let event {
-          rows = try await reports.eventRows(filter, event: event, limit: 25)
-          if let parameter { values = try await reports.parameterValues(filter, event: event, parameter: parameter) }
-        }
-        body = Dashboard.events(
-          top: top, event: event, parameter: parameter, values: values, rows: rows, context: context)
-      case "/dashboard/retention":
-        let period: ReportBucket = (filter.to - filter.from) > 21 * day ? .week : .day
-        body = Dashboard.retention(try await reports.retention(filter, period: period), context: context)
-      case "/dashboard/breakdowns":
-        body = Dashboard.breakdowns(
-          platform: try await reports.breakdown(filter, by: .platform),
-          os: try await reports.breakdown(filter, by: .osVersion),
-          app: try await reports.breakdown(filter, by: .appVersion), context: context)
-      case "/dashboard/funnel":
-        let steps = query.get("steps") ?? ""
-        let window = query.get("window") ?? "1d"
-        let names = steps.split(separator: ",").map { $0.trimmingCharacters(in: .whitespaces) }.filter { !$0.isEmpty }
-        var funnel: Funnel?
-        if names.count >= 2 {
-          guard let milliseconds = Reports.duration(window) else {
-            throw ReportError(field: "window", reason: "is a duration such as 30m, 2h, 1d")
-          }
-          funnel = try await reports.funnel(filter, steps: names, window: milliseconds)
-        }
-        body = Dashboard.funnel(
-          funnel, steps: steps, window: window, top: try await reports.topEvents(filter, limit: 50), context: context)
-      default:
-        body = Dashboard.counters(try await reports.counters(filter), context: context)
-      }
-      return html(.ok, body)
+      return html(.ok, try await body(path, filter: filter, query: query, reports: reports, context: context))
     } catch let error as ReportError {
       return html(.badRequest, "<!doctype html><p class=\"error\">\(SVG.escape(error.description))</p>")
     } catch {
       return html(.serviceUnavailable, "<!doctype html><p class=\"error\">The store is unavailable.</p>")
+    }
+  }
+
+  /// The page at `path` for `filter` (the pages are `Dashboard.pages`).
+  private func body(
+    _ path: String, filter: ReportFilter, query: FormQuery, reports: Reports, context: Dashboard.Context
+  ) async throws -> String {
+    let day: Int64 = 86_400_000
+    switch path {
+    case "/":
+      async let overview = reports.overview(filter)
+      async let series = reports.timeSeries(filter, bucket: (filter.to - filter.from) <= 2 * day ? .hour : .day)
+      async let top = reports.topEvents(filter, limit: 15)
+      async let active = reports.activeDevices(filter)
+      async let sessions = reports.sessions(filter)
+      return Dashboard.overview(
+        try await overview, series: try await series, top: try await top, active: try await active,
+        sessions: try await sessions, context: context)
+    case "/dashboard/events":
+      let top = try await reports.topEvents(filter, limit: 50)
+      let event = query.get("event").flatMap { $0.isEmpty ? nil : $0 } ?? top.rows.first?.name
+      let parameter = query.get("parameter").flatMap { $0.isEmpty ? nil : $0 }
+      var values: CountList?
+      var rows: EventRows?
+      if let event {
+        rows = try await reports.eventRows(filter, event: event, limit: 25)
+        if let parameter { values = try await reports.parameterValues(filter, event: event, parameter: parameter) }
+      }
+      return Dashboard.events(
+        top: top, event: event, parameter: parameter, values: values, rows: rows, context: context)
+    case "/dashboard/retention":
+      let period: ReportBucket = (filter.to - filter.from) > 21 * day ? .week : .day
+      return Dashboard.retention(try await reports.retention(filter, period: period), context: context)
+    case "/dashboard/breakdowns":
+      return Dashboard.breakdowns(
+        platform: try await reports.breakdown(filter, by: .platform),
+        os: try await reports.breakdown(filter, by: .osVersion),
+        app: try await reports.breakdown(filter, by: .appVersion), context: context)
+    case "/dashboard/funnel":
+      let steps = query.get("steps") ?? ""
+      let window = query.get("window") ?? "1d"
+      let names = steps.split(separator: ",").map { $0.trimmingCharacters(in: .whitespaces) }.filter { !$0.isEmpty }
+      var funnel: Funnel?
+      if names.count >= 2 {
+        guard let milliseconds = Reports.duration(window) else {
+          throw ReportError(field: "window", reason: "is a duration such as 30m, 2h, 1d")
+        }
+        funnel = try await reports.funnel(filter, steps: names, window: milliseconds)
+      }
+      return Dashboard.funnel(
+        funnel, steps: steps, window: window, top: try await reports.topEvents(filter, limit: 50), context: context)
+    default:
+      return Dashboard.counters(try await reports.counters(filter), context: context)
     }
   }
 

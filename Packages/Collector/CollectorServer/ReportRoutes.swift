@@ -31,14 +31,15 @@ struct ReportRoutes: Sendable {
         throw Refusal(.notImplemented, "", "this store does not serve reports", metric: "invalid")
       }
       let query = request.form
-      guard Reports.names.contains(name) else {
-        throw Refusal(
-          .notFound, "report", "\"\(name)\" is not a report; reports: \(Reports.names.joined(separator: ", "))",
-          metric: "invalid")
+      let report: Report
+      do {
+        report = try Report(named: name)
+      } catch {
+        throw Refusal(.notFound, error.field, error.reason, metric: "invalid")
       }
       let result: any ReportResult
       do {
-        result = try await reports.run(name) { query.get($0) }
+        result = try await reports.run(report, parameters: ReportParameters { query.get($0) })
       } catch let error as ReportError {
         throw Refusal(.badRequest, error.field, error.reason, metric: "invalid")
       } catch {

@@ -28,63 +28,56 @@ public enum MixpanelIngest {
     var failed: [MixpanelImportResponse.FailedRecord] = []
     let encoder = JSONEncoder()
     for (index, entry) in entries.enumerated() {
-      let event: MixpanelEvent
-      switch entry {
+      switch entry.flatMap({ row(of: $0, app: app, receivedAt: receivedAt, policy: policy, encoder: encoder) }) {
+      case .success(let stored): events.append(stored)
       case .failure(let violation):
-        failed.append(.init(index: index, insertID: nil, field: violation.field, message: violation.message))
-        continue
-      case .success(let value): event = value
-      }
-      let insertID = event.properties["$insert_id"]?.string
-      func fail(_ violation: MixpanelViolation) {
+        let insertID = (try? entry.get())?.properties["$insert_id"]?.string
         failed.append(.init(index: index, insertID: insertID, field: violation.field, message: violation.message))
       }
-      let bytes = (try? encoder.encode(event).count) ?? 0
-      if let violation = MixpanelValidator.violations(of: event, bytes: bytes, nowMilliseconds: receivedAt).first {
-        fail(violation)
-        continue
-      }
-      let time = event.timeMilliseconds!
-      let occurredAt = min(time, receivedAt)
-      guard receivedAt - occurredAt <= policy.maximumEventAge else {
-        fail(MixpanelViolation(field: "properties.time", message: "is older than the collector keeps events"))
-        continue
-      }
-      let name = bounded(event.event)
-      func text(_ key: String) -> String { event.properties[key]?.string.map(bounded) ?? "" }
-      let distinctID: String =
-        switch event.properties["distinct_id"] {
-        case .string(let value)?: value
-        case .int(let value)?: String(value)
-        default: ""
-        }
-      let device = event.properties["$device_id"]?.string ?? distinctID
-      let parameters = event.properties.filter { !columns.contains($0.key) }
-      let parametersJSON = json(parameters)
-      guard parametersJSON.utf8.count <= 32 * 1024 else {
-        fail(MixpanelViolation(field: "properties", message: "the parameters are larger than 32 KB"))
-        continue
-      }
-      let stored =
-        StoredEvent(
-          app: app,
-          eventID: ContentID.make(["mixpanel", event.event, distinctID, String(time), insertID ?? ""]),
-          name: name, kind: "event", occurredAt: occurredAt, utcOffsetMinutes: 0, receivedAt: receivedAt,
-          deviceID: bounded(device), userID: event.properties["$user_id"]?.string.map(bounded), sessionID: nil,
-          context: StoredContext(
-            appVersion: text("$app_version_string"), appBuild: text("$app_build_number"), osName: text("$os"),
-            osVersion: text("$os_version"), platform: text("$os"), deviceModel: text("$model"),
-            library: [text("mp_lib"), text("$lib_version")].filter { !$0.isEmpty }.joined(separator: "/")
-          ),
-          parametersJSON: parametersJSON
-        )
-      if let field = stored.fieldWithNUL {
-        fail(MixpanelViolation(field: field == "parameters" ? "properties" : field, message: "must not contain U+0000"))
-        continue
-      }
-      events.append(stored)
     }
     return (StoreBatch(events: events), failed)
+  }
+
+  /// The row of one event that passed Mixpanel's own validation, or the rule it breaks here.
+  private static func row(
+    of event: MixpanelEvent, app: String, receivedAt: Int64, policy: IngestPolicy, encoder: JSONEncoder
+  ) -> Result<StoredEvent, MixpanelViolation> {
+    let bytes = (try? encoder.encode(event).count) ?? 0
+    if let violation = MixpanelValidator.violations(of: event, bytes: bytes, nowMilliseconds: receivedAt).first {
+      return .failure(violation)
+    }
+    let time = event.timeMilliseconds!
+    let occurredAt = min(time, receivedAt)
+    guard receivedAt - occurredAt <= policy.maximumEventAge else {
+      return .failure(MixpanelViolation(field: "properties.time", message: "is older than the collector keeps events"))
+    }
+    func text(_ key: String) -> String { event.properties[key]?.string.map(bounded) ?? "" }
+    let distinctID: String =
+      switch event.properties["distinct_id"] {
+      case .string(let value)?: value
+      case .int(let value)?: String(value)
+      default: ""
+      }
+    let parametersJSON = json(event.properties.filter { !columns.contains($0.key) })
+    guard parametersJSON.utf8.count <= 32 * 1024 else {
+      return .failure(MixpanelViolation(field: "properties", message: "the parameters are larger than 32 KB"))
+    }
+    let insertID = event.properties["$insert_id"]?.string
+    let stored = StoredEvent(
+      app: app, eventID: ContentID.make(["mixpanel", event.event, distinctID, String(time), insertID ?? ""]),
+      name: bounded(event.event), kind: "event", occurredAt: occurredAt, utcOffsetMinutes: 0, receivedAt: receivedAt,
+      deviceID: bounded(event.properties["$device_id"]?.string ?? distinctID),
+      userID: event.properties["$user_id"]?.string.map(bounded), sessionID: nil,
+      context: StoredContext(
+        appVersion: text("$app_version_string"), appBuild: text("$app_build_number"), osName: text("$os"),
+        osVersion: text("$os_version"), platform: text("$os"), deviceModel: text("$model"),
+        library: [text("mp_lib"), text("$lib_version")].filter { !$0.isEmpty }.joined(separator: "/")),
+      parametersJSON: parametersJSON)
+    if let field = stored.fieldWithNUL {
+      return .failure(
+        MixpanelViolation(field: field == "parameters" ? "properties" : field, message: "must not contain U+0000"))
+    }
+    return .success(stored)
   }
 
   /// Cut at 255 characters (Mixpanel's rule) and 256 bytes (the collector's column bound).

@@ -25,10 +25,7 @@ public enum ReportOrigin: Sendable {
       encoder.outputFormatting = [.sortedKeys, .withoutEscapingSlashes]
       return (try encoder.encode(result), result)
     case .http(let url, let key):
-      guard let type = Reports.resultType(of: name) else {
-        throw ReportError(
-          field: "report", reason: "\"\(name)\" is not a report; reports: \(Reports.names.joined(separator: ", "))")
-      }
+      let type = try Report(named: name).resultType
       var components = URLComponents(
         url: url.appendingPathComponent("v1/reports/\(name)"), resolvingAgainstBaseURL: false)!
       components.queryItems = parameters.sorted { $0.key < $1.key }.map { URLQueryItem(name: $0.key, value: $0.value) }

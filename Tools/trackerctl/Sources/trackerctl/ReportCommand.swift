@@ -1,14 +1,14 @@
-import ArgumentParser
-import CollectorReports
+public import ArgumentParser
+public import CollectorReports
 import CollectorStore
 import Foundation
 import TrackerCtlKit
 
 struct ReportCommand: AsyncParsableCommand {
   static let configuration = CommandConfiguration(
-    commandName: "report", abstract: "Prints a report: \(Reports.names.joined(separator: ", ")).")
+    commandName: "report", abstract: "Prints a report: \(Report.names.joined(separator: ", ")).")
 
-  @Argument(help: "The report.") var name: String
+  @Argument(help: "The report.") var name: Report
   @OptionGroup var origin: OriginOptions
   @OptionGroup var filter: FilterOptions
   @Option(help: "events, timeseries, parameter-values: the event.") var event: String?
@@ -25,9 +25,6 @@ struct ReportCommand: AsyncParsableCommand {
   @Flag(help: "Print CSV.") var csv = false
 
   func validate() throws {
-    guard Reports.names.contains(name) else {
-      throw ValidationError("\"\(name)\" is not a report; reports: \(Reports.names.joined(separator: ", "))")
-    }
     guard !(json && csv) else { throw ValidationError("--json or --csv, not both") }
   }
 
@@ -41,10 +38,14 @@ struct ReportCommand: AsyncParsableCommand {
     do {
       print(
         try await TrackerCtl.report(
-          name, parameters: parameters, origin: try await origin.origin(), format: json ? .json : csv ? .csv : .table),
+          name.rawValue, parameters: parameters, origin: try await origin.origin(),
+          format: json ? .json : csv ? .csv : .table),
         terminator: "")
     } catch let error as ReportError {
       throw ValidationError("--\(error.field): \(error.reason)")
     }
   }
 }
+
+/// `trackerctl report <name>` parses and lists the reports by their API names.
+extension Report: ExpressibleByArgument {}
