@@ -28,19 +28,6 @@ struct CompositeTests {
     #expect(service.id == ServiceID("noop"))
   }
 
-  @Test func defaultParametersWrapperAddsTheProductsDefaultsAfterTheEventsOwn() {
-    let shared = RecordingService(id: ServiceID("log"))
-    let trendyol = DefaultParametersService(shared, defaults: ["product": "trendyol", "id": "loses"])
-    let dolap = DefaultParametersService(shared, defaults: ["product": "dolap_lite"])
-    trendyol.receive(envelope("viewed", ["id": "1"]))
-    dolap.receive(envelope("viewed", ["id": "2"]))
-    #expect(trendyol.id == shared.id)
-    #expect(
-      shared.events.map { $0.parameters.pairs.map { "\($0.key)=\($0.value.text)" } } == [
-        ["id=1", "product=trendyol"], ["id=2", "product=dolap_lite"],
-      ])
-  }
-
   @Test func sharedTrackerBootstrapReplacesTheDefault() {
     let holder = SharedTracker<any CoreTracker> { NoOpTracker() }
     #expect(holder.value is NoOpTracker)

@@ -23,6 +23,27 @@ struct DLTrackerTests {
     #expect(shared.events.first?.parameters == DLTracker.defaultParameters)
   }
 
+  /// The product's defaults are added by the engine before the pipeline: a default the app
+  /// declares personal is scrubbed like any other value, for every service.
+  @Test(arguments: [PrivacyStage.Action.drop, .hash(salt: "s")])
+  func productDefaultsPassPrivacyScrubbing(action: PrivacyStage.Action) async {
+    let log = RecordingService(id: DLService.log)
+    let collector = RecordingService(id: DLService.collector)
+    let tracker = DLTracker(
+      log: log, collector: collector,
+      configuration: TrackerConfiguration(
+        defaultParameters: ["screen_set": "v2"], emitsSessionEvents: false,
+        privacy: PrivacyStage(personalKeys: ["host_app"], action: action)))
+    tracker.track(GenericEvent("x", parameters: ["id": "1"]))
+    await tracker.flush()
+    for service in [log, collector] {
+      let parameters = service.events.first?.parameters
+      // The app's defaults come first, then the product's, after the event's own.
+      #expect(parameters?.pairs.map(\.key).prefix(4) == ["id", "screen_set", "product", "business_unit"])
+      #expect(parameters?["host_app"] != "trendyol")
+    }
+  }
+
   @Test func sharedCanBeBootstrapped() {
     let recording = RecordingTracker()
     DLTracker.bootstrap(recording)

@@ -54,15 +54,12 @@ public struct NoOpService: TrackerService {
   public func receive(_ event: TrackedEvent) {}
 }
 
-/// Adds a product's default parameters to every event before a shared service sees it
-/// (swift-metrics' `MappingMetricsFactory` idea): Trendyol and Dolap Lite reuse one service type,
-/// each with its own defaults.
+/// Adds default parameters to every event one service receives, after the tracker's pipeline.
 ///
-/// The event's own parameters win over the defaults; defaults come after them, in their order.
-///
-/// ```swift
-/// let log = DefaultParametersService(LogService(), defaults: ["product": "dolap_lite"])
-/// ```
+/// Deprecated: defaults added here skip validation and privacy scrubbing. Put them in
+/// ``TrackerConfiguration/defaultParameters`` (product trackers add theirs there), where the
+/// engine adds them before consent, validation and privacy, for every service alike.
+@available(*, deprecated, message: "Use TrackerConfiguration.defaultParameters: those pass validation and privacy")
 public struct DefaultParametersService: TrackerService {
   /// The wrapped service.
   public let base: any TrackerService

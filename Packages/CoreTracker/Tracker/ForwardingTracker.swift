@@ -6,8 +6,10 @@
 /// ```swift
 /// public final class TYTracker: ForwardingTracker {
 ///   public let base: Tracker
-///   public init(log: any TrackerService = LogService()) {
-///     base = Tracker(services: [DefaultParametersService(log, defaults: ["product": "trendyol"])])
+///   public init(log: any TrackerService = LogService(), configuration: TrackerConfiguration = .init()) {
+///     var configuration = configuration
+///     configuration.defaultParameters.addMissing(from: ["product": "trendyol"])
+///     base = Tracker(services: [log], configuration: configuration)
 ///   }
 /// }
 /// ```

@@ -48,7 +48,8 @@ public final class TYTracker: ForwardingTracker {
   /// - Parameters:
   ///   - log: the system-log service (shared type, Trendyol's label).
   ///   - collector: the in-house collector (a `CollectorService` with ``TYService/collector`` as its id),
-  ///     which receives the product's defaults like every other service.
+  ///     which receives the product's defaults like every other service (they are added before
+  ///     validation and privacy scrubbing, as the configuration's own defaults are).
   ///   - services: further services (vendors, SimpleAnalytics), each with its own ``TrackerService/id``;
   ///     use the identifiers in ``TYService`` so Trendyol events' per-service shapes reach them.
   ///   - configuration: enrichment, session, consent and pipeline settings.
@@ -58,9 +59,10 @@ public final class TYTracker: ForwardingTracker {
     services: [any TrackerService] = [],
     configuration: TrackerConfiguration = TrackerConfiguration()
   ) {
-    let injected = ([log] + [collector].compactMap { $0 } + services).map {
-      DefaultParametersService($0, defaults: Self.defaultParameters)
-    }
-    base = Tracker(services: injected, configuration: configuration)
+    // The product's defaults join the configuration's (the app's own first): the engine adds them
+    // before consent, validation and privacy scrubbing, for every service alike.
+    var configuration = configuration
+    configuration.defaultParameters.addMissing(from: Self.defaultParameters)
+    base = Tracker(services: [log] + [collector].compactMap { $0 } + services, configuration: configuration)
   }
 }
