@@ -1,5 +1,5 @@
 public import CoreTracker
-public import Foundation
+import Foundation
 
 /// Durable delivery for one service: an ``Outbox`` underneath, batches in the service's
 /// ``BatchFormat``, one request in flight at a time, retries with back-off, and the counts.
@@ -31,7 +31,7 @@ public final class DeliveryQueue: Sendable {
     transport: any HTTPTransport = URLSessionTransport(),
     retry: RetryPolicy = RetryPolicy(),
     policy: FlushPolicy = FlushPolicy(),
-    clock: @escaping @Sendable () -> Date = { Date() }
+    clock: any DeliveryClock = SystemDeliveryClock()
   ) {
     let engine = DeliveryEngine(
       outbox: outbox, format: format, transport: transport, retry: retry, policy: policy, clock: clock
@@ -81,7 +81,7 @@ final class DeliveryEngine: @unchecked Sendable {
   private let transport: any HTTPTransport
   private let retry: RetryPolicy
   private let policy: FlushPolicy
-  private let clock: @Sendable () -> Date
+  private let clock: any DeliveryClock
   private let triggers: AsyncStream<Void>
   private let continuation: AsyncStream<Void>.Continuation
   private let state: Locked<State>
@@ -113,7 +113,7 @@ final class DeliveryEngine: @unchecked Sendable {
     transport: any HTTPTransport,
     retry: RetryPolicy,
     policy: FlushPolicy,
-    clock: @escaping @Sendable () -> Date
+    clock: any DeliveryClock
   ) {
     self.outbox = outbox
     self.format = format
@@ -149,7 +149,7 @@ final class DeliveryEngine: @unchecked Sendable {
   func flush() async {
     let target = outbox.endPosition
     if outbox.deliveredPosition >= target { return }
-    let deadline = clock().addingTimeInterval(policy.flushTimeout)
+    let deadline = clock.now().addingTimeInterval(policy.flushTimeout)
     await withCheckedContinuation { (continuation: CheckedContinuation<Void, Never>) in
       state.withLock { $0.waiters.append(Waiter(target: target, deadline: deadline, continuation: continuation)) }
       trigger()
@@ -173,18 +173,18 @@ final class DeliveryEngine: @unchecked Sendable {
   func tick() async {
     let interval = policy.interval ?? .infinity
     let step = min(policy.syncInterval, interval)
-    var sinceSend: TimeInterval = 0
+    var lastSend = clock.now()
     while !Task.isCancelled {
-      try? await Task.sleep(nanoseconds: UInt64(step * 1_000_000_000))
-      if Task.isCancelled { return }
+      do { try await clock.sleep(for: step) } catch { return }
       let dirty = state.withLock { state -> Bool in
         defer { state.dirty = false }
         return state.dirty
       }
       if dirty { outbox.sync() }
-      sinceSend += step
-      if sinceSend >= interval {
-        sinceSend = 0
+      // Measured on the clock, not by counting wake-ups: a late wake-up does not stretch the interval.
+      let now = clock.now()
+      if now.timeIntervalSince(lastSend) >= interval {
+        lastSend = now
         if outbox.stats.records > 0 { trigger() }
       }
     }
@@ -198,8 +198,8 @@ final class DeliveryEngine: @unchecked Sendable {
       releaseWaiters()
       // Waiters still pending mean a retry is due: wait out the back-off, then go again.
       while hasWaiters() {
-        let wait = state.withLock { $0.notBefore.timeIntervalSince(clock()) }
-        if wait > 0 { try? await Task.sleep(nanoseconds: UInt64(wait * 1_000_000_000)) }
+        let wait = state.withLock { $0.notBefore.timeIntervalSince(clock.now()) }
+        if wait > 0 { try? await clock.sleep(for: wait) }
         await drain()
         releaseWaiters()
       }
@@ -211,7 +211,7 @@ final class DeliveryEngine: @unchecked Sendable {
 
   private func releaseWaiters(all: Bool = false) {
     let delivered = outbox.deliveredPosition
-    let now = clock()
+    let now = clock.now()
     let ready = state.withLock { state -> [Waiter] in
       let retryAt = state.notBefore
       var ready: [Waiter] = []
@@ -236,7 +236,7 @@ final class DeliveryEngine: @unchecked Sendable {
   private func drain() async {
     var limit = format.maximumRecords
     while true {
-      if state.withLock({ $0.notBefore }) > clock() { return }
+      if state.withLock({ $0.notBefore }) > clock.now() { return }
       let records = outbox.read(maximumRecords: limit, maximumBytes: format.maximumBytes)
       guard !records.isEmpty else { return }
       let slice = records[...]
@@ -272,7 +272,7 @@ final class DeliveryEngine: @unchecked Sendable {
         outbox.endInFlight()
         state.withLock { state in
           state.attempt += 1
-          state.notBefore = clock().addingTimeInterval(
+          state.notBefore = clock.now().addingTimeInterval(
             retry.delay(attempt: state.attempt, retryAfter: after, random: &state.random)
           )
           state.lastError = error
@@ -284,7 +284,7 @@ final class DeliveryEngine: @unchecked Sendable {
   }
 
   private func send(_ batch: ArraySlice<OutboxRecord>) async -> DeliveryOutcome {
-    var request = format.request(for: batch, sentAt: clock())
+    var request = format.request(for: batch, sentAt: clock.now())
     if format.acceptsGzip {
       request.body = Gzip.compress(request.body)
       request.headers["Content-Encoding"] = "gzip"
@@ -312,7 +312,7 @@ final class DeliveryEngine: @unchecked Sendable {
 
   /// Drops leading records older than the maximum event age; `true` if it dropped any.
   private func dropExpired(_ records: ArraySlice<OutboxRecord>) -> Bool {
-    let oldest = Int64((clock().timeIntervalSince1970 - retry.maximumEventAge) * 1000)
+    let oldest = Int64((clock.now().timeIntervalSince1970 - retry.maximumEventAge) * 1000)
     let expired = records.prefix { $0.timestamp < oldest }
     guard let last = expired.last else { return false }
     _ = acknowledge(through: last.end, droppedAs: .expired)

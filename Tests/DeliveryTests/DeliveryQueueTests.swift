@@ -31,7 +31,7 @@ struct DeliveryHarness: ~Copyable {
     retry: RetryPolicy = RetryPolicy(initialDelay: 0.01, maximumDelay: 0.05),
     policy: FlushPolicy = FlushPolicy(count: nil, interval: nil, flushTimeout: 5),
     transport: any HTTPTransport = URLSessionTransport(timeout: 5),
-    clock: @escaping @Sendable () -> Date = { Date() }
+    clock: any DeliveryClock = SystemDeliveryClock()
   ) throws {
     let outbox = try Outbox(directory: directory.url)
     queue = DeliveryQueue(
@@ -94,12 +94,21 @@ struct DeliveryQueueTests {
       calls.next() == 1 ? TestResponse(status: 429, headers: ["Retry-After": "1"]) : TestResponse()
     }
     defer { Task { await server.stop() } }
-    let harness = try DeliveryHarness(url: server.url)
+    // On a clock the test moves: the retry waits for one second of it, not of the wall clock.
+    let clock = ManualDeliveryClock()
+    let harness = try DeliveryHarness(url: server.url, clock: clock)
     harness.enqueue(0..<3)
-    await harness.queue.flush()
-    let times = server.requests.map(\.receivedAt)
-    #expect(times.count == 2)
-    #expect(times[1].timeIntervalSince(times[0]) >= 0.95)
+    let queue = harness.queue
+    let flushed = Task { await queue.flush() }
+    // Asleep: the sync ticker and the back-off after the 429.
+    #expect(await waitUntil { server.requests.count == 1 && clock.sleeperCount == 2 })
+    await clock.advance(by: 0.9)
+    #expect(await waitUntil { clock.sleeperCount == 2 })
+    #expect(server.requests.count == 1, "retried before Retry-After")
+    await clock.advance(by: 0.1)
+    await flushed.value
+    #expect(server.requests.count == 2)
+    #expect(harness.queue.statistics().delivered == 3)
   }
 
   @Test func a413SplitsTheBatchUntilItFits() async throws {
@@ -219,9 +228,15 @@ struct DeliveryQueueTests {
   @Test func theIntervalPolicySendsWithoutBeingAsked() async throws {
     let server = try await TestHTTPServer.start()
     defer { Task { await server.stop() } }
+    let clock = ManualDeliveryClock()
     let harness = try DeliveryHarness(
-      url: server.url, policy: FlushPolicy(count: nil, interval: 0.2, syncInterval: 0.1))
+      url: server.url, policy: FlushPolicy(count: nil, interval: 30, syncInterval: 10), clock: clock)
     harness.enqueue(0..<3)
+    #expect(await waitUntil { clock.sleeperCount == 1 })
+    await clock.advance(by: 20)
+    #expect(await waitUntil { clock.sleeperCount == 1 })
+    #expect(server.requests.isEmpty, "sent before the interval")
+    await clock.advance(by: 10)
     #expect(await waitUntil { server.requests.flatMap(lines).count == 3 })
   }
 
