@@ -61,6 +61,32 @@ struct ConfigurationTests {
     }
   }
 
+  static let commandLines: [([String], [String: String]?, String?)] = [
+    (
+      ["--port", "9000", "--write-keys=ty=0123456789abcdef"], ["port": "9000", "write-keys": "ty=0123456789abcdef"], nil
+    ),
+    (["--sqlite-path", "a b.sqlite"], ["sqlite-path": "a b.sqlite"], nil),
+    (["--colour", "red"], nil, "--colour: is not a setting (see --help)"),
+    (["--port"], nil, "--port: needs a value"),
+    (["9000"], nil, "the command line: \"9000\" is not an option (see --help)"),
+  ]
+
+  /// The command line's options are the settings list: nothing else is accepted, every setting is.
+  @Test(arguments: commandLines)
+  func commandLine(words: [String], expected: [String: String]?, message: String?) {
+    do {
+      #expect(try CollectorConfiguration.arguments(words) == expected)
+    } catch {
+      #expect(error.description == message)
+    }
+  }
+
+  @Test func everySettingIsACommandLineOption() throws {
+    for setting in CollectorConfiguration.settings {
+      #expect(try CollectorConfiguration.arguments(["--\(setting.key)", "x"]) == [setting.key: "x"])
+    }
+  }
+
   @Test("every setting is documented in Docs/Collector.md")
   func readme() throws {
     let readme = try String(

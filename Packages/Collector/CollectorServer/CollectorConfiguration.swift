@@ -81,6 +81,36 @@ public struct CollectorConfiguration: Sendable {
     Setting(key: "max-connections", help: "connections open at once; more wait for a free one (default 1000)"),
   ]
 
+  /// The settings given on a command line as `--name value` or `--name=value`, by name; every
+  /// name must be one of ``settings``.
+  public static func arguments(_ words: [String]) throws(Problem) -> [String: String] {
+    let known = Set(settings.map(\.key))
+    var result: [String: String] = [:]
+    var index = 0
+    while index < words.count {
+      let word = words[index]
+      guard word.hasPrefix("--"), word.count > 2 else {
+        throw Problem(key: word, source: "the command line", reason: "\"\(word)\" is not an option (see --help)")
+      }
+      let pair = word.dropFirst(2).split(separator: "=", maxSplits: 1, omittingEmptySubsequences: false)
+      let name = String(pair[0])
+      guard known.contains(name) else {
+        throw Problem(key: name, source: "--\(name)", reason: "is not a setting (see --help)")
+      }
+      if pair.count == 2 {
+        result[name] = String(pair[1])
+      } else {
+        guard index + 1 < words.count else {
+          throw Problem(key: name, source: "--\(name)", reason: "needs a value")
+        }
+        index += 1
+        result[name] = words[index]
+      }
+      index += 1
+    }
+    return result
+  }
+
   /// A setting that could not be used: which one, from where, and why.
   public struct Problem: Error, Sendable, Hashable, CustomStringConvertible {
     /// The setting's key.
