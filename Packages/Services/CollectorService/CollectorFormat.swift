@@ -25,7 +25,7 @@ struct RecordEncoder {
     for parameter in event.parameters {
       switch parameter.value {
       case .string(let value): json.parameter(parameter.key, string: value)
-      case .int(let value): json.parameter(parameter.key, int: value)
+      case .int(let value): json.parameter(parameter.key, int: Int64(value))
       case .double(let value): json.parameter(parameter.key, double: value)
       case .bool(let value): json.parameter(parameter.key, bool: value)
       case .date(let value): json.parameter(parameter.key, string: ISO8601.string(from: value))

@@ -32,8 +32,8 @@ public enum BatchWriter {
 
   /// A batch from written parts: `context` from ``context(_:)``, each event from ``EventWriter`` or
   /// ``event(_:)``.
-  public static func batch<Event: Collection<UInt8>>(
-    sentAt: Int64, context: [UInt8], events: some Collection<Event>, counters: [CollectorCounter] = []
+  public static func batch(
+    sentAt: Int64, context: [UInt8], events: [ArraySlice<UInt8>], counters: [CollectorCounter] = []
   ) -> [UInt8] {
     var json = JSONWriter(capacity: events.reduce(context.count + 64 + counters.count * 128) { $0 + $1.count + 1 })
     json.beginObject()
@@ -56,7 +56,7 @@ public enum BatchWriter {
   /// A whole batch.
   public static func batch(_ batch: CollectorBatch) -> [UInt8] {
     Self.batch(
-      sentAt: batch.sentAt, context: context(batch.context), events: batch.events.map(event),
+      sentAt: batch.sentAt, context: context(batch.context), events: batch.events.map { event($0)[...] },
       counters: batch.counters)
   }
 
@@ -135,7 +135,7 @@ public struct EventWriter: Sendable {
   }
 
   /// Adds an integer parameter.
-  public mutating func parameter(_ key: String, int value: some BinaryInteger) {
+  public mutating func parameter(_ key: String, int value: Int64) {
     json.key(key)
     json.int(value)
   }

@@ -268,14 +268,7 @@ extension CollectorContext {
 
   /// A context from its fields by wire name; `nil` when one is missing. Unknown names are ignored.
   public init?(fields: [String: String]) {
-    var json = JSONWriter(capacity: 64 + fields.reduce(0) { $0 + $1.key.utf8.count + $1.value.utf8.count + 6 })
-    json.beginObject()
-    for (name, value) in fields {
-      json.key(name)
-      json.string(value)
-    }
-    json.endObject()
-    guard let context = try? JSONDecoder().decode(CollectorContext.self, from: Data(json.bytes)) else { return nil }
+    guard let context = try? CollectorContext(from: FieldsDecoder(fields: fields)) else { return nil }
     self = context
   }
 }

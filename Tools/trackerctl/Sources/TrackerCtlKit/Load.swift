@@ -145,9 +145,9 @@ public struct LoadGenerator: Sendable {
         id: "load-\(run)-\(batch)-\(offset)", name: names[serial % names.count], kind: "action", timestamp: now,
         utcOffsetMinutes: 0)
       event.parameter("product_id", string: "p\(serial % 500)")
-      event.parameter("position", int: offset)
+      event.parameter("position", int: Int64(offset))
       return event.finish(
-        anonymousId: "load-device-\((batch &* 7919 &+ offset) % devices)", userId: nil, sessionId: Int64(batch))
+        anonymousId: "load-device-\((batch &* 7919 &+ offset) % devices)", userId: nil, sessionId: Int64(batch))[...]
     }
     return BatchWriter.batch(sentAt: now, context: BatchWriter.context(context), events: events)
   }
