@@ -44,6 +44,24 @@ struct DashboardTests {
     }
   }
 
+  static let basicCredentials: [(user: String, password: String, admitted: Bool)] = [
+    ("anyone", adminKey, true), (adminKey, "", true), ("anyone", writeKey, false), (writeKey, "", false),
+    ("anyone", "", false),
+  ]
+
+  /// One Basic rule on every route: the key is the password, or the user name when the password is
+  /// empty (as Mixpanel's /import reads it).
+  @Test(arguments: basicCredentials)
+  func basicAuthenticationReadsTheKeyByTheSharedRule(user: String, password: String, admitted: Bool) async throws {
+    let collector = try await makeCollector()
+    try await collector.application(closesStore: false).test(.router) { client async throws in
+      let header = "Basic " + Data("\(user):\(password)".utf8).base64EncodedString()
+      let status = try await client.execute(uri: "/", method: .get, headers: [.authorization: header]) { $0.status }
+      #expect((status == .ok) == admitted, "\(status)")
+    }
+    try await collector.store.close()
+  }
+
   @Test func everyPageRendersChartsForASignedInAdmin() async throws {
     let collector = try await makeCollector()
     try await seed(collector)

@@ -48,13 +48,7 @@ struct DashboardRoutes: Sendable {
         if pair.count == 2, pair[0] == Self.cookie { return String(pair[1]).removingPercentEncoding }
       }
     }
-    if let header = request.headers[.authorization], header.lowercased().hasPrefix("basic "),
-      let data = Data(base64Encoded: String(header.dropFirst(6)))
-    {
-      let text = String(decoding: data, as: UTF8.self)
-      return String(text.drop(while: { $0 != ":" }).dropFirst())
-    }
-    return routes.bearer(request)
+    return Credentials.basic(request) ?? Credentials.bearer(request)
   }
 
   private func isAdmin(_ key: String?) async -> Bool {

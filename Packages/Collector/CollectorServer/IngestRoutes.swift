@@ -54,7 +54,7 @@ struct IngestRoutes: Sendable {
   func batch(_ request: Request) async -> Response {
     let route = "batch"
     do {
-      let key = try await authenticate(bearer(request), scope: .write)
+      let key = try await authenticate(Credentials.bearer(request), scope: .write)
       let body = try await Self.body(of: request)
       let decoded: DecodedBatch
       do {
@@ -194,7 +194,7 @@ struct IngestRoutes: Sendable {
   func erase(_ request: Request) async -> Response {
     let route = "erase"
     do {
-      _ = try await authenticate(bearer(request), scope: .admin)
+      _ = try await authenticate(Credentials.bearer(request), scope: .admin)
       let parameters = request.form
       guard let app = parameters.get("app"), !app.isEmpty else {
         throw Refusal(.badRequest, "app", "is required", metric: "invalid")
@@ -247,15 +247,6 @@ struct IngestRoutes: Sendable {
   }
 
   // MARK: Helpers
-
-  func bearer(_ request: Request) -> String? {
-    guard let header = request.headers[.authorization] else { return nil }
-    let prefix = "Bearer "
-    guard header.count > prefix.count, header.prefix(prefix.count).lowercased() == prefix.lowercased() else {
-      return nil
-    }
-    return String(header.dropFirst(prefix.count)).trimmingCharacters(in: .whitespaces)
-  }
 
   func authenticate(_ key: String?, scope: KeyRecord.Scope) async throws -> KeyRecord {
     guard let key, !key.isEmpty else {

@@ -26,7 +26,7 @@ struct ReportRoutes: Sendable {
   func report(_ request: Request, name: String) async -> Response {
     let route = "report"
     do {
-      _ = try await routes.authenticate(routes.bearer(request), scope: .admin)
+      _ = try await routes.authenticate(Credentials.bearer(request), scope: .admin)
       guard let reports = collector.reports else {
         throw Refusal(.notImplemented, "", "this store does not serve reports", metric: "invalid")
       }

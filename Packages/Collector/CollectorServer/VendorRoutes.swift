@@ -66,7 +66,7 @@ extension IngestRoutes {
   func mixpanelImport(_ request: Request) async -> Response {
     let route = "mixpanel_import"
     do {
-      let key = try await authenticate(basicCredential(request), scope: .write)
+      let key = try await authenticate(Credentials.basic(request), scope: .write)
       let body = try await Self.body(of: request, limit: MixpanelLimits.maximumRequestBytes)
       guard body.count <= MixpanelLimits.maximumRequestBytes else {
         throw Refusal(
@@ -106,18 +106,6 @@ extension IngestRoutes {
         error: refusal.message)
       return respond(route, refusal, body: Self.json(answer))
     }
-  }
-
-  /// The key in `Authorization: Basic …`: the user name when the password is empty (a project
-  /// token), otherwise the password (a service account's secret).
-  func basicCredential(_ request: Request) -> String? {
-    guard let header = request.headers[.authorization], header.lowercased().hasPrefix("basic "),
-      let decoded = Data(base64Encoded: String(header.dropFirst(6)).trimmingCharacters(in: .whitespaces))
-    else { return nil }
-    let text = String(decoding: decoded, as: UTF8.self)
-    let user = text.prefix(while: { $0 != ":" })
-    let password = text.dropFirst(user.count + 1)
-    return password.isEmpty ? String(user) : String(password)
   }
 
   static func json(_ value: some Encodable) -> [UInt8] {
