@@ -239,7 +239,7 @@ struct RouterTests {
   func metrics() async throws {
     let collector = try await makeCollector()
     try await collector.application(closesStore: false).test(.router) { client async throws in
-      var events = [Batches.event("m1"), Batches.event("m2")]
+      var events = [Batches.event("m1"), Batches.event("m2"), Batches.event("m3", at: Batches.now - 40 * 86_400_000)]
       events[1].kind = ""
       _ = try await Self.post(client, "/v1/batch", Batches.body(events))
       _ = try await Self.post(client, "/v1/batch", Batches.body(events), key: nil)
@@ -248,6 +248,7 @@ struct RouterTests {
       #expect(text.contains(#"collector_requests_total{route="batch",status="401"} 1"#))
       #expect(text.contains(#"collector_events_accepted_total{route="batch"} 1"#))
       #expect(text.contains(#"collector_events_rejected_total{reason="invalid"} 1"#))
+      #expect(text.contains(#"collector_events_rejected_total{reason="too_old"} 1"#))
       #expect(text.contains("collector_commit_seconds_bucket"))
       #expect(text.contains("collector_queue_depth_rows 0"))
     }

@@ -10,6 +10,15 @@ public struct IngestPolicy: Sendable, Hashable {
   public init(maximumEventAgeDays: Int = 30) {
     self.maximumEventAge = Int64(min(max(maximumEventAgeDays, 1), 36_500)) * 86_400_000
   }
+
+  /// The reason an event older than ``maximumEventAge`` is refused with: one text, written by the
+  /// ingest rules and recognised by ``isTooOld(_:)`` (metrics count these apart).
+  public var tooOldReason: String { "is older than \(maximumEventAge / 86_400_000) days" }
+
+  /// Whether `rejection` is the refusal of an event for its age.
+  public func isTooOld(_ rejection: BatchResponse.Rejection) -> Bool {
+    rejection.field.hasSuffix("timestamp") && rejection.reason == tooOldReason
+  }
 }
 
 /// A request that cannot be taken at all: answered 400 with the field and the reason.
@@ -169,7 +178,7 @@ public enum NativeIngest {
     // Both terms are within ±CollectorLimits.validTimes: the sum cannot overflow.
     let occurredAt = min(event.timestamp + correction, receivedAt)
     guard receivedAt - occurredAt <= policy.maximumEventAge else {
-      return reject("timestamp", "is older than \(policy.maximumEventAge / 86_400_000) days")
+      return reject("timestamp", policy.tooOldReason)
     }
     return .success(
       StoredEvent(

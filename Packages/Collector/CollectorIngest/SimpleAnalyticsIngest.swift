@@ -97,7 +97,7 @@ public enum SimpleAnalyticsIngest {
     }
     let occurredAt = min(time.milliseconds, receivedAt)
     guard receivedAt - occurredAt <= policy.maximumEventAge else {
-      return reject("timestamp", "is older than \(policy.maximumEventAge / 86_400_000) days")
+      return reject("timestamp", policy.tooOldReason)
     }
     let id = ContentID.make([context.deviceID, context.stored.appName, item.name, item.timestamp, parameters])
     return .success(

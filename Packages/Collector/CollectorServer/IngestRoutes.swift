@@ -161,12 +161,8 @@ struct IngestRoutes: Sendable {
         .serviceUnavailable, "", "storage unavailable; nothing was stored", retryAfter: 5, metric: "storage")
     }
     collector.metrics.accepted(result.rows.events.count, route: route)
-    var invalid = 0
-    var tooOld = 0
-    for rejection in result.rejected {
-      if rejection.reason.hasPrefix("is older than") { tooOld += 1 } else { invalid += 1 }
-    }
-    collector.metrics.rejected(invalid, reason: "invalid")
+    let tooOld = result.rejected.count { collector.policy.isTooOld($0) }
+    collector.metrics.rejected(result.rejected.count - tooOld, reason: "invalid")
     collector.metrics.rejected(tooOld, reason: "too_old")
   }
 
