@@ -32,6 +32,7 @@ let package = Package(
     .library(name: "CollectorSQLite", targets: ["CollectorSQLite"]),
     .library(name: "CollectorPostgres", targets: ["CollectorPostgres"]),
     .library(name: "CollectorIngest", targets: ["CollectorIngest"]),
+    .library(name: "CollectorRuntime", targets: ["CollectorRuntime"]),
     .library(name: "CollectorVendors", targets: ["CollectorVendors"]),
     .library(name: "CollectorReports", targets: ["CollectorReports"]),
     .library(name: "CollectorDashboard", targets: ["CollectorDashboard"]),
@@ -275,15 +276,23 @@ let package = Package(
       name: "CollectorIngest",
       dependencies: [
         "CollectorStore", "CollectorWire", .product(name: "Crypto", package: "swift-crypto", condition: .server),
-        .product(name: "Logging", package: "swift-log"),
-        .product(name: "Prometheus", package: "swift-prometheus", condition: .server),
-        .product(name: "ServiceLifecycle", package: "swift-service-lifecycle", condition: .server),
       ],
       path: "Packages/Collector/CollectorIngest"
     ),
     .target(
+      name: "CollectorRuntime",
+      dependencies: [
+        "CollectorStore", .product(name: "Crypto", package: "swift-crypto", condition: .server),
+        .product(name: "Logging", package: "swift-log"),
+        .product(name: "Prometheus", package: "swift-prometheus", condition: .server),
+        .product(name: "ServiceLifecycle", package: "swift-service-lifecycle", condition: .server),
+      ],
+      path: "Packages/Collector/CollectorRuntime"
+    ),
+    .target(
       name: "CollectorServer",
       dependencies: [
+        "CollectorRuntime",
         "CollectorDashboard", "CollectorIngest", "CollectorPostgres", "CollectorReports", "CollectorSQLite",
         "CollectorStore", "CollectorVendors", "CollectorWire", "GA4Wire", "MixpanelWire",
         .product(name: "CompressNIO", package: "compress-nio", condition: .server),
@@ -312,12 +321,15 @@ let package = Package(
     ),
     .testTarget(
       name: "CollectorIngestTests",
-      dependencies: ["CollectorIngest", "CollectorSQLite", "CollectorStore", "CollectorWire", "TestSupport"],
+      dependencies: [
+        "CollectorRuntime", "CollectorIngest", "CollectorSQLite", "CollectorStore", "CollectorWire", "TestSupport",
+      ],
       path: "Tests/CollectorIngestTests"
     ),
     .testTarget(
       name: "CollectorServerTests",
       dependencies: [
+        "CollectorRuntime",
         "Collector", "CollectorIngest", "CollectorPostgres", "CollectorReports", "CollectorServer", "CollectorService",
         "CollectorSQLite",
         "CollectorStore", "CollectorWire", "CoreTracker", "Delivery", "DLProductDetail", "DLTracker", "FirebaseService",
@@ -335,6 +347,7 @@ let package = Package(
     .target(
       name: "TrackerCtlKit",
       dependencies: [
+        "CollectorRuntime",
         "CollectorIngest", "CollectorPostgres", "CollectorReports", "CollectorSQLite", "CollectorStore",
         "CollectorWire",
       ],
@@ -351,6 +364,7 @@ let package = Package(
     .testTarget(
       name: "TrackerCtlKitTests",
       dependencies: [
+        "CollectorRuntime",
         "CollectorIngest", "CollectorReports", "CollectorServer", "CollectorSQLite", "CollectorStore", "TestSupport",
         "TrackerCtlKit", .product(name: "Hummingbird", package: "hummingbird", condition: .server),
         .product(name: "HummingbirdTesting", package: "hummingbird", condition: .server),
@@ -363,6 +377,7 @@ let package = Package(
     .target(
       name: "ShopDemoKit",
       dependencies: [
+        "CollectorRuntime",
         "CollectorIngest", "CollectorReports", "CollectorServer", "CollectorService", "CollectorSQLite",
         "CollectorStore",
         "CoreTracker",

@@ -1,3 +1,4 @@
+import CollectorRuntime
 import CollectorStore
 import CollectorWire
 import Testing

@@ -1,4 +1,5 @@
 import CollectorIngest
+import CollectorRuntime
 import CollectorSQLite
 import CollectorServer
 import CollectorStore

@@ -1,6 +1,7 @@
 import CollectorIngest
 import CollectorPostgres
 import CollectorReports
+import CollectorRuntime
 import CollectorServer
 import CollectorStore
 import CollectorWire

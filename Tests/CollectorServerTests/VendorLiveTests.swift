@@ -1,4 +1,5 @@
 import CollectorIngest
+import CollectorRuntime
 import CollectorServer
 import CollectorService
 import CollectorStore

@@ -1,5 +1,6 @@
 import CollectorIngest
 import CollectorReports
+import CollectorRuntime
 import CollectorSQLite
 import CollectorServer
 import CollectorStore

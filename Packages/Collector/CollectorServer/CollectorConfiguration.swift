@@ -1,4 +1,5 @@
-public import CollectorIngest
+import CollectorIngest
+public import CollectorRuntime
 public import CollectorSQLite
 import CollectorStore
 import Foundation

@@ -1,6 +1,7 @@
 import CollectorDashboard
 import CollectorIngest
 import CollectorReports
+import CollectorRuntime
 import CollectorStore
 import Foundation
 import HTTPTypes

@@ -1,6 +1,7 @@
 public import CollectorIngest
 import CollectorPostgres
 public import CollectorReports
+public import CollectorRuntime
 import CollectorSQLite
 public import CollectorStore
 import Foundation

@@ -1,4 +1,5 @@
 import CollectorIngest
+import CollectorRuntime
 import CollectorStore
 import CollectorWire
 import CompressNIO

@@ -1,5 +1,6 @@
 import CollectorIngest
 import CollectorReports
+import CollectorRuntime
 import CollectorStore
 import Foundation
 import HTTPTypes

@@ -1,4 +1,5 @@
 import CollectorIngest
+import CollectorRuntime
 import CollectorSQLite
 public import CollectorServer
 import CollectorService

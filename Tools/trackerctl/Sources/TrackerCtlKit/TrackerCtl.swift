@@ -1,5 +1,6 @@
 import CollectorIngest
 public import CollectorReports
+import CollectorRuntime
 public import CollectorStore
 import Foundation
 
