@@ -57,7 +57,7 @@ struct GA4Mapper: EventMapper {
     {
       name = fixed
     }
-    if let session = event.session { parameters += sessionParameters(session, at: event.timestamp) }
+    if let session = event.session { addSessionParameters(session, at: event.timestamp, to: &parameters) }
     Self.add(event.parameters, to: &parameters, &ledger)
     if let violation = GA4Rules.checkCount(
       parameters.count, limit: GA4Limits.maximumParametersPerEvent, what: "parameters", path: "events[0].params"),
@@ -84,14 +84,17 @@ struct GA4Mapper: EventMapper {
 
   /// `session_id` and `engagement_time_msec` (the time since the session's previous event, 1 ms
   /// to 30 minutes), as GA4's sessions need them.
-  private mutating func sessionParameters(_ session: TrackingSession, at timestamp: Date) -> [(String, GA4Value)] {
+  private mutating func addSessionParameters(
+    _ session: TrackingSession, at timestamp: Date, to parameters: inout [(String, GA4Value)]
+  ) {
     let now = Int64((timestamp.timeIntervalSince1970 * 1000).rounded())
     var engagement: Int64 = 1
     if let last = lastEventInSession, last.session == session.id {
       engagement = min(max(1, now - last.milliseconds), 1_800_000)
     }
     lastEventInSession = (session.id, now)
-    return [("session_id", .int(session.id)), ("engagement_time_msec", .int(engagement))]
+    parameters.append(("session_id", .int(session.id)))
+    parameters.append(("engagement_time_msec", .int(engagement)))
   }
 
   /// The event's own parameters, each checked (name, duplicate, value length).

@@ -185,16 +185,17 @@ private func readParameters(
 ) -> (field: String, reason: String)? {
   guard case .object(let entries) = object else { return ("parameters", "must be an object") }
   for (parameter, entry) in entries {
-    let field = "parameters." + parameter
+    // Built only when the parameter is refused: a string per parameter would cost an allocation.
+    func field() -> String { "parameters." + parameter }
     // A key given twice is ambiguous (readers disagree on which one wins): the event is refused.
-    guard parameters[parameter] == nil else { return (field, "appears twice") }
+    guard parameters[parameter] == nil else { return (field(), "appears twice") }
     switch entry {
     case .string(let text): parameters[parameter] = .string(text)
     case .int(let number): parameters[parameter] = .int(number)
     case .double(let number) where number.isFinite: parameters[parameter] = .double(number)
-    case .double: return (field, "the number is out of range")
+    case .double: return (field(), "the number is out of range")
     case .bool(let flag): parameters[parameter] = .bool(flag)
-    default: return (field, "must be a string, a number or a boolean, not " + entry.typeName)
+    default: return (field(), "must be a string, a number or a boolean, not " + entry.typeName)
     }
   }
   return nil

@@ -164,7 +164,7 @@ public struct EventWriter: Sendable {
   }
 
   /// Ends the event with who tracked it and returns its bytes.
-  public consuming func finish(anonymousId: String, userId: String?, sessionId: Int64?) -> [UInt8] {
+  public mutating func finish(anonymousId: String, userId: String?, sessionId: Int64?) -> [UInt8] {
     json.endObject()
     json.key("anonymousId")
     json.string(anonymousId)

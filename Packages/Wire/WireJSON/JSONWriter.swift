@@ -64,6 +64,17 @@ public struct JSONWriter: Sendable {
     needsComma = true
   }
 
+  /// Writes an integer value (the common widths without generic dispatch: a cross-module generic
+  /// call would format through the unspecialised path, which allocates).
+  public mutating func int(_ value: Int64) {
+    separate()
+    bytes.append(contentsOf: String(value).utf8)
+    needsComma = true
+  }
+
+  /// Writes an integer value.
+  public mutating func int(_ value: Int) { int(Int64(value)) }
+
   /// Writes an integer value.
   public mutating func int(_ value: some BinaryInteger) {
     separate()
