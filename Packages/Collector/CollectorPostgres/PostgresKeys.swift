@@ -1,6 +1,6 @@
 public import CollectorStore
 import Foundation
-public import Logging
+import Logging
 import PostgresNIO
 
 /// The key ring's table: write keys and admin keys, stored hashed.

@@ -1,4 +1,4 @@
-public import CollectorStore
+import CollectorStore
 import Foundation
 
 /// Funnels, sessions and the rows behind a report.
