@@ -175,10 +175,12 @@ struct DeliveryQueueTests {
   @Test func aSlowServerPastTheTimeoutIsRetriedAndCountedOnce() async throws {
     let calls = LockedCounter()
     let server = try await TestHTTPServer.start { _ in
-      calls.next() == 1 ? TestResponse(delay: 1.5) : TestResponse()
+      calls.next() == 1 ? TestResponse(delay: 6) : TestResponse()
     }
     defer { Task { await server.stop() } }
-    let harness = try DeliveryHarness(url: server.url, transport: URLSessionTransport(timeout: 0.5))
+    // A 2 s timeout against a 6 s answer: room for the quick retries to finish in time under
+    // ThreadSanitizer on a loaded machine (with 0.5 s every retry timed out there once).
+    let harness = try DeliveryHarness(url: server.url, transport: URLSessionTransport(timeout: 2))
     harness.enqueue(0..<4)
     // A flush waits up to its timeout; on a busy machine (CI runs suites in parallel) the retry can
     // come after it, so wait for more than one flush before judging.
