@@ -263,7 +263,7 @@ let package = Package(
     .testTarget(
       name: "CollectorReportsTests",
       dependencies: [
-        "CollectorReports", "CollectorPostgres", "CollectorSQLite", "CollectorStore", "TestSupport",
+        "CollectorReports", "CollectorPostgres", "CollectorSQLite", "CollectorStore", "CollectorWire", "TestSupport",
       ],
       path: "Tests/CollectorReportsTests"
     ),
@@ -356,7 +356,7 @@ let package = Package(
     .executableTarget(
       name: "trackerctl",
       dependencies: [
-        "CollectorReports", "CollectorStore", "TrackerCtlKit",
+        "CollectorReports", "CollectorStore", "CollectorWire", "TrackerCtlKit",
         .product(name: "ArgumentParser", package: "swift-argument-parser", condition: .server),
       ],
       path: "Tools/trackerctl/Sources/trackerctl"
@@ -365,7 +365,8 @@ let package = Package(
       name: "TrackerCtlKitTests",
       dependencies: [
         "CollectorRuntime",
-        "CollectorIngest", "CollectorReports", "CollectorServer", "CollectorSQLite", "CollectorStore", "TestSupport",
+        "CollectorIngest", "CollectorReports", "CollectorServer", "CollectorSQLite", "CollectorStore", "CollectorWire",
+        "TestSupport",
         "TrackerCtlKit", .product(name: "Hummingbird", package: "hummingbird", condition: .server),
         .product(name: "HummingbirdTesting", package: "hummingbird", condition: .server),
         .product(name: "Logging", package: "swift-log"),

@@ -2,6 +2,7 @@ import CollectorPostgres
 import CollectorReports
 import CollectorSQLite
 import CollectorStore
+import CollectorWire
 import Foundation
 import TestSupport
 import Testing
@@ -215,7 +216,7 @@ struct ReportTests {
     #expect(twenty.steps.map(\.devices) == [4, 1, 1])
     let nines = try await reports.funnel(Fixture.twoWeeks, steps: steps, window: 30 * 60_000, appVersion: "9.0")
     #expect(nines.steps.map(\.devices) == [2, 1, 1])
-    await #expect(throws: ReportError.self) { try await reports.funnel(Fixture.twoWeeks, steps: ["x"], window: 1) }
+    await #expect(throws: FieldError.self) { try await reports.funnel(Fixture.twoWeeks, steps: ["x"], window: 1) }
     try await store.close()
   }
 

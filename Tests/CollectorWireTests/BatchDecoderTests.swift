@@ -185,12 +185,12 @@ struct BatchDecoderTests {
         "events[0].parameters.p: appears twice", "events[1].name: appears twice",
       ])
     let counter = #"{"name":"c","count":1,"count":2,"firstCountedAt":1}"#
-    #expect(throws: BatchDecodingError.self) {
+    #expect(throws: FieldError.self) {
       try BatchDecoder.decode(
         Array(body.replacingOccurrences(of: #""counters":[]"#, with: #""counters":[\#(counter)]"#).utf8))
     }
     let twiceInContext = body.replacingOccurrences(of: #""appName":"Trendyol""#, with: #""appName":"A","appName":"B""#)
-    #expect(throws: BatchDecodingError.self) { try BatchDecoder.decode(Array(twiceInContext.utf8)) }
+    #expect(throws: FieldError.self) { try BatchDecoder.decode(Array(twiceInContext.utf8)) }
   }
 
   @Test(arguments: [
@@ -234,10 +234,10 @@ struct BatchDecoderTests {
   }
 
   @Test func invalidUTF8AndDeepNestingAreRefused() {
-    #expect(throws: BatchDecodingError.self) {
+    #expect(throws: FieldError.self) {
       try BatchDecoder.decode(Array("{\"events\":[\"".utf8) + [0xC3, 0x28] + Array("\"]}".utf8))
     }
-    #expect(throws: BatchDecodingError.self) {
+    #expect(throws: FieldError.self) {
       try BatchDecoder.decode(Array("{\"events\":[\"".utf8) + [0xED, 0xA0, 0x80] + Array("\"]}".utf8))
     }
     let deep = String(repeating: "[", count: 100) + String(repeating: "]", count: 100)

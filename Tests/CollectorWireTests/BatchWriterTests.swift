@@ -43,6 +43,17 @@ struct BatchWriterTests {
     #expect(try JSONDecoder().decode(BatchResponse.self, from: Data(BatchWriter.response(response))) == response)
   }
 
+  static let refusals: [FieldError] = [
+    FieldError(field: "", reason: "the body is not valid gzip"),
+    FieldError(field: "events[3].parameters.price", reason: "is \"NaN\"\u{0}\n</script>"),
+  ]
+
+  @Test(arguments: refusals)
+  func refusalsRoundTrip(error: FieldError) throws {
+    let answer = try JSONDecoder().decode([String: FieldError].self, from: Data(BatchWriter.refusal(error)))
+    #expect(answer == ["error": error])
+  }
+
   @Test func contextFieldsAreTheCodableKeys() throws {
     let context = CollectorContext(
       appName: "a", appVersion: "b", appBuild: "c", osName: "d", osVersion: "e", platform: "f", deviceModel: "g",

@@ -4,6 +4,7 @@ import CollectorRuntime
 import CollectorSQLite
 import CollectorServer
 import CollectorStore
+import CollectorWire
 import Foundation
 import Hummingbird
 import HummingbirdTesting
@@ -72,7 +73,7 @@ struct TrackerCtlTests {
     #expect(csv.hasPrefix("event,count,devices,share %\r\nproduct_viewed,6,4,66.7\r\n"))
     let json = try await TrackerCtl.report("overview", parameters: range, origin: origin, format: .json)
     #expect(json.contains(#""events":9"#))
-    await #expect(throws: ReportError.self) {
+    await #expect(throws: FieldError.self) {
       try await TrackerCtl.report(
         "top-events", parameters: ["app": "shop", "from": "soon"], origin: origin, format: .table)
     }

@@ -14,24 +14,23 @@ public enum Dashboard {
     public var from: String
     /// The last day, included (`2026-11-07`).
     public var to: String
+    /// The page shown.
+    public var page: DashboardPage
     /// The page's path (`/`, `/dashboard/retention`, ...).
-    public var path: String
+    public var path: String { page.path }
 
     /// A context.
-    public init(app: String, apps: [String], from: String, to: String, path: String) {
+    public init(app: String, apps: [String], from: String, to: String, page: DashboardPage) {
       self.app = app
       self.apps = apps
       self.from = from
       self.to = to
-      self.path = path
+      self.page = page
     }
   }
 
-  /// The pages: path, title.
-  public static let pages: [(path: String, title: String)] = [
-    ("/", "Overview"), ("/dashboard/events", "Events"), ("/dashboard/retention", "Retention"),
-    ("/dashboard/breakdowns", "Breakdowns"), ("/dashboard/funnel", "Funnel"), ("/dashboard/counters", "Counters"),
-  ]
+  /// The pages, in the navigation's order.
+  public static var pages: [DashboardPage] { DashboardPage.allCases }
 
   // MARK: Pages
 
@@ -215,7 +214,7 @@ public enum Dashboard {
     for page in pages {
       let query = "?app=\(percent(context.app))&from=\(context.from)&to=\(context.to)"
       header +=
-        #"<a href="\#(page.path)\#(query)"\#(page.path == context.path ? #" class="current""# : "")>\#(page.title)</a>"#
+        #"<a href="\#(page.path)\#(query)"\#(page == context.page ? #" class="current""# : "")>\#(page.title)</a>"#
     }
     header += "</nav>"
     header += #"<form class="filter" method="get" action="\#(SVG.escape(context.path))"><label>App <select name="app">"#

@@ -21,22 +21,6 @@ public struct IngestPolicy: Sendable, Hashable {
   }
 }
 
-/// A request that cannot be taken at all: answered 400 with the field and the reason.
-public struct IngestError: Error, Sendable, Hashable, CustomStringConvertible {
-  /// The field path (`context.appName`, `items[3].timestamp`), empty for the body itself.
-  public var field: String
-  /// The reason, in words.
-  public var reason: String
-
-  /// An error.
-  public init(field: String, reason: String) {
-    self.field = field
-    self.reason = reason
-  }
-
-  public var description: String { field.isEmpty ? reason : "\(field): \(reason)" }
-}
-
 /// Rows to store and what was rejected, for one request.
 public struct IngestResult: Sendable, Hashable {
   /// The rows to commit.
@@ -63,13 +47,13 @@ public enum NativeIngest {
   /// The rows of `batch` for `app`, received at `receivedAt` (ms since 1970).
   public static func rows(
     of batch: DecodedBatch, app: String, receivedAt: Int64, policy: IngestPolicy
-  ) throws(IngestError) -> IngestResult {
+  ) throws(FieldError) -> IngestResult {
     let context = try storedContext(batch.context)
     guard batch.counters.count <= CollectorLimits.maximumCountersPerBatch else {
-      throw IngestError(field: "counters", reason: "more than \(CollectorLimits.maximumCountersPerBatch) counters")
+      throw FieldError(field: "counters", reason: "more than \(CollectorLimits.maximumCountersPerBatch) counters")
     }
     if let sentAt = batch.sentAt, !CollectorLimits.validTimes.contains(sentAt) {
-      throw IngestError(field: "sentAt", reason: TimeRule.text)
+      throw FieldError(field: "sentAt", reason: TimeRule.text)
     }
     let correction = batch.sentAt.map { receivedAt - $0 } ?? 0
     var rejected = batch.rejected
@@ -88,17 +72,17 @@ public enum NativeIngest {
     var counters: [StoredCounter] = []
     for (position, counter) in batch.counters.enumerated() {
       guard BoundedText.isName(counter.name) else {
-        throw IngestError(field: "counters[\(position)].name", reason: BoundedText.nameRule)
+        throw FieldError(field: "counters[\(position)].name", reason: BoundedText.nameRule)
       }
-      guard counter.count >= 0 else { throw IngestError(field: "counters[\(position)].count", reason: "is negative") }
+      guard counter.count >= 0 else { throw FieldError(field: "counters[\(position)].count", reason: "is negative") }
       guard CollectorLimits.validTimes.contains(counter.firstCountedAt) else {
-        throw IngestError(field: "counters[\(position)].firstCountedAt", reason: TimeRule.text)
+        throw FieldError(field: "counters[\(position)].firstCountedAt", reason: TimeRule.text)
       }
       guard counter.anonymousId.map(BoundedText.isName) ?? true else {
-        throw IngestError(field: "counters[\(position)].anonymousId", reason: BoundedText.nameRule)
+        throw FieldError(field: "counters[\(position)].anonymousId", reason: BoundedText.nameRule)
       }
       guard counter.id.map({ !$0.isEmpty && $0.count <= CollectorLimits.maximumIdentifierLength }) ?? true else {
-        throw IngestError(
+        throw FieldError(
           field: "counters[\(position)].id",
           reason: "must be 1 to \(CollectorLimits.maximumIdentifierLength) characters"
         )
@@ -118,13 +102,13 @@ public enum NativeIngest {
     return IngestResult(rows: StoreBatch(events: events, counters: counters), rejected: rejected)
   }
 
-  static func storedContext(_ context: CollectorContext) throws(IngestError) -> StoredContext {
+  static func storedContext(_ context: CollectorContext) throws(FieldError) -> StoredContext {
     let fields = context.fields
     for (name, value) in fields where value.utf8.count > CollectorLimits.maximumNameBytes {
-      throw IngestError(field: "context.\(name)", reason: "is longer than \(CollectorLimits.maximumNameBytes) bytes")
+      throw FieldError(field: "context.\(name)", reason: "is longer than \(CollectorLimits.maximumNameBytes) bytes")
     }
     for (name, value) in fields where CollectorLimits.hasControlCharacter(value) {
-      throw IngestError(field: "context.\(name)", reason: BoundedText.controlRule)
+      throw FieldError(field: "context.\(name)", reason: BoundedText.controlRule)
     }
     return StoredContext(
       appName: context.appName, appVersion: context.appVersion, appBuild: context.appBuild, osName: context.osName,
@@ -238,3 +222,7 @@ enum ParameterJSON {
     return String(decoding: json.bytes, as: UTF8.self)
   }
 }
+
+/// A request that cannot be taken at all.
+@available(*, deprecated, renamed: "FieldError")
+public typealias IngestError = FieldError

@@ -1,5 +1,5 @@
 import CollectorStore
-import CollectorWire
+public import CollectorWire
 import Foundation
 
 /// What every report is about: one app, a time range, and optional filters.
@@ -19,20 +19,20 @@ public struct ReportFilter: Sendable, Hashable {
   /// Only events of this OS version.
   public var osVersion: String?
 
-  /// A filter; throws ``ReportError`` when the range is empty, longer than 10 years or outside
+  /// A filter; throws ``FieldError`` when the range is empty, longer than 10 years or outside
   /// ``bounds``, the app is missing, or a text holds a control character.
   public init(
     app: String, from: Int64, to: Int64, platform: String? = nil, appVersion: String? = nil, osVersion: String? = nil
-  ) throws(ReportError) {
-    guard !app.isEmpty else { throw ReportError(field: "app", reason: "is required") }
+  ) throws(FieldError) {
+    guard !app.isEmpty else { throw FieldError(field: "app", reason: "is required") }
     try ReportText.check(app, field: "app")
     for (field, value) in [("platform", platform), ("appVersion", appVersion), ("osVersion", osVersion)] {
       if let value { try ReportText.check(value, field: field) }
     }
-    guard Self.bounds.contains(from) else { throw ReportError(field: "from", reason: "is out of range") }
-    guard Self.bounds.contains(to) else { throw ReportError(field: "to", reason: "is out of range") }
-    guard from < to else { throw ReportError(field: "to", reason: "must be after from") }
-    guard to - from <= 3_660 * 86_400_000 else { throw ReportError(field: "to", reason: "the range is over 10 years") }
+    guard Self.bounds.contains(from) else { throw FieldError(field: "from", reason: "is out of range") }
+    guard Self.bounds.contains(to) else { throw FieldError(field: "to", reason: "is out of range") }
+    guard from < to else { throw FieldError(field: "to", reason: "must be after from") }
+    guard to - from <= 3_660 * 86_400_000 else { throw FieldError(field: "to", reason: "the range is over 10 years") }
     self.app = app
     self.from = from
     self.to = to
@@ -52,22 +52,6 @@ public struct ReportFilter: Sendable, Hashable {
     copy.from = from - (to - from)
     return copy
   }
-}
-
-/// A report request that cannot be answered: the parameter and why.
-public struct ReportError: Error, Sendable, Hashable, CustomStringConvertible {
-  /// The query parameter at fault.
-  public var field: String
-  /// What is wrong.
-  public var reason: String
-
-  /// An error.
-  public init(field: String, reason: String) {
-    self.field = field
-    self.reason = reason
-  }
-
-  public var description: String { "\(field): \(reason)" }
 }
 
 /// Builds one parameterised query in a store's dialect: placeholders, time columns, JSON access.
@@ -162,14 +146,18 @@ public enum ReportText {
   /// The longest text a report takes, in UTF-8 bytes.
   public static let maximumBytes = 1_024
 
-  /// Throws ``ReportError`` for `field` when `text` is longer than ``maximumBytes`` or holds a C0
+  /// Throws ``FieldError`` for `field` when `text` is longer than ``maximumBytes`` or holds a C0
   /// control character or DEL.
-  public static func check(_ text: String, field: String) throws(ReportError) {
+  public static func check(_ text: String, field: String) throws(FieldError) {
     guard text.utf8.count <= maximumBytes else {
-      throw ReportError(field: field, reason: "is longer than \(maximumBytes) bytes")
+      throw FieldError(field: field, reason: "is longer than \(maximumBytes) bytes")
     }
     guard !CollectorLimits.hasControlCharacter(text) else {
-      throw ReportError(field: field, reason: "must not contain control characters")
+      throw FieldError(field: field, reason: "must not contain control characters")
     }
   }
 }
+
+/// A report request that cannot be answered.
+@available(*, deprecated, renamed: "FieldError")
+public typealias ReportError = FieldError

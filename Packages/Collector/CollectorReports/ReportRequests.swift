@@ -1,3 +1,4 @@
+public import CollectorWire
 import Foundation
 
 /// Reports by name with their parameters as text: what the HTTP API and `trackerctl` share, so a
@@ -17,10 +18,10 @@ public enum Report: String, CaseIterable, Sendable {
   case funnel
   case sessions
 
-  /// The report named `name`; throws ``ReportError`` listing the reports otherwise.
-  public init(named name: String) throws(ReportError) {
+  /// The report named `name`; throws ``FieldError`` listing the reports otherwise.
+  public init(named name: String) throws(FieldError) {
     guard let report = Report(rawValue: name) else {
-      throw ReportError(
+      throw FieldError(
         field: "report", reason: "\"\(name)\" is not a report; reports: \(Self.names.joined(separator: ", "))")
     }
     self = report
@@ -54,7 +55,7 @@ extension Reports {
   public static func resultType(of name: String) -> (any ReportResult.Type)? { Report(rawValue: name)?.resultType }
 
   /// Runs the report `name` with `parameter` giving each parameter's text (`app`, `from`, `to`,
-  /// `platform`, `appVersion`, `osVersion`, and the report's own); throws ``ReportError`` naming a
+  /// `platform`, `appVersion`, `osVersion`, and the report's own); throws ``FieldError`` naming a
   /// bad parameter.
   public func run(_ name: String, parameter: (String) -> String?) async throws -> any ReportResult {
     let report = try Report(named: name)
@@ -75,22 +76,22 @@ extension Reports {
         after: parameters.text("after"))
     case .timeseries:
       guard let bucket = ReportBucket(rawValue: parameters.text("bucket") ?? "day"), bucket != .week else {
-        throw ReportError(field: "bucket", reason: "is hour or day")
+        throw FieldError(field: "bucket", reason: "is hour or day")
       }
       return try await timeSeries(filter, bucket: bucket, event: parameters.text("event"))
     case .activeDevices: return try await activeDevices(filter)
     case .retention:
       guard let period = ReportBucket(rawValue: parameters.text("period") ?? "week"), period != .hour else {
-        throw ReportError(field: "period", reason: "is day or week")
+        throw FieldError(field: "period", reason: "is day or week")
       }
       let split = parameters.text("split")
       guard split == nil || split == "app-version" else {
-        throw ReportError(field: "split", reason: "is app-version or left out")
+        throw FieldError(field: "split", reason: "is app-version or left out")
       }
       return try await retention(filter, period: period, byAppVersion: split != nil)
     case .breakdown:
       guard let dimension = Dimension(rawValue: parameters.text("by") ?? "platform") else {
-        throw ReportError(field: "by", reason: "is platform, os-version or app-version")
+        throw FieldError(field: "by", reason: "is platform, os-version or app-version")
       }
       return try await breakdown(filter, by: dimension)
     case .parameterValues:
@@ -101,7 +102,7 @@ extension Reports {
     case .funnel:
       let steps = try parameters.required("steps").split(separator: ",").map { $0.trimmingCharacters(in: .whitespaces) }
       guard let window = Self.duration(parameters.text("window") ?? "1d") else {
-        throw ReportError(field: "window", reason: "is a duration such as 30m, 2h, 1d or seconds")
+        throw FieldError(field: "window", reason: "is a duration such as 30m, 2h, 1d or seconds")
       }
       return try await funnel(filter, steps: steps, window: window, appVersion: parameters.text("funnelAppVersion"))
     case .sessions: return try await sessions(filter)
@@ -109,17 +110,17 @@ extension Reports {
   }
 
   /// `app`, `from`, `to` (default: the 7 days up to now), `platform`, `appVersion`, `osVersion`.
-  public static func filter(_ parameter: (String) -> String?) throws(ReportError) -> ReportFilter {
-    guard let app = parameter("app"), !app.isEmpty else { throw ReportError(field: "app", reason: "is required") }
+  public static func filter(_ parameter: (String) -> String?) throws(FieldError) -> ReportFilter {
+    guard let app = parameter("app"), !app.isEmpty else { throw FieldError(field: "app", reason: "is required") }
     var to = Int64(Date().timeIntervalSince1970 * 1000)
     if let text = parameter("to") {
-      guard let parsed = ReportTime.parse(text) else { throw ReportError(field: "to", reason: ReportTime.rule) }
+      guard let parsed = ReportTime.parse(text) else { throw FieldError(field: "to", reason: ReportTime.rule) }
       to = parsed
     }
     // `to` is within ReportTime.valid: a week before it cannot overflow (ReportFilter checks the range).
     var from = to - 7 * 86_400_000
     if let text = parameter("from") {
-      guard let parsed = ReportTime.parse(text) else { throw ReportError(field: "from", reason: ReportTime.rule) }
+      guard let parsed = ReportTime.parse(text) else { throw FieldError(field: "from", reason: ReportTime.rule) }
       from = parsed
     }
     return try ReportFilter(
@@ -150,17 +151,17 @@ public struct ReportParameters {
   public init(_ text: @escaping (String) -> String?) { self.text = text }
 
   /// A whole number in `range` (`default` when absent).
-  func integer(_ key: String, default value: Int, range: ClosedRange<Int> = 1...1_000) throws(ReportError) -> Int {
+  func integer(_ key: String, default value: Int, range: ClosedRange<Int> = 1...1_000) throws(FieldError) -> Int {
     guard let text = text(key) else { return value }
     guard let number = Int(text), range.contains(number) else {
-      throw ReportError(field: key, reason: "must be a whole number in \(range.lowerBound)...\(range.upperBound)")
+      throw FieldError(field: key, reason: "must be a whole number in \(range.lowerBound)...\(range.upperBound)")
     }
     return number
   }
 
   /// A parameter that must be present and not empty.
-  func required(_ key: String) throws(ReportError) -> String {
-    guard let value = text(key), !value.isEmpty else { throw ReportError(field: key, reason: "is required") }
+  func required(_ key: String) throws(FieldError) -> String {
+    guard let value = text(key), !value.isEmpty else { throw FieldError(field: key, reason: "is required") }
     return value
   }
 }

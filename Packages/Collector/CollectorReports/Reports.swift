@@ -1,4 +1,5 @@
 public import CollectorStore
+import CollectorWire
 import Foundation
 
 /// The reports: typed questions over a store, answered with parameterised SQL the report layer
@@ -176,11 +177,11 @@ public struct Reports: Sendable {
   public func timeSeries(_ filter: ReportFilter, bucket: ReportBucket, event: String? = nil) async throws
     -> TimeSeries
   {
-    guard bucket != .week else { throw ReportError(field: "bucket", reason: "is hour or day") }
+    guard bucket != .week else { throw FieldError(field: "bucket", reason: "is hour or day") }
     if let event { try ReportText.check(event, field: "event") }
     let size = bucket.milliseconds
     guard (filter.to - filter.from) / size <= 10_000 else {
-      throw ReportError(field: "bucket", reason: "more than 10,000 \(bucket.rawValue)s in the range")
+      throw FieldError(field: "bucket", reason: "more than 10,000 \(bucket.rawValue)s in the range")
     }
     var sql = SQLBuilder(store.dialect)
     var (table, time, count, conditions) =
@@ -252,10 +253,10 @@ public struct Reports: Sendable {
   public func retention(_ filter: ReportFilter, period: ReportBucket, byAppVersion: Bool = false) async throws
     -> Retention
   {
-    guard period != .hour else { throw ReportError(field: "period", reason: "is day or week") }
+    guard period != .hour else { throw FieldError(field: "period", reason: "is day or week") }
     let size = period.milliseconds
     guard (filter.to - filter.from) / size <= 400 else {
-      throw ReportError(field: "period", reason: "more than 400 \(period.rawValue)s in the range")
+      throw FieldError(field: "period", reason: "more than 400 \(period.rawValue)s in the range")
     }
     var sql = SQLBuilder(store.dialect)
     let rollups = rollups(filter)

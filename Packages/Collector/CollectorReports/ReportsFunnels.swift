@@ -1,4 +1,5 @@
 import CollectorStore
+import CollectorWire
 import Foundation
 
 /// Funnels, sessions and the rows behind a report.
@@ -10,8 +11,8 @@ extension Reports {
   public func funnel(_ filter: ReportFilter, steps: [String], window: Int64, appVersion: String? = nil)
     async throws -> Funnel
   {
-    guard (2...10).contains(steps.count) else { throw ReportError(field: "steps", reason: "2 to 10 event names") }
-    guard window > 0 else { throw ReportError(field: "window", reason: "must be positive") }
+    guard (2...10).contains(steps.count) else { throw FieldError(field: "steps", reason: "2 to 10 event names") }
+    guard window > 0 else { throw FieldError(field: "window", reason: "must be positive") }
     for step in steps { try ReportText.check(step, field: "steps") }
     var filter = filter
     if let appVersion {
@@ -114,7 +115,7 @@ extension Reports {
       try ReportText.check(after, field: "after")
       let parts = after.split(separator: ":", maxSplits: 1)
       guard parts.count == 2, let time = Int64(parts[0]), ReportFilter.bounds.contains(time) else {
-        throw ReportError(field: "after", reason: "is not a cursor this report returned")
+        throw FieldError(field: "after", reason: "is not a cursor this report returned")
       }
       let timeBound = sql.time(sql.bind(time))
       let timeBound2 = sql.time(sql.bind(time))

@@ -106,14 +106,18 @@ public final class EventCollector: Sendable {
   /// The reports over the store, or `nil` when the store cannot serve them.
   public var reports: Reports? { (store as? any ReportQuerying).map { Reports(store: $0) } }
 
-  /// The routes (ingest, vendor endpoints, reports, health, metrics, erasure, and the benchmark
-  /// ceilings when enabled).
-  public func router() -> Router<BasicRequestContext> {
-    let router = Router()
-    let ingest = IngestRoutes(collector: self)
-    ingest.register(on: router)
-    ReportRoutes(collector: self, routes: ingest).register(on: router)
-    DashboardRoutes(collector: self, routes: ingest).register(on: router)
+  /// The routes, one controller per surface: ingestion (``IngestController``), the vendor
+  /// endpoints (``VendorController``), reports (``ReportController``), the dashboard
+  /// (``DashboardController``) and operations (``OperationsController``: health, metrics, erasure, and
+  /// the benchmark ceilings when enabled). Authentication, body limits and gzip, and error mapping are
+  /// middleware (``KeyMiddleware``, ``BodyMiddleware``, ``SurfaceMiddleware``).
+  public func router() -> Router<CollectorRequestContext> {
+    let router = Router(context: CollectorRequestContext.self)
+    IngestController(collector: self).register(on: router)
+    VendorController(collector: self).register(on: router)
+    ReportController(collector: self).register(on: router)
+    DashboardController(collector: self).register(on: router)
+    OperationsController(collector: self).register(on: router)
     return router
   }
 

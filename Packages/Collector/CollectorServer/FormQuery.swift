@@ -45,18 +45,6 @@ extension Request {
   var form: FormQuery { FormQuery(uri.query) }
 }
 
-/// Identifiers taken from a URL (apps, devices, users, vendor ids): the reports' rule
-/// (``ReportText``), answered as a 400 naming the parameter.
-enum Identifier {
-  static func check(_ text: String, field: String) throws {
-    do {
-      try ReportText.check(text, field: field)
-    } catch {
-      throw Refusal(.badRequest, error.field, error.reason, metric: "invalid")
-    }
-  }
-}
-
 /// Where the sign-in page may send a browser afterwards: a path of this site only.
 enum SameSitePath {
   /// `next` when, after the normalisation a browser applies (tabs and line breaks removed, `\` read

@@ -12,16 +12,16 @@ enum RequestBody {
   /// is not "too large": clients would split batches that are fine), 400 for broken gzip.
   static func read(_ request: Request, limit: Int) async throws -> [UInt8] {
     if let length = request.headers[.contentLength].flatMap(Int.init), length > limit {
-      throw Refusal(.contentTooLarge, "", "the body is larger than \(limit) bytes", metric: "too_large")
+      throw Refusal(.contentTooLarge, "", "the body is larger than \(limit) bytes")
     }
     var buffer: ByteBuffer
     do {
       buffer = try await request.body.collect(upTo: limit)
     } catch is NIOTooManyBytesError {
-      throw Refusal(.contentTooLarge, "", "the body is larger than \(limit) bytes", metric: "too_large")
+      throw Refusal(.contentTooLarge, "", "the body is larger than \(limit) bytes")
     } catch {
       throw Refusal(
-        .badRequest, "", "the body's framing is malformed (chunked encoding or length)", metric: "malformed")
+        .badRequest, "", "the body's framing is malformed (chunked encoding or length)")
     }
     switch request.headers[.contentEncoding]?.lowercased() {
     case nil, "identity":
@@ -30,7 +30,7 @@ enum RequestBody {
       return try GzipReader.inflate(&buffer, limit: CollectorLimits.maximumDecompressedBytes)
     case let other?:
       throw Refusal(
-        .unsupportedMediaType, "", "content-encoding \(other) is not supported (gzip or none)", metric: "malformed")
+        .unsupportedMediaType, "", "content-encoding \(other) is not supported (gzip or none)")
     }
   }
 }
@@ -47,7 +47,7 @@ struct GzipReader {
   private var output: [UInt8] = []
   private var window = ByteBufferAllocator().buffer(capacity: 64 * 1024)
   private let limit: Int
-  private static let malformed = Refusal(.badRequest, "", "the body is not valid gzip", metric: "malformed")
+  private static let malformed = Refusal(.badRequest, "", "the body is not valid gzip")
 
   /// The inflated bytes of `input`, at most `limit` of them.
   static func inflate(_ input: inout ByteBuffer, limit: Int) throws -> [UInt8] {
@@ -67,7 +67,7 @@ struct GzipReader {
   /// Moves the window's bytes to the output (413 past the limit).
   private mutating func drain() throws {
     guard output.count + window.readableBytes <= limit else {
-      throw Refusal(.contentTooLarge, "", "the body inflates to more than \(limit) bytes", metric: "too_large")
+      throw Refusal(.contentTooLarge, "", "the body inflates to more than \(limit) bytes")
     }
     output.append(contentsOf: window.readableBytesView)
     window.clear()

@@ -3,7 +3,7 @@
 ///
 /// Request-level problems (malformed JSON, invalid UTF-8, nesting deeper than
 /// ``maximumDepth``, a missing or mistyped `context`, unknown top-level keys) throw a
-/// ``BatchDecodingError`` naming the field path and the reason. A problem inside one event (a
+/// ``FieldError`` naming the field path and the reason. A problem inside one event (a
 /// missing field, a wrong type, an unknown key, a number out of range) rejects that event only:
 /// it is listed in ``DecodedBatch/rejected`` with its index, id (when readable), field and reason,
 /// and every other event is kept.
@@ -18,7 +18,7 @@ public enum BatchDecoder {
   public static let maximumDepth = 16
 
   /// Decodes a native batch.
-  public static func decode(_ bytes: [UInt8]) throws(BatchDecodingError) -> DecodedBatch {
+  public static func decode(_ bytes: [UInt8]) throws(FieldError) -> DecodedBatch {
     try Parser.batch(Parser.document(bytes, named: "the batch"))
   }
 }
@@ -47,16 +47,6 @@ public struct DecodedBatch: Sendable, Hashable {
     self.counters = counters
     self.rejected = rejected
   }
-}
-
-/// Why a batch request as a whole could not be read.
-public struct BatchDecodingError: Error, Sendable, Hashable, CustomStringConvertible {
-  /// The field path, e.g. `context.appName` or `events` (empty for the body itself).
-  public var field: String
-  /// The reason, in words.
-  public var reason: String
-
-  public var description: String { field.isEmpty ? reason : "\(field): \(reason)" }
 }
 
 /// A JSON value as the parser keeps it while it checks an event.
@@ -96,12 +86,12 @@ struct Parser {
   var isAtEnd: Bool { position >= bytes.count }
 
   /// The one JSON value a body holds; anything but white space after it is an error.
-  static func document(_ bytes: [UInt8], named name: String) throws(BatchDecodingError) -> JSONValue {
-    try bytes.withUnsafeBufferPointer { buffer throws(BatchDecodingError) -> JSONValue in
+  static func document(_ bytes: [UInt8], named name: String) throws(FieldError) -> JSONValue {
+    try bytes.withUnsafeBufferPointer { buffer throws(FieldError) -> JSONValue in
       var parser = Parser(buffer)
       let top = try parser.value(field: "", depth: 0)
       parser.skipWhitespace()
-      guard parser.isAtEnd else { throw BatchDecodingError(field: "", reason: "unexpected data after \(name)") }
+      guard parser.isAtEnd else { throw FieldError(field: "", reason: "unexpected data after \(name)") }
       return top
     }
   }
@@ -124,7 +114,7 @@ struct Parser {
   }
   var path: [PathComponent] = []
 
-  func fail(_ field: String, _ reason: String) -> BatchDecodingError {
+  func fail(_ field: String, _ reason: String) -> FieldError {
     var rendered = field
     for component in path {
       switch component {
@@ -132,6 +122,6 @@ struct Parser {
       case .index(let index): rendered += "[\(index)]"
       }
     }
-    return BatchDecodingError(field: rendered, reason: reason)
+    return FieldError(field: rendered, reason: reason)
   }
 }

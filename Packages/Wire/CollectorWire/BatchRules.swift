@@ -1,9 +1,9 @@
 /// The native batch's rules over parsed JSON: the top level, the context, each event (rejected
 /// alone when it breaks a rule) and each counter.
 extension Parser {
-  static func batch(_ value: JSONValue) throws(BatchDecodingError) -> DecodedBatch {
-    func fail(_ field: String, _ reason: String) -> BatchDecodingError {
-      BatchDecodingError(field: field, reason: reason)
+  static func batch(_ value: JSONValue) throws(FieldError) -> DecodedBatch {
+    func fail(_ field: String, _ reason: String) -> FieldError {
+      FieldError(field: field, reason: reason)
     }
     guard case .object(let top) = value else { throw fail("", "the body is not a JSON object") }
     var sentAt: Int64?
@@ -40,28 +40,28 @@ extension Parser {
     return DecodedBatch(sentAt: sentAt, context: context, events: events, counters: counters, rejected: rejected)
   }
 
-  static func context(_ value: JSONValue) throws(BatchDecodingError) -> CollectorContext {
+  static func context(_ value: JSONValue) throws(FieldError) -> CollectorContext {
     guard case .object(let pairs) = value else {
-      throw BatchDecodingError(field: "context", reason: "must be an object")
+      throw FieldError(field: "context", reason: "must be an object")
     }
     var fields: [String: String] = [:]
     let names = CollectorContext.fieldNames
     for (key, value) in pairs {
       guard names.contains(key) else {
-        throw BatchDecodingError(field: "context.\(key)", reason: "is not a context field")
+        throw FieldError(field: "context.\(key)", reason: "is not a context field")
       }
       guard case .string(let text) = value else {
-        throw BatchDecodingError(field: "context.\(key)", reason: "must be a string, not \(value.typeName)")
+        throw FieldError(field: "context.\(key)", reason: "must be a string, not \(value.typeName)")
       }
       guard fields.updateValue(text, forKey: key) == nil else {
-        throw BatchDecodingError(field: "context.\(key)", reason: "appears twice")
+        throw FieldError(field: "context.\(key)", reason: "appears twice")
       }
     }
     for name in names where fields[name] == nil {
-      throw BatchDecodingError(field: "context.\(name)", reason: "is required")
+      throw FieldError(field: "context.\(name)", reason: "is required")
     }
     guard let context = CollectorContext(fields: fields) else {
-      throw BatchDecodingError(field: "context", reason: "is not a valid context")
+      throw FieldError(field: "context", reason: "is not a valid context")
     }
     return context
   }
@@ -147,9 +147,9 @@ extension Parser {
     }
   }
 
-  static func counter(_ value: JSONValue, index: Int) throws(BatchDecodingError) -> CollectorCounter {
+  static func counter(_ value: JSONValue, index: Int) throws(FieldError) -> CollectorCounter {
     let path = "counters[\(index)]"
-    guard case .object(let pairs) = value else { throw BatchDecodingError(field: path, reason: "must be an object") }
+    guard case .object(let pairs) = value else { throw FieldError(field: path, reason: "must be an object") }
     var name: String?
     var count: Int64?
     var first: Int64?
@@ -158,7 +158,7 @@ extension Parser {
     var seen: Set<String> = []
     for (key, value) in pairs {
       guard seen.insert(key).inserted else {
-        throw BatchDecodingError(field: "\(path).\(key)", reason: "appears twice")
+        throw FieldError(field: "\(path).\(key)", reason: "appears twice")
       }
       switch (key, value) {
       case ("id", .string(let text)): id = text
@@ -168,11 +168,11 @@ extension Parser {
       case ("name", .string(let text)): name = text
       case ("count", .int(let number)): count = number
       case ("firstCountedAt", .int(let number)): first = number
-      default: throw BatchDecodingError(field: "\(path).\(key)", reason: "is not valid here (\(value.typeName))")
+      default: throw FieldError(field: "\(path).\(key)", reason: "is not valid here (\(value.typeName))")
       }
     }
     guard let name, let count, let first else {
-      throw BatchDecodingError(field: path, reason: "needs name, count and firstCountedAt")
+      throw FieldError(field: path, reason: "needs name, count and firstCountedAt")
     }
     return CollectorCounter(name: name, count: count, firstCountedAt: first, anonymousId: install, id: id)
   }

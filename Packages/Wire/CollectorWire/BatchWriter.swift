@@ -74,15 +74,31 @@ public enum BatchWriter {
       json.int(rejection.index)
       json.key("id")
       if let id = rejection.id { json.string(id) } else { json.null() }
-      json.key("field")
-      json.string(rejection.field)
-      json.key("reason")
-      json.string(rejection.reason)
+      write(field: rejection.field, reason: rejection.reason, to: &json)
       json.endObject()
     }
     json.endArray()
     json.endObject()
     return json.bytes
+  }
+
+  /// The collector's answer to a request it refuses as a whole: `{"error":{"field":…,"reason":…}}`.
+  public static func refusal(_ error: FieldError) -> [UInt8] {
+    var json = JSONWriter(capacity: 48 + error.field.utf8.count + error.reason.utf8.count)
+    json.beginObject()
+    json.key("error")
+    json.beginObject()
+    write(field: error.field, reason: error.reason, to: &json)
+    json.endObject()
+    json.endObject()
+    return json.bytes
+  }
+
+  private static func write(field: String, reason: String, to json: inout JSONWriter) {
+    json.key("field")
+    json.string(field)
+    json.key("reason")
+    json.string(reason)
   }
 
   private static func write(_ counter: CollectorCounter, to json: inout JSONWriter) {

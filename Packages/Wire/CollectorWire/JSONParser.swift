@@ -1,7 +1,7 @@
 /// The JSON grammar (RFC 8259) in one pass over the bytes: values, exact numbers, strings with
 /// their escapes, UTF-8 validation, bounded nesting.
 extension Parser {
-  mutating func value(field: String, depth: Int) throws(BatchDecodingError) -> JSONValue {
+  mutating func value(field: String, depth: Int) throws(FieldError) -> JSONValue {
     guard depth <= BatchDecoder.maximumDepth else {
       throw fail(field, "nested deeper than \(BatchDecoder.maximumDepth) levels")
     }
@@ -31,7 +31,7 @@ extension Parser {
   }
 
   /// An object, from its `{` (keys in order, duplicates kept for the rules to refuse).
-  mutating func object(field: String, depth: Int) throws(BatchDecodingError) -> JSONValue {
+  mutating func object(field: String, depth: Int) throws(FieldError) -> JSONValue {
     position += 1
     var pairs: [(String, JSONValue)] = []
     skipWhitespace()
@@ -67,7 +67,7 @@ extension Parser {
   }
 
   /// An array, from its `[`.
-  mutating func array(field: String, depth: Int) throws(BatchDecodingError) -> JSONValue {
+  mutating func array(field: String, depth: Int) throws(FieldError) -> JSONValue {
     position += 1
     var values: [JSONValue] = []
     skipWhitespace()
@@ -92,7 +92,7 @@ extension Parser {
     }
   }
 
-  private mutating func literal(_ word: StaticString, field: String) throws(BatchDecodingError) {
+  private mutating func literal(_ word: StaticString, field: String) throws(FieldError) {
     let count = word.utf8CodeUnitCount
     guard position + count <= bytes.count else { throw fail(field, "invalid literal at byte \(position)") }
     for offset in 0..<count where bytes[position + offset] != word.utf8Start[offset] {
@@ -101,7 +101,7 @@ extension Parser {
     position += count
   }
 
-  private mutating func number(field: String) throws(BatchDecodingError) -> JSONValue {
+  private mutating func number(field: String) throws(FieldError) -> JSONValue {
     let start = position
     var negative = false
     if bytes[position] == UInt8(ascii: "-") {
@@ -193,7 +193,7 @@ extension Parser {
     return negative ? Int64(truncatingIfNeeded: 0 &- magnitude) : Int64(magnitude)
   }
 
-  private mutating func string(field: String) throws(BatchDecodingError) -> String {
+  private mutating func string(field: String) throws(FieldError) -> String {
     position += 1  // the opening quote
     let start = position
     var plain = true
@@ -216,7 +216,7 @@ extension Parser {
     return try unescape(raw, field: field)
   }
 
-  private func unescape(_ raw: UnsafeBufferPointer<UInt8>, field: String) throws(BatchDecodingError) -> String {
+  private func unescape(_ raw: UnsafeBufferPointer<UInt8>, field: String) throws(FieldError) -> String {
     var scalars = String.UnicodeScalarView()
     var index = 0
     var utf8: [UInt8] = []
@@ -268,7 +268,7 @@ extension Parser {
     return String(scalars)
   }
 
-  private func hex4(_ raw: UnsafeBufferPointer<UInt8>, at index: Int, field: String) throws(BatchDecodingError)
+  private func hex4(_ raw: UnsafeBufferPointer<UInt8>, at index: Int, field: String) throws(FieldError)
     -> UInt32
   {
     guard index + 4 <= raw.count else { throw fail(field, "an invalid \\u escape") }

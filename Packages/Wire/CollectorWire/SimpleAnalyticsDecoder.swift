@@ -6,26 +6,26 @@
 /// (`items[3].timestamp: is required`); a body that is not a payload at all throws.
 public enum SimpleAnalyticsDecoder {
   /// Decodes a payload.
-  public static func decode(_ bytes: [UInt8]) throws(BatchDecodingError) -> DecodedSimpleAnalytics {
+  public static func decode(_ bytes: [UInt8]) throws(FieldError) -> DecodedSimpleAnalytics {
     try payload(Parser.document(bytes, named: "the payload"))
   }
 
   private static let contextKeys: Set<String> = ["device_id", "app_name", "app_version", "system_version", "platform"]
 
-  private static func payload(_ value: JSONValue) throws(BatchDecodingError) -> DecodedSimpleAnalytics {
+  private static func payload(_ value: JSONValue) throws(FieldError) -> DecodedSimpleAnalytics {
     guard case .object(let pairs) = value else {
-      throw BatchDecodingError(field: "", reason: "the body is not a JSON object")
+      throw FieldError(field: "", reason: "the body is not a JSON object")
     }
     var result = DecodedSimpleAnalytics()
     var seen: Set<String> = []
     var sawItems = false
     for (key, value) in pairs {
-      guard seen.insert(key).inserted else { throw BatchDecodingError(field: key, reason: "appears twice") }
+      guard seen.insert(key).inserted else { throw FieldError(field: key, reason: "appears twice") }
       if contextKeys.contains(key) {
         switch value {
         case .string(let text): result.context[key] = text
         case .null: break
-        default: throw BatchDecodingError(field: key, reason: "must be a string, not \(value.typeName)")
+        default: throw FieldError(field: key, reason: "must be a string, not \(value.typeName)")
         }
         continue
       }
@@ -33,7 +33,7 @@ public enum SimpleAnalyticsDecoder {
       case "items":
         sawItems = true
         guard case .array(let items) = value else {
-          throw BatchDecodingError(field: "items", reason: "must be an array")
+          throw FieldError(field: "items", reason: "must be an array")
         }
         for (index, item) in items.enumerated() {
           switch entry(item, path: "items[\(index)]", isItem: true) {
@@ -43,7 +43,7 @@ public enum SimpleAnalyticsDecoder {
         }
       case "counters":
         guard case .array(let counters) = value else {
-          throw BatchDecodingError(field: "counters", reason: "must be an array")
+          throw FieldError(field: "counters", reason: "must be an array")
         }
         for (index, counter) in counters.enumerated() {
           switch entry(counter, path: "counters[\(index)]", isItem: false) {
@@ -52,10 +52,10 @@ public enum SimpleAnalyticsDecoder {
           }
         }
       default:
-        throw BatchDecodingError(field: key, reason: "is not a field of a SimpleAnalytics payload")
+        throw FieldError(field: key, reason: "is not a field of a SimpleAnalytics payload")
       }
     }
-    guard sawItems else { throw BatchDecodingError(field: "items", reason: "is required") }
+    guard sawItems else { throw FieldError(field: "items", reason: "is required") }
     return result
   }
 

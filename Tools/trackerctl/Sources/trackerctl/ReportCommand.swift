@@ -1,6 +1,7 @@
 public import ArgumentParser
 public import CollectorReports
 import CollectorStore
+import CollectorWire
 import Foundation
 import TrackerCtlKit
 
@@ -41,7 +42,7 @@ struct ReportCommand: AsyncParsableCommand {
           name.rawValue, parameters: parameters, origin: try await origin.origin(),
           format: json ? .json : csv ? .csv : .table),
         terminator: "")
-    } catch let error as ReportError {
+    } catch let error as FieldError {
       throw ValidationError("--\(error.field): \(error.reason)")
     }
   }

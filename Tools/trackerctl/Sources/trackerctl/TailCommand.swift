@@ -1,6 +1,7 @@
 import ArgumentParser
 import CollectorReports
 import CollectorStore
+import CollectorWire
 import Foundation
 import TrackerCtlKit
 
@@ -35,7 +36,7 @@ struct TailCommand: AsyncParsableCommand {
           FileHandle.standardOutput.write(Data((json ? try Tail.json(row) : Tail.line(row)).utf8))
           printed += 1
         }
-      } catch let error as ReportError {
+      } catch let error as FieldError {
         throw ValidationError("--\(error.field): \(error.reason)")
       }
       if count.map({ printed >= $0 }) ?? false { break }

@@ -3,9 +3,11 @@ import CollectorIngest
 import CollectorReports
 import CollectorRuntime
 import CollectorStore
+import CollectorWire
 import Foundation
 import HTTPTypes
 import Hummingbird
+import Logging
 import NIOCore
 
 /// The web dashboard at `/`: server-rendered HTML with SVG charts for every report.
@@ -13,17 +15,21 @@ import NIOCore
 /// A browser signs in once with an admin key (`/login?key=…`, or the form the dashboard shows),
 /// kept in an HTTP-only, same-site cookie; `Authorization: Basic` (the key as password) and `Bearer`
 /// work too, for scripts.
-struct DashboardRoutes: Sendable {
+struct DashboardController: Sendable {
   let collector: EventCollector
-  let routes: IngestRoutes
   static let cookie = "collector_admin"
 
-  func register(on router: Router<BasicRequestContext>) {
-    router.get("/") { request, _ in await self.page(request, path: "/") }
-    router.get("/dashboard/:page") { request, context in
-      await self.page(request, path: "/dashboard/" + (context.parameters.get("page") ?? ""))
+  func register(on router: some RouterMethods<CollectorRequestContext>) {
+    let pages = router.behind(
+      collector.surface("dashboard") { refusal in
+        let text = refusal.status == .badRequest ? SVG.escape(refusal.message) : "The store is unavailable."
+        return .html(refusal.status, "<!doctype html><p class=\"error\">\(text)</p>")
+      })
+    pages.get("/") { request, _ in try await self.page(request, path: "/") }
+    pages.get("/dashboard/:page") { request, context in
+      try await self.page(request, path: "/dashboard/" + (context.parameters.get("page") ?? ""))
     }
-    router.get("/login") { request, _ in await self.login(request) }
+    pages.get("/login") { request, _ in await self.login(request) }
   }
 
   // MARK: Sign-in
@@ -32,7 +38,7 @@ struct DashboardRoutes: Sendable {
     let query = request.form
     let next = SameSitePath.normalised(query.get("next"))
     guard let key = query.secret("key"), await isAdmin(key) else {
-      return html(.unauthorized, Dashboard.login(next: next, failed: query.secret("key") != nil))
+      return .html(.unauthorized, Dashboard.login(next: next, failed: query.secret("key") != nil))
     }
     let value = key.addingPercentEncoding(withAllowedCharacters: .alphanumerics) ?? key
     return Response(
@@ -59,18 +65,18 @@ struct DashboardRoutes: Sendable {
 
   // MARK: Pages
 
-  func page(_ request: Request, path: String) async -> Response {
+  func page(_ request: Request, path: String) async throws -> Response {
     let query = request.form
     guard await isAdmin(presentedKey(request)) else {
       let next = path + (request.uri.query.map { "?" + $0 } ?? "")
-      return html(.unauthorized, Dashboard.login(next: next, failed: false))
+      return .html(.unauthorized, Dashboard.login(next: next, failed: false))
     }
-    guard Dashboard.pages.contains(where: { $0.path == path }) else {
-      return html(
+    guard let page = DashboardPage(path: path) else {
+      return .html(
         .notFound, Dashboard.login(next: "/", failed: false).replacingOccurrences(of: "Sign in", with: "Not found"))
     }
     guard let reports = collector.reports else {
-      return html(.notImplemented, "<p>This store does not serve reports.</p>")
+      return .html(.notImplemented, "<p>This store does not serve reports.</p>")
     }
     do {
       let apps = try await reports.apps()
@@ -81,31 +87,30 @@ struct DashboardRoutes: Sendable {
       let fromText =
         query.get("from").flatMap { $0.isEmpty ? nil : $0 } ?? String(ReportTime.iso(today - 6 * day).prefix(10))
       guard let from = ReportTime.parse(fromText) else {
-        throw ReportError(field: "from", reason: "pick days such as 2026-11-01")
+        throw FieldError(field: "from", reason: "pick days such as 2026-11-01")
       }
       guard let lastDay = ReportTime.parse(toText) else {
-        throw ReportError(field: "to", reason: "pick days such as 2026-11-01")
+        throw FieldError(field: "to", reason: "pick days such as 2026-11-01")
       }
-      let context = Dashboard.Context(app: app, apps: apps, from: fromText, to: toText, path: path)
-      guard !app.isEmpty else {
-        return html(.ok, Dashboard.empty(context: context))
-      }
+      let context = Dashboard.Context(app: app, apps: apps, from: fromText, to: toText, page: page)
+      guard !app.isEmpty else { return .html(.ok, Dashboard.empty(context: context)) }
       let filter = try ReportFilter(app: app, from: from, to: lastDay + day)
-      return html(.ok, try await body(path, filter: filter, query: query, reports: reports, context: context))
-    } catch let error as ReportError {
-      return html(.badRequest, "<!doctype html><p class=\"error\">\(SVG.escape(error.description))</p>")
+      return .html(.ok, try await body(page, filter: filter, query: query, reports: reports, context: context))
+    } catch let error as FieldError {
+      throw error
     } catch {
-      return html(.serviceUnavailable, "<!doctype html><p class=\"error\">The store is unavailable.</p>")
+      collector.logger.error("dashboard \(path) failed: \(error)")
+      throw Refusal.storage("retry")
     }
   }
 
-  /// The page at `path` for `filter` (the pages are `Dashboard.pages`).
+  /// The `page` for `filter`.
   private func body(
-    _ path: String, filter: ReportFilter, query: FormQuery, reports: Reports, context: Dashboard.Context
+    _ page: DashboardPage, filter: ReportFilter, query: FormQuery, reports: Reports, context: Dashboard.Context
   ) async throws -> String {
     let day: Int64 = 86_400_000
-    switch path {
-    case "/":
+    switch page {
+    case .overview:
       async let overview = reports.overview(filter)
       async let series = reports.timeSeries(filter, bucket: (filter.to - filter.from) <= 2 * day ? .hour : .day)
       async let top = reports.topEvents(filter, limit: 15)
@@ -114,7 +119,7 @@ struct DashboardRoutes: Sendable {
       return Dashboard.overview(
         try await overview, series: try await series, top: try await top, active: try await active,
         sessions: try await sessions, context: context)
-    case "/dashboard/events":
+    case .events:
       let top = try await reports.topEvents(filter, limit: 50)
       let event = query.get("event").flatMap { $0.isEmpty ? nil : $0 } ?? top.rows.first?.name
       let parameter = query.get("parameter").flatMap { $0.isEmpty ? nil : $0 }
@@ -126,36 +131,29 @@ struct DashboardRoutes: Sendable {
       }
       return Dashboard.events(
         top: top, event: event, parameter: parameter, values: values, rows: rows, context: context)
-    case "/dashboard/retention":
+    case .retention:
       let period: ReportBucket = (filter.to - filter.from) > 21 * day ? .week : .day
       return Dashboard.retention(try await reports.retention(filter, period: period), context: context)
-    case "/dashboard/breakdowns":
+    case .breakdowns:
       return Dashboard.breakdowns(
         platform: try await reports.breakdown(filter, by: .platform),
         os: try await reports.breakdown(filter, by: .osVersion),
         app: try await reports.breakdown(filter, by: .appVersion), context: context)
-    case "/dashboard/funnel":
+    case .funnel:
       let steps = query.get("steps") ?? ""
       let window = query.get("window") ?? "1d"
       let names = steps.split(separator: ",").map { $0.trimmingCharacters(in: .whitespaces) }.filter { !$0.isEmpty }
       var funnel: Funnel?
       if names.count >= 2 {
         guard let milliseconds = Reports.duration(window) else {
-          throw ReportError(field: "window", reason: "is a duration such as 30m, 2h, 1d")
+          throw FieldError(field: "window", reason: "is a duration such as 30m, 2h, 1d")
         }
         funnel = try await reports.funnel(filter, steps: names, window: milliseconds)
       }
       return Dashboard.funnel(
         funnel, steps: steps, window: window, top: try await reports.topEvents(filter, limit: 50), context: context)
-    default:
+    case .counters:
       return Dashboard.counters(try await reports.counters(filter), context: context)
     }
-  }
-
-  private func html(_ status: HTTPResponse.Status, _ text: String) -> Response {
-    collector.metrics.request(route: "dashboard", status: Int(status.code))
-    return Response(
-      status: status, headers: [.contentType: "text/html; charset=utf-8"],
-      body: ResponseBody(byteBuffer: ByteBuffer(string: text)))
   }
 }

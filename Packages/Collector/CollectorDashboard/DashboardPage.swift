@@ -1,0 +1,28 @@
+/// The dashboard's pages: each owns its path and title, so the server's dispatch and the navigation
+/// cannot disagree.
+public enum DashboardPage: String, CaseIterable, Sendable {
+  case overview
+  case events
+  case retention
+  case breakdowns
+  case funnel
+  case counters
+
+  /// The page at `path` (`/` or `/dashboard/<name>`), or `nil`.
+  public init?(path: String) {
+    if path == "/" {
+      self = .overview
+      return
+    }
+    guard path.hasPrefix("/dashboard/"), let page = DashboardPage(rawValue: String(path.dropFirst(11))),
+      page != .overview
+    else { return nil }
+    self = page
+  }
+
+  /// `/` for the overview, `/dashboard/<name>` for the others.
+  public var path: String { self == .overview ? "/" : "/dashboard/\(rawValue)" }
+
+  /// The title in the navigation.
+  public var title: String { rawValue.prefix(1).uppercased() + rawValue.dropFirst() }
+}

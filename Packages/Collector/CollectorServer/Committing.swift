@@ -1,0 +1,50 @@
+import CollectorIngest
+import CollectorRuntime
+import CollectorStore
+import CollectorWire
+import Foundation
+import HTTPTypes
+import Hummingbird
+import Logging
+import NIOCore
+
+extension EventCollector {
+  /// Rate-limits, commits (a 2xx only after the commit) and counts one request's rows: 429 past the
+  /// key's rate, 503 when the group committer is full or the store fails (nothing stored).
+  func commit(_ result: IngestResult, key: KeyRecord, route: String) async throws {
+    let cost = result.rows.events.count + result.rows.counters.count
+    if let wait = limiter.take(cost, key: key.id) {
+      throw Refusal(
+        .tooManyRequests, "", "rate limit of \(Int(limiter.rate ?? 0)) events/s for this key", retryAfter: wait)
+    }
+    do {
+      try await committer.commit(result.rows)
+    } catch GroupCommitter.CommitError.overloaded {
+      throw Refusal(.serviceUnavailable, "", "the collector is busy; retry", retryAfter: 1)
+    } catch {
+      logger.error("commit failed: \(error)")
+      throw Refusal.storage()
+    }
+    metrics.accepted(result.rows.events.count, route: route)
+    let tooOld = result.rejected.count { policy.isTooOld($0) }
+    metrics.rejected(result.rejected.count - tooOld, reason: "invalid")
+    metrics.rejected(tooOld, reason: "too_old")
+  }
+
+  /// The receiving time, ms since 1970.
+  static func now() -> Int64 { Int64(Date().timeIntervalSince1970 * 1000) }
+
+  /// A route behind error mapping and metrics (``SurfaceMiddleware``), answering refusals with
+  /// `answer` (the native JSON error by default).
+  func surface(
+    _ route: String,
+    answer: @escaping @Sendable (Refusal) -> Response = { $0.response(body: BatchWriter.refusal($0.error)) }
+  ) -> SurfaceMiddleware {
+    SurfaceMiddleware(route: route, metrics: metrics, answer: answer)
+  }
+
+  /// Authentication for `scope` with keys presented as `source`.
+  func keys(_ scope: KeyRecord.Scope, from source: KeySource) -> KeyMiddleware {
+    KeyMiddleware(scope: scope, source: source, keyRing: keyRing)
+  }
+}

@@ -1,0 +1,74 @@
+import CollectorIngest
+import CollectorReports
+import CollectorRuntime
+import CollectorStore
+import CollectorWire
+import Foundation
+import HTTPTypes
+import Hummingbird
+import Logging
+import NIOCore
+
+/// Operations: `GET /health`, `GET /metrics`, `DELETE /v1/events` (erasure, admin key), and the
+/// benchmark ceilings `POST /bench/body` and `POST /bench/jsondecoder` when enabled.
+struct OperationsController: Sendable {
+  let collector: EventCollector
+
+  func register(on router: some RouterMethods<CollectorRequestContext>) {
+    router.behind(collector.surface("health")).get("/health") { _, _ in await self.health() }
+    router.behind(collector.surface("metrics")).get("/metrics") { _, _ in self.metricsText() }
+    router.behind(collector.surface("erase"), collector.keys(.admin, from: .bearer))
+      .delete("/v1/events") { request, _ in try await self.erase(request) }
+    if collector.configuration.benchmarkRoutes {
+      router.behind(collector.surface("bench_body"), BodyMiddleware())
+        .post("/bench/body") { _, context in Response.json(.ok, Array(#"{"bytes":\#(context.body.count)}"#.utf8)) }
+      router.behind(collector.surface("bench_jsondecoder"), BodyMiddleware())
+        .post("/bench/jsondecoder") { _, context in
+          let batch = try JSONDecoder().decode(CollectorBatch.self, from: Data(context.body))
+          return Response.json(.ok, Array(#"{"accepted":\#(batch.events.count)}"#.utf8))
+        }
+    }
+  }
+
+  func health() async -> Response {
+    do {
+      try await collector.store.ping()
+      let version = try await collector.store.schemaVersion()
+      return .json(.ok, Array(#"{"status":"ok","store":"ready","schemaVersion":\#(version)}"#.utf8))
+    } catch {
+      collector.logger.error("health: the store does not answer: \(error)")
+      return .json(.serviceUnavailable, Array(#"{"status":"unavailable","store":"not answering"}"#.utf8))
+    }
+  }
+
+  func metricsText() -> Response {
+    Response(
+      status: .ok, headers: [.contentType: "text/plain; version=0.0.4; charset=utf-8"],
+      body: ResponseBody(byteBuffer: ByteBuffer(bytes: collector.metrics.exposition())))
+  }
+
+  /// Erases one device's or one user's events and counters of one app.
+  func erase(_ request: Request) async throws -> Response {
+    let parameters = request.form
+    guard let app = parameters.get("app"), !app.isEmpty else { throw Refusal(.badRequest, "app", "is required") }
+    // Checked before the store sees them: `deviceId=victim%00x` must not erase `victim`, and
+    // `deviceId=%00` must not erase every row with an empty device id.
+    try ReportText.check(app, field: "app")
+    for field in ["deviceId", "userId"] {
+      if let value = parameters.get(field) { try ReportText.check(value, field: field) }
+    }
+    guard
+      let subject = ErasureSubject(app: app, deviceID: parameters.get("deviceId"), userID: parameters.get("userId"))
+    else {
+      throw Refusal(.badRequest, "deviceId", "deviceId or userId is required")
+    }
+    let deleted: Int
+    do {
+      deleted = try await collector.store.erase(subject)
+    } catch {
+      throw Refusal.storage("nothing was erased")
+    }
+    collector.logger.notice("erased \(deleted) rows of one subject of app \(app)")
+    return .json(.ok, Array(#"{"deleted":\#(deleted)}"#.utf8))
+  }
+}

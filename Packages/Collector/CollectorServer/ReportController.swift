@@ -1,0 +1,66 @@
+import CollectorIngest
+import CollectorReports
+import CollectorRuntime
+import CollectorStore
+import CollectorWire
+import Foundation
+import HTTPTypes
+import Hummingbird
+import Logging
+import NIOCore
+
+/// `GET /v1/reports/<name>`: every report as JSON, or CSV with `format=csv` (or `Accept: text/csv`).
+///
+/// Reading needs an admin key (`Authorization: Bearer …`); write keys cannot read. Every request
+/// names the app and may give `from` and `to` (a day `2026-11-01`, an ISO 8601 time or ms since
+/// 1970; default: the 7 days up to now), `platform`, `appVersion` and `osVersion`. A bad parameter is
+/// a 400 naming it, as in the ingestion API.
+struct ReportController: Sendable {
+  let collector: EventCollector
+
+  func register(on router: some RouterMethods<CollectorRequestContext>) {
+    router.behind(collector.surface("report"), collector.keys(.admin, from: .bearer))
+      .get("/v1/reports/:name") { request, context in
+        try await self.report(request, name: context.parameters.get("name") ?? "")
+      }
+  }
+
+  func report(_ request: Request, name: String) async throws -> Response {
+    guard let reports = collector.reports else {
+      throw Refusal(.notImplemented, "", "this store does not serve reports")
+    }
+    let query = request.form
+    let report: Report
+    do {
+      report = try Report(named: name)
+    } catch {
+      throw Refusal(.notFound, error.field, error.reason)
+    }
+    let result: any ReportResult
+    do {
+      result = try await reports.run(report, parameters: ReportParameters { query.get($0) })
+    } catch let error as FieldError {
+      throw error
+    } catch {
+      // The store's own text (SQL, paths) goes to the log, never into a response.
+      collector.logger.error("report \(name) failed: \(error)")
+      throw Refusal(.serviceUnavailable, "", "storage unavailable; retry", retryAfter: 5)
+    }
+    guard query.get("format") == "csv" || (request.headers[.accept]?.contains("text/csv") ?? false) else {
+      return .json(.ok, Self.json(result))
+    }
+    return Response(
+      status: .ok,
+      headers: [
+        .contentType: "text/csv; charset=utf-8",
+        .contentDisposition: "attachment; filename=\"\(report.rawValue).csv\"",
+      ],
+      body: ResponseBody(byteBuffer: ByteBuffer(string: result.table.csv)))
+  }
+
+  static func json(_ value: any ReportResult) -> [UInt8] {
+    let encoder = JSONEncoder()
+    encoder.outputFormatting = [.sortedKeys, .withoutEscapingSlashes]
+    return (try? Array(encoder.encode(value))) ?? Array("{}".utf8)
+  }
+}

@@ -1,0 +1,123 @@
+import CollectorIngest
+import CollectorReports
+import CollectorRuntime
+import CollectorStore
+import CollectorVendors
+import CollectorWire
+import Foundation
+import GA4Wire
+import HTTPTypes
+import Hummingbird
+import Logging
+import MixpanelWire
+import NIOCore
+
+/// The vendor-compatible endpoints: GA4's Measurement Protocol (`/mp/collect`,
+/// `/debug/mp/collect`) and Mixpanel's `/import`, storing into the same event store, checked with
+/// the same rule code the client services use (GA4Wire, MixpanelWire), and answering refusals in the
+/// vendor's own form.
+///
+/// Authentication: the write key is GA4's `api_secret` (the URL's query, as GA4 clients send it), and
+/// Mixpanel's Basic-auth user name (project-token style) or password (service-account style).
+struct VendorController: Sendable {
+  let collector: EventCollector
+
+  func register(on router: some RouterMethods<CollectorRequestContext>) {
+    for (path, route, validationOnly) in [
+      ("/mp/collect", "ga4_collect", false), ("/debug/mp/collect", "ga4_debug", true),
+    ] {
+      router.behind(
+        collector.surface(route) { refusal in
+          let violation = GA4Violation(fieldPath: refusal.field, code: .valueInvalid, message: refusal.reason)
+          return refusal.response(body: Self.json(GA4ValidationResponse([violation])))
+        },
+        collector.keys(.write, from: .query("api_secret")), BodyMiddleware()
+      )
+      .post(RouterPath(path)) { request, context in
+        try await self.ga4(request, context, route: route, validationOnly: validationOnly)
+      }
+    }
+    router.behind(
+      collector.surface("mixpanel_import") { refusal in
+        let answer = MixpanelImportResponse(
+          code: Int(refusal.status.code), numRecordsImported: 0, status: refusal.status.reasonPhrase,
+          error: refusal.message)
+        return refusal.response(body: Self.json(answer))
+      },
+      collector.keys(.write, from: .basic), BodyMiddleware(limit: MixpanelLimits.maximumRequestBytes)
+    )
+    .post("/import") { _, context in try await self.mixpanelImport(context) }
+  }
+
+  // MARK: GA4 Measurement Protocol
+
+  /// `/mp/collect` stores the valid events and answers 204, or 200 with `validationMessages` naming
+  /// what it dropped (GA4 itself answers 2xx and says nothing); `/debug/mp/collect` stores nothing
+  /// and answers the messages, empty when the request is valid.
+  func ga4(
+    _ request: Request, _ context: CollectorRequestContext, route: String, validationOnly: Bool
+  ) async throws -> Response {
+    let key = try context.authenticatedKey()
+    guard let firebaseAppID = request.form.get("firebase_app_id"), !firebaseAppID.isEmpty else {
+      throw Refusal(.badRequest, "firebase_app_id", "is required in the URL")
+    }
+    try ReportText.check(firebaseAppID, field: "firebase_app_id")
+    let decoded: GA4Request
+    do {
+      decoded = try JSONDecoder().decode(GA4Request.self, from: Data(context.body))
+    } catch {
+      throw Refusal(.badRequest, "", "the body is not a Measurement Protocol request: \(error)")
+    }
+    let receivedAt = EventCollector.now()
+    let report = GA4Validator.validate(decoded, bodyBytes: context.body.count, nowMicros: receivedAt * 1000)
+    let answer = Self.json(GA4ValidationResponse(report.all))
+    if validationOnly { return .json(.ok, answer) }
+    collector.metrics.batch(size: decoded.events.count)
+    let rows = GA4Ingest.rows(
+      of: decoded, report: report, app: key.app, firebaseAppID: firebaseAppID, receivedAt: receivedAt,
+      policy: collector.policy)
+    try await collector.commit(IngestResult(rows: rows, rejected: []), key: key, route: route)
+    collector.metrics.rejected(decoded.events.count - rows.events.count, reason: "invalid")
+    return report.isValid ? Response(status: .noContent) : .json(.ok, answer)
+  }
+
+  // MARK: Mixpanel /import
+
+  /// Mixpanel's strict mode: 200 `{"code":200,"num_records_imported":N,"status":"OK"}` when every row
+  /// is stored; 400 with `failed_records` when some are not (the valid ones are stored all the same).
+  func mixpanelImport(_ context: CollectorRequestContext) async throws -> Response {
+    let key = try context.authenticatedKey()
+    let body = context.body
+    guard body.count <= MixpanelLimits.maximumRequestBytes else {
+      throw Refusal(.contentTooLarge, "", "the body is larger than \(MixpanelLimits.maximumRequestBytes) bytes")
+    }
+    let entries: [Result<MixpanelEvent, MixpanelViolation>]
+    do {
+      entries = try MixpanelBody.decode(body)
+    } catch {
+      throw Refusal(.badRequest, error.field, error.message)
+    }
+    guard entries.count <= MixpanelLimits.maximumEventsPerRequest else {
+      throw Refusal(
+        .badRequest, "", "\(entries.count) events; at most \(MixpanelLimits.maximumEventsPerRequest) per request")
+    }
+    collector.metrics.batch(size: entries.count)
+    let (rows, failed) = MixpanelIngest.rows(
+      of: entries, app: key.app, receivedAt: EventCollector.now(), policy: collector.policy)
+    try await collector.commit(IngestResult(rows: rows, rejected: []), key: key, route: "mixpanel_import")
+    collector.metrics.rejected(failed.count, reason: "invalid")
+    if failed.isEmpty {
+      return .json(
+        .ok, Self.json(MixpanelImportResponse(code: 200, numRecordsImported: rows.events.count, status: "OK")))
+    }
+    let answer = MixpanelImportResponse(
+      code: 400, numRecordsImported: rows.events.count, status: "Bad Request", failedRecords: failed)
+    return .json(.badRequest, Self.json(answer))
+  }
+
+  static func json(_ value: some Encodable) -> [UInt8] {
+    let encoder = JSONEncoder()
+    encoder.outputFormatting = [.sortedKeys, .withoutEscapingSlashes]
+    return (try? Array(encoder.encode(value))) ?? Array("{}".utf8)
+  }
+}
