@@ -89,7 +89,7 @@ struct RollupEquivalenceTests {
     var results: [String: any ReportResult] = [:]
     results["overview"] = try await reports.overview(filter)
     results["top-events"] = try await reports.topEvents(filter, limit: 100)
-    for dimension in Reports.Dimension.allCases {
+    for dimension in ReportDimension.allCases {
       results["breakdown-\(dimension.rawValue)"] = try await reports.breakdown(filter, by: dimension)
     }
     for bucket in [ReportBucket.hour, .day] {
@@ -122,8 +122,9 @@ struct RollupEquivalenceTests {
     let store = try await engine.open(Generated.batches)
     let rollups = try #require(store.rollups)
     // The rollups hold every stored event once (resent batches added nothing).
-    let events = try await store.read("SELECT count(*) FROM \(store.eventsTable)", []).first?.first?.int
-    let rolled = try await store.read("SELECT CAST(sum(events) AS BIGINT) FROM \(rollups.sessions)", []).first?.first?
+    let events = try await store.read("SELECT count(*) FROM \(store.eventsTable)", []).first?.values.first?.int
+    let rolled = try await store.read("SELECT CAST(sum(events) AS BIGINT) FROM \(rollups.sessions)", []).first?.values
+      .first?
       .int
     #expect(events == rolled)
     #expect((events ?? 0) > 1_000)

@@ -83,7 +83,8 @@ struct ConnectionLimitTests {
     configuration.readTimeoutSeconds = readTimeout
     configuration.idleTimeoutSeconds = idleTimeout
     configuration.maximumConnections = connections
-    return EventCollector(configuration: configuration, store: base.store, logger: Logger(label: "test"))
+    return EventCollector(
+      configuration: configuration, store: base.store, reports: base.reports, logger: Logger(label: "test"))
   }
 
   @Test("a body sent one byte at a time is cut off at the read timeout")

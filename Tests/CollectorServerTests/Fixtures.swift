@@ -1,4 +1,5 @@
 import CollectorIngest
+import CollectorReports
 import CollectorRuntime
 import CollectorSQLite
 import CollectorServer
@@ -25,7 +26,10 @@ func makeCollector(
   try await sqlite.migrate()
   let chosen = store?(sqlite) ?? sqlite
   try await chosen.migrate()
-  let collector = EventCollector(configuration: configuration, store: chosen, logger: Logger(label: "test"))
+  // A wrapped store (fault injection) serves reports only when the wrapper reads SQL itself.
+  let reports = (chosen as? any ReportQuerying).map { SQLReports(store: $0) }
+  let collector = EventCollector(
+    configuration: configuration, store: chosen, reports: reports, logger: Logger(label: "test"))
   try await collector.keyRing.provision(
     [ProvisionedKey(app: "ty", key: writeKey, scope: .write), ProvisionedKey(app: "*", key: adminKey, scope: .admin)],
     now: 0

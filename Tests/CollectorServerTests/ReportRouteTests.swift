@@ -43,7 +43,7 @@ struct ReportRouteTests {
       let (_, accepted, _) = try await Self.get(client, "/v1/reports/overview?\(range)", accept: "text/csv")
       #expect(accepted.hasPrefix("figure,value,previous,change\r\nevents,6,0,"))
 
-      for name in Reports.names {
+      for name in Report.names {
         let extra =
           [
             "events": "&event=product_viewed", "parameter-values": "&event=product_viewed&parameter=product_id",

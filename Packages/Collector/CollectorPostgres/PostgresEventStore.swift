@@ -362,7 +362,7 @@ extension PostgresEventStore: ReportQuerying, BulkLoading {
   public var countersTable: String { tables.counters }
   public var rollups: RollupTables? { tables.rollups.tables }
 
-  public func read(_ sql: String, _ arguments: [SQLValue]) async throws -> [[SQLValue]] {
+  public func read(_ sql: String, _ arguments: [SQLValue]) async throws -> [SQLRow] {
     try await guarded {
       var binds = PostgresBindings()
       for argument in arguments {
@@ -374,11 +374,12 @@ extension PostgresEventStore: ReportQuerying, BulkLoading {
         }
       }
       let rows = try await client.query(PostgresQuery(unsafeSQL: sql, binds: binds), logger: logger)
-      var result: [[SQLValue]] = []
+      var result: [SQLRow] = []
+      var columns: [String]?
       for try await row in rows {
-        var values: [SQLValue] = []
-        for cell in row { values.append(Self.value(cell)) }
-        result.append(values)
+        let names = columns ?? row.map(\.columnName)
+        columns = names
+        result.append(SQLRow(columns: names, values: row.map(Self.value)))
       }
       return result
     }

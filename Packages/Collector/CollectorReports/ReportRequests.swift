@@ -1,8 +1,6 @@
 public import CollectorWire
 import Foundation
 
-/// Reports by name with their parameters as text: what the HTTP API and `trackerctl` share, so a
-/// report means the same whether asked over HTTP or of a store directly.
 /// Every report, by the name the API, the dashboard and `trackerctl report` use: it owns the
 /// name, the result type and the dispatch, so a report is added in one place.
 public enum Report: String, CaseIterable, Sendable {
@@ -45,15 +43,9 @@ public enum Report: String, CaseIterable, Sendable {
   }
 }
 
-/// Reports with their parameters as text: what the HTTP API and `trackerctl` share, so a report
-/// means the same whether asked over HTTP or of a store directly.
-extension Reports {
-  /// The report names (``Report``'s).
-  public static var names: [String] { Report.names }
-
-  /// The result type of the report `name` (for decoding an API answer), or `nil`.
-  public static func resultType(of name: String) -> (any ReportResult.Type)? { Report(rawValue: name)?.resultType }
-
+/// Reports with their parameters as text: what the HTTP API, the dashboard and `trackerctl` share,
+/// so a report means the same whether asked over HTTP or of a store directly, on every engine.
+extension ReportEngine {
   /// Runs the report `name` with `parameter` giving each parameter's text (`app`, `from`, `to`,
   /// `platform`, `appVersion`, `osVersion`, and the report's own); throws ``FieldError`` naming a
   /// bad parameter.
@@ -66,7 +58,7 @@ extension Reports {
 
   /// Runs `report` with its parameters.
   public func run(_ report: Report, parameters: ReportParameters) async throws -> any ReportResult {
-    let filter = try Self.filter(parameters.text)
+    let filter = try Report.filter(parameters.text)
     switch report {
     case .overview: return try await overview(filter)
     case .topEvents: return try await topEvents(filter, limit: try parameters.integer("limit", default: 50))
@@ -90,7 +82,7 @@ extension Reports {
       }
       return try await retention(filter, period: period, byAppVersion: split != nil)
     case .breakdown:
-      guard let dimension = Dimension(rawValue: parameters.text("by") ?? "platform") else {
+      guard let dimension = ReportDimension(rawValue: parameters.text("by") ?? "platform") else {
         throw FieldError(field: "by", reason: "is platform, os-version or app-version")
       }
       return try await breakdown(filter, by: dimension)
@@ -101,13 +93,16 @@ extension Reports {
     case .counters: return try await counters(filter)
     case .funnel:
       let steps = try parameters.required("steps").split(separator: ",").map { $0.trimmingCharacters(in: .whitespaces) }
-      guard let window = Self.duration(parameters.text("window") ?? "1d") else {
+      guard let window = Report.duration(parameters.text("window") ?? "1d") else {
         throw FieldError(field: "window", reason: "is a duration such as 30m, 2h, 1d or seconds")
       }
       return try await funnel(filter, steps: steps, window: window, appVersion: parameters.text("funnelAppVersion"))
     case .sessions: return try await sessions(filter)
     }
   }
+}
+
+extension Report {
 
   /// `app`, `from`, `to` (default: the 7 days up to now), `platform`, `appVersion`, `osVersion`.
   public static func filter(_ parameter: (String) -> String?) throws(FieldError) -> ReportFilter {

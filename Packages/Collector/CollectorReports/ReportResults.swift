@@ -45,6 +45,12 @@ public protocol ReportResult: Sendable, Codable {
 
 /// Events, unique devices, sessions and counter increments in the range, and in the range before.
 public struct Overview: ReportResult, Hashable {
+  /// Figures for the range and the range before it.
+  public init(current: Figures, previous: Figures) {
+    self.current = current
+    self.previous = previous
+  }
+
   /// The figures of one range.
   public struct Figures: Sendable, Hashable, Codable {
     /// Events.
@@ -86,6 +92,14 @@ public struct Overview: ReportResult, Hashable {
 
 /// One name and how often and by how many devices it occurred (events, counters, parameter values).
 public struct CountRow: Sendable, Hashable, Codable {
+  /// One counted value: its count, distinct devices and share of the list's total (percent).
+  public init(name: String, count: Int64, devices: Int64, share: Double) {
+    self.name = name
+    self.count = count
+    self.devices = devices
+    self.share = share
+  }
+
   /// The event name, counter name or value.
   public var name: String
   /// Occurrences (or the counter total).
@@ -98,6 +112,12 @@ public struct CountRow: Sendable, Hashable, Codable {
 
 /// A list of ``CountRow``s: top events, breakdowns, counters, parameter values.
 public struct CountList: ReportResult, Hashable {
+  /// Counts of `dimension` (`event`, `platform`, a parameter's name).
+  public init(dimension: String, rows: [CountRow]) {
+    self.dimension = dimension
+    self.rows = rows
+  }
+
   /// What the names are (`event`, `platform`, `app version`, ...).
   public var dimension: String
   /// The rows, in the report's order.
@@ -113,8 +133,22 @@ public struct CountList: ReportResult, Hashable {
 
 /// Counts per hour or per day, every bucket of the range present (zeros included).
 public struct TimeSeries: ReportResult, Hashable {
+  /// Every bucket of the range, for all events (`event` nil) or one.
+  public init(bucket: ReportBucket, event: String?, points: [Point]) {
+    self.bucket = bucket
+    self.event = event
+    self.points = points
+  }
+
   /// One bucket.
   public struct Point: Sendable, Hashable, Codable {
+    /// One bucket from `start` (ms since 1970).
+    public init(start: Int64, count: Int64, devices: Int64) {
+      self.start = start
+      self.count = count
+      self.devices = devices
+    }
+
     /// The bucket's first millisecond (UTC).
     public var start: Int64
     /// Events.
@@ -186,142 +220,6 @@ public struct ActiveDevices: ReportResult, Hashable {
         ["DAU", String(daily)], ["WAU", String(weekly)], ["MAU", String(monthly)], ["new", String(new)],
         ["returning", String(returning)],
       ]
-    )
-  }
-}
-
-/// Cohorts by first-seen period and the share of each still active in each following period.
-public struct Retention: ReportResult, Hashable {
-  /// One cohort.
-  public struct Cohort: Sendable, Hashable, Codable {
-    /// The period's first millisecond.
-    public var start: Int64
-    /// The app version of the cohort's devices' first events, when split by version.
-    public var appVersion: String?
-    /// Devices first seen in the period.
-    public var size: Int64
-    /// Devices of the cohort active in period 0, 1, 2, ... (period 0 is the cohort itself).
-    public var active: [Int64]
-    /// `active` as shares of `size`, in percent.
-    public var retained: [Double]
-  }
-
-  /// `day` or `week`.
-  public var period: ReportBucket
-  /// The cohorts, oldest first.
-  public var cohorts: [Cohort]
-
-  public var table: ReportTable {
-    let width = cohorts.map(\.retained.count).max() ?? 0
-    let split = cohorts.contains { $0.appVersion != nil }
-    return ReportTable(
-      columns: ["cohort"] + (split ? ["app version"] : []) + ["devices"]
-        + (0..<width).map { "\(period.rawValue) \($0)" },
-      rows: cohorts.map { cohort in
-        [ReportTime.iso(cohort.start)] + (split ? [cohort.appVersion ?? ""] : []) + [String(cohort.size)]
-          + cohort.retained.map { String(format: "%.1f", $0) }
-      }
-    )
-  }
-}
-
-/// Ordered steps within a time window: devices reaching each step, conversion and drop-off.
-public struct Funnel: ReportResult, Hashable {
-  /// One step.
-  public struct Step: Sendable, Hashable, Codable {
-    /// The event name.
-    public var name: String
-    /// Devices that reached it (in order, within the window).
-    public var devices: Int64
-    /// Share of the first step's devices, in percent.
-    public var conversion: Double
-    /// Share of the previous step's devices lost at this step, in percent.
-    public var dropOff: Double
-  }
-
-  /// The window, from the first step, in milliseconds.
-  public var window: Int64
-  /// The app version the funnel is restricted to when split, else `nil`.
-  public var appVersion: String?
-  /// The steps.
-  public var steps: [Step]
-
-  public var table: ReportTable {
-    ReportTable(
-      columns: ["step", "event", "devices", "conversion %", "drop-off %"],
-      rows: steps.enumerated().map { index, step in
-        [
-          String(index + 1), step.name, String(step.devices), String(format: "%.1f", step.conversion),
-          String(format: "%.1f", step.dropOff),
-        ]
-      }
-    )
-  }
-}
-
-/// Sessions in the range: how many, how long (median), how many events each.
-public struct Sessions: ReportResult, Hashable {
-  /// Distinct sessions.
-  public var count: Int64
-  /// The median time from a session's first to its last event, in milliseconds.
-  public var medianDuration: Int64
-  /// Events per session, on average.
-  public var eventsPerSession: Double
-
-  /// The figures.
-  public init(count: Int64, medianDuration: Int64, eventsPerSession: Double) {
-    self.count = count
-    self.medianDuration = medianDuration
-    self.eventsPerSession = eventsPerSession
-  }
-
-  public var table: ReportTable {
-    ReportTable(
-      columns: ["figure", "value"],
-      rows: [
-        ["sessions", String(count)], ["median duration s", String(format: "%.1f", Double(medianDuration) / 1000)],
-        ["events per session", String(format: "%.2f", eventsPerSession)],
-      ]
-    )
-  }
-}
-
-/// Detail rows of one event, newest first, a page at a time (keyset pagination).
-public struct EventRows: ReportResult, Hashable {
-  /// One event.
-  public struct Row: Sendable, Hashable, Codable {
-    /// When it happened (ms, UTC).
-    public var occurredAt: Int64
-    /// Its id.
-    public var eventID: String
-    /// Its name.
-    public var name: String
-    /// The device.
-    public var deviceID: String
-    /// The platform.
-    public var platform: String
-    /// The app version.
-    public var appVersion: String
-    /// The OS version.
-    public var osVersion: String
-    /// The parameters as JSON.
-    public var parameters: String
-  }
-
-  /// The rows.
-  public var rows: [Row]
-  /// Pass as `after` for the next page; `nil` on the last page.
-  public var next: String?
-
-  public var table: ReportTable {
-    ReportTable(
-      columns: ["time", "event", "event id", "device", "platform", "app version", "os version", "parameters"],
-      rows: rows.map {
-        [
-          ReportTime.iso($0.occurredAt), $0.name, $0.eventID, $0.deviceID, $0.platform, $0.appVersion, $0.osVersion,
-          $0.parameters,
-        ]
-      }
     )
   }
 }

@@ -2,16 +2,17 @@ public import CollectorStore
 import CollectorWire
 import Foundation
 
-/// The reports: typed questions over a store, answered with parameterised SQL the report layer
-/// writes itself (a client never sends SQL), in the store's dialect (SQLite or PostgreSQL).
+/// The reports of the SQL engines (SQLite and PostgreSQL): typed questions over a store, answered
+/// with parameterised SQL the report layer writes itself (a client never sends SQL), in the store's
+/// dialect.
 ///
 /// ```swift
-/// let reports = Reports(store: sqlite)
+/// let reports = SQLReports(store: sqlite)
 /// let filter = try ReportFilter(app: "ty", from: ReportTime.parse("2026-11-01")!, to: ReportTime.parse("2026-11-08")!)
 /// let top = try await reports.topEvents(filter, limit: 20)
 /// print(top.table.csv)
 /// ```
-public struct Reports: Sendable {
+public struct SQLReports: ReportEngine {
   /// The store read.
   public let store: any ReportQuerying
   /// Whether reports read the store's rollups where they can (ranges on whole hours).
@@ -32,7 +33,7 @@ public struct Reports: Sendable {
     return tables
   }
 
-  func rows(_ sql: String, _ builder: SQLBuilder) async throws -> [[SQLValue]] {
+  func rows(_ sql: String, _ builder: SQLBuilder) async throws -> [SQLRow] {
     try await store.read(sql, builder.arguments)
   }
 
@@ -44,7 +45,7 @@ public struct Reports: Sendable {
       "WITH RECURSIVE a(app) AS (SELECT min(app) FROM \(table) UNION ALL "
         + "SELECT (SELECT min(app) FROM \(table) WHERE app > a.app) FROM a WHERE a.app IS NOT NULL) "
         + "SELECT app FROM a WHERE app IS NOT NULL LIMIT 1000", []
-    ).compactMap { $0.first?.text }
+    ).compactMap { $0["app"].text }
   }
 
   // MARK: Overview
@@ -61,54 +62,37 @@ public struct Reports: Sendable {
     let query: String
     if let rollups = rollups(filter) {
       query =
-        "SELECT CAST(coalesce(sum(events), 0) AS BIGINT), count(DISTINCT device_id), "
-        + "count(DISTINCT \(sql.rollupSessionKey)) FROM \(rollups.sessions) WHERE \(sql.rollupConditions(filter))"
+        "SELECT CAST(coalesce(sum(events), 0) AS BIGINT) AS events, count(DISTINCT device_id) AS devices, "
+        + "count(DISTINCT \(sql.rollupSessionKey)) AS sessions FROM \(rollups.sessions) WHERE \(sql.rollupConditions(filter))"
     } else {
       query =
-        "SELECT count(*), count(DISTINCT device_id), count(DISTINCT \(sql.sessionKey)) FROM \(store.eventsTable) "
+        "SELECT count(*) AS events, count(DISTINCT device_id) AS devices, "
+        + "count(DISTINCT \(sql.sessionKey)) AS sessions FROM \(store.eventsTable) "
         + "WHERE \(sql.conditions(filter))"
     }
-    let events = try await rows(query, sql).first ?? []
+    let events = try await rows(query, sql).first
     var counterSQL = SQLBuilder(store.dialect)
     let counterConditions = counterSQL.conditions(filter, timeColumn: "first_counted_at")
     let counters =
       try await rows(
-        "SELECT \(counterSQL.saturatingSum("count")) FROM \(store.countersTable) WHERE \(counterConditions)",
+        "SELECT \(counterSQL.saturatingSum("count")) AS counters FROM \(store.countersTable) WHERE \(counterConditions)",
         counterSQL
-      ).first ?? []
-    func value(_ row: [SQLValue], _ index: Int) -> Int64 { index < row.count ? row[index].int ?? 0 : 0 }
+      ).first
     return Overview.Figures(
-      events: value(events, 0), devices: value(events, 1), sessions: value(events, 2), counters: value(counters, 0))
+      events: events?["events"].int ?? 0, devices: events?["devices"].int ?? 0,
+      sessions: events?["sessions"].int ?? 0, counters: counters?["counters"].int ?? 0)
   }
 
   // MARK: Counts
 
   /// Events by name: count and devices, most frequent first.
-  public func topEvents(_ filter: ReportFilter, limit: Int = 50) async throws -> CountList {
+  public func topEvents(_ filter: ReportFilter, limit: Int) async throws -> CountList {
     try await countList(filter, dimension: "event", expression: "name", rollup: \.names, limit: limit)
-  }
-
-  /// What a breakdown is by.
-  public enum Dimension: String, Sendable, CaseIterable {
-    /// The platform.
-    case platform
-    /// The OS version (in version order).
-    case osVersion = "os-version"
-    /// The app version (in version order).
-    case appVersion = "app-version"
-
-    var column: String {
-      switch self {
-      case .platform: "platform"
-      case .osVersion: "os_version"
-      case .appVersion: "app_version"
-      }
-    }
   }
 
   /// Shares by platform, OS version or app version; versions newest first, in version order
   /// (`10.0` above `9.0`).
-  public func breakdown(_ filter: ReportFilter, by dimension: Dimension) async throws -> CountList {
+  public func breakdown(_ filter: ReportFilter, by dimension: ReportDimension) async throws -> CountList {
     var list = try await countList(
       filter, dimension: dimension.rawValue.replacingOccurrences(of: "-", with: " "), expression: dimension.column,
       rollup: \.sessions, limit: 1_000)
@@ -119,7 +103,7 @@ public struct Reports: Sendable {
   }
 
   /// The most frequent values of one parameter of one event.
-  public func parameterValues(_ filter: ReportFilter, event: String, parameter: String, limit: Int = 50)
+  public func parameterValues(_ filter: ReportFilter, event: String, parameter: String, limit: Int)
     async throws -> CountList
   {
     try ReportText.check(event, field: "event")
@@ -128,20 +112,20 @@ public struct Reports: Sendable {
     let value = sql.parameter(parameter)
     let conditions = sql.conditions(filter) + " AND name = \(sql.bind(event))"
     let found = try await rows(
-      "SELECT coalesce(\(value), '(none)') AS v, count(*), count(DISTINCT device_id) FROM \(store.eventsTable) "
+      "SELECT coalesce(\(value), '(none)') AS v, count(*) AS n, count(DISTINCT device_id) AS devices FROM \(store.eventsTable) "
         + "WHERE \(conditions) GROUP BY v ORDER BY count(*) DESC, v LIMIT \(sql.bind(Int64(max(1, limit))))", sql)
-    return CountList(dimension: parameter, rows: Self.countRows(found))
+    return CountList(dimension: parameter, rows: Self.countRows(found, label: "v"))
   }
 
   /// Counter totals per name (SimpleAnalytics' counters), largest first.
-  public func counters(_ filter: ReportFilter, limit: Int = 200) async throws -> CountList {
+  public func counters(_ filter: ReportFilter, limit: Int) async throws -> CountList {
     var sql = SQLBuilder(store.dialect)
     let conditions = sql.conditions(filter, timeColumn: "first_counted_at")
     let found = try await rows(
-      "SELECT name, \(sql.saturatingSum("count")) AS n, count(DISTINCT device_id) FROM \(store.countersTable) "
+      "SELECT name, \(sql.saturatingSum("count")) AS n, count(DISTINCT device_id) AS devices FROM \(store.countersTable) "
         + "WHERE \(conditions) GROUP BY name ORDER BY n DESC, name LIMIT \(sql.bind(Int64(max(1, limit))))",
       sql)
-    return CountList(dimension: "counter", rows: Self.countRows(found))
+    return CountList(dimension: "counter", rows: Self.countRows(found, label: "name"))
   }
 
   private func countList(
@@ -155,18 +139,19 @@ public struct Reports: Sendable {
         (store.eventsTable, "count(*)", sql.conditions(filter))
       }
     let found = try await rows(
-      "SELECT \(expression), \(count) AS n, count(DISTINCT device_id) FROM \(table) WHERE \(conditions) "
+      "SELECT \(expression) AS label, \(count) AS n, count(DISTINCT device_id) AS devices FROM \(table) WHERE \(conditions) "
         + "GROUP BY \(expression) ORDER BY n DESC, \(expression) LIMIT \(sql.bind(Int64(max(1, limit))))", sql)
-    return CountList(dimension: dimension, rows: Self.countRows(found))
+    return CountList(dimension: dimension, rows: Self.countRows(found, label: "label"))
   }
 
-  private static func countRows(_ rows: [[SQLValue]]) -> [CountRow] {
+  /// Rows of (`label`, `n`, `devices`) as counts with shares.
+  private static func countRows(_ rows: [SQLRow], label: String) -> [CountRow] {
     // Shares from a double total: counts near Int64.max cannot overflow the sum.
-    let total = rows.reduce(0.0) { $0 + Double($1[1].int ?? 0) }
+    let total = rows.reduce(0.0) { $0 + Double($1["n"].int ?? 0) }
     return rows.map { row in
-      let count = row[1].int ?? 0
+      let count = row["n"].int ?? 0
       return CountRow(
-        name: row[0].text ?? "", count: count, devices: row[2].int ?? 0,
+        name: row[label].text ?? "", count: count, devices: row["devices"].int ?? 0,
         share: total == 0 ? 0 : Double(count) * 100 / total)
     }
   }
@@ -174,7 +159,7 @@ public struct Reports: Sendable {
   // MARK: Time
 
   /// Counts and devices per hour or day, for all events or one; every bucket of the range present.
-  public func timeSeries(_ filter: ReportFilter, bucket: ReportBucket, event: String? = nil) async throws
+  public func timeSeries(_ filter: ReportFilter, bucket: ReportBucket, event: String?) async throws
     -> TimeSeries
   {
     guard bucket != .week else { throw FieldError(field: "bucket", reason: "is hour or day") }
@@ -195,10 +180,10 @@ public struct Reports: Sendable {
       }
     if let event { conditions += " AND name = \(sql.bind(event))" }
     let found = try await rows(
-      "SELECT (\(time) / \(size)) AS b, \(count), count(DISTINCT device_id) FROM \(table) "
+      "SELECT (\(time) / \(size)) AS b, \(count) AS n, count(DISTINCT device_id) AS devices FROM \(table) "
         + "WHERE \(conditions) GROUP BY b ORDER BY b", sql)
     var byBucket: [Int64: (Int64, Int64)] = [:]
-    for row in found { byBucket[row[0].int ?? 0] = (row[1].int ?? 0, row[2].int ?? 0) }
+    for row in found { byBucket[row["b"].int ?? 0] = (row["n"].int ?? 0, row["devices"].int ?? 0) }
     let first = Self.floor(filter.from, size)
     var points: [TimeSeries.Point] = []
     var start = first
@@ -222,8 +207,8 @@ public struct Reports: Sendable {
         } else {
           (store.eventsTable, sql.conditions(window))
         }
-      return try await rows("SELECT count(DISTINCT device_id) FROM \(table) WHERE \(conditions)", sql)
-        .first?.first?.int ?? 0
+      return try await rows("SELECT count(DISTINCT device_id) AS devices FROM \(table) WHERE \(conditions)", sql)
+        .first?["devices"].int ?? 0
     }
     var sql = SQLBuilder(store.dialect)
     // Active in the range, and whether the device has any event (of the app) before the range.
@@ -236,12 +221,12 @@ public struct Reports: Sendable {
     let app = sql.bind(filter.app)
     let split =
       try await rows(
-        "SELECT count(*), coalesce(sum(CASE WHEN EXISTS (SELECT 1 FROM \(table) e2 "
-          + "WHERE e2.app = \(app) AND e2.device_id = a.device_id AND \(earlier)) THEN 1 ELSE 0 END), 0) "
+        "SELECT count(*) AS active_devices, coalesce(sum(CASE WHEN EXISTS (SELECT 1 FROM \(table) e2 "
+          + "WHERE e2.app = \(app) AND e2.device_id = a.device_id AND \(earlier)) THEN 1 ELSE 0 END), 0) AS returning_devices "
           + "FROM (SELECT DISTINCT device_id FROM \(table) WHERE \(conditions)) a", sql
-      ).first ?? []
-    let active = split.first?.int ?? 0
-    let returning = split.count > 1 ? split[1].int ?? 0 : 0
+      ).first
+    let active = split?["active_devices"].int ?? 0
+    let returning = split?["returning_devices"].int ?? 0
     return ActiveDevices(
       daily: try await distinct(days: 1), weekly: try await distinct(days: 7), monthly: try await distinct(days: 30),
       new: active - returning, returning: returning)
@@ -250,7 +235,7 @@ public struct Reports: Sendable {
   /// Cohorts of devices by the period of their first event in the range, and the share of each
   /// active in each following period up to the end of the range; optionally split by the app version
   /// of the devices' first events.
-  public func retention(_ filter: ReportFilter, period: ReportBucket, byAppVersion: Bool = false) async throws
+  public func retention(_ filter: ReportFilter, period: ReportBucket, byAppVersion: Bool) async throws
     -> Retention
   {
     guard period != .hour else { throw FieldError(field: "period", reason: "is day or week") }
@@ -277,15 +262,15 @@ public struct Reports: Sendable {
       : "SELECT device_id, p, min(p) OVER (PARTITION BY device_id) AS cohort, CAST('' AS TEXT) AS version "
         + "FROM (SELECT device_id, p FROM (\(activity)) r0 GROUP BY device_id, p) r"
     let found = try await rows(
-      "SELECT cohort, version, p - cohort AS k, count(DISTINCT device_id) FROM (\(perDevice)) x "
+      "SELECT cohort, version, p - cohort AS k, count(DISTINCT device_id) AS devices FROM (\(perDevice)) x "
         + "GROUP BY cohort, version, k ORDER BY cohort, version, k", sql)
     let periods = Int((filter.to - filter.from + size - 1) / size)
     var cohorts: [String: Retention.Cohort] = [:]
     var order: [String] = []
     for row in found {
-      let cohort = row[0].int ?? 0
-      let version = row[1].text ?? ""
-      let offset = Int(row[2].int ?? 0)
+      let cohort = row["cohort"].int ?? 0
+      let version = row["version"].text ?? ""
+      let offset = Int(row["k"].int ?? 0)
       let key = "\(cohort)|\(version)"
       if cohorts[key] == nil {
         order.append(key)
@@ -294,7 +279,7 @@ public struct Reports: Sendable {
           active: Array(repeating: 0, count: max(0, periods - Int(cohort))), retained: [])
       }
       guard offset >= 0, offset < cohorts[key]!.active.count else { continue }
-      cohorts[key]!.active[offset] = row[3].int ?? 0
+      cohorts[key]!.active[offset] = row["devices"].int ?? 0
     }
     let result = order.map { key -> Retention.Cohort in
       var cohort = cohorts[key]!
@@ -311,5 +296,19 @@ public struct Reports: Sendable {
 
   static func floor(_ value: Int64, _ size: Int64) -> Int64 {
     value >= 0 ? value / size * size : -((-value + size - 1) / size) * size
+  }
+}
+
+/// The SQL engines' reports, by the name they had before engines were pluggable.
+public typealias Reports = SQLReports
+
+extension ReportDimension {
+  /// The events' column.
+  var column: String {
+    switch self {
+    case .platform: "platform"
+    case .osVersion: "os_version"
+    case .appVersion: "app_version"
+    }
   }
 }

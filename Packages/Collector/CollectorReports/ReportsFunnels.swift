@@ -3,12 +3,12 @@ import CollectorWire
 import Foundation
 
 /// Funnels, sessions and the rows behind a report.
-extension Reports {
+extension SQLReports {
   // MARK: Funnels and sessions
 
   /// Devices that did `steps` in order, each within `window` ms of the device's first step;
   /// conversion from the first step and drop-off from the previous one.
-  public func funnel(_ filter: ReportFilter, steps: [String], window: Int64, appVersion: String? = nil)
+  public func funnel(_ filter: ReportFilter, steps: [String], window: Int64, appVersion: String?)
     async throws -> Funnel
   {
     guard (2...10).contains(steps.count) else { throw FieldError(field: "steps", reason: "2 to 10 event names") }
@@ -29,9 +29,9 @@ extension Reports {
     var reached = Array(repeating: Int64(0), count: steps.count)
     var index = 0
     while index < found.count {
-      let device = found[index][0].text ?? ""
+      let device = found[index]["device_id"].text ?? ""
       var end = index
-      while end < found.count, (found[end][0].text ?? "") == device { end += 1 }
+      while end < found.count, (found[end]["device_id"].text ?? "") == device { end += 1 }
       reached = Self.walk(found[index..<end], steps: steps, window: window, into: reached)
       index = end
     }
@@ -48,18 +48,18 @@ extension Reports {
 
   /// The furthest step one device reached: for each of its first-step events in time order, the
   /// steps that follow in order within the window; the best attempt counts.
-  private static func walk(_ events: ArraySlice<[SQLValue]>, steps: [String], window: Int64, into reached: [Int64])
+  private static func walk(_ events: ArraySlice<SQLRow>, steps: [String], window: Int64, into reached: [Int64])
     -> [Int64]
   {
     var best = 0
     let list = Array(events)
-    for (start, event) in list.enumerated() where (event[1].text ?? "") == steps[0] {
-      let began = event[2].int ?? 0
+    for (start, event) in list.enumerated() where (event["name"].text ?? "") == steps[0] {
+      let began = event["t"].int ?? 0
       var step = 1
       for later in list[(start + 1)...] where step < steps.count {
-        let time = later[2].int ?? 0
+        let time = later["t"].int ?? 0
         guard time - began <= window else { break }
-        if (later[1].text ?? "") == steps[step] { step += 1 }
+        if (later["name"].text ?? "") == steps[step] { step += 1 }
       }
       best = max(best, step)
       if best == steps.count { break }
@@ -75,17 +75,17 @@ extension Reports {
     let query: String
     if let rollups = rollups(filter) {
       query =
-        "SELECT max(last_ms) - min(first_ms) AS d, CAST(sum(events) AS BIGINT) FROM \(rollups.sessions) "
+        "SELECT max(last_ms) - min(first_ms) AS d, CAST(sum(events) AS BIGINT) AS n FROM \(rollups.sessions) "
         + "WHERE \(sql.rollupConditions(filter)) AND session_key <> '' GROUP BY device_id, session_key ORDER BY d"
     } else {
       let ms = sql.ms("occurred_at")
       query =
-        "SELECT max(\(ms)) - min(\(ms)) AS d, count(*) FROM \(store.eventsTable) "
+        "SELECT max(\(ms)) - min(\(ms)) AS d, count(*) AS n FROM \(store.eventsTable) "
         + "WHERE \(sql.conditions(filter)) AND session_id IS NOT NULL GROUP BY device_id, session_id ORDER BY d"
     }
     let found = try await rows(query, sql)
-    let durations = found.map { $0[0].int ?? 0 }
-    let events = found.reduce(Int64(0)) { $0 + ($1[1].int ?? 0) }
+    let durations = found.map { $0["d"].int ?? 0 }
+    let events = found.reduce(Int64(0)) { $0 + ($1["n"].int ?? 0) }
     let median: Int64 =
       durations.isEmpty
       ? 0
@@ -101,7 +101,7 @@ extension Reports {
 
   /// Events named `event` (all events when `nil`), newest first, `limit` per page; `after` is the
   /// previous page's `next`.
-  public func eventRows(_ filter: ReportFilter, event: String?, limit: Int = 100, after: String? = nil) async throws
+  public func eventRows(_ filter: ReportFilter, event: String?, limit: Int, after: String?) async throws
     -> EventRows
   {
     var sql = SQLBuilder(store.dialect)
@@ -122,17 +122,18 @@ extension Reports {
       conditions +=
         " AND (occurred_at < \(timeBound) OR (occurred_at = \(timeBound2) AND event_id < \(sql.bind(String(parts[1])))))"
     }
-    let parameters = store.dialect == .sqlite ? "parameters" : "parameters::text"
+    let parameters = store.dialect == .sqlite ? "parameters" : "parameters::text AS parameters"
     let page = max(1, min(limit, 1_000))
     let found = try await rows(
-      "SELECT \(ms), event_id, device_id, platform, app_version, os_version, \(parameters), name "
+      "SELECT \(ms) AS t, event_id, device_id, platform, app_version, os_version, \(parameters), name "
         + "FROM \(store.eventsTable) "
         + "WHERE \(conditions) ORDER BY occurred_at DESC, event_id DESC LIMIT \(sql.bind(Int64(page + 1)))", sql)
     let rows = found.prefix(page).map { row in
       EventRows.Row(
-        occurredAt: row[0].int ?? 0, eventID: row[1].text ?? "", name: row[7].text ?? "", deviceID: row[2].text ?? "",
-        platform: row[3].text ?? "", appVersion: row[4].text ?? "", osVersion: row[5].text ?? "",
-        parameters: row[6].text ?? "{}")
+        occurredAt: row["t"].int ?? 0, eventID: row["event_id"].text ?? "", name: row["name"].text ?? "",
+        deviceID: row["device_id"].text ?? "", platform: row["platform"].text ?? "",
+        appVersion: row["app_version"].text ?? "", osVersion: row["os_version"].text ?? "",
+        parameters: row["parameters"].text ?? "{}")
     }
     let next = found.count > page ? rows.last.map { "\($0.occurredAt):\($0.eventID)" } : nil
     return EventRows(rows: Array(rows), next: next)

@@ -289,7 +289,7 @@ extension SQLiteEventStore: ReportQuerying, BulkLoading {
   public var rollups: RollupTables? { SQLiteSchema.rollups.tables }
 
   /// Runs a report query on one of the WAL readers (reads never wait for the writer).
-  public func read(_ sql: String, _ arguments: [SQLValue]) async throws -> [[SQLValue]] {
+  public func read(_ sql: String, _ arguments: [SQLValue]) async throws -> [SQLRow] {
     let bound = StatementArguments(
       arguments.map { value -> (any DatabaseValueConvertible)? in
         switch value {
@@ -301,17 +301,21 @@ extension SQLiteEventStore: ReportQuerying, BulkLoading {
       })
     return try await run { [pool] in
       try pool.read { db in
-        try Row.fetchAll(db, sql: sql, arguments: bound).map { row in
-          (0..<row.count).map { index -> SQLValue in
-            let value: DatabaseValue = row[index]
-            switch value.storage {
-            case .null: return .null
-            case .int64(let number): return .int(number)
-            case .double(let number): return .double(number)
-            case .string(let text): return .text(text)
-            case .blob(let data): return .text(String(decoding: data, as: UTF8.self))
-            }
-          }
+        let rows = try Row.fetchAll(db, sql: sql, arguments: bound)
+        let columns = rows.first.map { Array($0.columnNames) } ?? []
+        return rows.map { row in
+          SQLRow(
+            columns: columns,
+            values: (0..<row.count).map { index -> SQLValue in
+              let value: DatabaseValue = row[index]
+              switch value.storage {
+              case .null: return .null
+              case .int64(let number): return .int(number)
+              case .double(let number): return .double(number)
+              case .string(let text): return .text(text)
+              case .blob(let data): return .text(String(decoding: data, as: UTF8.self))
+              }
+            })
         }
       }
     }

@@ -106,7 +106,7 @@ struct DashboardController: Sendable {
 
   /// The `page` for `filter`.
   private func body(
-    _ page: DashboardPage, filter: ReportFilter, query: FormQuery, reports: Reports, context: Dashboard.Context
+    _ page: DashboardPage, filter: ReportFilter, query: FormQuery, reports: any ReportEngine, context: Dashboard.Context
   ) async throws -> String {
     let day: Int64 = 86_400_000
     switch page {
@@ -145,7 +145,7 @@ struct DashboardController: Sendable {
       let names = steps.split(separator: ",").map { $0.trimmingCharacters(in: .whitespaces) }.filter { !$0.isEmpty }
       var funnel: Funnel?
       if names.count >= 2 {
-        guard let milliseconds = Reports.duration(window) else {
+        guard let milliseconds = Report.duration(window) else {
           throw FieldError(field: "window", reason: "is a duration such as 30m, 2h, 1d")
         }
         funnel = try await reports.funnel(filter, steps: names, window: milliseconds)

@@ -33,13 +33,19 @@ public final class EventCollector: Sendable {
   public let limiter: RateLimiter
   /// Event rules (age limit).
   public let policy: IngestPolicy
+  /// The store's reports (the engine's capability), or `nil` when the store serves none (the report
+  /// API then answers 501).
+  public let reports: (any ReportEngine)?
   let logger: Logger
 
-  /// Wraps an open store (tests and embedders; ``open(_:logger:)`` builds the store from the
-  /// configuration).
-  public init(configuration: CollectorConfiguration, store: any EventStore, logger: Logger) {
+  /// Wraps an open store and its reports (tests and embedders; ``open(_:logger:)`` builds both from
+  /// the configuration).
+  public init(
+    configuration: CollectorConfiguration, store: any EventStore, reports: (any ReportEngine)?, logger: Logger
+  ) {
     self.configuration = configuration
     self.store = store
+    self.reports = reports
     self.logger = logger
     self.metrics = CollectorMetrics()
     self.keyRing = KeyRing(store: store)
@@ -48,6 +54,13 @@ public final class EventCollector: Sendable {
     )
     self.limiter = RateLimiter(rate: configuration.rateLimit)
     self.policy = IngestPolicy(maximumEventAgeDays: configuration.maximumEventAgeDays)
+  }
+
+  /// Wraps an open SQL store, with its SQL reports.
+  public convenience init(
+    configuration: CollectorConfiguration, store: some EventStore & ReportQuerying, logger: Logger
+  ) {
+    self.init(configuration: configuration, store: store, reports: SQLReports(store: store), logger: logger)
   }
 
   /// What happened at start, to print: the storage, and keys generated for development.
@@ -78,18 +91,9 @@ public final class EventCollector: Sendable {
   public static func open(_ configuration: CollectorConfiguration, logger: Logger) async throws -> (
     EventCollector, StartupReport
   ) {
-    let store: any EventStore
-    let description: String
-    switch configuration.storage {
-    case .sqlite(let path, let durability):
-      store = try SQLiteEventStore(path: path, durability: durability)
-      description = "SQLite \(path) (WAL, synchronous=\(durability.rawValue))"
-    case .postgres(let url, let schema):
-      store = try PostgresEventStore(url: url, schema: schema, logger: logger)
-      description = "PostgreSQL \(PostgresDescription.redacted(url)) schema \(schema)"
-    }
+    let (store, reports, description) = try engine(configuration.storage, logger: logger)
     try await store.migrate()
-    let collector = EventCollector(configuration: configuration, store: store, logger: logger)
+    let collector = EventCollector(configuration: configuration, store: store, reports: reports, logger: logger)
     let now = Int64(Date().timeIntervalSince1970 * 1000)
     try await collector.keyRing.provision(configuration.keys, now: now)
     var generated: [ProvisionedKey] = []
@@ -103,8 +107,21 @@ public final class EventCollector: Sendable {
     return (collector, StartupReport(storage: description, generatedKeys: generated))
   }
 
-  /// The reports over the store, or `nil` when the store cannot serve them.
-  public var reports: Reports? { (store as? any ReportQuerying).map { Reports(store: $0) } }
+  /// The configured engine: its store, its reports, and the storage in words.
+  private static func engine(_ storage: CollectorConfiguration.Storage, logger: Logger) throws -> (
+    any EventStore, any ReportEngine, String
+  ) {
+    switch storage {
+    case .sqlite(let path, let durability):
+      let store = try SQLiteEventStore(path: path, durability: durability)
+      return (store, SQLReports(store: store), "SQLite \(path) (WAL, synchronous=\(durability.rawValue))")
+    case .postgres(let url, let schema):
+      let store = try PostgresEventStore(url: url, schema: schema, logger: logger)
+      return (
+        store, SQLReports(store: store), "PostgreSQL \(PostgresDescription.redacted(url)) schema \(schema)"
+      )
+    }
+  }
 
   /// The routes, one controller per surface: ingestion (``IngestController``), the vendor
   /// endpoints (``VendorController``), reports (``ReportController``), the dashboard

@@ -40,6 +40,28 @@ public enum SQLValue: Sendable, Hashable {
   }
 }
 
+/// One result row of a report query: its values by the query's column names (`SELECT count(*) AS
+/// events …` is read as `row["events"]`), so a query's columns can be reordered without its reader.
+public struct SQLRow: Sendable, Hashable {
+  /// The column names, in the query's order (shared by every row of a result).
+  public let columns: [String]
+  /// The values, in the query's order.
+  public let values: [SQLValue]
+
+  /// A row; `values` holds one value per column.
+  public init(columns: [String], values: [SQLValue]) {
+    self.columns = columns
+    self.values = values
+  }
+
+  /// The value of `column`; `NULL` when the query has no such column (the reports' hand-computed
+  /// tests catch a misspelt name: the figure reads 0).
+  public subscript(_ column: String) -> SQLValue {
+    guard let index = columns.firstIndex(of: column), index < values.count else { return .null }
+    return values[index]
+  }
+}
+
 /// The SQL a store speaks, where reports need to differ.
 public enum SQLDialect: Sendable, Hashable {
   /// SQLite: times are integers (ms since 1970), `?` placeholders, `json_extract`.
@@ -62,8 +84,9 @@ public protocol ReportQuerying: Sendable {
   /// The store's rollups, kept current with its events; `nil` when it keeps none (reports then read
   /// the events).
   var rollups: RollupTables? { get }
-  /// Runs one read-only query with `arguments` bound to its placeholders, in order.
-  func read(_ sql: String, _ arguments: [SQLValue]) async throws -> [[SQLValue]]
+  /// Runs one read-only query with `arguments` bound to its placeholders, in order; every column of
+  /// the query is named (`AS name`) and read by that name.
+  func read(_ sql: String, _ arguments: [SQLValue]) async throws -> [SQLRow]
 }
 
 extension ReportQuerying {

@@ -1,0 +1,80 @@
+/// What a breakdown is by.
+public enum ReportDimension: String, Sendable, CaseIterable {
+  /// The platform.
+  case platform
+  /// The OS version (in version order).
+  case osVersion = "os-version"
+  /// The app version (in version order).
+  case appVersion = "app-version"
+}
+
+/// A store's reports: the capability an engine offers, answered in the engine's own query language.
+///
+/// ``SQLReports`` answers them for SQLite and PostgreSQL (``ReportQuerying``); another engine (a
+/// columnar store) conforms on its own, without touching the SQL engines. The collector's report
+/// API, dashboard and trackerctl see only this protocol (``Report`` dispatches by name through
+/// ``run(_:parameters:)``), and every engine must give the same answers on the same events: the
+/// hand-computed report tests run against each.
+///
+/// Every method validates what it is given (``ReportText``, ranges) and throws ``FieldError`` naming
+/// the parameter; anything else it throws is a storage failure.
+public protocol ReportEngine: Sendable {
+  /// The apps with events (at most 1,000, by name).
+  func apps() async throws -> [String]
+  /// Events, devices, sessions and counter increments, for the range and the range before it.
+  func overview(_ filter: ReportFilter) async throws -> Overview
+  /// Events by name: count and devices, most frequent first.
+  func topEvents(_ filter: ReportFilter, limit: Int) async throws -> CountList
+  /// Shares by platform, OS version or app version; versions newest first, in version order.
+  func breakdown(_ filter: ReportFilter, by dimension: ReportDimension) async throws -> CountList
+  /// The most frequent values of one parameter of one event.
+  func parameterValues(_ filter: ReportFilter, event: String, parameter: String, limit: Int) async throws
+    -> CountList
+  /// Counter totals per name, largest first.
+  func counters(_ filter: ReportFilter, limit: Int) async throws -> CountList
+  /// Counts and devices per hour or day, for all events or one; every bucket of the range present.
+  func timeSeries(_ filter: ReportFilter, bucket: ReportBucket, event: String?) async throws -> TimeSeries
+  /// DAU, WAU and MAU at the end of the range; new against returning devices in the range.
+  func activeDevices(_ filter: ReportFilter) async throws -> ActiveDevices
+  /// Cohorts by first period, active share in each later period; optionally by first app version.
+  func retention(_ filter: ReportFilter, period: ReportBucket, byAppVersion: Bool) async throws -> Retention
+  /// Devices that did `steps` in order, each within `window` ms of the device's first step.
+  func funnel(_ filter: ReportFilter, steps: [String], window: Int64, appVersion: String?) async throws -> Funnel
+  /// Sessions: how many, median duration, events per session.
+  func sessions(_ filter: ReportFilter) async throws -> Sessions
+  /// Events named `event` (all when `nil`), newest first, `limit` per page after the cursor `after`.
+  func eventRows(_ filter: ReportFilter, event: String?, limit: Int, after: String?) async throws -> EventRows
+}
+
+extension ReportEngine {
+  /// The 50 most frequent events.
+  public func topEvents(_ filter: ReportFilter) async throws -> CountList { try await topEvents(filter, limit: 50) }
+
+  /// The 50 most frequent values of `parameter` of `event`.
+  public func parameterValues(_ filter: ReportFilter, event: String, parameter: String) async throws -> CountList {
+    try await parameterValues(filter, event: event, parameter: parameter, limit: 50)
+  }
+
+  /// The 200 largest counter totals.
+  public func counters(_ filter: ReportFilter) async throws -> CountList { try await counters(filter, limit: 200) }
+
+  /// The series of all events.
+  public func timeSeries(_ filter: ReportFilter, bucket: ReportBucket) async throws -> TimeSeries {
+    try await timeSeries(filter, bucket: bucket, event: nil)
+  }
+
+  /// Retention not split by app version.
+  public func retention(_ filter: ReportFilter, period: ReportBucket) async throws -> Retention {
+    try await retention(filter, period: period, byAppVersion: false)
+  }
+
+  /// A funnel over every app version.
+  public func funnel(_ filter: ReportFilter, steps: [String], window: Int64) async throws -> Funnel {
+    try await funnel(filter, steps: steps, window: window, appVersion: nil)
+  }
+
+  /// The first page of events (100).
+  public func eventRows(_ filter: ReportFilter, event: String?, limit: Int = 100) async throws -> EventRows {
+    try await eventRows(filter, event: event, limit: limit, after: nil)
+  }
+}

@@ -1,0 +1,191 @@
+import Foundation
+
+// Results that follow devices over time: retention, funnels, sessions, and the rows themselves.
+
+/// Cohorts by first-seen period and the share of each still active in each following period.
+public struct Retention: ReportResult, Hashable {
+  /// Cohorts by `period`.
+  public init(period: ReportBucket, cohorts: [Cohort]) {
+    self.period = period
+    self.cohorts = cohorts
+  }
+
+  /// One cohort.
+  public struct Cohort: Sendable, Hashable, Codable {
+    /// A cohort: devices active in each period from `start` (`active[0]` is its size).
+    public init(start: Int64, appVersion: String?, size: Int64, active: [Int64], retained: [Double]) {
+      self.start = start
+      self.appVersion = appVersion
+      self.size = size
+      self.active = active
+      self.retained = retained
+    }
+
+    /// The period's first millisecond.
+    public var start: Int64
+    /// The app version of the cohort's devices' first events, when split by version.
+    public var appVersion: String?
+    /// Devices first seen in the period.
+    public var size: Int64
+    /// Devices of the cohort active in period 0, 1, 2, ... (period 0 is the cohort itself).
+    public var active: [Int64]
+    /// `active` as shares of `size`, in percent.
+    public var retained: [Double]
+  }
+
+  /// `day` or `week`.
+  public var period: ReportBucket
+  /// The cohorts, oldest first.
+  public var cohorts: [Cohort]
+
+  public var table: ReportTable {
+    let width = cohorts.map(\.retained.count).max() ?? 0
+    let split = cohorts.contains { $0.appVersion != nil }
+    return ReportTable(
+      columns: ["cohort"] + (split ? ["app version"] : []) + ["devices"]
+        + (0..<width).map { "\(period.rawValue) \($0)" },
+      rows: cohorts.map { cohort in
+        [ReportTime.iso(cohort.start)] + (split ? [cohort.appVersion ?? ""] : []) + [String(cohort.size)]
+          + cohort.retained.map { String(format: "%.1f", $0) }
+      }
+    )
+  }
+}
+
+/// Ordered steps within a time window: devices reaching each step, conversion and drop-off.
+public struct Funnel: ReportResult, Hashable {
+  /// A funnel within `window` ms, over every app version (`appVersion` nil) or one.
+  public init(window: Int64, appVersion: String?, steps: [Step]) {
+    self.window = window
+    self.appVersion = appVersion
+    self.steps = steps
+  }
+
+  /// One step.
+  public struct Step: Sendable, Hashable, Codable {
+    /// A step: devices that reached it, conversion from the first step and drop-off from the previous
+    /// one (percent).
+    public init(name: String, devices: Int64, conversion: Double, dropOff: Double) {
+      self.name = name
+      self.devices = devices
+      self.conversion = conversion
+      self.dropOff = dropOff
+    }
+
+    /// The event name.
+    public var name: String
+    /// Devices that reached it (in order, within the window).
+    public var devices: Int64
+    /// Share of the first step's devices, in percent.
+    public var conversion: Double
+    /// Share of the previous step's devices lost at this step, in percent.
+    public var dropOff: Double
+  }
+
+  /// The window, from the first step, in milliseconds.
+  public var window: Int64
+  /// The app version the funnel is restricted to when split, else `nil`.
+  public var appVersion: String?
+  /// The steps.
+  public var steps: [Step]
+
+  public var table: ReportTable {
+    ReportTable(
+      columns: ["step", "event", "devices", "conversion %", "drop-off %"],
+      rows: steps.enumerated().map { index, step in
+        [
+          String(index + 1), step.name, String(step.devices), String(format: "%.1f", step.conversion),
+          String(format: "%.1f", step.dropOff),
+        ]
+      }
+    )
+  }
+}
+
+/// Sessions in the range: how many, how long (median), how many events each.
+public struct Sessions: ReportResult, Hashable {
+  /// Distinct sessions.
+  public var count: Int64
+  /// The median time from a session's first to its last event, in milliseconds.
+  public var medianDuration: Int64
+  /// Events per session, on average.
+  public var eventsPerSession: Double
+
+  /// The figures.
+  public init(count: Int64, medianDuration: Int64, eventsPerSession: Double) {
+    self.count = count
+    self.medianDuration = medianDuration
+    self.eventsPerSession = eventsPerSession
+  }
+
+  public var table: ReportTable {
+    ReportTable(
+      columns: ["figure", "value"],
+      rows: [
+        ["sessions", String(count)], ["median duration s", String(format: "%.1f", Double(medianDuration) / 1000)],
+        ["events per session", String(format: "%.2f", eventsPerSession)],
+      ]
+    )
+  }
+}
+
+/// Detail rows of one event, newest first, a page at a time (keyset pagination).
+public struct EventRows: ReportResult, Hashable {
+  /// A page of events; `next` is the cursor of the page after it, `nil` on the last.
+  public init(rows: [Row], next: String?) {
+    self.rows = rows
+    self.next = next
+  }
+
+  /// One event.
+  public struct Row: Sendable, Hashable, Codable {
+    /// One event; `parameters` is its JSON object.
+    public init(
+      occurredAt: Int64, eventID: String, name: String, deviceID: String, platform: String, appVersion: String,
+      osVersion: String, parameters: String
+    ) {
+      self.occurredAt = occurredAt
+      self.eventID = eventID
+      self.name = name
+      self.deviceID = deviceID
+      self.platform = platform
+      self.appVersion = appVersion
+      self.osVersion = osVersion
+      self.parameters = parameters
+    }
+
+    /// When it happened (ms, UTC).
+    public var occurredAt: Int64
+    /// Its id.
+    public var eventID: String
+    /// Its name.
+    public var name: String
+    /// The device.
+    public var deviceID: String
+    /// The platform.
+    public var platform: String
+    /// The app version.
+    public var appVersion: String
+    /// The OS version.
+    public var osVersion: String
+    /// The parameters as JSON.
+    public var parameters: String
+  }
+
+  /// The rows.
+  public var rows: [Row]
+  /// Pass as `after` for the next page; `nil` on the last page.
+  public var next: String?
+
+  public var table: ReportTable {
+    ReportTable(
+      columns: ["time", "event", "event id", "device", "platform", "app version", "os version", "parameters"],
+      rows: rows.map {
+        [
+          ReportTime.iso($0.occurredAt), $0.name, $0.eventID, $0.deviceID, $0.platform, $0.appVersion, $0.osVersion,
+          $0.parameters,
+        ]
+      }
+    )
+  }
+}

@@ -1,0 +1,102 @@
+import CollectorReports
+import CollectorServer
+import CollectorStore
+import CollectorWire
+import Foundation
+import HTTPTypes
+import Hummingbird
+import HummingbirdTesting
+import Logging
+import Testing
+
+/// The report API, the dashboard and trackerctl need only ``ReportEngine``: an engine that is not
+/// SQL (here a test double answering from its own figures) serves them without any SQL store code.
+@Suite("Report engines")
+struct ReportEngineTests {
+  /// An engine of fixed answers that records which report it was asked.
+  final class FixedEngine: ReportEngine, @unchecked Sendable {
+    private let lock = NSLock()
+    private var asked: [String] = []
+    var calls: [String] {
+      lock.lock()
+      defer { lock.unlock() }
+      return asked
+    }
+
+    private func record(_ name: String) {
+      lock.lock()
+      asked.append(name)
+      lock.unlock()
+    }
+
+    static let list = CountList(
+      dimension: "event", rows: [CountRow(name: "from_engine", count: 7, devices: 3, share: 100)])
+
+    func apps() async throws -> [String] { ["ty"] }
+    func overview(_ filter: ReportFilter) async throws -> Overview {
+      record("overview")
+      let figures = Overview.Figures(events: 11, devices: 4, sessions: 5, counters: 0)
+      return Overview(current: figures, previous: figures)
+    }
+    func topEvents(_ filter: ReportFilter, limit: Int) async throws -> CountList {
+      record("topEvents \(limit)")
+      return Self.list
+    }
+    func breakdown(_ filter: ReportFilter, by dimension: ReportDimension) async throws -> CountList {
+      record("breakdown \(dimension.rawValue)")
+      return Self.list
+    }
+    func parameterValues(_ filter: ReportFilter, event: String, parameter: String, limit: Int) async throws
+      -> CountList
+    {
+      record("parameterValues")
+      return Self.list
+    }
+    func counters(_ filter: ReportFilter, limit: Int) async throws -> CountList { Self.list }
+    func timeSeries(_ filter: ReportFilter, bucket: ReportBucket, event: String?) async throws -> TimeSeries {
+      TimeSeries(bucket: bucket, event: event, points: [])
+    }
+    func activeDevices(_ filter: ReportFilter) async throws -> ActiveDevices {
+      ActiveDevices(daily: 1, weekly: 2, monthly: 3, new: 1, returning: 0)
+    }
+    func retention(_ filter: ReportFilter, period: ReportBucket, byAppVersion: Bool) async throws -> Retention {
+      Retention(period: period, cohorts: [])
+    }
+    func funnel(_ filter: ReportFilter, steps: [String], window: Int64, appVersion: String?) async throws -> Funnel {
+      record("funnel \(steps.joined(separator: ">")) \(window)")
+      return Funnel(window: window, appVersion: appVersion, steps: [])
+    }
+    func sessions(_ filter: ReportFilter) async throws -> Sessions {
+      Sessions(count: 0, medianDuration: 0, eventsPerSession: 0)
+    }
+    func eventRows(_ filter: ReportFilter, event: String?, limit: Int, after: String?) async throws -> EventRows {
+      EventRows(rows: [], next: nil)
+    }
+  }
+
+  @Test func anEngineOfItsOwnServesTheReportAPIAndTheDashboard() async throws {
+    let base = try await makeCollector()
+    let engine = FixedEngine()
+    let collector = EventCollector(
+      configuration: base.configuration, store: base.store, reports: engine, logger: Logger(label: "test"))
+    try await collector.application(closesStore: false).test(.router) { client async throws in
+      let (status, json, _) = try await ReportRouteTests.get(client, "/v1/reports/top-events?app=ty&limit=9")
+      #expect(status == .ok)
+      #expect(try JSONDecoder().decode(CountList.self, from: Data(json.utf8)) == FixedEngine.list)
+      let (funnel, _, _) = try await ReportRouteTests.get(
+        client, "/v1/reports/funnel?app=ty&steps=a,b&window=2h")
+      #expect(funnel == .ok)
+      // Parameters are checked before an engine is asked: a bad one never reaches it.
+      let (bad, why, _) = try await ReportRouteTests.get(client, "/v1/reports/top-events?app=ty&limit=0")
+      #expect(bad == .badRequest && why.contains(#""field":"limit""#))
+      let page = try await client.execute(
+        uri: "/dashboard/breakdowns?app=ty", method: .get, headers: [.authorization: "Bearer \(adminKey)"]
+      ) { ($0.status, String(buffer: $0.body)) }
+      #expect(page.0 == .ok && page.1.contains("from_engine"))
+    }
+    #expect(
+      engine.calls == [
+        "topEvents 9", "funnel a>b 7200000", "breakdown platform", "breakdown os-version", "breakdown app-version",
+      ])
+  }
+}
