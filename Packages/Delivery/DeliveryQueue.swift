@@ -69,6 +69,11 @@ public final class DeliveryQueue: Sendable {
 
   /// Queued, in flight, delivered, dropped by reason (outbox and delivery), last error.
   public func statistics() -> ServiceStats { engine.statistics() }
+
+  /// Returns once the sending task has acted on every trigger so far (a threshold reached, a
+  /// ``sendSoon()``, an interval) and waits for the next: the barrier tests use to say "nothing was
+  /// sent" without sleeping.
+  package func idle() async { await engine.idle() }
 }
 
 /// The queue's state and sending loop.
@@ -105,6 +110,13 @@ final class DeliveryEngine: @unchecked Sendable {
     var waiters: [Waiter] = []
     var dirty = false
     var random = SystemRandomNumberGenerator()
+    /// A trigger the sending loop has not taken yet.
+    var triggered = false
+    /// The sending loop is acting on a trigger.
+    var working = false
+    var idleWaiters: [CheckedContinuation<Void, Never>] = []
+    /// The sending loop has ended: it is idle for good.
+    var stopped = false
   }
 
   init(
@@ -138,7 +150,34 @@ final class DeliveryEngine: @unchecked Sendable {
     if send { trigger() }
   }
 
-  func trigger() { continuation.yield() }
+  func trigger() {
+    state.withLock { $0.triggered = true }
+    continuation.yield()
+  }
+
+  func idle() async {
+    await withCheckedContinuation { (continuation: CheckedContinuation<Void, Never>) in
+      let now = state.withLock { state -> Bool in
+        guard !state.stopped, state.triggered || state.working else { return true }
+        state.idleWaiters.append(continuation)
+        return false
+      }
+      if now { continuation.resume() }
+    }
+  }
+
+  /// Marks the sending loop as acting on a trigger (`true`) or waiting; resumes idle waiters when it
+  /// waits with no trigger pending.
+  private func working(_ working: Bool) {
+    let ready = state.withLock { state -> [CheckedContinuation<Void, Never>] in
+      if working { state.triggered = false }
+      state.working = working
+      guard !working, state.stopped || !state.triggered else { return [] }
+      defer { state.idleWaiters = [] }
+      return state.idleWaiters
+    }
+    for waiter in ready { waiter.resume() }
+  }
 
   func recordDrop(_ reason: DropReason) { state.withLock { $0.dropped[reason, default: 0] += 1 } }
 
@@ -193,6 +232,8 @@ final class DeliveryEngine: @unchecked Sendable {
   /// The sending loop: waits for a trigger, sends until the outbox is empty or a send fails.
   func run() async {
     for await _ in triggers {
+      working(true)
+      defer { working(false) }
       await drain()
       // Waiters whose records are done, or who cannot be helped before their deadline, return.
       releaseWaiters()
@@ -205,6 +246,8 @@ final class DeliveryEngine: @unchecked Sendable {
       }
     }
     releaseWaiters(all: true)
+    state.withLock { $0.stopped = true }
+    working(false)
   }
 
   private func hasWaiters() -> Bool { state.withLock { !$0.waiters.isEmpty } }

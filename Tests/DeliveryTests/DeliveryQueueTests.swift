@@ -221,7 +221,7 @@ struct DeliveryQueueTests {
     defer { Task { await server.stop() } }
     let harness = try DeliveryHarness(url: server.url, policy: FlushPolicy(count: 100, interval: nil))
     harness.enqueue(0..<99)
-    try await Task.sleep(nanoseconds: 300_000_000)
+    await harness.queue.idle()
     #expect(server.requests.isEmpty)
     harness.enqueue(99..<100)
     #expect(await waitUntil { server.requests.flatMap(lines).count == 100 })
@@ -265,13 +265,13 @@ struct DeliveryQueueTests {
     // After one failure the threshold is 8 records waiting: two more do not trigger, a third does.
     failing.value = false
     harness.enqueue(5..<7)
-    try await Task.sleep(nanoseconds: 300_000_000)
+    await harness.queue.idle()
     #expect(server.requests.count == 1)
     harness.enqueue(7..<8)
     #expect(await waitUntil { server.requests.flatMap(lines).count >= 13 && harness.queue.statistics().queued == 0 })
     // After the success it is 5 again.
     harness.enqueue(8..<12)
-    try await Task.sleep(nanoseconds: 300_000_000)
+    await harness.queue.idle()
     let sent = server.requests.count
     harness.enqueue(12..<13)
     #expect(await waitUntil { server.requests.count == sent + 1 })

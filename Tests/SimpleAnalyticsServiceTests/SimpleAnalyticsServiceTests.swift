@@ -73,7 +73,8 @@ struct SimpleAnalyticsServiceTests {
     for index in 0..<98 { tracker.track(GenericEvent("item \(index)")) }
     tracker.count("Foregrounded app")
     for _ in 0..<10 { tracker.count("Foregrounded app") }  // an existing counter: does not count
-    try await Task.sleep(nanoseconds: 400_000_000)
+    await tracker.handedOver()
+    await analytics.queue.idle()
     #expect(server.requests.isEmpty)
     tracker.count("Opened settings")  // a new counter: the 100th entry
     #expect(await waitUntil { !server.requests.isEmpty })
@@ -97,7 +98,8 @@ struct SimpleAnalyticsServiceTests {
     #expect(await waitUntil { analytics.statistics()?.lastError == "HTTP 503" })
     failing.value = false
     for index in 0..<19 { tracker.track(GenericEvent("b\(index)")) }
-    try await Task.sleep(nanoseconds: 400_000_000)
+    await tracker.handedOver()
+    await analytics.queue.idle()
     #expect(server.requests.count == 1)
     tracker.track(GenericEvent("b19"))
     #expect(await waitUntil { (try? payloads(server).last?.items.count) == 30 })
@@ -105,7 +107,8 @@ struct SimpleAnalyticsServiceTests {
     #expect(await waitUntil { analytics.statistics()?.queued == 0 })
     let sent = server.requests.count
     for index in 0..<9 { tracker.track(GenericEvent("c\(index)")) }
-    try await Task.sleep(nanoseconds: 300_000_000)
+    await tracker.handedOver()
+    await analytics.queue.idle()
     #expect(server.requests.count == sent)
     tracker.track(GenericEvent("c9"))
     #expect(await waitUntil { server.requests.count == sent + 1 })

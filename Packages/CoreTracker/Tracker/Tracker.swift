@@ -90,11 +90,17 @@ public final class Tracker: CoreTracker {
   }
 
   public func flush() async {
-    await withCheckedContinuation { (continuation: CheckedContinuation<Void, Never>) in
-      queue.enqueue(.barrier { continuation.resume() })
-    }
+    await handedOver()
     await withTaskGroup(of: Void.self) { group in
       for service in engine.services { group.addTask { await service.flush() } }
+    }
+  }
+
+  /// Returns once every event tracked before the call has been through the pipeline and handed to
+  /// the services (which may not have sent it yet): the barrier tests use instead of sleeping.
+  package func handedOver() async {
+    await withCheckedContinuation { (continuation: CheckedContinuation<Void, Never>) in
+      queue.enqueue(.barrier { continuation.resume() })
     }
   }
 
