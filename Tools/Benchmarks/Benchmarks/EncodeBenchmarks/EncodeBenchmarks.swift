@@ -36,9 +36,13 @@ let benchmarks: @Sendable () -> Void = {
     metrics: [.wallClock, .mallocCountTotal, wireBytes], maxDuration: .seconds(3)
   )
   // One iteration encodes 25 events and builds their request: ns and mallocs per event = ÷ 25.
+  // The encoders live as long as their service: each is made and primed with one event (its context
+  // encoded once) before the measurement starts, so the figures are the steady state a tracker sees.
   Benchmark("encode 25 events: CollectorService, native batch (baseline)", configuration: configuration) {
     benchmark in
     var encoder = CollectorEventEncoder()
+    _ = encoder.encode(events[0])
+    benchmark.startMeasurement()
     for _ in benchmark.scaledIterations {
       let body = CollectorEventEncoder.requestBody(events.map { encoder.encode($0) }, sentAt: Date())
       benchmark.measurement(wireBytes, body.count / events.count)
@@ -47,6 +51,8 @@ let benchmarks: @Sendable () -> Void = {
   }
   Benchmark("encode 25 events: FirebaseService, GA4 MP + limits", configuration: configuration) { benchmark in
     var encoder = FirebaseEventEncoder(limits: .repair)
+    _ = encoder.encode(events[0])
+    benchmark.startMeasurement()
     for _ in benchmark.scaledIterations {
       let body = FirebaseEventEncoder.requestBody(events.compactMap { encoder.encode($0) })
       benchmark.measurement(wireBytes, body.count / events.count)
@@ -55,10 +61,21 @@ let benchmarks: @Sendable () -> Void = {
   }
   Benchmark("encode 25 events: MixpanelService, /import + limits", configuration: configuration) { benchmark in
     var encoder = MixpanelEventEncoder(limits: .repair)
+    _ = encoder.encode(events[0])
+    benchmark.startMeasurement()
     for _ in benchmark.scaledIterations {
       let body = MixpanelEventEncoder.requestBody(events.compactMap { encoder.encode($0) })
       benchmark.measurement(wireBytes, body.count / events.count)
       blackHole(body)
+    }
+  }
+  // What the steady state leaves out: a new context (an app update, a locale or time-zone change)
+  // is encoded once, through the wire type's Codable conformance.
+  Benchmark("a context change: CollectorService encodes the new context once", configuration: configuration) {
+    benchmark in
+    for _ in benchmark.scaledIterations {
+      var encoder = CollectorEventEncoder()
+      blackHole(encoder.encode(events[0]))
     }
   }
 }
