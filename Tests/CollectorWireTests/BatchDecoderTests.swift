@@ -120,7 +120,7 @@ struct BatchDecoderTests {
         {"id":"b","kind":"action","timestamp":1,"anonymousId":"x"},
         {"id":"c","name":7,"kind":"action","timestamp":1,"anonymousId":"x"},
         {"id":"d","name":"n","kind":"action","timestamp":1,"anonymousId":"x","surprise":true},
-        {"id":"e","name":"n","kind":"action","timestamp":1,"anonymousId":"x","parameters":{"p":[1]}},
+        {"id":"e","name":"n","kind":"action","timestamp":1,"anonymousId":"x","parameters":{"p":[1,null]}},
         {"id":"f","name":"n","kind":"action","timestamp":1.5,"anonymousId":"x"},
         "not an event",
         {"id":"h","name":"ok too","kind":"event","timestamp":2,"anonymousId":"y","parameters":{"big":99999999999999999999}}
@@ -134,7 +134,7 @@ struct BatchDecoderTests {
         "1 b events[1].name: is required",
         "2 c events[2].name: must be a string, not a number",
         "3 d events[3].surprise: is not a field of an event",
-        "4 e events[4].parameters.p: must be a string, a number or a boolean, not an array",
+        "4 e events[4].parameters.p[1]: must be a string, a number, a boolean, a list or an object, not null",
         "5 f events[5].timestamp: must be an integer, not a number",
         "6 - events[6]: must be an object, not a string",
       ]

@@ -29,13 +29,14 @@ struct CollectorWireTests {
   @Test(arguments: [
     ("true", CollectorValue.bool(true)), ("false", .bool(false)), ("42", .int(42)), ("-7", .int(-7)),
     ("2.5", .double(2.5)), ("1e3", .int(1000)), ("1.5e-1", .double(0.15)), ("\"text\"", .string("text")),
-    ("\"true\"", .string("true")),
+    ("\"true\"", .string("true")), ("[1,\"a\"]", .list([.int(1), .string("a")])),
+    ("{\"price\":9.5,\"tags\":[]}", .object(["price": .double(9.5), "tags": .list([])])),
   ])
   func valuesKeepTheirJSONType(json: String, value: CollectorValue) throws {
     #expect(try JSONDecoder().decode(CollectorValue.self, from: Data(json.utf8)) == value)
   }
 
-  @Test(arguments: ["null", "[1]", "{\"a\":1}"])
+  @Test(arguments: ["null", "[null]", "{\"a\":null}"])
   func otherJSONIsNotAParameterValue(json: String) {
     #expect(throws: DecodingError.self) { try JSONDecoder().decode(CollectorValue.self, from: Data(json.utf8)) }
   }

@@ -147,8 +147,8 @@ public enum NativeIngest {
     }
     for (key, value) in event.parameters {
       guard BoundedText.isName(key) else { return reject("parameters", "a key \(BoundedText.nameRule)") }
-      if case .string(let text) = value, text.utf8.contains(0) {
-        return reject("parameters.\(key)", BoundedText.nulRule)
+      if let problem = BoundedText.problem(in: value) {
+        return reject("parameters.\(key)" + problem.path, problem.reason)
       }
     }
     let parameters = ParameterJSON.encode(event.parameters)
@@ -180,6 +180,28 @@ enum BoundedText {
   static let controlRule = "must not contain control characters (U+0000 to U+001F, U+007F)"
   static let nulRule = "must not contain U+0000 (NUL)"
 
+  /// Where inside `value` (relative to it) a string holds NUL or an object key breaks
+  /// ``nameRule``, or `nil`: what the stores cannot keep or reports cannot name.
+  static func problem(in value: CollectorValue) -> (path: String, reason: String)? {
+    switch value {
+    case .string(let text):
+      return text.utf8.contains(0) ? ("", nulRule) : nil
+    case .int, .double, .bool:
+      return nil
+    case .list(let values):
+      for (position, element) in values.enumerated() {
+        if let inner = problem(in: element) { return ("[\(position)]" + inner.path, inner.reason) }
+      }
+      return nil
+    case .object(let fields):
+      for key in fields.keys.sorted() {
+        guard isName(key) else { return ("", "a key \(nameRule)") }
+        if let inner = problem(in: fields[key]!) { return ("." + key + inner.path, inner.reason) }
+      }
+      return nil
+    }
+  }
+
   /// 1 to 256 bytes, no control character: event names, kinds, keys, counter names.
   static func isName(_ text: String) -> Bool {
     let count = text.utf8.count
@@ -200,12 +222,7 @@ enum ParameterJSON {
     json.beginObject()
     for key in parameters.keys.sorted() {
       json.key(key)
-      switch parameters[key]! {
-      case .string(let value): json.string(value)
-      case .int(let value): json.int(value)
-      case .double(let value): json.double(value)
-      case .bool(let value): json.bool(value)
-      }
+      parameters[key]!.write(to: &json)
     }
     json.endObject()
     return String(decoding: json.bytes, as: UTF8.self)

@@ -75,56 +75,13 @@ public struct SamplingStage: PipelineStage {
   }
 }
 
-/// Validation of names: event names (uniform and per service) and parameter keys.
-///
-/// A valid name is 1 to ``maximumLength`` characters, has no control characters and no leading or
-/// trailing white space. Vendor rules that are stricter (GA4's 40 characters) are the vendor
-/// service's to enforce; this stage keeps out what no backend can take.
-public struct ValidationStage: PipelineStage {
-  /// The longest valid name or key, in characters.
-  public var maximumLength: Int
-
-  /// Creates a validation stage.
-  public init(maximumLength: Int = 255) { self.maximumLength = maximumLength }
-
-  /// Whether `name` is a valid event name or parameter key.
-  public func isValid(_ name: String) -> Bool {
-    // Fast path: printable ASCII (spaces only inside) needs no Unicode property look-ups.
-    if let valid = Self.asciiVerdict(name.utf8) {
-      return valid && name.utf8.count <= maximumLength
-    }
-    guard let first = name.unicodeScalars.first, let last = name.unicodeScalars.last else { return false }
-    if first.properties.isWhitespace || last.properties.isWhitespace { return false }
-    if name.unicodeScalars.contains(where: { $0.properties.generalCategory == .control }) { return false }
-    return name.count <= maximumLength
-  }
-
-  /// `true`/`false` for printable ASCII names (true when no space at either end), `nil` when the
-  /// name has other bytes and needs the full Unicode check.
-  private static func asciiVerdict(_ bytes: String.UTF8View) -> Bool? {
-    guard let first = bytes.first, let last = bytes.last else { return false }
-    for byte in bytes where byte < 0x20 || byte > 0x7e {
-      return byte < 0x20 || byte == 0x7f ? false : nil
-    }
-    return first != 0x20 && last != 0x20
-  }
-
-  public func process(_ event: inout TrackedEvent) -> StageDecision {
-    guard isValid(event.name), event.payloads.values.allSatisfy({ isValid($0.name) }) else {
-      return .drop(.invalidName)
-    }
-    let keysValid =
-      event.parameters.allSatisfy { isValid($0.key) }
-      && event.payloads.values.allSatisfy { $0.parameters.allSatisfy { isValid($0.key) } }
-    return keysValid ? .keep : .drop(.invalidParameter)
-  }
-}
-
 /// Privacy scrubbing: personal data never reaches a service in the clear.
 ///
 /// A parameter is personal when it was declared so (``EventParameters/append(personal:_:)``) or
 /// its key is in ``personalKeys``. Such parameters are dropped, or replaced by a salted SHA-256
-/// hex digest (a pseudonym that still counts unique values). User properties are scrubbed too.
+/// hex digest (a pseudonym that still counts unique values). Keys inside objects, at any depth, are
+/// personal the same way (declared inside the object, or named in ``personalKeys``). User properties
+/// are scrubbed too.
 public struct PrivacyStage: PipelineStage {
   /// What happens to a personal value.
   public enum Action: Sendable, Hashable {
@@ -152,15 +109,35 @@ public struct PrivacyStage: PipelineStage {
   }
 
   private func scrub(_ parameters: inout EventParameters) {
-    guard parameters.contains(where: { $0.isPersonal || personalKeys.contains($0.key) }) else { return }
-    parameters.rewrite { parameter in
-      guard parameter.isPersonal || personalKeys.contains(parameter.key) else { return parameter }
-      switch action {
-      case .drop:
-        return nil
-      case .hash(let salt):
-        return EventParameter(key: parameter.key, value: .string(Hashing.sha256Hex(salt + parameter.value.text)))
-      }
+    guard parameters.contains(where: { $0.isPersonal || personalKeys.contains($0.key) || $0.value.isStructured })
+    else { return }
+    parameters.rewrite(scrubbed)
+  }
+
+  /// The parameter as a service may see it: removed or hashed when personal, its structured value
+  /// scrubbed inside (keys of objects at any depth are personal the same way).
+  private func scrubbed(_ parameter: EventParameter) -> EventParameter? {
+    guard parameter.isPersonal || personalKeys.contains(parameter.key) else {
+      guard parameter.value.isStructured else { return parameter }
+      return EventParameter(key: parameter.key, value: scrubbed(parameter.value))
+    }
+    switch action {
+    case .drop:
+      return nil
+    case .hash(let salt):
+      return EventParameter(key: parameter.key, value: .string(Hashing.sha256Hex(salt + parameter.value.text)))
+    }
+  }
+
+  private func scrubbed(_ value: ParameterValue) -> ParameterValue {
+    switch value {
+    case .list(let values):
+      return .list(values.map(scrubbed))
+    case .object(var fields):
+      fields.rewrite(scrubbed)
+      return .object(fields)
+    default:
+      return value
     }
   }
 }

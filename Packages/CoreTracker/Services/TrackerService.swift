@@ -58,6 +58,8 @@ public struct DropReason: RawRepresentable, Sendable, Hashable, Codable, Compara
   public static let invalidName = DropReason("invalid_name")
   /// A parameter key is not valid.
   public static let invalidParameter = DropReason("invalid_parameter")
+  /// A value is not valid: a non-finite number, or a list or object nested too deep or too long.
+  public static let invalidValue = DropReason("invalid_value")
   /// The event selected no service the tracker has.
   public static let noService = DropReason("no_service")
   /// The tracker was shut down before the event was processed.

@@ -29,10 +29,26 @@ struct RecordEncoder {
       case .double(let value): json.parameter(parameter.key, double: value)
       case .bool(let value): json.parameter(parameter.key, bool: value)
       case .date(let value): json.parameter(parameter.key, string: ISO8601.string(from: value))
+      case .list, .object: json.parameter(parameter.key, Self.wire(parameter.value))
       }
     }
     return framed(
       event.context, json.finish(anonymousId: event.anonymousID, userId: event.userID, sessionId: event.session?.id))
+  }
+
+  /// A parameter value as the native wire carries it: dates as ISO 8601 text, a later duplicate key
+  /// of an object winning (``EventParameters`` keeps keys unique anyway).
+  static func wire(_ value: ParameterValue) -> CollectorValue {
+    switch value {
+    case .string(let text): .string(text)
+    case .int(let number): .int(Int64(number))
+    case .double(let number): .double(number)
+    case .bool(let flag): .bool(flag)
+    case .date(let date): .string(ISO8601.string(from: date))
+    case .list(let values): .list(values.map(wire))
+    case .object(let fields):
+      .object(Dictionary(fields.lazy.map { ($0.key, wire($0.value)) }, uniquingKeysWith: { _, last in last }))
+    }
   }
 
   mutating func counter(_ counter: CounterIncrement) -> [UInt8] {

@@ -65,6 +65,13 @@ struct GA4Mapper: EventMapper {
     {
       parameters.removeLast(parameters.count - GA4Limits.maximumParametersPerEvent)
     }
+    if let violation = GA4Rules.checkCurrency(
+      eventName: name, hasValue: parameters.contains { $0.0 == "value" },
+      hasCurrency: parameters.contains { $0.0 == "currency" }, path: "events[0].params.currency")
+    {
+      ledger.leaveOut(violation, as: "value_left_out")
+      parameters.removeAll { $0.0 == "value" }
+    }
     if let first = ledger.violations.first {
       return .drop(reason: DropReason("ga4_\(first.code.rawValue.lowercased())"), violations: ledger.violations)
     }
@@ -120,7 +127,11 @@ struct GA4Mapper: EventMapper {
           as: "parameter_left_out")
         continue
       }
-      var value = Self.value(parameter.value)
+      guard !parameter.value.isStructured else {
+        if let items = structured(parameter.value, key: key, path: path(), &ledger) { parameters.append((key, items)) }
+        continue
+      }
+      var value = Self.scalar(parameter.value)
       if case .string(let text) = value, let violation = GA4Rules.checkParameterValue(text, path: path()),
         let fixed = ledger.fix(
           violation, String(text.prefix(GA4Limits.maximumParameterValueLength)), as: "parameter_value_truncated")
@@ -154,24 +165,34 @@ struct GA4Mapper: EventMapper {
         json.beginObject()
         json.key("value")
       }
-      switch value {
-      case .string(let text): json.string(text)
-      case .int(let number): json.int(number)
-      case .double(let number): json.double(number)
-      }
+      write(value, to: &json)
       if wrapped { json.endObject() }
     }
     json.endObject()
   }
 
-  /// GA4 takes strings and numbers: booleans become `"true"`/`"false"`, dates ISO 8601 strings.
-  static func value(_ value: ParameterValue) -> GA4Value {
+  private static func write(_ value: GA4Value, to json: inout JSONWriter) {
+    switch value {
+    case .string(let text): json.string(text)
+    case .int(let number): json.int(number)
+    case .double(let number): json.double(number)
+    case .items(let items):
+      json.beginArray()
+      for item in items { write(item.sorted { $0.key < $1.key }.map { ($0.key, $0.value) }, to: &json) }
+      json.endArray()
+    }
+  }
+
+  /// GA4 takes strings and numbers: booleans become `"true"`/`"false"`, dates ISO 8601 strings, a
+  /// structured value (never passed here by the mapper) its JSON text.
+  static func scalar(_ value: ParameterValue) -> GA4Value {
     switch value {
     case .string(let text): .string(text)
     case .int(let number): .int(Int64(number))
     case .double(let number): .double(number)
     case .bool(let flag): .string(flag ? "true" : "false")
     case .date(let date): .string(ISO8601.string(from: date))
+    case .list, .object: .string(value.text)
     }
   }
 
@@ -225,7 +246,7 @@ struct GA4Mapper: EventMapper {
         else { continue }
         name = fixed
       }
-      var value = Self.value(property.value)
+      var value = Self.scalar(property.value)
       if case .string(let text) = value, let violation = GA4Rules.checkUserPropertyValue(text, path: path),
         let fixed = ledger.fix(
           violation, String(text.prefix(GA4Limits.maximumUserPropertyValueLength)), as: "user_property_value_truncated")

@@ -58,6 +58,7 @@ struct MixpanelMapper: EventMapper {
       case .double(let number): json.double(number)
       case .bool(let flag): json.bool(flag)
       case .date(let date): json.string(ISO8601.string(from: date))
+      case .list, .object: json.raw(structured(parameter.value, key: parameter.key, &ledger))
       }
     }
     json.endObject()
@@ -73,7 +74,7 @@ struct MixpanelMapper: EventMapper {
 
   /// A string as Mixpanel keeps it (255 characters): cut and counted when repairing, a violation
   /// otherwise (Mixpanel would cut it silently).
-  private func cut(
+  func cut(
     _ text: String, field: @autoclosure () -> String, _ ledger: inout LimitLedger<MixpanelViolation>
   ) -> String {
     let (value, wasCut) = MixpanelRules.truncated(text)

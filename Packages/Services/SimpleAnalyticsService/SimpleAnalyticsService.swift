@@ -88,9 +88,7 @@ public final class SimpleAnalyticsService: TrackerService {
         )
       )
       if !event.parameters.isEmpty {
-        item.parameters = Dictionary(
-          event.parameters.map { ($0.key, $0.value.text) }, uniquingKeysWith: { _, last in last }
-        )
+        item.parameters = SimpleAnalyticsFlattening.flattened(event.parameters)
       }
       return RecordFraming.frame(prefix: context, body: (try? JSONEncoder().encode(item)).map(Array.init) ?? [])
     }

@@ -192,10 +192,12 @@ private func readParameters(
     switch entry {
     case .string(let text): parameters[parameter] = .string(text)
     case .int(let number): parameters[parameter] = .int(number)
-    case .double(let number) where number.isFinite: parameters[parameter] = .double(number)
-    case .double: return (field(), "the number is out of range")
     case .bool(let flag): parameters[parameter] = .bool(flag)
-    default: return (field(), "must be a string, a number or a boolean, not " + entry.typeName)
+    default:
+      switch entry.parameterValue() {
+      case .success(let value): parameters[parameter] = value
+      case .failure(let problem): return (field() + problem.path, problem.reason)
+      }
     }
   }
   return nil

@@ -169,14 +169,10 @@ public struct EventWriter: Sendable {
     json.bool(value)
   }
 
-  /// Adds a parameter of the wire's value type.
+  /// Adds a parameter of the wire's value type (a list or an object with its keys sorted).
   public mutating func parameter(_ key: String, _ value: CollectorValue) {
-    switch value {
-    case .string(let value): parameter(key, string: value)
-    case .int(let value): parameter(key, int: value)
-    case .double(let value): parameter(key, double: value)
-    case .bool(let value): parameter(key, bool: value)
-    }
+    json.key(key)
+    value.write(to: &json)
   }
 
   /// Ends the event with who tracked it and returns its bytes.

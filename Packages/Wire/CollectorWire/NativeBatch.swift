@@ -123,41 +123,6 @@ public struct CollectorEvent: Codable, Sendable, Hashable {
   }
 }
 
-/// A typed parameter value on the wire: JSON's string, integer, floating-point number or boolean.
-public enum CollectorValue: Codable, Sendable, Hashable {
-  case string(String)
-  case int(Int64)
-  case double(Double)
-  case bool(Bool)
-
-  public init(from decoder: any Decoder) throws {
-    let container = try decoder.singleValueContainer()
-    if let value = try? container.decode(Bool.self) {
-      self = .bool(value)
-    } else if let value = try? container.decode(Int64.self) {
-      self = .int(value)
-    } else if let value = try? container.decode(Double.self) {
-      self = .double(value)
-    } else if let value = try? container.decode(String.self) {
-      self = .string(value)
-    } else {
-      throw DecodingError.dataCorruptedError(
-        in: container, debugDescription: "a parameter value is a string, a number or a boolean"
-      )
-    }
-  }
-
-  public func encode(to encoder: any Encoder) throws {
-    var container = encoder.singleValueContainer()
-    switch self {
-    case .string(let value): try container.encode(value)
-    case .int(let value): try container.encode(value)
-    case .double(let value): try container.encode(value)
-    case .bool(let value): try container.encode(value)
-    }
-  }
-}
-
 /// A counter's total since the last successful send.
 public struct CollectorCounter: Codable, Sendable, Hashable {
   /// The counter's name, e.g. `Foregrounded app`.
@@ -233,6 +198,10 @@ public enum CollectorLimits {
   public static let maximumDecompressedBytes = 5 * 1024 * 1024
   /// The longest event id, in characters (Segment's `messageId` < 100).
   public static let maximumIdentifierLength = 99
+  /// The deepest nesting of lists and objects in one parameter value (GA4's `items` is 2).
+  public static let maximumValueDepth = 4
+  /// The most elements of one list or object in a parameter value.
+  public static let maximumValueElements = 500
   /// The longest event name, kind, counter name, parameter key or context value, in UTF-8 bytes.
   public static let maximumNameBytes = 256
   /// The most counters in one batch.

@@ -1,4 +1,8 @@
-/// A parameter or user property value of the Measurement Protocol: a string or a number.
+/// One element of an ecommerce event's `items`: item parameters by name (`item_id`, `price`, ...).
+public typealias GA4Item = [String: GA4Value]
+
+/// A parameter or user property value of the Measurement Protocol: a string, a number, or (for the
+/// `items` parameter of ecommerce events) a list of items.
 public enum GA4Value: Sendable, Hashable, Codable {
   /// A string (at most 100 characters as a parameter value).
   case string(String)
@@ -6,6 +10,8 @@ public enum GA4Value: Sendable, Hashable, Codable {
   case int(Int64)
   /// A number with a fraction.
   case double(Double)
+  /// The `items` of an ecommerce event (at most 200; see ``GA4Limits/maximumItemsPerEvent``).
+  case items([GA4Item])
 
   public init(from decoder: any Decoder) throws {
     let container = try decoder.singleValueContainer()
@@ -15,8 +21,11 @@ public enum GA4Value: Sendable, Hashable, Codable {
       self = .double(value)
     } else if let value = try? container.decode(String.self) {
       self = .string(value)
+    } else if let value = try? container.decode([GA4Item].self) {
+      self = .items(value)
     } else {
-      throw DecodingError.dataCorruptedError(in: container, debugDescription: "a value is a string or a number")
+      throw DecodingError.dataCorruptedError(
+        in: container, debugDescription: "a value is a string, a number or (items) a list of objects")
     }
   }
 
@@ -26,6 +35,7 @@ public enum GA4Value: Sendable, Hashable, Codable {
     case .string(let value): try container.encode(value)
     case .int(let value): try container.encode(value)
     case .double(let value): try container.encode(value)
+    case .items(let value): try container.encode(value)
     }
   }
 }

@@ -80,14 +80,36 @@ public enum GA4Validator {
       if let violation = GA4Rules.checkName(name, kind: .parameter, path: parameterPath) {
         violations.append(violation)
       }
-      if case .string(let text) = value, let violation = GA4Rules.checkParameterValue(text, path: parameterPath) {
-        violations.append(violation)
+      switch value {
+      case .string(let text):
+        if let violation = GA4Rules.checkParameterValue(text, path: parameterPath) { violations.append(violation) }
+      case .items(let items):
+        violations += itemsViolations(items, name: name, path: parameterPath)
+      case .int, .double:
+        break
       }
+    }
+    if let violation = GA4Rules.checkCurrency(
+      eventName: event.name, hasValue: event.params["value"] != nil, hasCurrency: event.params["currency"] != nil,
+      path: "\(path).params.currency")
+    {
+      violations.append(violation)
     }
     if let micros = event.timestampMicros ?? requestMicros,
       let violation = GA4Rules.checkTimestamp(micros, now: nowMicros, path: "\(path).timestamp_micros")
     {
       violations.append(violation)
+    }
+    return violations
+  }
+
+  /// The violations of a list parameter: only `items` may be one, with at most 200 valid items.
+  static func itemsViolations(_ items: [GA4Item], name: String, path: String) -> [GA4Violation] {
+    if let violation = GA4Rules.checkListParameter(name, path: path) { return [violation] }
+    var violations: [GA4Violation] = []
+    if let violation = GA4Rules.checkItemCount(items.count, path: path) { violations.append(violation) }
+    for (index, item) in items.enumerated() {
+      violations += GA4Rules.itemViolations(item, path: "\(path)[\(index)]")
     }
     return violations
   }
@@ -103,8 +125,13 @@ public enum GA4Validator {
     for (name, property) in properties.sorted(by: { $0.key < $1.key }) {
       let path = "user_properties.\(name)"
       if let violation = GA4Rules.checkName(name, kind: .userProperty, path: path) { violations.append(violation) }
-      if case .string(let text) = property.value, let violation = GA4Rules.checkUserPropertyValue(text, path: path) {
-        violations.append(violation)
+      switch property.value {
+      case .string(let text):
+        if let violation = GA4Rules.checkUserPropertyValue(text, path: path) { violations.append(violation) }
+      case .items:
+        violations.append(GA4Violation(fieldPath: path, code: .valueInvalid, message: "a user property is not a list"))
+      case .int, .double:
+        break
       }
     }
     return violations

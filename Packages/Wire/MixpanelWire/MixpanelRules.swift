@@ -12,6 +12,12 @@ public enum MixpanelLimits {
   public static let propertyLimit = 255
   /// Characters a string property keeps (longer strings are cut).
   public static let maximumStringLength = 255
+  /// Bytes of one list or object property as JSON ("Supported Properties Data Type": 8 KB).
+  public static let maximumStructuredPropertyBytes = 8 * 1024
+  /// Keys of one object inside a property.
+  public static let maximumObjectKeys = 255
+  /// Levels of nesting of an object property (a list of objects is 2).
+  public static let maximumNestingDepth = 3
   /// Bytes of `$insert_id`.
   public static let maximumInsertIDBytes = 36
   /// The earliest accepted `time`: 1971-01-01T00:00:00Z, in ms.
