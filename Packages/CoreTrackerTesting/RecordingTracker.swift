@@ -147,7 +147,10 @@ public final class RecordingTracker: CoreTracker {
             "\(position) '\(want.name)' parameter #\(slot + 1): key '\(g.key)' = \(g.value), expected key '\(w.key)' = \(w.value)"
           )
         } else {
-          problems.append("\(position) '\(want.name)' parameter '\(g.key)' = \(g.value), expected \(w.value)")
+          let inner =
+            ValueDifference.first(g.value, w.value) ?? ValueDifference(path: "", got: "\(g.value)", want: "\(w.value)")
+          problems.append(
+            "\(position) '\(want.name)' parameter '\(g.key)\(inner.path)' = \(inner.got), expected \(inner.want)")
         }
       }
       if gotPairs.count > wantPairs.count {
@@ -159,5 +162,37 @@ public final class RecordingTracker: CoreTracker {
       }
     }
     return problems
+  }
+}
+
+/// Where two structured values first differ (`[2].price`, `.tags`), so a failure names the element
+/// instead of printing two whole orders.
+struct ValueDifference {
+  var path: String
+  var got: String
+  var want: String
+
+  /// The first difference, or `nil` when the values are equal.
+  static func first(_ got: ParameterValue, _ want: ParameterValue) -> ValueDifference? {
+    guard got != want else { return nil }
+    switch (got, want) {
+    case (.list(let gotList), .list(let wantList)):
+      for (index, (g, w)) in zip(gotList, wantList).enumerated() {
+        if let inner = first(g, w) { return inner.inside("[\(index)]") }
+      }
+      return ValueDifference(path: "", got: "\(gotList.count) elements", want: "\(wantList.count)")
+    case (.object(let gotFields), .object(let wantFields)):
+      for (g, w) in zip(gotFields, wantFields) {
+        guard g.key == w.key else { return ValueDifference(path: "", got: "key '\(g.key)'", want: "key '\(w.key)'") }
+        if let inner = first(g.value, w.value) { return inner.inside(".\(g.key)") }
+      }
+      return ValueDifference(path: "", got: "keys \(gotFields.keys)", want: "\(wantFields.keys)")
+    default:
+      return ValueDifference(path: "", got: "\(got)", want: "\(want)")
+    }
+  }
+
+  private func inside(_ step: String) -> ValueDifference {
+    ValueDifference(path: step + path, got: got, want: want)
   }
 }

@@ -58,10 +58,28 @@ struct TestKitTests {
         "named 'liked', expected 'viewed'"
       ),
       (["liked"], [], "received 1 event(s)"),
+      (
+        ["liked", "with items"],
+        [("liked", ["item_id": "7", "source": "feed", "items": [["item_id": "7", "price": 9.9]]] as EventParameters)],
+        "parameter 'items[0].price' = 9.99, expected 9.9"
+      ),
+      (
+        ["liked", "with items"],
+        [
+          ("liked", ["item_id": "7", "source": "feed", "items": [["price": 9.99, "item_id": "7"]]] as EventParameters)
+        ],
+        "parameter 'items[0]' = key 'item_id', expected key 'price'"
+      ),
     ] as [([String], [(String, EventParameters)], String)])
-  func failureMessagesSayWhatDiffers(_: [String], expected: [(String, EventParameters)], message: String) {
+  func failureMessagesSayWhatDiffers(tracked: [String], expected: [(String, EventParameters)], message: String) {
     let tracker = RecordingTracker()
-    tracker.track(LikeEvent.liked(id: "7"))
+    if tracked.count > 1 {
+      tracker.track(
+        GenericEvent(
+          "liked", parameters: ["item_id": "7", "source": "feed", "items": [["item_id": "7", "price": 9.99]]]))
+    } else {
+      tracker.track(LikeEvent.liked(id: "7"))
+    }
     withKnownIssue {
       tracker.expectReceived(by: ServiceID("collector"), expected.map { (name: $0.0, parameters: $0.1) })
     } matching: { issue in

@@ -26,6 +26,19 @@ private func requests(_ server: TestHTTPServer) throws -> [GA4Request] {
   try server.requests.map { try JSONDecoder().decode(GA4Request.self, from: Data($0.body)) }
 }
 
+/// `count` valid items.
+private func items(_ count: Int) -> ParameterValue {
+  .list((0..<count).map { CommerceItem(id: "SKU-\($0)", price: 1).value })
+}
+
+/// One item with `count` custom parameters.
+private func customItem(_ count: Int) -> ParameterValue {
+  .object(
+    EventParameters(
+      [EventParameter(key: "item_id", value: "1")] + (0..<count).map { EventParameter(key: "c\($0)", value: .int($0)) })
+  )
+}
+
 /// Collects what strict mode reports.
 private final class Reports: @unchecked Sendable {
   private let lock = NSLock()
@@ -112,6 +125,17 @@ struct FirebaseServiceTests {
         "too many parameters", "like",
         EventParameters((0..<24).map { EventParameter(key: "p\($0)", value: .int($0)) }), .exceededMaxEntities
       ),
+      ("too many items", "add_to_cart", ["currency": "TRY", "items": items(201)], .exceededMaxEntities),
+      ("item without id or name", "view_item", ["items": [["price": 1.5]]], .valueRequired),
+      ("too many custom item parameters", "view_item", ["items": [customItem(28)]], .exceededMaxEntities),
+      (
+        "long item value", "view_item", ["items": [["item_id": .string(String(repeating: "v", count: 101))]]],
+        .valueOutOfBounds
+      ),
+      ("bad item parameter name", "view_item", ["items": [["item_id": "1", "in stock": true]]], .nameInvalid),
+      ("nested item value", "view_item", ["items": [["item_id": "1", "sizes": ["S", "M"]]]], .valueInvalid),
+      ("list outside items", "like", ["tags": ["a", "b"]], .valueInvalid),
+      ("value without currency", "purchase", ["transaction_id": "T-1", "value": 10.5], .valueRequired),
     ] as [(String, String, EventParameters, GA4ValidationCode)]
   )
   func everyLimitIsEnforcedBeforeSending(
@@ -138,6 +162,39 @@ struct FirebaseServiceTests {
     #expect(
       GA4Validator.validate(request, bodyBytes: 100, nowMicros: Int64(Date().timeIntervalSince1970 * 1e6)).isValid)
     #expect(repair.statistics()?.repaired.values.reduce(0, +) ?? 0 > 0)
+  }
+
+  @Test func anOrderIsSentAsGA4sPurchaseWithItsItems() async throws {
+    let server = try await TestHTTPServer.start()
+    defer { Task { await server.stop() } }
+    let directory = TemporaryDirectory()
+    let firebase = try service(server, directory, limits: .strict { Issue.record("\($0)") })
+    let order = CommerceOrder(
+      transactionID: "T-1001", currency: "TRY",
+      items: [
+        CommerceItem(
+          id: "SKU-1", name: "Sneaker", brand: "Trendyol", categories: ["Shoes", "Men"], price: 49.5,
+          quantity: 2, custom: ["in_stock": true]),
+        CommerceItem(name: "Socks", price: 9.99),
+      ], tax: 18, shipping: 29.99, coupon: "WELCOME")
+    firebase.receive(event("purchase", order.parameters))
+    await firebase.flush()
+    let sent = try #require(try requests(server).first?.events.first)
+    #expect(sent.name == "purchase")
+    #expect(sent.params["transaction_id"] == .string("T-1001"))
+    #expect(sent.params["currency"] == .string("TRY"))
+    #expect(sent.params["value"] == .double(108.99))
+    #expect(sent.params["tax"] == .int(18))  // 18.0 on the wire reads back as an integer
+    #expect(
+      sent.params["items"]
+        == .items([
+          [
+            "item_id": .string("SKU-1"), "item_name": .string("Sneaker"), "item_brand": .string("Trendyol"),
+            "item_category": .string("Shoes"), "item_category2": .string("Men"), "price": .double(49.5),
+            "quantity": .int(2), "in_stock": .string("true"),
+          ],
+          ["item_name": .string("Socks"), "price": .double(9.99)],
+        ]))
   }
 
   @Test(arguments: Array(GA4Limits.reservedEventNames).sorted())

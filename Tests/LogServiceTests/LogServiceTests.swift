@@ -72,6 +72,13 @@ struct LogServiceTests {
     #expect(!line.contains("\n"))
   }
 
+  @Test func structuredValuesAreOneLineOfJSON() {
+    let line = LogService.line(
+      for: event("purchase", ["items": [["item_id": "SKU-1", "note": "two\nlines", "price": 9.5]], "tags": ["a"]]))
+    #expect(line.hasSuffix(#" items=[{"item_id":"SKU-1","note":"two\nlines","price":9.5}] tags=["a"]"#))
+    #expect(!line.contains("\n"))
+  }
+
   @Test func goesThroughSwiftLogAtTheChosenLevelAndCountsDelivered() async {
     let handler = CapturingLogHandler()
     let service = LogService(logger: Logger(label: "test") { _ in handler }, level: .notice)

@@ -153,6 +153,56 @@ struct MixpanelServiceTests {
     #expect(strict.statistics()?.dropped[DropReason("mixpanel_invalid")] == 2)
   }
 
+  @Test func listAndObjectPropertiesAreSentAsJSON() async throws {
+    let server = try await TestHTTPServer.start()
+    defer { Task { await server.stop() } }
+    let directory = TemporaryDirectory()
+    let mixpanel = try service(server, directory, limits: .strict { Issue.record("\($0)") })
+    let order = CommerceOrder(
+      transactionID: "T-1", currency: "TRY", items: [CommerceItem(id: "SKU-1", price: 9.5, quantity: 2)])
+    var parameters = order.parameters
+    parameters["tags"] = ["summer", "sale"]
+    parameters["seen_at"] = .object(["when": .date(Date(timeIntervalSince1970: 0))])
+    mixpanel.receive(event("purchase", parameters))
+    await mixpanel.flush()
+    let sent = try #require(try sentEvents(server).first)
+    #expect(sent.properties["tags"] == .array([.string("summer"), .string("sale")]))
+    #expect(
+      sent.properties["items"]
+        == .array([.object(["item_id": .string("SKU-1"), "price": .double(9.5), "quantity": .int(2)])]))
+    #expect(sent.properties["seen_at"] == .object(["when": .string("1970-01-01T00:00:00.000Z")]))
+    #expect(sent.properties["value"] == .int(19))
+  }
+
+  @Test func structuredPropertiesFollowMixpanelsLimits() async throws {
+    let server = try await TestHTTPServer.start()
+    defer { Task { await server.stop() } }
+    let big = ParameterValue.list((0..<400).map { .string("tag-\($0)-" + String(repeating: "x", count: 20)) })
+    let deep: ParameterValue = [["a": ["b": ["c"]]]]
+    let directory = TemporaryDirectory()
+    let repair = try service(server, directory)
+    repair.receive(
+      event("Big", ["tags": big, "deep": deep, "kept": ["long": .string(String(repeating: "s", count: 300))]]))
+    await repair.flush()
+    let sent = try #require(try sentEvents(server).first)
+    guard case .array(let kept)? = sent.properties["tags"] else {
+      Issue.record("tags is not a list")
+      return
+    }
+    #expect(kept.count > 100 && kept.count < 400)
+    #expect(try JSONEncoder().encode(sent.properties["tags"]).count <= MixpanelLimits.maximumStructuredPropertyBytes)
+    #expect(sent.properties["deep"] == .null)
+    #expect(sent.properties["kept"] == .object(["long": .string(String(repeating: "s", count: 255))]))
+    #expect(
+      repair.statistics()?.repaired == ["list_truncated": 1, "property_left_out": 1, "string_truncated": 1])
+
+    let reports = Reports()
+    let strictDirectory = TemporaryDirectory()
+    let strict = try service(server, strictDirectory, limits: .strict { reports.add($0) })
+    strict.receive(event("Big", ["tags": big, "deep": deep]))
+    #expect(reports.all.map(\.field) == ["properties.tags", "properties.deep"])
+  }
+
   @Test func trackModePutsTheTokenInEachEvent() async throws {
     let server = try await TestHTTPServer.start { _ in TestResponse(status: 200, body: "1") }
     defer { Task { await server.stop() } }

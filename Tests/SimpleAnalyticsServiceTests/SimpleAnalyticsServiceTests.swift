@@ -62,6 +62,20 @@ struct SimpleAnalyticsServiceTests {
     #expect(payload.counters.map { "\($0.name)=\($0.count)" } == ["Foregrounded app=2"])
   }
 
+  static let flattenings: [(EventParameters, [String: String])] = [
+    (["a": 1, "b": "x"], ["a": "1", "b": "x"]),
+    (
+      ["items": [["item_id": "SKU-1", "price": 9.99], ["item_id": "SKU-2"]], "tags": ["a", "b"]],
+      ["items.0.item_id": "SKU-1", "items.0.price": "9.99", "items.1.item_id": "SKU-2", "tags.0": "a", "tags.1": "b"]
+    ),
+    (["empty": [], "none": [:], "deep": [["x": [true]]]], ["empty": "[]", "none": "{}", "deep.0.x.0": "true"]),
+  ]
+
+  @Test(arguments: flattenings)
+  func structuredParametersAreFlattenedToDottedKeys(parameters: EventParameters, flat: [String: String]) {
+    #expect(SimpleAnalyticsFlattening.flattened(parameters) == flat)
+  }
+
   @Test func itSubmitsAtOneHundredEntriesAndNewCountersCountButRepeatsDoNot() async throws {
     let server = try await TestHTTPServer.start()
     defer { Task { await server.stop() } }
