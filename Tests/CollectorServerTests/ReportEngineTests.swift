@@ -72,6 +72,14 @@ struct ReportEngineTests {
     func eventRows(_ filter: ReportFilter, event: String?, limit: Int, after: String?) async throws -> EventRows {
       EventRows(rows: [], next: nil)
     }
+    func revenue(_ filter: ReportFilter) async throws -> Revenue {
+      record("revenue")
+      return Revenue(current: [], previous: [], days: [])
+    }
+    func topItems(_ filter: ReportFilter, category: String?, brand: String?, limit: Int) async throws -> TopItems {
+      record("topItems \(category ?? "-") \(brand ?? "-") \(limit)")
+      return TopItems(category: category, brand: brand, rows: [])
+    }
   }
 
   @Test func anEngineOfItsOwnServesTheReportAPIAndTheDashboard() async throws {
@@ -83,6 +91,9 @@ struct ReportEngineTests {
       let (status, json, _) = try await ReportRouteTests.get(client, "/v1/reports/top-events?app=ty&limit=9")
       #expect(status == .ok)
       #expect(try JSONDecoder().decode(CountList.self, from: Data(json.utf8)) == FixedEngine.list)
+      let (items, _, _) = try await ReportRouteTests.get(
+        client, "/v1/reports/top-items?app=ty&category=Shoes&limit=5")
+      #expect(items == .ok)
       let (funnel, _, _) = try await ReportRouteTests.get(
         client, "/v1/reports/funnel?app=ty&steps=a,b&window=2h")
       #expect(funnel == .ok)
@@ -96,7 +107,8 @@ struct ReportEngineTests {
     }
     #expect(
       engine.calls == [
-        "topEvents 9", "funnel a>b 7200000", "breakdown platform", "breakdown os-version", "breakdown app-version",
+        "topEvents 9", "topItems Shoes - 5", "funnel a>b 7200000", "breakdown platform", "breakdown os-version",
+        "breakdown app-version",
       ])
   }
 }

@@ -44,6 +44,10 @@ public protocol ReportEngine: Sendable {
   func sessions(_ filter: ReportFilter) async throws -> Sessions
   /// Events named `event` (all when `nil`), newest first, `limit` per page after the cursor `after`.
   func eventRows(_ filter: ReportFilter, event: String?, limit: Int, after: String?) async throws -> EventRows
+  /// Revenue per currency (refunds subtracted), for the range and the range before, and per day.
+  func revenue(_ filter: ReportFilter) async throws -> Revenue
+  /// The purchased items with the most revenue, optionally of one category or brand.
+  func topItems(_ filter: ReportFilter, category: String?, brand: String?, limit: Int) async throws -> TopItems
 }
 
 extension ReportEngine {
@@ -71,6 +75,11 @@ extension ReportEngine {
   /// A funnel over every app version.
   public func funnel(_ filter: ReportFilter, steps: [String], window: Int64) async throws -> Funnel {
     try await funnel(filter, steps: steps, window: window, appVersion: nil)
+  }
+
+  /// The 50 items with the most revenue, of every category and brand.
+  public func topItems(_ filter: ReportFilter) async throws -> TopItems {
+    try await topItems(filter, category: nil, brand: nil, limit: 50)
   }
 
   /// The first page of events (100).

@@ -107,12 +107,12 @@ struct SQLBuilder {
   }
 
   /// The `WHERE` conditions of `filter` on the events table (`occurred_at` in range).
-  mutating func conditions(_ filter: ReportFilter, timeColumn: String = "occurred_at") -> String {
+  mutating func conditions(_ filter: ReportFilter, timeColumn: String = "occurred_at", prefix: String = "") -> String {
     var parts = [
-      "app = \(bind(filter.app))", "\(timeColumn) >= \(time(bind(filter.from)))",
-      "\(timeColumn) < \(time(bind(filter.to)))",
+      "\(prefix)app = \(bind(filter.app))", "\(prefix)\(timeColumn) >= \(time(bind(filter.from)))",
+      "\(prefix)\(timeColumn) < \(time(bind(filter.to)))",
     ]
-    parts += dimensionConditions(filter)
+    parts += dimensionConditions(filter, prefix: prefix)
     return parts.joined(separator: " AND ")
   }
 

@@ -15,6 +15,8 @@ public enum Report: String, CaseIterable, Sendable {
   case counters
   case funnel
   case sessions
+  case revenue
+  case topItems = "top-items"
 
   /// The report named `name`; throws ``FieldError`` listing the reports otherwise.
   public init(named name: String) throws(FieldError) {
@@ -39,6 +41,8 @@ public enum Report: String, CaseIterable, Sendable {
     case .retention: Retention.self
     case .funnel: Funnel.self
     case .sessions: Sessions.self
+    case .revenue: Revenue.self
+    case .topItems: TopItems.self
     }
   }
 }
@@ -98,6 +102,11 @@ extension ReportEngine {
       }
       return try await funnel(filter, steps: steps, window: window, appVersion: parameters.text("funnelAppVersion"))
     case .sessions: return try await sessions(filter)
+    case .revenue: return try await revenue(filter)
+    case .topItems:
+      return try await topItems(
+        filter, category: parameters.text("category"), brand: parameters.text("brand"),
+        limit: try parameters.integer("limit", default: 50))
     }
   }
 }
