@@ -71,9 +71,9 @@ struct CommerceReportTests {
     let store = try await engine.open([CommerceFixture.batch])
     let revenue = try await SQLReports(store: store as! any ReportQuerying).revenue(Fixture.twoWeeks)
     #expect(revenue.current.map(\.currency) == ["TRY", "USD", ""])
-    let try_ = revenue.current[0]
-    #expect(try_.orders == 5 && close(try_.gross, 255) && try_.refundCount == 1 && close(try_.refunds, 50))
-    #expect(close(try_.net, 205) && close(try_.averageOrderValue, 51))
+    let lira = revenue.current[0]
+    #expect(lira.orders == 5 && close(lira.gross, 255) && lira.refundCount == 1 && close(lira.refunds, 50))
+    #expect(close(lira.net, 205) && close(lira.averageOrderValue, 51))
     #expect(revenue.current[1] == Revenue.Figures(currency: "USD", orders: 1, gross: 30, refundCount: 0, refunds: 0))
     #expect(revenue.current[2] == Revenue.Figures(currency: "", orders: 1, gross: 12, refundCount: 0, refunds: 0))
     #expect(revenue.previous == [Revenue.Figures(currency: "TRY", orders: 1, gross: 100, refundCount: 1, refunds: 40)])
