@@ -40,6 +40,17 @@ struct StructuredValueTests {
     (#"{"items":[{"item_id":"a","item_id":"b"}]}"#, "parameters.items[0].item_id", "appears twice"),
     (#"{"deep":\#(deep)}"#, "parameters.deep[0][0][0][0]", "nests deeper than 4 levels"),
     (#"{"long":\#(long)}"#, "parameters.long", "holds more than 500 elements"),
+    (
+      #"{"items":[{"item_id":"a","quantity":-1}]}"#, "parameters.items[0].quantity",
+      "must be a whole number of at least 1"
+    ),
+    (
+      #"{"items":[{"item_id":"a","quantity":1.5}]}"#, "parameters.items[0].quantity",
+      "must be a whole number of at least 1"
+    ),
+    (#"{"items":[{"item_id":"a","price":"9.99"}]}"#, "parameters.items[0].price", "must be a number"),
+    (#"{"items":[{"item_id":"a"},"b"]}"#, "parameters.items[1]", "must be an item (an object)"),
+    (#"{"items":"SKU-1"}"#, "parameters.items", "must be a list of items (objects)"),
   ]
 
   @Test(arguments: refused)

@@ -135,6 +135,10 @@ struct FirebaseServiceTests {
       ("bad item parameter name", "view_item", ["items": [["item_id": "1", "in stock": true]]], .nameInvalid),
       ("nested item value", "view_item", ["items": [["item_id": "1", "sizes": ["S", "M"]]]], .valueInvalid),
       ("list outside items", "like", ["tags": ["a", "b"]], .valueInvalid),
+      (
+        "negative quantity", "add_to_cart", ["currency": "TRY", "items": [["item_id": "1", "quantity": -2]]],
+        .valueInvalid
+      ),
       ("value without currency", "purchase", ["transaction_id": "T-1", "value": 10.5], .valueRequired),
     ] as [(String, String, EventParameters, GA4ValidationCode)]
   )

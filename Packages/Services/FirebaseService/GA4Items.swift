@@ -7,7 +7,7 @@ import ServiceSupport
 /// ``GA4Limits``). Everything else structured breaks a rule.
 ///
 /// Repairs (counted by reason): items past the 200th left out (`items_left_out`), an item without
-/// an id or a name or that is not an object left out (`item_left_out`), a bad item parameter name
+/// an id or a name, with a quantity below 1, or that is not an object left out (`item_left_out`), a bad item parameter name
 /// repaired or left out, a value cut to 100 characters (`item_parameter_value_truncated`), a nested
 /// value or a custom parameter past the 27th left out (`item_parameter_left_out`). A list or object
 /// under another name is left out (`parameter_left_out`).
@@ -38,7 +38,9 @@ extension GA4Mapper {
         continue
       }
       let item = Self.item(fields, path: itemPath, &ledger)
-      if let violation = GA4Rules.checkItemIdentity(item, path: itemPath) {
+      if let violation = GA4Rules.checkItemIdentity(item, path: itemPath)
+        ?? GA4Rules.checkItemQuantity(item, path: itemPath)
+      {
         ledger.leaveOut(violation, as: "item_left_out")
         continue
       }

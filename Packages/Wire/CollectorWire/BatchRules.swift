@@ -199,6 +199,9 @@ private func readParameters(
       case .failure(let problem): return (field() + problem.path, problem.reason)
       }
     }
+    if parameter == "items", let problem = CommerceRules.problem(inItems: parameters[parameter]!) {
+      return (field() + problem.path, problem.reason)
+    }
   }
   return nil
 }

@@ -37,6 +37,14 @@ extension GA4Rules {
     return GA4Violation(fieldPath: path(), code: .valueRequired, message: "an item needs item_id or item_name")
   }
 
+  /// The violation of an item's `quantity` that is not a whole number of at least 1, or `nil`.
+  public static func checkItemQuantity(_ item: GA4Item, path: @autoclosure () -> String) -> GA4Violation? {
+    guard let quantity = item["quantity"] else { return nil }
+    if case .int(let units) = quantity, units >= 1 { return nil }
+    return GA4Violation(
+      fieldPath: path() + ".quantity", code: .valueInvalid, message: "quantity is a whole number of at least 1")
+  }
+
   /// The violation of an ecommerce event with a `value` and no `currency`, or `nil`.
   public static func checkCurrency(
     eventName: String, hasValue: Bool, hasCurrency: Bool, path: @autoclosure () -> String
@@ -57,6 +65,7 @@ extension GA4Rules {
   public static func itemViolations(_ item: GA4Item, path: String) -> [GA4Violation] {
     var violations: [GA4Violation] = []
     if let violation = checkItemIdentity(item, path: path) { violations.append(violation) }
+    if let violation = checkItemQuantity(item, path: path) { violations.append(violation) }
     var custom = 0
     for (name, value) in item.sorted(by: { $0.key < $1.key }) {
       let parameterPath = "\(path).\(name)"
