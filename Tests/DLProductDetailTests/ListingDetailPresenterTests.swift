@@ -83,6 +83,49 @@ struct ListingDetailPresenterTests {
       ])
   }
 
+  @Test func buyingTracksAPurchaseInEachServicesShape() throws {
+    let tracker = RecordingTracker()
+    let presenter = ListingDetailPresenter(listing: jacket, userID: "U9", tracker: tracker)
+    try presenter.buy(orderID: "DL-1", shippingMinor: 25_00)
+    let order: EventParameters = [
+      "transaction_id": "DL-1", "currency": "TRY", "value": 425.0, "shipping": 25.0,
+      "items": [
+        [
+          "item_id": "L1", "item_name": "Denim jacket", "item_variant": "good", "price": 400.0, "quantity": 1,
+          "seller_id": "S1",
+        ]
+      ],
+    ]
+    tracker.expectReceived(by: DLService.collector, [("purchase", order)])
+    tracker.expectReceived(by: DLService.firebase, [("purchase", order)])
+    tracker.expectReceived(
+      by: DLService.mixpanel,
+      [
+        (
+          "Listing Purchased",
+          [
+            "Order ID": "DL-1", "Currency": "TRY", "Revenue": 425.0, "Shipping": 25.0,
+            "Products": [
+              [
+                "Product ID": "L1", "Name": "Denim jacket", "Variant": "good", "Price": 400.0, "Quantity": 1,
+                "seller_id": "S1",
+              ]
+            ],
+          ]
+        )
+      ])
+  }
+
+  @Test func aSoldListingCannotBeBought() {
+    let tracker = RecordingTracker()
+    var sold = jacket
+    sold.isSold = true
+    #expect(throws: OfferError.sold) {
+      try ListingDetailPresenter(listing: sold, userID: "U9", tracker: tracker).buy(orderID: "DL-2")
+    }
+    tracker.expectNames(["offer_rejected"])
+  }
+
   @Test func theMinimumOfferIsHalfThePriceRoundedUp() {
     #expect(Listing(id: "L", title: "t", sellerID: "s", priceMinor: 101, condition: .worn).minimumOfferMinor == 51)
   }

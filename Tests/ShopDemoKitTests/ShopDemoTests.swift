@@ -35,8 +35,18 @@ struct ShopDemoTests {
     let called = try #require(stream(outcome, "Dolap Lite", "collector").first { $0.name == "seller_called" })
     #expect(!called.parametersJSON.contains("phone"))
     // The receipt e-mail is dropped as personal data.
-    let order = try #require(stream(outcome, "Trendyol", "collector").first { $0.name == "order_placed" })
+    let order = try #require(stream(outcome, "Trendyol", "collector").first { $0.name == "purchase" })
     #expect(!order.parametersJSON.contains("email") && order.parametersJSON.contains(#""product":"trendyol""#))
+    // The order reaches the collector natively, Firebase-shaped and Mixpanel-shaped, with its items.
+    #expect(order.parametersJSON.contains(#""item_id":"TY-90417""#) && order.parametersJSON.contains(#""quantity":3"#))
+    let firebasePurchase = try #require(stream(outcome, "Trendyol", "firebase").first { $0.name == "purchase" })
+    #expect(
+      firebasePurchase.parametersJSON.contains(#""items":[{"#)
+        && firebasePurchase.parametersJSON.contains("TY-DEMO-0001"))
+    let completed = try #require(stream(outcome, "Trendyol", "mixpanel").first { $0.name == "Order Completed" })
+    #expect(
+      completed.parametersJSON.contains(#""Products":[{"#)
+        && completed.parametersJSON.contains(#""Product ID":"TY-90417""#))
 
     for stats in [outcome.trendyolStats, outcome.dolapStats] {
       #expect(stats.totalDropped == 0 && stats.queued == 0)
@@ -68,7 +78,7 @@ struct ShopDemoSimulationTests {
       #expect(progress == Array(1...25))
       #expect(outcome.events > 100)
       let titles = outcome.reports.map(\.title)
-      #expect(titles.count == 4)
+      #expect(titles.count == 6)
       let overview = try #require(outcome.reports.first?.table)
       #expect(overview.rows.first?[0] == "events" && overview.rows.first?[1] == String(outcome.events))
       let top = outcome.reports[1].table
@@ -77,11 +87,18 @@ struct ShopDemoSimulationTests {
       #expect(!retention.rows.isEmpty && retention.rows.allSatisfy { $0[2] == "100.0" })
       let funnel = outcome.reports[3].table.rows.map { Int($0[2]) ?? -1 }
       #expect(funnel.count == 4 && funnel[0] > 0 && zip(funnel, funnel.dropFirst()).allSatisfy { $0 >= $1 })
+      let revenue = outcome.reports[4].table
+      #expect(revenue.rows.first?[0] == "TRY" && (Int(revenue.rows.first?[1] ?? "") ?? 0) > 0)
+      let products = outcome.reports[5].table
+      #expect(!products.rows.isEmpty && products.rows.allSatisfy { $0[0].hasPrefix("TY-") })
+      figures.append(revenue.rows.map { $0.joined(separator: ",") }.joined(separator: ";"))
       let stored = try await outcome.collector.collector.store.eventCount(app: "ty")
       #expect(stored == outcome.events)
       figures.append(overview.rows.map { $0.prefix(2).joined(separator: "=") }.joined(separator: " "))
       try await outcome.collector.stop()
     }
-    #expect(figures[0] == figures[1], "the same seed gives the same figures")
+    #expect(
+      figures.count == 4 && Array(figures.prefix(2)) == Array(figures.suffix(2)), "the same seed gives the same figures"
+    )
   }
 }

@@ -30,8 +30,13 @@ struct ProductDetailPresenterTests {
         (
           "view_item",
           [
-            "item_id": "P1", "item_name": "Air Runner", "item_brand": "Koston", "item_category": "Sneakers",
-            "price": 1299.9, "currency": "TRY", "value": 1299.9,
+            "currency": "TRY", "value": 1299.9,
+            "items": [
+              [
+                "item_id": "P1", "item_name": "Air Runner", "item_brand": "Koston", "item_category": "Sneakers",
+                "price": 1299.9, "quantity": 1,
+              ]
+            ],
           ]
         )
       ])
@@ -57,8 +62,13 @@ struct ProductDetailPresenterTests {
         (
           "add_to_wishlist",
           [
-            "item_id": "P1", "item_name": "Air Runner", "item_brand": "Koston", "item_category": "Sneakers",
-            "price": 1299.9, "currency": "TRY",
+            "currency": "TRY", "value": 1299.9,
+            "items": [
+              [
+                "item_id": "P1", "item_name": "Air Runner", "item_brand": "Koston", "item_category": "Sneakers",
+                "price": 1299.9, "quantity": 1,
+              ]
+            ],
           ]
         ),
         ("product_unfavourited", ["product_id": "P1"]),
@@ -92,6 +102,24 @@ struct ProductDetailPresenterTests {
           [
             "product_id": "P1", "brand": "Koston", "category": "Sneakers", "price": 1299.9, "currency": "TRY",
             "size": "42", "quantity": 2, "value": 2599.8,
+          ]
+        ),
+        ("product_add_to_cart_failed", ["product_id": "P1", "reason": "out_of_stock"]),
+      ])
+    tracker.expectReceived(
+      by: TYService.firebase,
+      [
+        ("product_size_selected", ["product_id": "P1", "size": "42"]),
+        (
+          "add_to_cart",
+          [
+            "currency": "TRY", "value": 2599.8,
+            "items": [
+              [
+                "item_id": "P1", "item_name": "Air Runner", "item_brand": "Koston", "item_category": "Sneakers",
+                "item_variant": "42", "price": 1299.9, "quantity": 2,
+              ]
+            ],
           ]
         ),
         ("product_add_to_cart_failed", ["product_id": "P1", "reason": "out_of_stock"]),

@@ -137,3 +137,51 @@ public struct CommerceOrder: Sendable, Hashable {
     return fields
   }
 }
+
+/// The key style of a commerce event's parameters: GA4's snake-case keys (the uniform
+/// serialisation, ``CommerceOrder/parameters``), or the title-case property style of Mixpanel
+/// projects (`Order ID`, `Revenue`, `Products` with `Product ID`, `Price`, `Quantity`), which a
+/// feature gives Mixpanel in its ``CoreTrackable/payload(for:)``.
+public enum CommerceStyle: Sendable, Hashable {
+  /// `transaction_id`, `value`, `items` with `item_id` …: GA4's vocabulary.
+  case ga4
+  /// `Order ID`, `Revenue`, `Products` with `Product ID` …: Mixpanel's property style.
+  case titleCase
+}
+
+extension CommerceItem {
+  /// The item's fields in `style` (custom fields keep their keys).
+  public func parameters(style: CommerceStyle) -> EventParameters {
+    guard style == .titleCase else { return parameters }
+    var fields = EventParameters()
+    fields["Product ID"] = id.map(ParameterValue.string)
+    fields["Name"] = name.map(ParameterValue.string)
+    fields["Brand"] = brand.map(ParameterValue.string)
+    fields["Category"] = categories.isEmpty ? nil : .string(categories.joined(separator: " > "))
+    fields["Variant"] = variant.map(ParameterValue.string)
+    fields["Price"] = price.map(ParameterValue.double)
+    fields["Quantity"] = quantity.map(ParameterValue.int)
+    fields["Coupon"] = coupon.map(ParameterValue.string)
+    fields["Discount"] = discount.map(ParameterValue.double)
+    fields["Position"] = index.map(ParameterValue.int)
+    for field in custom where fields[field.key] == nil { fields.set(field) }
+    return fields
+  }
+}
+
+extension CommerceOrder {
+  /// The order's fields in `style`, the products last (custom fields keep their keys).
+  public func parameters(style: CommerceStyle) -> EventParameters {
+    guard style == .titleCase else { return parameters }
+    var fields = EventParameters()
+    fields["Order ID"] = transactionID.map(ParameterValue.string)
+    fields["Currency"] = .string(currency)
+    fields["Revenue"] = .double(value ?? itemsTotal)
+    fields["Tax"] = tax.map(ParameterValue.double)
+    fields["Shipping"] = shipping.map(ParameterValue.double)
+    fields["Coupon"] = coupon.map(ParameterValue.string)
+    for field in custom where fields[field.key] == nil { fields.set(field) }
+    fields["Products"] = .list(items.map { .object($0.parameters(style: .titleCase)) })
+    return fields
+  }
+}

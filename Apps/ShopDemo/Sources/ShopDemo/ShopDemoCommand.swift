@@ -14,8 +14,8 @@ struct ShopDemoCommand: AsyncParsableCommand {
       Starts a collector inside the process (SQLite in --data) and, by default, simulates --users users \
       over --weeks weeks through the real presenters of every Trendyol and Dolap Lite feature and the real \
       services (log, collector, Firebase, Mixpanel) over HTTP on 127.0.0.1; prints the overview, top \
-      events, retention and a funnel, then serves the dashboard at the printed link until Ctrl-C (--exit \
-      stops after printing). --scripted runs one scripted session instead and shows each service's own \
+      events, retention, a funnel, revenue and the top products, then serves the dashboard at the \
+      printed link until Ctrl-C (--exit stops after printing). --scripted runs one scripted session instead and shows each service's own \
       shape of every event.
       """)
 

@@ -151,14 +151,18 @@ public struct ShopDemo {
     let top = try await reports.topEvents(filter, limit: 10)
     let retention = try await reports.retention(filter, period: .week)
     let funnel = try await reports.funnel(
-      filter, steps: ["product_detail_viewed", "product_added_to_cart", "checkout_viewed", "order_placed"],
+      filter, steps: ["product_detail_viewed", "product_added_to_cart", "checkout_viewed", "purchase"],
       window: 3_600_000)
+    let revenue = try await reports.revenue(filter)
+    let items = try await reports.topItems(filter, category: nil, brand: nil, limit: 10)
     return SimulationOutcome(
       collector: embedded, from: from, to: to, events: Int(overview.current.events),
       reports: [
         ("Overview (Trendyol, the simulated weeks)", overview.table), ("Top events", top.table),
         ("Weekly retention (% of each cohort active)", retention.table),
-        ("Funnel: detail → cart → checkout → order, within an hour", funnel.table),
+        ("Funnel: detail → cart → checkout → purchase, within an hour", funnel.table),
+        ("Revenue (refunds subtracted; against the weeks before)", revenue.table),
+        ("Top products by revenue", items.table),
       ])
   }
 
@@ -176,9 +180,15 @@ public struct ShopDemo {
     try? detail.addToCart(quantity: 1)
     detail.share(via: .whatsapp)
 
-    let cart = Cart(items: [
-      CartItem(productID: sneakers.id, name: sneakers.name, unitPriceMinor: sneakers.priceMinor, quantity: 1)
-    ])
+    let cart = Cart(
+      items: [
+        CartItem(
+          productID: sneakers.id, name: sneakers.name, unitPriceMinor: sneakers.priceMinor, quantity: 1,
+          brand: sneakers.brand, categories: ["Shoes", "Sneakers"], variant: "42"),
+        CartItem(
+          productID: "TY-90417", name: "Running Socks", unitPriceMinor: 89_90, quantity: 3, brand: "Koston",
+          categories: ["Clothing", "Socks"]),
+      ], shippingMinor: 0)
     let checkout = CheckoutPresenter(cart: cart, makeOrderID: { "TY-DEMO-0001" }, tracker: tracker)
     checkout.viewDidAppear()
     checkout.applyCoupon("NOPE")

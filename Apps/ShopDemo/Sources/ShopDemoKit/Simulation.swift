@@ -120,33 +120,66 @@ struct Simulation {
     }
   }
 
-  /// One visit: browse products, maybe buy; sometimes Dolap Lite inside the app.
+  /// One visit: browse products into a cart, maybe check it out (a coupon sometimes, a refund now
+  /// and then); sometimes Dolap Lite inside the app.
   func session(trendyol: TYTracker, dolap: DLTracker, user: String, clock: Clock, random: inout Random) {
     trendyol.count("Foregrounded app")
-    for _ in 0..<Int.random(in: 1...3, using: &random) {
+    var lines: [CartItem] = []
+    for _ in 0..<Int.random(in: 1...4, using: &random) {
       let product = Self.catalog.randomElement(using: &random)!
       let detail = ProductDetailPresenter(product: product, tracker: trendyol)
       detail.viewDidAppear()
       clock.advance(Double.random(in: 10...90, using: &random))
       if random.chance(0.15) { detail.toggleFavourite() }
-      guard random.chance(0.3) else { continue }
-      if let size = product.sizes.randomElement(using: &random) { detail.selectSize(size) }
+      guard random.chance(0.35) else { continue }
+      let size = product.sizes.randomElement(using: &random)
+      if let size { detail.selectSize(size) }
       clock.advance(Double.random(in: 5...30, using: &random))
-      guard (try? detail.addToCart()) != nil else { continue }
+      let quantity = random.chance(0.2) ? 2 : 1
+      guard (try? detail.addToCart(quantity: quantity)) != nil else { continue }
+      lines.append(
+        CartItem(
+          productID: product.id, name: product.name, unitPriceMinor: product.priceMinor, quantity: quantity,
+          brand: product.brand, categories: Self.categories[product.category] ?? [product.category], variant: size))
       if random.chance(0.1) { detail.share(via: ShareChannel.allCases.randomElement(using: &random)!) }
-      guard random.chance(0.5) else { continue }
-      clock.advance(Double.random(in: 20...120, using: &random))
-      let cart = Cart(items: [
-        CartItem(productID: product.id, name: product.name, unitPriceMinor: product.priceMinor, quantity: 1)
-      ])
-      let checkout = CheckoutPresenter(
-        cart: cart, makeOrderID: { "TY-\(UInt32.random(in: 0...UInt32.max))" }, tracker: trendyol)
-      checkout.viewDidAppear()
-      if random.chance(0.3) { _ = checkout.applyCoupon(random.chance(0.5) ? "welcome10" : "NOPE") }
-      checkout.selectPayment(PaymentMethod.allCases.randomElement(using: &random)!)
-      clock.advance(Double.random(in: 10...60, using: &random))
-      if random.chance(0.6) { _ = try? checkout.placeOrder(email: "\(user)@example.com") }
     }
+    if !lines.isEmpty, random.chance(0.6) { checkOut(lines, trendyol: trendyol, user: user, clock: clock, &random) }
+    browseDolapLite(dolap, user: user, clock: clock, &random)
+  }
+
+  /// Category paths of the catalogue's categories, broadest first.
+  static let categories = [
+    "Sneakers": ["Shoes", "Sneakers"], "Shirts": ["Clothing", "Shirts"], "Kitchen": ["Home", "Kitchen"],
+    "Accessories": ["Electronics", "Accessories"], "Bags": ["Accessories", "Bags"],
+  ]
+
+  /// The checkout of a cart: shipping under 500 TRY, a coupon now and then, most orders placed, a
+  /// few refunded in part or whole.
+  private func checkOut(
+    _ lines: [CartItem], trendyol: TYTracker, user: String, clock: Clock, _ random: inout Random
+  ) {
+    clock.advance(Double.random(in: 20...120, using: &random))
+    let subtotal = lines.reduce(0) { $0 + $1.totalMinor }
+    let cart = Cart(items: lines, shippingMinor: subtotal < 500_00 ? 29_99 : 0)
+    let checkout = CheckoutPresenter(
+      cart: cart, makeOrderID: { "TY-\(UInt32.random(in: 0...UInt32.max))" }, tracker: trendyol)
+    checkout.viewDidAppear()
+    if random.chance(0.3) { _ = checkout.applyCoupon(random.chance(0.7) ? "welcome10" : "NOPE") }
+    checkout.selectPayment(PaymentMethod.allCases.randomElement(using: &random)!)
+    clock.advance(Double.random(in: 10...60, using: &random))
+    guard random.chance(0.7), (try? checkout.placeOrder(email: "\(user)@example.com")) != nil else { return }
+    guard random.chance(0.12) else { return }
+    clock.advance(Double.random(in: 3_600...86_400, using: &random))
+    if lines.count > 1, random.chance(0.5) {
+      checkout.refund(productIDs: [lines[0].productID])
+    } else {
+      checkout.refund()
+    }
+  }
+
+  /// Dolap Lite inside the app, in a third of the visits: a listing, likes, offers, a purchase now
+  /// and then, the seller's profile.
+  private func browseDolapLite(_ dolap: DLTracker, user: String, clock: Clock, _ random: inout Random) {
     guard random.chance(0.33) else { return }
     let listing = Self.listings.randomElement(using: &random)!
     let detail = ListingDetailPresenter(listing: listing, userID: user, likeCount: 3, tracker: dolap)
@@ -155,6 +188,9 @@ struct Simulation {
     if random.chance(0.3) { detail.toggleLike() }
     if random.chance(0.2) {
       try? detail.makeOffer(amountMinor: listing.priceMinor * Int.random(in: 40...95, using: &random) / 100)
+    }
+    if random.chance(0.1) {
+      try? detail.buy(orderID: "DL-\(UInt32.random(in: 0...UInt32.max))", shippingMinor: 19_99)
     }
     if random.chance(0.15) {
       let seller = Seller(

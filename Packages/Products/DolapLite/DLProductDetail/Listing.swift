@@ -1,3 +1,5 @@
+public import DLTracker
+
 /// A second-hand listing as the Dolap Lite detail screen shows it.
 public struct Listing: Sendable, Hashable {
   /// The condition the seller declared.
@@ -43,4 +45,11 @@ public struct Listing: Sendable, Hashable {
 
   /// The lowest offer the app lets a buyer send: half the asking price, rounded up.
   public var minimumOfferMinor: Int { (priceMinor + 1) / 2 }
+
+  /// The listing as the one item of an order: its id, title, condition (as the variant) and price.
+  public var commerceItem: CommerceItem {
+    CommerceItem(
+      id: id, name: title, variant: condition.rawValue, price: Double(priceMinor) / 100, quantity: 1,
+      custom: ["seller_id": .string(sellerID)])
+  }
 }

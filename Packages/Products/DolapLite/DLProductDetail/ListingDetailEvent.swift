@@ -4,7 +4,9 @@ public import DLTracker
 ///
 /// The like-event follows the Moments design: Firebase receives `select_content` with
 /// `item_id` "listing-id-<id>-user-id-<user>" and `item_name` "listing-like"; Mixpanel its own
-/// names; every other service the uniform serialisation.
+/// names; every other service the uniform serialisation. A purchase is GA4's `purchase` with the
+/// listing as its one item (what the collector's revenue report counts); Mixpanel gets
+/// `Listing Purchased` in its title-case style.
 public enum ListingDetailEvent: CoreTrackable, Equatable {
   case viewed(Listing)
   case liked(Listing, userID: String)
@@ -12,6 +14,7 @@ public enum ListingDetailEvent: CoreTrackable, Equatable {
   case offerMade(Listing, amountMinor: Int)
   case offerRejected(Listing, amountMinor: Int, reason: String)
   case sellerMessaged(Listing)
+  case purchased(Listing, order: CommerceOrder)
 
   public var name: String {
     switch self {
@@ -21,6 +24,7 @@ public enum ListingDetailEvent: CoreTrackable, Equatable {
     case .offerMade: "offer_made"
     case .offerRejected: "offer_rejected"
     case .sellerMessaged: "seller_messaged"
+    case .purchased: "purchase"
     }
   }
 
@@ -48,6 +52,8 @@ public enum ListingDetailEvent: CoreTrackable, Equatable {
       ]
     case .offerRejected(let listing, let amount, let reason):
       ["listing_id": .string(listing.id), "offer": .double(Double(amount) / 100), "reason": .string(reason)]
+    case .purchased(_, let order):
+      order.parameters
     }
   }
 
@@ -61,6 +67,8 @@ public enum ListingDetailEvent: CoreTrackable, Equatable {
     case (.liked(let listing, _), DLService.mixpanel):
       ServicePayload(
         name: "Listing Liked", parameters: ["Listing": .string(listing.id), "Seller": .string(listing.sellerID)])
+    case (.purchased(_, let order), DLService.mixpanel):
+      ServicePayload(name: "Listing Purchased", parameters: order.parameters(style: .titleCase))
     case (.viewed(let listing), DLService.firebase):
       ServicePayload(
         name: "view_item",

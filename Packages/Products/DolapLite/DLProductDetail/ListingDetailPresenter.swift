@@ -94,6 +94,21 @@ public final class ListingDetailPresenter {
     tracker.track(ListingDetailEvent.offerMade(listing, amountMinor: amountMinor))
   }
 
+  /// Buys the listing at its price with `shippingMinor` shipping, as order `orderID`; a sold
+  /// listing cannot be bought (the attempt is tracked as a rejected offer would be: with its reason).
+  public func buy(orderID: String, shippingMinor: Int = 0) throws(OfferError) {
+    guard !listing.isSold else {
+      state.message = "Already sold"
+      tracker.track(ListingDetailEvent.offerRejected(listing, amountMinor: listing.priceMinor, reason: "sold"))
+      throw .sold
+    }
+    let order = CommerceOrder(
+      transactionID: orderID, currency: "TRY", items: [listing.commerceItem],
+      value: Double(listing.priceMinor + max(0, shippingMinor)) / 100, shipping: Double(max(0, shippingMinor)) / 100)
+    state.message = "Bought"
+    tracker.track(ListingDetailEvent.purchased(listing, order: order))
+  }
+
   /// Opens a conversation with the seller.
   public func messageSeller() {
     tracker.track(ListingDetailEvent.sellerMessaged(listing))

@@ -1,3 +1,5 @@
+public import TYTracker
+
 /// One line of the cart.
 public struct CartItem: Sendable, Hashable {
   /// The catalogue id.
@@ -8,17 +10,36 @@ public struct CartItem: Sendable, Hashable {
   public var unitPriceMinor: Int
   /// How many.
   public var quantity: Int
+  /// The brand, if known.
+  public var brand: String?
+  /// The category path from the broadest, e.g. `["Shoes", "Sneakers"]`.
+  public var categories: [String]
+  /// The chosen size or colour, if any.
+  public var variant: String?
 
   /// Creates a cart line.
-  public init(productID: String, name: String, unitPriceMinor: Int, quantity: Int) {
+  public init(
+    productID: String, name: String, unitPriceMinor: Int, quantity: Int, brand: String? = nil,
+    categories: [String] = [], variant: String? = nil
+  ) {
     self.productID = productID
     self.name = name
     self.unitPriceMinor = unitPriceMinor
     self.quantity = quantity
+    self.brand = brand
+    self.categories = categories
+    self.variant = variant
   }
 
   /// Unit price × quantity.
   public var totalMinor: Int { unitPriceMinor * quantity }
+
+  /// The line as a commerce item at position `index` of the cart.
+  public func commerceItem(index: Int) -> CommerceItem {
+    CommerceItem(
+      id: productID, name: name, brand: brand, categories: categories, variant: variant,
+      price: Double(unitPriceMinor) / 100, quantity: quantity, index: index)
+  }
 }
 
 /// The cart at checkout.
@@ -28,10 +49,30 @@ public struct Cart: Sendable, Hashable {
   /// ISO 4217 currency code.
   public var currency: String
 
+  /// Shipping, in minor units.
+  public var shippingMinor: Int
+  /// The VAT rate included in the prices, in percent (Turkish KDV: 20).
+  public var includedTaxPercent: Int
+
   /// Creates a cart.
-  public init(items: [CartItem], currency: String = "TRY") {
+  public init(items: [CartItem], currency: String = "TRY", shippingMinor: Int = 0, includedTaxPercent: Int = 20) {
     self.items = items
     self.currency = currency
+    self.shippingMinor = shippingMinor
+    self.includedTaxPercent = includedTaxPercent
+  }
+
+  /// The cart as an order of `totalMinor` (after discount and with shipping): its items in order,
+  /// the tax included in the goods, the shipping and the coupon.
+  public func order(
+    transactionID: String? = nil, totalMinor: Int, coupon: String?, custom: EventParameters = EventParameters()
+  ) -> CommerceOrder {
+    let goods = max(0, totalMinor - shippingMinor)
+    let taxMinor = goods * includedTaxPercent / (100 + max(0, includedTaxPercent))
+    return CommerceOrder(
+      transactionID: transactionID, currency: currency,
+      items: items.enumerated().map { $1.commerceItem(index: $0) }, value: Double(totalMinor) / 100,
+      tax: Double(taxMinor) / 100, shipping: Double(shippingMinor) / 100, coupon: coupon, custom: custom)
   }
 
   /// The sum of the lines, in minor units.

@@ -25,7 +25,7 @@ public struct CheckoutViewState: Sendable, Equatable {
   public var subtotalMinor: Int
   /// The coupon's discount, minor units.
   public var discountMinor: Int
-  /// What the user pays, minor units.
+  /// What the user pays (after the discount, with shipping), minor units.
   public var totalMinor: Int
   /// The applied coupon's code.
   public var couponCode: String?
@@ -75,13 +75,20 @@ public final class CheckoutPresenter {
     state = CheckoutViewState(
       subtotalMinor: cart.subtotalMinor,
       discountMinor: 0,
-      totalMinor: cart.subtotalMinor
+      totalMinor: cart.subtotalMinor + cart.shippingMinor
     )
   }
 
   /// The screen appeared.
   public func viewDidAppear() {
-    tracker.track(CheckoutEvent.viewed(cart))
+    tracker.track(CheckoutEvent.viewed(order()))
+  }
+
+  /// The cart as an order at the current total, coupon and payment method.
+  func order(transactionID: String? = nil) -> CommerceOrder {
+    cart.order(
+      transactionID: transactionID, totalMinor: state.totalMinor, coupon: state.couponCode,
+      custom: state.payment.map { ["payment_type": .string($0.rawValue)] } ?? EventParameters())
   }
 
   /// Applies a coupon code (case-insensitive, surrounding spaces ignored); returns whether it applied.
@@ -102,7 +109,7 @@ public final class CheckoutPresenter {
     let discount = coupons[normalized]!.discount(on: cart.subtotalMinor)
     state.couponCode = normalized
     state.discountMinor = discount
-    state.totalMinor = cart.subtotalMinor - discount
+    state.totalMinor = cart.subtotalMinor - discount + cart.shippingMinor
     state.message = nil
     tracker.track(CheckoutEvent.couponApplied(code: normalized, discountMinor: discount))
     return true
@@ -112,7 +119,7 @@ public final class CheckoutPresenter {
   public func selectPayment(_ method: PaymentMethod) {
     guard state.payment != method else { return }
     state.payment = method
-    tracker.track(CheckoutEvent.paymentSelected(method))
+    tracker.track(CheckoutEvent.paymentSelected(method, order: order()))
   }
 
   /// Places the order and returns its id; a failure is tracked (without the e-mail) and thrown.
@@ -136,12 +143,29 @@ public final class CheckoutPresenter {
     let orderID = makeOrderID()
     state.orderID = orderID
     state.message = "Order \(orderID) placed"
-    tracker.track(
-      CheckoutEvent.orderPlaced(
-        orderID: orderID, cart: cart, totalMinor: state.totalMinor, payment: state.payment!, email: email
-      )
-    )
+    tracker.track(CheckoutEvent.orderPlaced(order(transactionID: orderID), email: email))
     return orderID
+  }
+
+  /// Refunds the placed order: every line, or the lines of `productIDs`; the refund's value is
+  /// what those lines cost (the whole total, shipping included, for a full refund). Returns `false`,
+  /// tracking nothing, before an order is placed or when no line matches.
+  @discardableResult
+  public func refund(productIDs: Set<String>? = nil) -> Bool {
+    guard let orderID = state.orderID else { return false }
+    let placed = order(transactionID: orderID)
+    guard let productIDs else {
+      tracker.track(
+        CheckoutEvent.refunded(
+          CommerceOrder(
+            transactionID: orderID, currency: placed.currency, items: placed.items, value: placed.value)))
+      return true
+    }
+    let lines = placed.items.filter { $0.id.map(productIDs.contains) ?? false }
+    guard !lines.isEmpty else { return false }
+    let refund = CommerceOrder(transactionID: orderID, currency: placed.currency, items: lines)
+    tracker.track(CheckoutEvent.refunded(refund))
+    return true
   }
 
   /// `local@domain.tld`, no spaces: enough to catch typing mistakes.

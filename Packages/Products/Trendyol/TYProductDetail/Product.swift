@@ -1,3 +1,5 @@
+public import TYTracker
+
 /// A product as the product detail screen shows it.
 public struct Product: Sendable, Hashable {
   /// The catalogue id.
@@ -40,4 +42,10 @@ public struct Product: Sendable, Hashable {
 
   /// The price as a decimal number of major units, for analytics values.
   public var price: Double { Double(priceMinor) / 100 }
+
+  /// The product as a commerce item: id, name, brand, category, the size as its variant, the price.
+  public func commerceItem(quantity: Int = 1, size: String? = nil) -> CommerceItem {
+    CommerceItem(
+      id: id, name: name, brand: brand, categories: [category], variant: size, price: price, quantity: quantity)
+  }
 }

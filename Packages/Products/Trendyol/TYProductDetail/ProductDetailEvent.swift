@@ -67,20 +67,15 @@ public enum ProductDetailEvent: CoreTrackable, Equatable {
     }
   }
 
-  /// GA4's recommended e-commerce events.
+  /// GA4's recommended e-commerce events, each with its `items`.
   private var firebasePayload: ServicePayload? {
     switch self {
     case .viewed(let product):
-      ServicePayload(name: "view_item", parameters: Self.ga4Item(product).merging(["value": .double(product.price)]))
+      ServicePayload(name: "view_item", parameters: Self.ga4Order(product, quantity: 1, size: nil).parameters)
     case .favouriteChanged(let product, true):
-      ServicePayload(name: "add_to_wishlist", parameters: Self.ga4Item(product))
-    case .addedToCart(let product, _, let quantity):
-      ServicePayload(
-        name: "add_to_cart",
-        parameters: Self.ga4Item(product).merging([
-          "quantity": .int(quantity), "value": .double(product.price * Double(quantity)),
-        ])
-      )
+      ServicePayload(name: "add_to_wishlist", parameters: Self.ga4Order(product, quantity: 1, size: nil).parameters)
+    case .addedToCart(let product, let size, let quantity):
+      ServicePayload(name: "add_to_cart", parameters: Self.ga4Order(product, quantity: quantity, size: size).parameters)
     case .shared(let product, let channel):
       ServicePayload(
         name: "share",
@@ -118,11 +113,8 @@ public enum ProductDetailEvent: CoreTrackable, Equatable {
     ]
   }
 
-  private static func ga4Item(_ product: Product) -> EventParameters {
-    [
-      "item_id": .string(product.id), "item_name": .string(product.name), "item_brand": .string(product.brand),
-      "item_category": .string(product.category), "price": .double(product.price),
-      "currency": .string(product.currency),
-    ]
+  /// The product as a one-item order: `currency`, `value` (price × quantity) and `items`.
+  private static func ga4Order(_ product: Product, quantity: Int, size: String?) -> CommerceOrder {
+    CommerceOrder(currency: product.currency, items: [product.commerceItem(quantity: quantity, size: size)])
   }
 }
