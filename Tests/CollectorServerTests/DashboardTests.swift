@@ -8,7 +8,8 @@ import NIOCore
 import TestSupport
 import Testing
 
-/// Events over the last 7 days (today included): 5 devices, 4 names, one of them hostile HTML.
+/// Events over the last 7 days (today included): 5 devices, 4 names, one of them hostile HTML; two
+/// orders and a refund among them.
 private func seed(_ collector: EventCollector) async throws {
   let day: Int64 = 86_400_000
   let today = Int64(Date().timeIntervalSince1970 * 1000) / day * day
@@ -25,6 +26,27 @@ private func seed(_ collector: EventCollector) async throws {
           appVersion: index % 2 == 0 ? "9.0" : "10.0", osName: "iOS", osVersion: "17.4",
           platform: index % 3 == 0 ? "Android" : "iOS"),
         parametersJSON: #"{"product_id":"p\#(index % 3)"}"#))
+  }
+  // Two orders and a refund (the same devices and context): 160 TRY gross, 20 refunded.
+  let orders = [
+    (
+      "order-1", "purchase",
+      #"{"transaction_id":"T1","currency":"TRY","value":100,"items":[{"item_id":"A","item_name":"Sneaker","price":50,"quantity":2}]}"#
+    ),
+    (
+      "order-2", "purchase",
+      #"{"transaction_id":"T2","currency":"TRY","value":60,"items":[{"item_id":"B","item_name":"<b>Cap</b>","item_brand":"Nike","price":30},{"item_id":"A","price":30}]}"#
+    ),
+    ("order-3", "refund", #"{"transaction_id":"T1","currency":"TRY","value":20}"#),
+  ]
+  for (index, (id, name, parameters)) in orders.enumerated() {
+    let time = today - Int64(index) * day + 3_600_000
+    events.append(
+      StoredEvent(
+        app: "ty", eventID: id, name: name, kind: "event", occurredAt: time, utcOffsetMinutes: 0, receivedAt: time,
+        deviceID: "device-\(index)", userID: nil, sessionID: Int64(index),
+        context: StoredContext(appVersion: "9.0", osName: "iOS", osVersion: "17.4", platform: "iOS"),
+        parametersJSON: parameters))
   }
   _ = try await collector.store.write(StoreBatch(events: events))
 }
@@ -80,22 +102,29 @@ struct DashboardTests {
       let (status, overview, _) = try await Self.get(client, "/", cookie: cookie)
       #expect(status == .ok)
       #expect(count(#"class="point""#, in: overview) == 7)  // one per day of the default 7-day range
-      #expect(count(#"class="bar""#, in: overview) == 4)
+      #expect(count(#"class="bar""#, in: overview) == 5)  // the four names and refund
       #expect(!overview.contains("<script>") && overview.contains("&lt;script&gt;alert(1)&lt;/script&gt;"))
-      #expect(overview.contains(#"<span class="value">60</span>"#))
+      #expect(overview.contains(#"<span class="value">63</span>"#))
       let pages: [(String, String, Int)] = [
-        ("/dashboard/events?app=ty&parameter=product_id", #"class="bar""#, 4 + 3),
+        // Five names; product_id of purchase (the top event): p0, p1, p2 and (none) for the orders.
+        ("/dashboard/events?app=ty&parameter=product_id", #"class="bar""#, 5 + 4),
         // Every device is first seen on the first day: one cohort, 7 days.
         ("/dashboard/retention?app=ty", #"class="cell""#, 7),
         ("/dashboard/breakdowns?app=ty", #"class="bar""#, 2 + 2 + 1),
         ("/dashboard/funnel?app=ty&steps=product_viewed,add_to_cart&window=7d", #"class="bar""#, 2),
         ("/dashboard/counters?app=ty", #"class="bar""#, 0),
+        ("/dashboard/revenue?app=ty", #"class="point""#, 7),
+        ("/dashboard/revenue?app=ty", #"class="bar""#, 2),
+        ("/dashboard/revenue?app=ty&brand=Nike", #"class="bar""#, 1),
+        ("/dashboard/revenue?app=ty", "140.00", 1),
       ]
       for (uri, needle, expected) in pages {
         let (pageStatus, page, _) = try await Self.get(client, uri, cookie: cookie)
         #expect(pageStatus == .ok, "\(uri)")
         #expect(count(needle, in: page) == expected, "\(uri)")
       }
+      let (_, revenue, _) = try await Self.get(client, "/dashboard/revenue?app=ty", cookie: cookie)
+      #expect(!revenue.contains("<b>Cap</b>") && revenue.contains("&lt;b&gt;Cap&lt;/b&gt;"))
       let (bad, _, _) = try await Self.get(client, "/?app=ty&from=tomorrow", cookie: cookie)
       #expect(bad == .badRequest)
       let (missing, _, _) = try await Self.get(client, "/dashboard/nothing", cookie: cookie)
@@ -106,7 +135,7 @@ struct DashboardTests {
 
 /// The dashboard in a real headless Chromium (Debian's package, installed by `.ci/run`): each page
 /// loads without console errors with the expected number of chart points, and the overview is
-/// written as a screenshot at desktop and phone widths (`artifacts/`).
+/// written as a screenshot at desktop and phone widths, the revenue page at desktop width (`artifacts/`).
 @Suite("Dashboard in Chromium", .serialized)
 struct DashboardBrowserTests {
   static let chromium = ["/usr/bin/chromium", "/usr/bin/chromium-browser", "/usr/bin/google-chrome"].first {
@@ -155,10 +184,11 @@ struct DashboardBrowserTests {
         "\(base)/login?key=\(adminKey)&next=\(path.addingPercentEncoding(withAllowedCharacters: .alphanumerics)!)"
       }
       let pages: [(String, String, Int)] = [
-        ("/", #"class="point""#, 7), ("/dashboard/events?app=ty", #"class="bar""#, 4),
+        ("/", #"class="point""#, 7), ("/dashboard/events?app=ty", #"class="bar""#, 5),
         ("/dashboard/retention?app=ty", #"class="cell""#, 7), ("/dashboard/breakdowns?app=ty", #"class="bar""#, 5),
         ("/dashboard/funnel?app=ty&steps=product_viewed,add_to_cart", #"class="bar""#, 2),
         ("/dashboard/counters?app=ty", "No data in this range", 1),
+        ("/dashboard/revenue?app=ty", #"class="point""#, 7),
       ]
       for (path, needle, expected) in pages {
         let (dom, log) = try await Self.run(["--dump-dom"], url: signedIn(path))
@@ -169,11 +199,15 @@ struct DashboardBrowserTests {
         #expect(consoleErrors.isEmpty, "\(path): \(consoleErrors)")
       }
       try FileManager.default.createDirectory(atPath: "artifacts", withIntermediateDirectories: true)
-      for (name, size) in [("dashboard-overview.png", "1280,1000"), ("dashboard-overview-phone.png", "390,1400")] {
+      let shots = [
+        ("dashboard-overview.png", "1280,1000", "/"), ("dashboard-overview-phone.png", "390,1400", "/"),
+        ("dashboard-revenue.png", "1280,1200", "/dashboard/revenue?app=ty"),
+      ]
+      for (name, size, page) in shots {
         let path = FileManager.default.currentDirectoryPath + "/artifacts/" + name
         try? FileManager.default.removeItem(atPath: path)
         _ = try await Self.run(
-          ["--screenshot=\(path)", "--window-size=\(size)", "--hide-scrollbars"], url: signedIn("/"))
+          ["--screenshot=\(path)", "--window-size=\(size)", "--hide-scrollbars"], url: signedIn(page))
         let png = try Data(contentsOf: URL(fileURLWithPath: path))
         #expect(png.starts(with: [0x89, 0x50, 0x4E, 0x47]) && png.count > 10_000, "\(name)")
       }

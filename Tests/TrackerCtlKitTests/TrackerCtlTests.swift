@@ -84,7 +84,7 @@ struct TrackerCtlTests {
     let store = try await store(events: 30)
     let admin = "test-admin-key-trackerctl"
     try await withLiveCollector(store, key: ProvisionedKey(app: "*", key: admin, scope: .admin)) { url in
-      for name in ["overview", "top-events", "breakdown", "sessions"] {
+      for name in ["overview", "top-events", "breakdown", "sessions", "revenue", "top-items"] {
         let remote = try await TrackerCtl.report(name, parameters: range, origin: .http(url, key: admin), format: .csv)
         let local = try await TrackerCtl.report(
           name, parameters: range, origin: .store(Reports(store: store)), format: .csv)

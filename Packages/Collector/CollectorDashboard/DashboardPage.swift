@@ -7,6 +7,7 @@ public enum DashboardPage: String, CaseIterable, Sendable {
   case breakdowns
   case funnel
   case counters
+  case revenue
 
   /// The page at `path` (`/` or `/dashboard/<name>`), or `nil`.
   public init?(path: String) {

@@ -20,7 +20,8 @@ public enum SVG {
   }
 
   /// A line chart: one `<circle class="point">` per value (with its label and value as a tooltip),
-  /// a polyline through them, the largest value on the axis.
+  /// a polyline through them, the largest value on the axis; below a zero line when values are
+  /// negative (a day of refunds).
   public static func lineChart(_ points: [(label: String, value: Double)], title: String) -> String {
     let width = 640.0
     let height = 220.0
@@ -28,15 +29,17 @@ public enum SVG {
     let bottom = 24.0
     let top = 12.0
     let maximum = max(1, points.map(\.value).max() ?? 1)
+    let minimum = min(0, points.map(\.value).min() ?? 0)
     let step = points.count > 1 ? (width - left - 8) / Double(points.count - 1) : 0
     func x(_ index: Int) -> Double { left + Double(index) * step }
-    func y(_ value: Double) -> Double { top + (height - top - bottom) * (1 - value / maximum) }
+    func y(_ value: Double) -> Double { top + (height - top - bottom) * (maximum - value) / (maximum - minimum) }
     var svg =
       #"<svg class="chart line" viewBox="0 0 \#(Int(width)) \#(Int(height))" role="img" aria-label="\#(escape(title))">"#
     svg += "<title>\(escape(title))</title>"
-    svg += #"<line class="axis" x1="\#(left)" y1="\#(height - bottom)" x2="\#(width - 4)" y2="\#(height - bottom)"/>"#
+    svg += #"<line class="axis" x1="\#(left)" y1="\#(y(0))" x2="\#(width - 4)" y2="\#(y(0))"/>"#
     svg += #"<text class="tick" x="4" y="\#(top + 10)">\#(format(maximum))</text>"#
-    svg += #"<text class="tick" x="4" y="\#(height - bottom)">0</text>"#
+    svg += #"<text class="tick" x="4" y="\#(y(0))">0</text>"#
+    if minimum < 0 { svg += #"<text class="tick" x="4" y="\#(height - bottom)">\#(format(minimum))</text>"# }
     let path = points.indices.map { String(format: "%.1f,%.1f", x($0), y(points[$0].value)) }.joined(separator: " ")
     if !points.isEmpty { svg += #"<polyline class="series" points="\#(path)"/>"# }
     for (index, point) in points.enumerated() {

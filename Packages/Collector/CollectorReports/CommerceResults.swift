@@ -153,7 +153,9 @@ public struct TopItems: ReportResult, Hashable {
   }
 }
 
-/// Amounts as the reports print them: two decimals (the minor unit of most currencies).
-enum Money {
-  static func text(_ amount: Double) -> String { String(format: "%.2f", amount) }
+/// Amounts as the reports and the dashboard print them: two decimals (the minor unit of most
+/// currencies).
+public enum Money {
+  /// `amount` with two decimals (`1019.99`).
+  public static func text(_ amount: Double) -> String { String(format: "%.2f", amount) }
 }

@@ -154,6 +154,12 @@ struct DashboardController: Sendable {
         funnel, steps: steps, window: window, top: try await reports.topEvents(filter, limit: 50), context: context)
     case .counters:
       return Dashboard.counters(try await reports.counters(filter), context: context)
+    case .revenue:
+      async let revenue = reports.revenue(filter)
+      async let items = reports.topItems(
+        filter, category: query.get("category").flatMap { $0.isEmpty ? nil : $0 },
+        brand: query.get("brand").flatMap { $0.isEmpty ? nil : $0 }, limit: 20)
+      return Dashboard.revenue(try await revenue, items: try await items, context: context)
     }
   }
 }

@@ -20,7 +20,9 @@ struct ReportCommand: AsyncParsableCommand {
   @Option(help: "parameter-values: the parameter.") var parameter: String?
   @Option(help: "funnel: event names, comma-separated.") var steps: String?
   @Option(help: "funnel: 30m, 2h, 1d.") var window: String?
-  @Option(help: "top-events, events, parameter-values: rows.") var limit: String?
+  @Option(help: "top-items: only items of this item_category.") var category: String?
+  @Option(help: "top-items: only items of this item_brand.") var brand: String?
+  @Option(help: "top-events, top-items, events, parameter-values: rows.") var limit: String?
   @Option(help: "events: the cursor a page printed.") var after: String?
   @Flag(help: "Print the API's JSON.") var json = false
   @Flag(help: "Print CSV.") var csv = false
@@ -33,7 +35,8 @@ struct ReportCommand: AsyncParsableCommand {
     var parameters = filter.parameters
     let extra: [(String, String?)] = [
       ("event", event), ("bucket", bucket), ("period", period), ("split", split), ("by", by),
-      ("parameter", parameter), ("steps", steps), ("window", window), ("limit", limit), ("after", after),
+      ("parameter", parameter), ("steps", steps), ("window", window), ("category", category), ("brand", brand),
+      ("limit", limit), ("after", after),
     ]
     for (key, value) in extra { if let value { parameters[key] = value } }
     do {
