@@ -54,21 +54,21 @@ public struct CommerceItem: Sendable, Hashable {
 
   /// The item as ordered `(key, value)` pairs with GA4's item keys.
   public var parameters: EventParameters {
-    var fields = EventParameters()
-    fields["item_id"] = id.map(ParameterValue.string)
-    fields["item_name"] = name.map(ParameterValue.string)
-    fields["item_brand"] = brand.map(ParameterValue.string)
+    var fields = CommerceFields(capacity: 10 + categories.count + custom.count)
+    fields.add("item_id", id.map(ParameterValue.string))
+    fields.add("item_name", name.map(ParameterValue.string))
+    fields.add("item_brand", brand.map(ParameterValue.string))
     for (level, category) in categories.prefix(5).enumerated() {
-      fields[level == 0 ? "item_category" : "item_category\(level + 1)"] = .string(category)
+      fields.add(CommerceFields.categoryKeys[level], .string(category))
     }
-    fields["item_variant"] = variant.map(ParameterValue.string)
-    fields["price"] = price.map(ParameterValue.double)
-    fields["quantity"] = quantity.map(ParameterValue.int)
-    fields["coupon"] = coupon.map(ParameterValue.string)
-    fields["discount"] = discount.map(ParameterValue.double)
-    fields["index"] = index.map(ParameterValue.int)
-    for field in custom where fields[field.key] == nil { fields.set(field) }
-    return fields
+    fields.add("item_variant", variant.map(ParameterValue.string))
+    fields.add("price", price.map(ParameterValue.double))
+    fields.add("quantity", quantity.map(ParameterValue.int))
+    fields.add("coupon", coupon.map(ParameterValue.string))
+    fields.add("discount", discount.map(ParameterValue.double))
+    fields.add("index", index.map(ParameterValue.int))
+    fields.addCustom(custom)
+    return fields.parameters
   }
 
   /// The item as one structured value (an object).
@@ -125,17 +125,39 @@ public struct CommerceOrder: Sendable, Hashable {
 
   /// The order as ordered `(key, value)` pairs with GA4's keys, `items` last.
   public var parameters: EventParameters {
-    var fields = EventParameters()
-    fields["transaction_id"] = transactionID.map(ParameterValue.string)
-    fields["currency"] = .string(currency)
-    fields["value"] = .double(value ?? itemsTotal)
-    fields["tax"] = tax.map(ParameterValue.double)
-    fields["shipping"] = shipping.map(ParameterValue.double)
-    fields["coupon"] = coupon.map(ParameterValue.string)
-    for field in custom where fields[field.key] == nil { fields.set(field) }
-    fields["items"] = .list(items.map(\.value))
-    return fields
+    var fields = CommerceFields(capacity: 7 + custom.count)
+    fields.add("transaction_id", transactionID.map(ParameterValue.string))
+    fields.add("currency", .string(currency))
+    fields.add("value", .double(value ?? itemsTotal))
+    fields.add("tax", tax.map(ParameterValue.double))
+    fields.add("shipping", shipping.map(ParameterValue.double))
+    fields.add("coupon", coupon.map(ParameterValue.string))
+    fields.addCustom(custom)
+    fields.add("items", .list(items.map(\.value)))
+    return fields.parameters
   }
+}
+
+/// The fields of an item or an order, built in one pass: the standard keys are distinct, so they
+/// are appended without the look-up ``EventParameters`` does on every set; custom fields whose key
+/// is taken are left out.
+struct CommerceFields {
+  private var storage: [EventParameter] = []
+
+  /// `item_category`, `item_category2` … `item_category5`.
+  static let categoryKeys = ["item_category", "item_category2", "item_category3", "item_category4", "item_category5"]
+
+  init(capacity: Int) { storage.reserveCapacity(capacity) }
+
+  mutating func add(_ key: String, _ value: ParameterValue?) {
+    if let value { storage.append(EventParameter(key: key, value: value)) }
+  }
+
+  mutating func addCustom(_ custom: EventParameters) {
+    for field in custom where !storage.contains(where: { $0.key == field.key }) { storage.append(field) }
+  }
+
+  var parameters: EventParameters { EventParameters(distinct: storage) }
 }
 
 /// The key style of a commerce event's parameters: GA4's snake-case keys (the uniform

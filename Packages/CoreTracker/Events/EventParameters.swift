@@ -38,6 +38,9 @@ public struct EventParameters: Sendable, Hashable {
     for parameter in parameters { set(parameter) }
   }
 
+  /// Parameters whose keys the caller knows to be distinct (no look-up per key).
+  init(distinct parameters: [EventParameter]) { storage = parameters }
+
   /// The keys in order.
   public var keys: [String] { storage.map(\.key) }
 

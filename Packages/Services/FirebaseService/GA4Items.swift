@@ -31,15 +31,17 @@ extension GA4Mapper {
     var items: [GA4Item] = []
     items.reserveCapacity(elements.count)
     for (index, element) in elements.enumerated() {
-      let itemPath = "\(path)[\(index)]"
+      // Built only when a rule is broken (the rules take it as an autoclosure).
+      func itemPath() -> String { "\(path)[\(index)]" }
       guard case .object(let fields) = element else {
         ledger.leaveOut(
-          GA4Violation(fieldPath: itemPath, code: .valueInvalid, message: "an item is an object"), as: "item_left_out")
+          GA4Violation(fieldPath: itemPath(), code: .valueInvalid, message: "an item is an object"),
+          as: "item_left_out")
         continue
       }
       let item = Self.item(fields, path: itemPath, &ledger)
-      if let violation = GA4Rules.checkItemIdentity(item, path: itemPath)
-        ?? GA4Rules.checkItemQuantity(item, path: itemPath)
+      if let violation = GA4Rules.checkItemIdentity(item, path: itemPath())
+        ?? GA4Rules.checkItemQuantity(item, path: itemPath())
       {
         ledger.leaveOut(violation, as: "item_left_out")
         continue
@@ -51,14 +53,14 @@ extension GA4Mapper {
 
   /// One item's parameters, each checked (name, value, custom count).
   private static func item(
-    _ fields: EventParameters, path: String, _ ledger: inout LimitLedger<GA4Violation>
+    _ fields: EventParameters, path: () -> String, _ ledger: inout LimitLedger<GA4Violation>
   ) -> GA4Item {
-    var item: GA4Item = [:]
+    var item = GA4Item(minimumCapacity: fields.count)
     var custom = 0
     for field in fields {
-      let fieldPath = "\(path).\(field.key)"
+      func fieldPath() -> String { "\(path()).\(field.key)" }
       var name = field.key
-      if let violation = GA4Rules.checkName(name, kind: .parameter, path: fieldPath) {
+      if let violation = GA4Rules.checkName(name, kind: .parameter, path: fieldPath()) {
         guard
           let fixed = ledger.fix(
             violation, GA4Rules.repairedName(name, kind: .parameter),
@@ -68,21 +70,21 @@ extension GA4Mapper {
       }
       guard !field.value.isStructured, item[name] == nil else {
         ledger.leaveOut(
-          GA4Violation(fieldPath: fieldPath, code: .valueInvalid, message: "an item parameter is a single value"),
+          GA4Violation(fieldPath: fieldPath(), code: .valueInvalid, message: "an item parameter is a single value"),
           as: "item_parameter_left_out")
         continue
       }
       if !GA4Limits.itemParameterNames.contains(name) {
         custom += 1
         if let violation = GA4Rules.checkCount(
-          custom, limit: GA4Limits.maximumCustomItemParameters, what: "custom item parameters", path: path)
+          custom, limit: GA4Limits.maximumCustomItemParameters, what: "custom item parameters", path: path())
         {
           ledger.leaveOut(violation, as: "item_parameter_left_out")
           continue
         }
       }
       var value = scalar(field.value)
-      if case .string(let text) = value, let violation = GA4Rules.checkParameterValue(text, path: fieldPath),
+      if case .string(let text) = value, let violation = GA4Rules.checkParameterValue(text, path: fieldPath()),
         let fixed = ledger.fix(
           violation, String(text.prefix(GA4Limits.maximumParameterValueLength)),
           as: "item_parameter_value_truncated")

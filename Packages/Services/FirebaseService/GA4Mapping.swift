@@ -178,7 +178,14 @@ struct GA4Mapper: EventMapper {
     case .double(let number): json.double(number)
     case .items(let items):
       json.beginArray()
-      for item in items { write(item.sorted { $0.key < $1.key }.map { ($0.key, $0.value) }, to: &json) }
+      for item in items {
+        json.beginObject()
+        for key in item.keys.sorted() {
+          json.key(key)
+          write(item[key]!, to: &json)
+        }
+        json.endObject()
+      }
       json.endArray()
     }
   }

@@ -23,7 +23,7 @@ extension MixpanelMapper {
       return Array("null".utf8)
     }
     var json = JSONWriter(capacity: 256)
-    write(value, field: field, to: &json, &ledger)
+    write(value, field: { field }, to: &json, &ledger)
     guard json.bytes.count > MixpanelLimits.maximumStructuredPropertyBytes else { return json.bytes }
     let violation = MixpanelViolation(
       field: field,
@@ -43,7 +43,7 @@ extension MixpanelMapper {
     json.beginArray()
     for element in elements {
       var next = json
-      write(element, field: field, to: &next, &scratch)
+      write(element, field: { field }, to: &next, &scratch)
       guard next.bytes.count + 1 <= MixpanelLimits.maximumStructuredPropertyBytes else { break }
       json = next
     }
@@ -51,11 +51,13 @@ extension MixpanelMapper {
     return json.bytes
   }
 
+  /// Writes `value`; `field` names it in a violation (built only then).
   private func write(
-    _ value: ParameterValue, field: String, to json: inout JSONWriter, _ ledger: inout LimitLedger<MixpanelViolation>
+    _ value: ParameterValue, field: () -> String, to json: inout JSONWriter,
+    _ ledger: inout LimitLedger<MixpanelViolation>
   ) {
     switch value {
-    case .string(let text): json.string(cut(text, field: field, &ledger))
+    case .string(let text): json.string(cut(text, field: field(), &ledger))
     case .int(let number): json.int(number)
     case .double(let number): json.double(number)
     case .bool(let flag): json.bool(flag)
@@ -67,15 +69,15 @@ extension MixpanelMapper {
     case .object(let fields):
       guard fields.count <= MixpanelLimits.maximumObjectKeys else {
         let violation = MixpanelViolation(
-          field: field, message: "an object has more than \(MixpanelLimits.maximumObjectKeys) keys")
+          field: field(), message: "an object has more than \(MixpanelLimits.maximumObjectKeys) keys")
         ledger.leaveOut(violation, as: "property_left_out")
         json.null()
         return
       }
       json.beginObject()
       for entry in fields {
-        json.key(cut(entry.key, field: field, &ledger))
-        write(entry.value, field: "\(field).\(entry.key)", to: &json, &ledger)
+        json.key(cut(entry.key, field: field(), &ledger))
+        write(entry.value, field: { "\(field()).\(entry.key)" }, to: &json, &ledger)
       }
       json.endObject()
     }

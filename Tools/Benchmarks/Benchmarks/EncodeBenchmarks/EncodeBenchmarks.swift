@@ -29,6 +29,22 @@ let events: [TrackedEvent] = (0..<25).map { index in
   )
 }
 
+/// The same events as purchases of a 10-item order (currency, value, tax, shipping, coupon, items).
+let orders: [TrackedEvent] = events.enumerated().map { index, event in
+  var order = event
+  order.name = "purchase"
+  order.kind = .action
+  order.parameters = CommerceOrder(
+    transactionID: "TY-\(index)", currency: "TRY",
+    items: (0..<10).map { line in
+      CommerceItem(
+        id: "SKU-\(1000 + line)", name: "Product \(line)", brand: "Koston", categories: ["Shoes", "Sneakers"],
+        variant: "42", price: 19.99 + Double(line), quantity: 1 + line % 3, index: line)
+    }, tax: 18, shipping: 29.99, coupon: "WELCOME10"
+  ).parameters
+  return order
+}
+
 let wireBytes = BenchmarkMetric.custom("wire bytes per event (25-event request)")
 
 let benchmarks: @Sendable () -> Void = {
@@ -38,35 +54,38 @@ let benchmarks: @Sendable () -> Void = {
   // One iteration encodes 25 events and builds their request: ns and mallocs per event = ÷ 25.
   // The encoders live as long as their service: each is made and primed with one event (its context
   // encoded once) before the measurement starts, so the figures are the steady state a tracker sees.
-  Benchmark("encode 25 events: CollectorService, native batch (baseline)", configuration: configuration) {
-    benchmark in
-    var encoder = CollectorEventEncoder()
-    _ = encoder.encode(events[0])
-    benchmark.startMeasurement()
-    for _ in benchmark.scaledIterations {
-      let body = CollectorEventEncoder.requestBody(events.map { encoder.encode($0) }, sentAt: Date())
-      benchmark.measurement(wireBytes, body.count / events.count)
-      blackHole(body)
+  // The same three run on flat 5-parameter events and on purchases of a 10-item order.
+  for (what, batch) in [("events", events), ("orders of 10 items", orders)] {
+    Benchmark("encode 25 \(what): CollectorService, native batch (baseline)", configuration: configuration) {
+      benchmark in
+      var encoder = CollectorEventEncoder()
+      _ = encoder.encode(batch[0])
+      benchmark.startMeasurement()
+      for _ in benchmark.scaledIterations {
+        let body = CollectorEventEncoder.requestBody(batch.map { encoder.encode($0) }, sentAt: Date())
+        benchmark.measurement(wireBytes, body.count / batch.count)
+        blackHole(body)
+      }
     }
-  }
-  Benchmark("encode 25 events: FirebaseService, GA4 MP + limits", configuration: configuration) { benchmark in
-    var encoder = FirebaseEventEncoder(limits: .repair)
-    _ = encoder.encode(events[0])
-    benchmark.startMeasurement()
-    for _ in benchmark.scaledIterations {
-      let body = FirebaseEventEncoder.requestBody(events.compactMap { encoder.encode($0) })
-      benchmark.measurement(wireBytes, body.count / events.count)
-      blackHole(body)
+    Benchmark("encode 25 \(what): FirebaseService, GA4 MP + limits", configuration: configuration) { benchmark in
+      var encoder = FirebaseEventEncoder(limits: .repair)
+      _ = encoder.encode(batch[0])
+      benchmark.startMeasurement()
+      for _ in benchmark.scaledIterations {
+        let body = FirebaseEventEncoder.requestBody(batch.compactMap { encoder.encode($0) })
+        benchmark.measurement(wireBytes, body.count / batch.count)
+        blackHole(body)
+      }
     }
-  }
-  Benchmark("encode 25 events: MixpanelService, /import + limits", configuration: configuration) { benchmark in
-    var encoder = MixpanelEventEncoder(limits: .repair)
-    _ = encoder.encode(events[0])
-    benchmark.startMeasurement()
-    for _ in benchmark.scaledIterations {
-      let body = MixpanelEventEncoder.requestBody(events.compactMap { encoder.encode($0) })
-      benchmark.measurement(wireBytes, body.count / events.count)
-      blackHole(body)
+    Benchmark("encode 25 \(what): MixpanelService, /import + limits", configuration: configuration) { benchmark in
+      var encoder = MixpanelEventEncoder(limits: .repair)
+      _ = encoder.encode(batch[0])
+      benchmark.startMeasurement()
+      for _ in benchmark.scaledIterations {
+        let body = MixpanelEventEncoder.requestBody(batch.compactMap { encoder.encode($0) })
+        benchmark.measurement(wireBytes, body.count / batch.count)
+        blackHole(body)
+      }
     }
   }
   // What the steady state leaves out: a new context (an app update, a locale or time-zone change)

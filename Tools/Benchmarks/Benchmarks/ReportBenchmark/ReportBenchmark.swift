@@ -15,7 +15,8 @@ import Foundation
 /// The data is generated inside the database by one `INSERT … SELECT` (the same rows on both
 /// stores), then the rollups are rebuilt from it: 4 weeks, 20 events per session, one device per
 /// 100 events, 9 event names in a skewed mix, 2 platforms, 4 app versions (devices upgrade mid-way),
-/// 3 OS versions, a product id parameter.
+/// 3 OS versions, a product id parameter; purchases (3 %) and refunds (1 %) carry an order (a
+/// transaction id, TRY or EUR, a value; purchases two items).
 @main
 enum ReportBenchmark {
   static let start = ReportTime.parse("2026-10-05")!
@@ -103,6 +104,9 @@ enum ReportBenchmark {
       ),
       ("counters", { _ = try await $0.counters(filter) }),
       ("events (latest page)", { _ = try await $0.eventRows(filter, event: nil, limit: 100) }),
+      ("revenue", { _ = try await $0.revenue(filter) }),
+      ("top-items", { _ = try await $0.topItems(filter) }),
+      ("top-items (one brand)", { _ = try await $0.topItems(filter, category: nil, brand: "B7", limit: 50) }),
     ]
   }()
 
@@ -136,8 +140,23 @@ enum ReportBenchmark {
     let name = """
       (CASE WHEN x % 20 = 0 THEN 'app_open' WHEN \(pick) < 40 THEN 'screen_view' WHEN \(pick) < 62 THEN 'product_viewed' \
       WHEN \(pick) < 72 THEN 'search' WHEN \(pick) < 82 THEN 'add_to_cart' WHEN \(pick) < 88 THEN 'favorite' \
-      WHEN \(pick) < 93 THEN 'checkout' WHEN \(pick) < 97 THEN 'purchase' ELSE 'share' END)
+      WHEN \(pick) < 93 THEN 'checkout' WHEN \(pick) < 96 THEN 'purchase' WHEN \(pick) < 97 THEN 'refund' \
+      ELSE 'share' END)
       """
+    // Purchases and refunds carry an order: a transaction id, TRY or EUR, a value and (purchases)
+    // two items of 500 products, 20 brands and 12 categories; every other event a product id.
+    let product = "'\"product_id\":\"p' || ((x * 7) % 500) || '\"'"
+    let order =
+      "'\"transaction_id\":\"T' || (x / 3) || '\",\"currency\":\"' || (CASE WHEN x % 10 = 0 THEN 'EUR' ELSE 'TRY' END) "
+      + "|| '\",\"value\":' || (x % 997) || '.5'"
+    let items =
+      "'\"items\":[{\"item_id\":\"p' || ((x * 7) % 500) || '\",\"item_name\":\"Product ' || ((x * 7) % 500) "
+      + "|| '\",\"item_brand\":\"B' || (x % 20) || '\",\"item_category\":\"C' || (x % 12) || '\",\"price\":' "
+      + "|| (x % 97) || '.5,\"quantity\":' || (1 + x % 3) || '},{\"item_id\":\"p' || ((x * 11) % 500) "
+      + "|| '\",\"price\":9.99,\"quantity\":1}]'"
+    let parameters =
+      "'{' || \(product) || (CASE \(name) WHEN 'purchase' THEN ',' || \(order) || ',' || \(items) "
+      + "WHEN 'refund' THEN ',' || \(order) ELSE '' END) || '}'"
     let platform = "(CASE WHEN \(device) % 2 = 0 THEN 'iOS' ELSE 'Android' END)"
     let version =
       "(CASE WHEN \(dayOf) < 14 + \(device) % 7 THEN (CASE WHEN \(device) % 3 = 0 THEN '9.8' ELSE '9.9' END) "
@@ -145,15 +164,15 @@ enum ReportBenchmark {
     let os =
       "(CASE WHEN \(device) % 2 = 0 THEN (CASE WHEN \(device) % 3 = 0 THEN '17.4' ELSE '18.1' END) ELSE '14' END)"
     let occurred = dialect == .sqlite ? "t" : "to_timestamp(t / 1000.0)"
-    let parameters = dialect == .sqlite ? "p" : "p::jsonb"
+    let json = dialect == .sqlite ? "p" : "p::jsonb"
     let columns = """
       app, event_id, name, kind, occurred_at, utc_offset_minutes, received_at, device_id, user_id, session_id, app_name,
       app_version, app_build, os_name, os_version, platform, device_model, locale, library, parameters
       """
     let rows = """
       SELECT 'bench', 'e-' || (1000000000 + x), \(name), 'action', \(occurred), 0, \(occurred), 'device-' || \(device), NULL, \(sessions),
-        'Bench', \(version), '1', \(platform), \(os), \(platform), 'Model', 'en', 'CoreTracker/1.0.0', \(parameters)
-      FROM (SELECT x, \(time) AS t, '{"product_id":"p' || ((x * 7) % 500) || '"}' AS p FROM numbers) g
+        'Bench', \(version), '1', \(platform), \(os), \(platform), 'Model', 'en', 'CoreTracker/1.0.0', \(json)
+      FROM (SELECT x, \(time) AS t, \(parameters) AS p FROM numbers) g
       """
     switch dialect {
     case .sqlite:

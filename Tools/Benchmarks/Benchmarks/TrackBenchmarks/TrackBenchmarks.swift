@@ -24,6 +24,27 @@ enum BenchEvent: CoreTrackable {
   }
 }
 
+/// A purchase of a 10-item order: the event a checkout tracks.
+enum OrderEvent: CoreTrackable {
+  case purchased(CommerceOrder)
+
+  var name: String { "purchase" }
+  var parameters: EventParameters {
+    switch self {
+    case .purchased(let order): order.parameters
+    }
+  }
+}
+
+/// The order (built once: the app holds its cart already; `track` wraps it in the event).
+let order = CommerceOrder(
+  transactionID: "TY-4F2A9C01", currency: "TRY",
+  items: (0..<10).map { index in
+    CommerceItem(
+      id: "SKU-\(1000 + index)", name: "Product \(index)", brand: "Koston", categories: ["Shoes", "Sneakers"],
+      variant: "42", price: 19.99 + Double(index), quantity: 1 + index % 3, index: index)
+  }, tax: 18, shipping: 29.99, coupon: "WELCOME10")
+
 /// Blocks the worker in `receive` until released, so a measured loop sees the caller's thread only.
 final class GateService: TrackerService, @unchecked Sendable {
   // @unchecked: the semaphores are thread-safe; `first` is only touched by the worker thread.
@@ -97,6 +118,38 @@ let benchmarks: @Sendable () -> Void = {
     benchmark.stopMeasurement()
     gate.release.signal()
     await tracker.flush()
+  }
+
+  // The same with a 10-item order (the order is the app's already; the event wraps it).
+  Benchmark("track (caller's thread), a 10-item order, 3 services", configuration: configuration) { benchmark in
+    let gate = GateService()
+    let tracker = Tracker(
+      services: services + [gate],
+      configuration: TrackerConfiguration(emitsSessionEvents: false, queueCapacity: 1_000_000)
+    )
+    tracker.track(OrderEvent.purchased(order))
+    gate.entered.wait()
+    benchmark.startMeasurement()
+    for _ in benchmark.scaledIterations {
+      tracker.track(OrderEvent.purchased(order))
+    }
+    benchmark.stopMeasurement()
+    gate.release.signal()
+    await tracker.flush()
+  }
+
+  Benchmark("track + pipeline + fan-out, a 10-item order, 3 services", configuration: configuration) {
+    benchmark in
+    let tracker = Tracker(
+      services: services + [NoOpService(id: ServiceID("firebase"))],
+      configuration: TrackerConfiguration(emitsSessionEvents: false, queueCapacity: 1_000_000)
+    )
+    benchmark.startMeasurement()
+    for _ in benchmark.scaledIterations {
+      tracker.track(OrderEvent.purchased(order))
+    }
+    await tracker.flush()
+    benchmark.stopMeasurement()
   }
 
   // track() with the worker running: caller and worker share the two cores, and the malloc count
