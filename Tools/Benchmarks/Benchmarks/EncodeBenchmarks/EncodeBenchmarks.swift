@@ -34,14 +34,15 @@ let orders: [TrackedEvent] = events.enumerated().map { index, event in
   var order = event
   order.name = "purchase"
   order.kind = .action
-  order.parameters = CommerceOrder(
-    transactionID: "TY-\(index)", currency: "TRY",
-    items: (0..<10).map { line in
-      CommerceItem(
-        id: "SKU-\(1000 + line)", name: "Product \(line)", brand: "Koston", categories: ["Shoes", "Sneakers"],
-        variant: "42", price: 19.99 + Double(line), quantity: 1 + line % 3, index: line)
-    }, tax: 18, shipping: 29.99, coupon: "WELCOME10"
-  ).parameters
+  order.parameters =
+    CommerceOrder(
+      transactionID: "TY-\(index)", currency: "TRY",
+      items: (0..<10).map { line in
+        CommerceItem(
+          id: "SKU-\(1000 + line)", name: "Product \(line)", brand: "Koston", categories: ["Shoes", "Sneakers"],
+          variant: "42", price: 19.99 + Double(line), quantity: 1 + line % 3, index: line)
+      }, tax: 18, shipping: 29.99, coupon: "WELCOME10"
+    ).parameters
   return order
 }
 

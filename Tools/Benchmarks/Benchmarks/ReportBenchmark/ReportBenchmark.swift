@@ -10,6 +10,7 @@ import Foundation
 ///
 /// ```
 /// swift run -c release --package-path Tools/Benchmarks ReportBenchmark 1000000 10000000
+/// REPORT_BENCHMARK_REPORTS="revenue,top-items" swift run -c release --package-path Tools/Benchmarks ReportBenchmark 1000000
 /// ```
 ///
 /// The data is generated inside the database by one `INSERT … SELECT` (the same rows on both
@@ -30,6 +31,10 @@ enum ReportBenchmark {
       exit(2)
     }
     let postgres = ProcessInfo.processInfo.environment["REPORT_BENCHMARK_POSTGRES_URL"]
+    // `REPORT_BENCHMARK_REPORTS=revenue,top-items` times only the reports named (as in the table).
+    let only = ProcessInfo.processInfo.environment["REPORT_BENCHMARK_REPORTS"].map {
+      Set($0.split(separator: ",").map { $0.trimmingCharacters(in: .whitespaces) })
+    }
     let folder = FileManager.default.temporaryDirectory.appendingPathComponent("report-benchmark-\(getpid())")
     defer { try? FileManager.default.removeItem(at: folder) }
     var table: [[String]] = []
@@ -51,7 +56,7 @@ enum ReportBenchmark {
         log(
           "\(engine) \(size) events: loaded and rolled up (\(rows) rollup rows) in "
             + String(format: "%.0f s", Date().timeIntervalSince(loading)))
-        for (name, run) in reports {
+        for (name, run) in reports where only.map({ $0.contains(name) }) ?? true {
           var figures: [String] = []
           for rollups in [false, true] {
             let reports = Reports(store: store, rollups: rollups)
