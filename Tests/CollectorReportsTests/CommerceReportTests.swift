@@ -13,7 +13,7 @@ import Testing
 ///   −1 (left out), "junk" (not an item)]; D9 purchase T9 TRY value "abc" (no amount: an order of 0).
 /// - D: D9 purchase T10 without currency 12 [SKU-3 "Cap" 12×1]; D−5 purchase T0 TRY 100 [SKU-1
 ///   50×2] and D−4 refund T0 TRY 40 (the previous range); D10 purchase T11 TRY 5 with `items` an
-///   object (no items).
+///   object and D11 purchase T12 TRY 7 with `items` a string (orders without items).
 enum CommerceFixture {
   static func order(_ device: Fixture.Device, _ name: String, _ time: Int64, _ parameters: String) -> StoredEvent {
     StoredEvent(
@@ -57,6 +57,8 @@ enum CommerceFixture {
     order(
       Fixture.d, "purchase", Fixture.at(10, 10, 0),
       #"{"transaction_id":"T11","currency":"TRY","value":5,"items":{"item_id":"x"}}"#),
+    order(
+      Fixture.d, "purchase", Fixture.at(11, 10, 0), #"{"transaction_id":"T12","currency":"TRY","value":7,"items":"SKU-X"}"#),
   ]
 
   static let batch = StoreBatch(events: events)
@@ -72,18 +74,18 @@ struct CommerceReportTests {
     let revenue = try await SQLReports(store: store as! any ReportQuerying).revenue(Fixture.twoWeeks)
     #expect(revenue.current.map(\.currency) == ["TRY", "USD", ""])
     let lira = revenue.current[0]
-    #expect(lira.orders == 5 && close(lira.gross, 255) && lira.refundCount == 1 && close(lira.refunds, 50))
-    #expect(close(lira.net, 205) && close(lira.averageOrderValue, 51))
+    #expect(lira.orders == 6 && close(lira.gross, 262) && lira.refundCount == 1 && close(lira.refunds, 50))
+    #expect(close(lira.net, 212) && close(lira.averageOrderValue, 262.0 / 6))
     #expect(revenue.current[1] == Revenue.Figures(currency: "USD", orders: 1, gross: 30, refundCount: 0, refunds: 0))
     #expect(revenue.current[2] == Revenue.Figures(currency: "", orders: 1, gross: 12, refundCount: 0, refunds: 0))
     #expect(revenue.previous == [Revenue.Figures(currency: "TRY", orders: 1, gross: 100, refundCount: 1, refunds: 40)])
     let tryDays = revenue.days.filter { $0.currency == "TRY" }
     #expect(tryDays.count == 14 && revenue.days.count == 42)
     #expect(tryDays.map(\.start) == (0..<14).map { Fixture.d0 + $0 * Fixture.day })
-    #expect(tryDays.map(\.orders) == [1, 1, 0, 0, 0, 0, 0, 0, 1, 1, 1, 0, 0, 0])
-    #expect(tryDays.map(\.net) == [150, 80, 0, -50, 0, 0, 0, 0, 20, 0, 5, 0, 0, 0])
+    #expect(tryDays.map(\.orders) == [1, 1, 0, 0, 0, 0, 0, 0, 1, 1, 1, 1, 0, 0])
+    #expect(tryDays.map(\.net) == [150, 80, 0, -50, 0, 0, 0, 0, 20, 0, 5, 7, 0, 0])
     #expect(revenue.days.filter { $0.currency == "USD" }.map(\.net)[2] == 30)
-    #expect(revenue.table.rows.first == ["TRY", "5", "255.00", "50.00", "205.00", "51.00", "60.00", "+241.7%"])
+    #expect(revenue.table.rows.first == ["TRY", "6", "262.00", "50.00", "212.00", "43.67", "60.00", "+253.3%"])
   }
 
   static let everyItem: [TopItems.Row] = [

@@ -378,10 +378,14 @@ extension HostileInputTests {
       bad.parameters["note"] = .string("a\u{0}b")
       var badUser = Batches.event("nul-2")
       badUser.userId = "u\u{0}"
+      var badItem = Batches.event("nul-3")
+      badItem.parameters["items"] = .list([.object(["item_id": .string("ok")]), .object(["item_id": .string("a\u{0}")])])
       let native = try await Self.execute(
-        client, "/v1/batch", method: .post, key: writeKey, body: Batches.body([bad, badUser, Batches.event("ok-1")]))
+        client, "/v1/batch", method: .post, key: writeKey,
+        body: Batches.body([bad, badUser, badItem, Batches.event("ok-1")]))
       #expect(native.status == 200, "\(native.text)")
       #expect(native.text.contains(#""accepted":1"#), "\(native.text)")
+      #expect(native.text.contains(#"events[2].parameters.items[1].item_id"#), "\(native.text)")
       let now = Batches.now / 1000
       let mixpanel = """
         [{"event":"ok","properties":{"distinct_id":"d","time":\(now),"$insert_id":"ok-2"}},\
@@ -393,7 +397,8 @@ extension HostileInputTests {
       #expect((200..<500).contains(answer.status), "\(answer)")
       let ga4 = """
         {"app_instance_id":"a1b2","events":[{"name":"ok_3","params":{"session_id":1}},\
-        {"name":"bad_3","params":{"note":"a\\u0000b"}}]}
+        {"name":"bad_3","params":{"note":"a\\u0000b"}},\
+        {"name":"bad_4","params":{"currency":"TRY","items":[{"item_id":"a\\u0000b"}]}}]}
         """
       let collect = try await Self.execute(
         client, "/mp/collect?firebase_app_id=1:1:ios:a&api_secret=\(writeKey)", method: .post, key: nil,

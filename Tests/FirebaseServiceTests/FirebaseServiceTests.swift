@@ -135,6 +135,7 @@ struct FirebaseServiceTests {
       ("bad item parameter name", "view_item", ["items": [["item_id": "1", "in stock": true]]], .nameInvalid),
       ("nested item value", "view_item", ["items": [["item_id": "1", "sizes": ["S", "M"]]]], .valueInvalid),
       ("list outside items", "like", ["tags": ["a", "b"]], .valueInvalid),
+      ("items not a list", "view_item", ["items": "SKU-1"], .valueInvalid),
       (
         "negative quantity", "add_to_cart", ["currency": "TRY", "items": [["item_id": "1", "quantity": -2]]],
         .valueInvalid
@@ -247,7 +248,7 @@ struct FirebaseServiceTests {
     defer { Task { await server.stop() } }
     let directory = TemporaryDirectory()
     let firebase = try service(server, directory)
-    firebase.receive(event("checkout_viewed", ["items": .int(2)], kind: .screenView))
+    firebase.receive(event("checkout_viewed", ["item_count": .int(2)], kind: .screenView))
     firebase.receive(event("seller_profile", ["screen_class": "SellerProfileView"], kind: .screenView))
     var own = event("view_item", ["item_id": "P1"], kind: .screenView)
     own.isServicePayload = true
@@ -256,7 +257,7 @@ struct FirebaseServiceTests {
     let events = try requests(server).flatMap(\.events)
     #expect(events.map(\.name) == ["screen_view", "screen_view", "view_item"])
     #expect(events[0].params["screen_name"] == .string("checkout_viewed"))
-    #expect(events[0].params["screen_class"] == .string("checkout_viewed") && events[0].params["items"] == .int(2))
+    #expect(events[0].params["screen_class"] == .string("checkout_viewed") && events[0].params["item_count"] == .int(2))
     #expect(events[1].params["screen_class"] == .string("SellerProfileView"))
     #expect(events[2].params["screen_name"] == nil)
     #expect(firebase.statistics()?.repaired.isEmpty == true)

@@ -52,32 +52,24 @@ extension SQLReports {
   }
 
   /// Orders and money per currency and UTC day: each purchase transaction once (its first event by
-  /// id), each refund event.
+  /// id), each refund event. One pass over the purchase and refund events (the name index), each
+  /// JSON field extracted once.
   private func revenueDays(_ filter: ReportFilter) async throws -> [DayFigures] {
     var sql = SQLBuilder(store.dialect)
     let json = CommerceJSON(dialect: store.dialect)
-    let conditions = sql.conditions(filter, prefix: "e.")
-    let firsts = firstPurchases(filter, &sql)
+    let orders = json.orders(
+      filter, names: "'purchase', 'refund'", table: store.eventsTable, fields: ["currency", "value"], &sql)
     let found = try await rows(
       "SELECT (t / 86400000) * 86400000 AS day, currency, sum(purchase) AS orders, sum(purchase * v) AS gross, "
         + "sum(1 - purchase) AS refund_count, sum((1 - purchase) * v) AS refunds FROM ("
-        + "SELECT CASE WHEN e.name = 'purchase' THEN 1 ELSE 0 END AS purchase, "
-        + "coalesce(\(json.text("e.parameters", "currency")), '') AS currency, "
-        + "coalesce(\(json.money("e.parameters", "value")), 0) AS v, \(sql.ms("e.occurred_at")) AS t "
-        + "FROM \(store.eventsTable) e WHERE \(conditions) AND (e.name = 'refund' OR e.event_id IN (\(firsts)))) o "
-        + "GROUP BY 1, 2 ORDER BY 1, 2", sql)
+        + "SELECT CASE WHEN name = 'purchase' THEN 1 ELSE 0 END AS purchase, "
+        + "coalesce(\(json.text("currency")), '') AS currency, coalesce(\(json.money("value")), 0) AS v, t "
+        + "FROM (\(orders)) o WHERE first = 1) m GROUP BY 1, 2 ORDER BY 1, 2", sql)
     return found.map { row in
       DayFigures(
         start: row["day"].int ?? 0, currency: row["currency"].text ?? "", orders: row["orders"].int ?? 0,
         gross: row["gross"].double ?? 0, refundCount: row["refund_count"].int ?? 0, refunds: row["refunds"].double ?? 0)
     }
-  }
-
-  /// The ids of the purchases that count: the first event (by id) of each transaction in the range.
-  private func firstPurchases(_ filter: ReportFilter, _ sql: inout SQLBuilder) -> String {
-    let json = CommerceJSON(dialect: store.dialect)
-    return "SELECT min(event_id) FROM \(store.eventsTable) WHERE \(sql.conditions(filter)) AND name = 'purchase' "
-      + "GROUP BY coalesce(\(json.text("parameters", "transaction_id")), event_id)"
   }
 
   /// The items of purchases with the most revenue, optionally of one category or brand.
@@ -86,20 +78,28 @@ extension SQLReports {
     if let brand { try ReportText.check(brand, field: "brand") }
     var sql = SQLBuilder(store.dialect)
     let json = CommerceJSON(dialect: store.dialect)
-    var conditions = sql.conditions(filter, prefix: "e.") + " AND \(json.isObject("i.value"))"
-    conditions += " AND e.event_id IN (\(firstPurchases(filter, &sql)))"
-    if let category { conditions += " AND \(json.text("i.value", "item_category")) = \(sql.bind(category))" }
-    if let brand { conditions += " AND \(json.text("i.value", "item_brand")) = \(sql.bind(brand))" }
+    let orders = json.orders(
+      filter, names: "'purchase'", table: store.eventsTable, fields: ["currency", "items"], &sql)
+    var itemFields = ["item_id", "item_name", "price", "quantity"]
+    var conditions: [String] = []
+    if let category {
+      itemFields.append("item_category")
+      conditions.append("\(json.text("item_category")) = \(sql.bind(category))")
+    }
+    if let brand {
+      itemFields.append("item_brand")
+      conditions.append("\(json.text("item_brand")) = \(sql.bind(brand))")
+    }
+    let items = json.items(of: orders, fields: itemFields)
     let found = try await rows(
       "SELECT item, substr(max(stamped), 16) AS name, currency, sum(quantity) AS units, "
         + "sum(quantity * coalesce(price, 0)) AS revenue, count(DISTINCT k) AS orders, "
         + "count(DISTINCT device_id) AS buyers FROM ("
-        + "SELECT coalesce(\(json.text("i.value", "item_id")), \(json.text("i.value", "item_name"))) AS item, "
-        + "\(json.stamped("i.value", time: sql.ms("e.occurred_at"))) AS stamped, "
-        + "coalesce(\(json.text("e.parameters", "currency")), '') AS currency, "
-        + "coalesce(\(json.money("i.value", "quantity")), 1) AS quantity, \(json.money("i.value", "price")) AS price, "
-        + "e.event_id AS k, e.device_id AS device_id "
-        + "FROM \(store.eventsTable) e \(json.items("e.parameters")) WHERE \(conditions)) p "
+        + "SELECT coalesce(\(json.text("item_id")), \(json.text("item_name"))) AS item, "
+        + "\(json.stamped(name: json.text("item_name"))) AS stamped, "
+        + "coalesce(\(json.text("currency")), '') AS currency, coalesce(\(json.money("quantity")), 1) AS quantity, "
+        + "\(json.money("price")) AS price, k, device_id FROM (\(items)) x "
+        + "WHERE \((["first = 1"] + conditions).joined(separator: " AND "))) p "
         + "WHERE item IS NOT NULL AND quantity >= 1 GROUP BY item, currency "
         + "ORDER BY revenue DESC, item, currency LIMIT \(sql.bind(Int64(max(1, limit))))", sql)
     return TopItems(
@@ -110,60 +110,5 @@ extension SQLReports {
           units: row["units"].int ?? 0, revenue: row["revenue"].double ?? 0, orders: row["orders"].int ?? 0,
           buyers: row["buyers"].int ?? 0)
       })
-  }
-}
-
-/// The JSON expressions of the commerce reports in one dialect. Keys are the reports' own constants.
-struct CommerceJSON {
-  let dialect: SQLDialect
-
-  /// `document`'s `key` as text when it is a string, else `NULL`.
-  func text(_ document: String, _ key: String) -> String {
-    switch dialect {
-    case .sqlite: "(CASE json_type(\(document), '$.\(key)') WHEN 'text' THEN json_extract(\(document), '$.\(key)') END)"
-    case .postgres: "(CASE jsonb_typeof(\(document) -> '\(key)') WHEN 'string' THEN \(document) ->> '\(key)' END)"
-    }
-  }
-
-  /// `document`'s `key` as a double when it is a number under 10^15 in size, else `NULL` (so a sum
-  /// can never overflow or fail).
-  func money(_ document: String, _ key: String) -> String {
-    switch dialect {
-    case .sqlite:
-      "(CASE WHEN json_type(\(document), '$.\(key)') IN ('integer', 'real') "
-        + "AND abs(json_extract(\(document), '$.\(key)')) < 1e15 THEN json_extract(\(document), '$.\(key)') END)"
-    case .postgres:
-      "(CASE WHEN jsonb_typeof(\(document) -> '\(key)') = 'number' "
-        + "AND abs((\(document) ->> '\(key)')::numeric) < 1e15 THEN (\(document) ->> '\(key)')::double precision END)"
-    }
-  }
-
-  /// Whether `value` (an element of `items`) is an object.
-  func isObject(_ value: String) -> String {
-    switch dialect {
-    case .sqlite: "i.type = 'object'"
-    case .postgres: "jsonb_typeof(\(value)) = 'object'"
-    }
-  }
-
-  /// The join that yields each element of `document`'s `items` list as `i.value` (none when it is
-  /// not a list).
-  func items(_ document: String) -> String {
-    switch dialect {
-    case .sqlite:
-      ", json_each(CASE json_type(\(document), '$.items') WHEN 'array' THEN json_extract(\(document), '$.items') "
-        + "ELSE '[]' END) AS i"
-    case .postgres:
-      "CROSS JOIN LATERAL jsonb_array_elements(CASE jsonb_typeof(\(document) -> 'items') WHEN 'array' "
-        + "THEN \(document) -> 'items' ELSE '[]'::jsonb END) AS i(value)"
-    }
-  }
-
-  /// The item's name behind its time, zero-padded to 15 digits: the `max` of it is the latest name.
-  func stamped(_ value: String, time: String) -> String {
-    switch dialect {
-    case .sqlite: "printf('%015d', \(time)) || coalesce(\(text(value, "item_name")), '')"
-    case .postgres: "lpad((\(time))::text, 15, '0') || coalesce(\(text(value, "item_name")), '')"
-    }
   }
 }

@@ -132,6 +132,10 @@ struct GA4Mapper: EventMapper {
         continue
       }
       var value = Self.scalar(parameter.value)
+      if let violation = GA4Rules.checkItemsValue(key, value, path: path()) {
+        ledger.leaveOut(violation, as: "parameter_left_out")
+        continue
+      }
       if case .string(let text) = value, let violation = GA4Rules.checkParameterValue(text, path: path()),
         let fixed = ledger.fix(
           violation, String(text.prefix(GA4Limits.maximumParameterValueLength)), as: "parameter_value_truncated")

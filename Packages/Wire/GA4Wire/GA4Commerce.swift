@@ -54,6 +54,15 @@ extension GA4Rules {
       fieldPath: path(), code: .valueRequired, message: "currency is required with value in \(eventName)")
   }
 
+  /// The violation of an `items` parameter that is not a list of items, or `nil`.
+  public static func checkItemsValue(_ name: String, _ value: GA4Value, path: @autoclosure () -> String)
+    -> GA4Violation?
+  {
+    guard name == "items" else { return nil }
+    if case .items = value { return nil }
+    return GA4Violation(fieldPath: path(), code: .valueInvalid, message: "items is a list of objects")
+  }
+
   /// The violation of `items` under a parameter other than `items`, or `nil`: only `items` holds a list.
   public static func checkListParameter(_ name: String, path: @autoclosure () -> String) -> GA4Violation? {
     guard name != "items" else { return nil }

@@ -80,6 +80,7 @@ public enum GA4Validator {
       if let violation = GA4Rules.checkName(name, kind: .parameter, path: parameterPath) {
         violations.append(violation)
       }
+      if let violation = GA4Rules.checkItemsValue(name, value, path: parameterPath) { violations.append(violation) }
       switch value {
       case .string(let text):
         if let violation = GA4Rules.checkParameterValue(text, path: parameterPath) { violations.append(violation) }

@@ -36,7 +36,10 @@ enum ReportBenchmark {
       Set($0.split(separator: ",").map { $0.trimmingCharacters(in: .whitespaces) })
     }
     let folder = FileManager.default.temporaryDirectory.appendingPathComponent("report-benchmark-\(getpid())")
-    defer { try? FileManager.default.removeItem(at: folder) }
+    // `REPORT_BENCHMARK_KEEP=1` keeps the databases (the SQLite folder, the PostgreSQL schemas) for
+    // looking at query plans by hand.
+    let keep = ProcessInfo.processInfo.environment["REPORT_BENCHMARK_KEEP"] != nil
+    defer { if !keep { try? FileManager.default.removeItem(at: folder) } }
     var table: [[String]] = []
     for size in sizes {
       var stores: [(String, any EventStore & BulkLoading)] = [
@@ -73,7 +76,9 @@ enum ReportBenchmark {
           table.append([engine, "\(size)", name, figures[0], figures[1], met])
           log("  \(name): \(figures[0]) ms from events, \(figures[1]) ms with rollups")
         }
-        if engine == "PostgreSQL" {
+        if keep {
+          log("  kept: \(engine == "PostgreSQL" ? "schema report_benchmark_\(size)" : folder.path)")
+        } else if engine == "PostgreSQL" {
           try await store.execute("DROP SCHEMA report_benchmark_\(size) CASCADE")
         }
         try await store.close()
