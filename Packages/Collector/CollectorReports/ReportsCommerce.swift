@@ -64,7 +64,7 @@ extension SQLReports {
         + "sum(1 - purchase) AS refund_count, sum((1 - purchase) * v) AS refunds FROM ("
         + "SELECT CASE WHEN name = 'purchase' THEN 1 ELSE 0 END AS purchase, "
         + "coalesce(\(json.text("currency")), '') AS currency, coalesce(\(json.money("value")), 0) AS v, t "
-        + "FROM (\(orders)) o WHERE first = 1) m GROUP BY 1, 2 ORDER BY 1, 2", sql)
+        + "FROM (\(orders)) o WHERE first = 1\(json.fence)) m GROUP BY 1, 2 ORDER BY 1, 2", sql)
     return found.map { row in
       DayFigures(
         start: row["day"].int ?? 0, currency: row["currency"].text ?? "", orders: row["orders"].int ?? 0,
@@ -99,7 +99,7 @@ extension SQLReports {
         + "\(json.stamped(name: json.text("item_name"))) AS stamped, "
         + "coalesce(\(json.text("currency")), '') AS currency, coalesce(\(json.money("quantity")), 1) AS quantity, "
         + "\(json.money("price")) AS price, k, device_id FROM (\(items)) x "
-        + "WHERE \((["first = 1"] + conditions).joined(separator: " AND "))) p "
+        + "WHERE \((["first = 1"] + conditions).joined(separator: " AND "))\(json.fence)) p "
         + "WHERE item IS NOT NULL AND quantity >= 1 GROUP BY item, currency "
         + "ORDER BY revenue DESC, item, currency LIMIT \(sql.bind(Int64(max(1, limit))))", sql)
     return TopItems(
