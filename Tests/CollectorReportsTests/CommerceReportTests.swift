@@ -58,7 +58,8 @@ enum CommerceFixture {
       Fixture.d, "purchase", Fixture.at(10, 10, 0),
       #"{"transaction_id":"T11","currency":"TRY","value":5,"items":{"item_id":"x"}}"#),
     order(
-      Fixture.d, "purchase", Fixture.at(11, 10, 0), #"{"transaction_id":"T12","currency":"TRY","value":7,"items":"SKU-X"}"#),
+      Fixture.d, "purchase", Fixture.at(11, 10, 0),
+      #"{"transaction_id":"T12","currency":"TRY","value":7,"items":"SKU-X"}"#),
   ]
 
   static let batch = StoreBatch(events: events)

@@ -379,7 +379,9 @@ extension HostileInputTests {
       var badUser = Batches.event("nul-2")
       badUser.userId = "u\u{0}"
       var badItem = Batches.event("nul-3")
-      badItem.parameters["items"] = .list([.object(["item_id": .string("ok")]), .object(["item_id": .string("a\u{0}")])])
+      badItem.parameters["items"] = .list([
+        .object(["item_id": .string("ok")]), .object(["item_id": .string("a\u{0}")]),
+      ])
       let native = try await Self.execute(
         client, "/v1/batch", method: .post, key: writeKey,
         body: Batches.body([bad, badUser, badItem, Batches.event("ok-1")]))

@@ -62,7 +62,8 @@ struct CommerceJSON {
   /// document, as a string value would come out unquoted), PostgreSQL's `jsonb`.
   func list(_ document: String, _ key: String) -> String {
     switch dialect {
-    case .sqlite: "(CASE json_type(\(document), '$.\(key)') WHEN 'array' THEN json_extract(\(document), '$.\(key)') END)"
+    case .sqlite:
+      "(CASE json_type(\(document), '$.\(key)') WHEN 'array' THEN json_extract(\(document), '$.\(key)') END)"
     case .postgres: "(CASE jsonb_typeof(\(document) -> '\(key)') WHEN 'array' THEN \(document) -> '\(key)' END)"
     }
   }
