@@ -72,7 +72,7 @@ struct CommerceReportTests {
   @Test(arguments: Engine.available)
   func revenuePerCurrencyWithRefundsAndThePreviousRange(engine: Engine) async throws {
     let store = try await engine.open([CommerceFixture.batch])
-    let revenue = try await SQLReports(store: store as! any ReportQuerying).revenue(Fixture.twoWeeks)
+    let revenue = try await SQLReports(store: store as any ReportQuerying).revenue(Fixture.twoWeeks)
     #expect(revenue.current.map(\.currency) == ["TRY", "USD", ""])
     let lira = revenue.current[0]
     #expect(lira.orders == 6 && close(lira.gross, 262) && lira.refundCount == 1 && close(lira.refunds, 50))
@@ -111,7 +111,7 @@ struct CommerceReportTests {
     engine: Engine, filter: (category: String?, brand: String?, items: [TopItems.Row])
   ) async throws {
     let store = try await engine.open([CommerceFixture.batch])
-    let reports = SQLReports(store: store as! any ReportQuerying)
+    let reports = SQLReports(store: store as any ReportQuerying)
     let top = try await reports.topItems(Fixture.twoWeeks, category: filter.category, brand: filter.brand, limit: 50)
     #expect(top.rows == filter.items)
     let two = try await reports.topItems(Fixture.twoWeeks, category: filter.category, brand: filter.brand, limit: 2)
