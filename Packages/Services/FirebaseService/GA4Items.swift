@@ -59,15 +59,7 @@ extension GA4Mapper {
     var custom = 0
     for field in fields {
       func fieldPath() -> String { "\(path()).\(field.key)" }
-      var name = field.key
-      if let violation = GA4Rules.checkName(name, kind: .parameter, path: fieldPath()) {
-        guard
-          let fixed = ledger.fix(
-            violation, GA4Rules.repairedName(name, kind: .parameter),
-            as: "item_parameter_name_\(violation.code.rawValue.lowercased())", leftOut: "item_parameter_left_out")
-        else { continue }
-        name = fixed
-      }
+      guard let name = parameterName(field.key, counting: "item_parameter", path: fieldPath, &ledger) else { continue }
       guard !field.value.isStructured, item[name] == nil else {
         ledger.leaveOut(
           GA4Violation(fieldPath: fieldPath(), code: .valueInvalid, message: "an item parameter is a single value"),

@@ -111,15 +111,7 @@ struct GA4Mapper: EventMapper {
     for parameter in source {
       // Built only when a rule is broken (the rules take it as an autoclosure).
       func path() -> String { "events[0].params.\(parameter.key)" }
-      var key = parameter.key
-      if let violation = GA4Rules.checkName(key, kind: .parameter, path: path()) {
-        guard
-          let fixed = ledger.fix(
-            violation, GA4Rules.repairedName(key, kind: .parameter),
-            as: "parameter_name_\(violation.code.rawValue.lowercased())", leftOut: "parameter_left_out")
-        else { continue }
-        key = fixed
-      }
+      guard let key = parameterName(parameter.key, counting: "parameter", path: path, &ledger) else { continue }
       if key == "screen_class", parameters.first?.0 == "screen_name" { continue }  // used above
       if parameters.contains(where: { $0.0 == key }) {
         ledger.leaveOut(
@@ -144,6 +136,17 @@ struct GA4Mapper: EventMapper {
       }
       parameters.append((key, value))
     }
+  }
+
+  /// `name` as GA4 takes a parameter name: as it is, repaired (counted as `<counting>_name_<code>`),
+  /// or `nil` when it is left out (counted as `<counting>_left_out`, or a violation).
+  static func parameterName(
+    _ name: String, counting: String, path: () -> String, _ ledger: inout LimitLedger<GA4Violation>
+  ) -> String? {
+    guard let violation = GA4Rules.checkName(name, kind: .parameter, path: path()) else { return name }
+    return ledger.fix(
+      violation, GA4Rules.repairedName(name, kind: .parameter),
+      as: "\(counting)_name_\(violation.code.rawValue.lowercased())", leftOut: "\(counting)_left_out")
   }
 
   /// One event's JSON: name, parameters, time in microseconds.
