@@ -133,6 +133,7 @@ let package = Package(
         .product(name: "Hummingbird", package: "hummingbird", condition: .server),
         .product(name: "Logging", package: "swift-log"),
         .product(name: "NIOCore", package: "swift-nio", condition: .server),
+        .product(name: "ServiceLifecycle", package: "swift-service-lifecycle", condition: .server),
       ],
       path: "Tests/Support/TestSupport"
     ),

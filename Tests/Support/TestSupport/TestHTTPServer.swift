@@ -4,6 +4,7 @@ import HTTPTypes
 import Hummingbird
 import Logging
 import NIOCore
+import ServiceLifecycle
 
 /// One request the test server received, body decompressed when it was gzip.
 public struct RecordedRequest: Sendable {
@@ -42,6 +43,7 @@ public struct TestResponse: Sendable {
 public final class TestHTTPServer: Sendable {
   /// The port it listens on.
   public let port: Int
+  private let group: ServiceGroup
   private let task: Task<Void, any Error>
   private let recorded: Recorder
 
@@ -89,26 +91,34 @@ public final class TestHTTPServer: Sendable {
     router.post("**", use: respond)
     router.get("**", use: respond)
     let ready = PortBox()
+    let logger = Logger(label: "test-http-server") { _ in SwiftLogNoOpLogHandler() }
     let application = Application(
       router: router,
       configuration: ApplicationConfiguration(address: .hostname("127.0.0.1", port: port)),
       onServerRunning: { channel in ready.set(channel.localAddress?.port ?? 0) },
-      logger: Logger(label: "test-http-server") { _ in SwiftLogNoOpLogHandler() }
+      logger: logger
     )
-    let task = Task { try await application.runService(gracefulShutdownSignals: []) }
+    let group = ServiceGroup(
+      configuration: ServiceGroupConfiguration(services: [application], gracefulShutdownSignals: [], logger: logger))
+    let task = Task { try await group.run() }
     let port = try await ready.wait()
-    return TestHTTPServer(port: port, task: task, recorder: recorder)
+    return TestHTTPServer(port: port, group: group, task: task, recorder: recorder)
   }
 
-  private init(port: Int, task: Task<Void, any Error>, recorder: Recorder) {
+  private init(port: Int, group: ServiceGroup, task: Task<Void, any Error>, recorder: Recorder) {
     self.port = port
+    self.group = group
     self.task = task
     self.recorded = recorder
   }
 
-  /// Stops the server and waits until it no longer listens.
+  /// Stops the server gracefully and waits until it no longer listens.
+  ///
+  /// Cancelling the serving task instead can trap in NIO when a client connects at that moment
+  /// (an accepted connection nobody serves: "Deinited NIOAsyncWriter without calling finish()",
+  /// apple/swift-nio#2813); a service still retrying in the background is such a client.
   public func stop() async {
-    task.cancel()
+    await group.triggerGracefulShutdown()
     _ = try? await task.value
   }
 }
