@@ -69,14 +69,6 @@ public enum ParameterValue: Sendable, Hashable {
     }
   }
 
-  /// The number as a `Double` for an integer or a double, else `nil`.
-  public var number: Double? {
-    switch self {
-    case .int(let value): Double(value)
-    case .double(let value): value
-    default: nil
-    }
-  }
 }
 
 extension ParameterValue: ExpressibleByStringLiteral {
