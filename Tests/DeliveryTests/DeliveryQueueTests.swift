@@ -47,10 +47,15 @@ struct DeliveryHarness: ~Copyable {
 
 @Suite("Delivery over HTTP", .serialized)
 struct DeliveryQueueTests {
+  /// A flush policy for tests that expect everything delivered.
+  static let patient = FlushPolicy(count: nil, interval: nil, flushTimeout: 60)
+
   @Test func batchesRespectTheFormatsLimitsAndArriveGzippedInOrder() async throws {
     let server = try await TestHTTPServer.start()
     defer { Task { await server.stop() } }
-    let harness = try DeliveryHarness(url: server.url)
+    // A flush returns once the queue is empty; the long deadline is room for a slow machine (the
+    // first requests of a process under ThreadSanitizer have taken over 5 s), never a wait.
+    let harness = try DeliveryHarness(url: server.url, policy: Self.patient)
     harness.enqueue(0..<250)
     await harness.queue.flush()
     let requests = server.requests
@@ -64,7 +69,8 @@ struct DeliveryQueueTests {
   @Test func batchesAreCutByBytesToo() async throws {
     let server = try await TestHTTPServer.start()
     defer { Task { await server.stop() } }
-    let harness = try DeliveryHarness(url: server.url) { url in LinesFormat(url: url, maximumBytes: 50) }
+    let harness = try DeliveryHarness(
+      url: server.url, format: { url in LinesFormat(url: url, maximumBytes: 50) }, policy: Self.patient)
     harness.enqueue(0..<30)
     await harness.queue.flush()
     #expect(server.requests.allSatisfy { $0.body.count <= 50 + 20 })
