@@ -31,6 +31,7 @@ let package = Package(
     .library(name: "CollectorStore", targets: ["CollectorStore"]),
     .library(name: "CollectorSQLite", targets: ["CollectorSQLite"]),
     .library(name: "CollectorPostgres", targets: ["CollectorPostgres"]),
+    .library(name: "CollectorClickHouse", targets: ["CollectorClickHouse"]),
     .library(name: "CollectorIngest", targets: ["CollectorIngest"]),
     .library(name: "CollectorRuntime", targets: ["CollectorRuntime"]),
     .library(name: "CollectorVendors", targets: ["CollectorVendors"]),
@@ -59,6 +60,7 @@ let package = Package(
     .package(url: "https://github.com/apple/swift-nio-extras.git", from: "1.35.2"),
     .package(url: "https://github.com/groue/GRDB.swift.git", from: "7.10.0"),
     .package(url: "https://github.com/hummingbird-project/hummingbird.git", from: "2.28.1"),
+    .package(url: "https://github.com/swift-server/async-http-client.git", from: "1.37.0"),
     .package(url: "https://github.com/swift-server/swift-prometheus.git", from: "2.4.1"),
     .package(url: "https://github.com/swift-server/swift-service-lifecycle.git", from: "2.13.0"),
     .package(url: "https://github.com/vapor/postgres-nio.git", from: "1.33.2"),
@@ -255,6 +257,17 @@ let package = Package(
       path: "Packages/Collector/CollectorPostgres"
     ),
     .target(
+      name: "CollectorClickHouse",
+      dependencies: [
+        "CollectorReports", "CollectorStore", "CollectorWire",
+        .product(name: "AsyncHTTPClient", package: "async-http-client", condition: .server),
+        .product(name: "NIOCore", package: "swift-nio", condition: .server),
+        .product(name: "NIOFoundationCompat", package: "swift-nio", condition: .server),
+        .product(name: "NIOHTTP1", package: "swift-nio", condition: .server),
+      ],
+      path: "Packages/Collector/CollectorClickHouse"
+    ),
+    .target(
       name: "CollectorReports", dependencies: ["CollectorStore", "CollectorWire"],
       path: "Packages/Collector/CollectorReports"
     ),
@@ -264,7 +277,9 @@ let package = Package(
     .testTarget(
       name: "CollectorReportsTests",
       dependencies: [
-        "CollectorReports", "CollectorPostgres", "CollectorSQLite", "CollectorStore", "CollectorWire", "TestSupport",
+        "CollectorClickHouse", "CollectorReports", "CollectorPostgres", "CollectorSQLite", "CollectorStore",
+        "CollectorWire", "TestSupport",
+        .product(name: "AsyncHTTPClient", package: "async-http-client", condition: .server),
       ],
       path: "Tests/CollectorReportsTests"
     ),
@@ -293,7 +308,7 @@ let package = Package(
     .target(
       name: "CollectorServer",
       dependencies: [
-        "CollectorRuntime",
+        "CollectorRuntime", "CollectorClickHouse",
         "CollectorDashboard", "CollectorIngest", "CollectorPostgres", "CollectorReports", "CollectorSQLite",
         "CollectorStore", "CollectorVendors", "CollectorWire", "GA4Wire", "MixpanelWire",
         .product(name: "CompressNIO", package: "compress-nio", condition: .server),
@@ -317,7 +332,10 @@ let package = Package(
     ),
     .testTarget(
       name: "CollectorStoreTests",
-      dependencies: ["CollectorPostgres", "CollectorSQLite", "CollectorStore", "TestSupport"],
+      dependencies: [
+        "CollectorClickHouse", "CollectorPostgres", "CollectorSQLite", "CollectorStore", "TestSupport",
+        .product(name: "AsyncHTTPClient", package: "async-http-client", condition: .server),
+      ],
       path: "Tests/CollectorStoreTests"
     ),
     .testTarget(
@@ -331,7 +349,8 @@ let package = Package(
       name: "CollectorServerTests",
       dependencies: [
         "CollectorRuntime",
-        "Collector", "CollectorIngest", "CollectorPostgres", "CollectorReports", "CollectorServer", "CollectorService",
+        "Collector", "CollectorClickHouse", "CollectorIngest", "CollectorPostgres", "CollectorReports",
+        "CollectorServer", "CollectorService",
         "CollectorSQLite",
         "CollectorStore", "CollectorWire", "CoreTracker", "Delivery", "DLProductDetail", "DLTracker", "FirebaseService",
         "GA4Wire", "LogService", "MixpanelService", "MixpanelWire", "SimpleAnalyticsService", "ServiceSupport",
@@ -348,7 +367,7 @@ let package = Package(
     .target(
       name: "TrackerCtlKit",
       dependencies: [
-        "CollectorRuntime",
+        "CollectorRuntime", "CollectorClickHouse",
         "CollectorIngest", "CollectorPostgres", "CollectorReports", "CollectorSQLite", "CollectorStore",
         "CollectorWire",
       ],
@@ -357,7 +376,7 @@ let package = Package(
     .executableTarget(
       name: "trackerctl",
       dependencies: [
-        "CollectorReports", "CollectorStore", "CollectorWire", "TrackerCtlKit",
+        "CollectorClickHouse", "CollectorReports", "CollectorStore", "CollectorWire", "TrackerCtlKit",
         .product(name: "ArgumentParser", package: "swift-argument-parser", condition: .server),
       ],
       path: "Tools/trackerctl/Sources/trackerctl"

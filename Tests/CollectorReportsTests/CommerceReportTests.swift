@@ -71,8 +71,8 @@ private func close(_ lhs: Double, _ rhs: Double) -> Bool { abs(lhs - rhs) < 1e-9
 struct CommerceReportTests {
   @Test(arguments: Engine.available)
   func revenuePerCurrencyWithRefundsAndThePreviousRange(engine: Engine) async throws {
-    let store = try await engine.open([CommerceFixture.batch])
-    let revenue = try await SQLReports(store: store as any ReportQuerying).revenue(Fixture.twoWeeks)
+    let (store, reports) = try await engine.openReports([CommerceFixture.batch])
+    let revenue = try await reports.revenue(Fixture.twoWeeks)
     #expect(revenue.current.map(\.currency) == ["TRY", "USD", ""])
     let lira = revenue.current[0]
     #expect(lira.orders == 6 && close(lira.gross, 262) && lira.refundCount == 1 && close(lira.refunds, 50))
@@ -87,6 +87,7 @@ struct CommerceReportTests {
     #expect(tryDays.map(\.net) == [150, 80, 0, -50, 0, 0, 0, 0, 20, 0, 5, 7, 0, 0])
     #expect(revenue.days.filter { $0.currency == "USD" }.map(\.net)[2] == 30)
     #expect(revenue.table.rows.first == ["TRY", "6", "262.00", "50.00", "212.00", "43.67", "60.00", "+253.3%"])
+    try await store.close()
   }
 
   static let everyItem: [TopItems.Row] = [
@@ -110,11 +111,11 @@ struct CommerceReportTests {
   func topItemsByRevenueWithTheirLatestName(
     engine: Engine, filter: (category: String?, brand: String?, items: [TopItems.Row])
   ) async throws {
-    let store = try await engine.open([CommerceFixture.batch])
-    let reports = SQLReports(store: store as any ReportQuerying)
+    let (store, reports) = try await engine.openReports([CommerceFixture.batch])
     let top = try await reports.topItems(Fixture.twoWeeks, category: filter.category, brand: filter.brand, limit: 50)
     #expect(top.rows == filter.items)
     let two = try await reports.topItems(Fixture.twoWeeks, category: filter.category, brand: filter.brand, limit: 2)
     #expect(two.rows == Array(filter.items.prefix(2)))
+    try await store.close()
   }
 }

@@ -1,3 +1,4 @@
+import CollectorClickHouse
 import CollectorPostgres
 import CollectorReports
 import CollectorSQLite
@@ -8,11 +9,21 @@ import TestSupport
 import Testing
 
 enum Engine: String, CaseIterable, CustomStringConvertible, Sendable {
-  case sqlite, postgres
+  case sqlite, postgres, clickhouse, clickhouseCluster
   var description: String { rawValue }
-  static var available: [Engine] { PostgresTestServer.url == nil ? [.sqlite] : [.sqlite, .postgres] }
 
-  /// A fresh store holding `batches` (the fixture unless told), written as the collector writes.
+  /// Every engine configured here: SQLite always, PostgreSQL and ClickHouse when their test servers
+  /// are (always in `.ci/run`).
+  static var available: [Engine] {
+    [.sqlite] + (PostgresTestServer.url == nil ? [] : [.postgres])
+      + (ClickHouseTestServer.url == nil ? [] : [.clickhouse])
+      + (ClickHouseTestServer.shardURLs == nil ? [] : [.clickhouseCluster])
+  }
+
+  /// The SQL engines configured here (the ones with rollups).
+  static var sql: [Engine] { available.filter { $0 == .sqlite || $0 == .postgres } }
+
+  /// A fresh SQL store holding `batches` (the fixture unless told), written as the collector writes.
   func open(_ batches: [StoreBatch] = [Fixture.batch]) async throws -> any EventStore & BulkLoading {
     let store: any EventStore & BulkLoading
     switch self {
@@ -21,10 +32,35 @@ enum Engine: String, CaseIterable, CustomStringConvertible, Sendable {
       store = try SQLiteEventStore(path: directory.appendingPathComponent("collector.sqlite").path)
     case .postgres:
       store = try PostgresEventStore(url: PostgresTestServer.url!, schema: PostgresTestServer.uniqueSchema("reports"))
+    case .clickhouse, .clickhouseCluster:
+      preconditionFailure("ClickHouse keeps no rollups: use openReports")
     }
     try await store.migrate()
     for batch in batches { _ = try await store.write(batch) }
     return store
+  }
+
+  /// A fresh store of this engine holding `batches`, and its reports.
+  func openReports(_ batches: [StoreBatch] = [Fixture.batch]) async throws -> (any EventStore, any ReportEngine) {
+    guard let store = try clickHouse() else {
+      let store = try await open(batches)
+      return (store, SQLReports(store: store))
+    }
+    try await store.migrate()
+    for batch in batches { _ = try await store.write(batch) }
+    return (store, ClickHouseReports(store: store))
+  }
+
+  /// A fresh ClickHouse store of this engine (one server, or two shards), `nil` for the SQL engines.
+  func clickHouse(database: String = ClickHouseTestServer.uniqueDatabase()) throws -> ClickHouseEventStore? {
+    switch self {
+    case .sqlite, .postgres: return nil
+    case .clickhouse: return try ClickHouseEventStore(url: ClickHouseTestServer.url!, database: database)
+    case .clickhouseCluster:
+      let shards = ClickHouseTestServer.shardURLs!
+      return try ClickHouseEventStore(
+        url: shards[0], database: database, cluster: ClickHouseTestServer.cluster, shardURLs: shards)
+    }
   }
 }
 
@@ -118,11 +154,11 @@ struct ReportTests {
 
   @Test(arguments: Engine.available)
   func overviewAgainstThePreviousRange(engine: Engine) async throws {
-    let store = try await engine.open()
-    let overview = try await Reports(store: store).overview(Fixture.twoWeeks)
+    let (store, reports) = try await engine.openReports()
+    let overview = try await reports.overview(Fixture.twoWeeks)
     #expect(overview.current == .init(events: 14, devices: 4, sessions: 7, counters: 10))
     #expect(overview.previous == .init(events: 1, devices: 1, sessions: 1, counters: 0))
-    let android = try await Reports(store: store).overview(
+    let android = try await reports.overview(
       try ReportFilter(app: "shop", from: Fixture.d0, to: Fixture.d0 + 14 * Fixture.day, platform: "Android"))
     #expect(android.current == .init(events: 4, devices: 1, sessions: 2, counters: 3))
     try await store.close()
@@ -130,8 +166,7 @@ struct ReportTests {
 
   @Test(arguments: Engine.available)
   func topEventsParameterValuesAndCounters(engine: Engine) async throws {
-    let store = try await engine.open()
-    let reports = Reports(store: store)
+    let (store, reports) = try await engine.openReports()
     let top = try await reports.topEvents(Fixture.twoWeeks)
     #expect(top.rows.map(\.name) == ["app_open", "product_viewed", "add_to_cart", "purchase"])
     #expect(top.rows.map(\.count) == [6, 5, 2, 1])
@@ -149,8 +184,7 @@ struct ReportTests {
 
   @Test(arguments: Engine.available)
   func breakdownsOrderVersionsAsVersions(engine: Engine) async throws {
-    let store = try await engine.open()
-    let reports = Reports(store: store)
+    let (store, reports) = try await engine.openReports()
     let platforms = try await reports.breakdown(Fixture.twoWeeks, by: .platform)
     #expect(platforms.rows.map(\.name) == ["iOS", "Android"] && platforms.rows.map(\.count) == [10, 4])
     #expect(platforms.rows.map(\.devices) == [3, 1])
@@ -163,8 +197,7 @@ struct ReportTests {
 
   @Test(arguments: Engine.available)
   func timeSeriesHasEveryBucket(engine: Engine) async throws {
-    let store = try await engine.open()
-    let reports = Reports(store: store)
+    let (store, reports) = try await engine.openReports()
     let daily = try await reports.timeSeries(Fixture.twoWeeks, bucket: .day)
     #expect(daily.points.count == 14 && daily.points.first?.start == Fixture.d0)
     #expect(daily.points.map(\.count) == [7, 3, 2, 0, 0, 0, 0, 1, 1, 0, 0, 0, 0, 0])
@@ -179,16 +212,15 @@ struct ReportTests {
 
   @Test(arguments: Engine.available)
   func activeDevicesNewAndReturning(engine: Engine) async throws {
-    let store = try await engine.open()
-    let active = try await Reports(store: store).activeDevices(Fixture.twoWeeks)
+    let (store, reports) = try await engine.openReports()
+    let active = try await reports.activeDevices(Fixture.twoWeeks)
     #expect(active == ActiveDevices(daily: 0, weekly: 2, monthly: 4, new: 3, returning: 1))
     try await store.close()
   }
 
   @Test(arguments: Engine.available)
   func retentionCohorts(engine: Engine) async throws {
-    let store = try await engine.open()
-    let reports = Reports(store: store)
+    let (store, reports) = try await engine.openReports()
     let weekly = try await reports.retention(Fixture.twoWeeks, period: .week)
     #expect(weekly.cohorts.count == 1)
     #expect(
@@ -205,8 +237,7 @@ struct ReportTests {
 
   @Test(arguments: Engine.available)
   func funnelsWithinAWindow(engine: Engine) async throws {
-    let store = try await engine.open()
-    let reports = Reports(store: store)
+    let (store, reports) = try await engine.openReports()
     let steps = ["product_viewed", "add_to_cart", "purchase"]
     let halfHour = try await reports.funnel(Fixture.twoWeeks, steps: steps, window: 30 * 60_000)
     #expect(halfHour.steps.map(\.devices) == [4, 2, 1])
@@ -222,8 +253,7 @@ struct ReportTests {
 
   @Test(arguments: Engine.available)
   func sessionsAndDetailRows(engine: Engine) async throws {
-    let store = try await engine.open()
-    let reports = Reports(store: store)
+    let (store, reports) = try await engine.openReports()
     let sessions = try await reports.sessions(Fixture.twoWeeks)
     #expect(sessions == Sessions(count: 7, medianDuration: 120_000, eventsPerSession: 2))
     var devices: [String] = []

@@ -33,11 +33,40 @@ struct ConfigurationTests {
     #expect(configuration.storage == .postgres(url: "postgres://u:p@db/x", schema: "analytics"))
   }
 
+  @Test("a ClickHouse URL selects ClickHouse")
+  func clickhouse() throws {
+    let configuration = try CollectorConfiguration.resolve(
+      arguments: ["clickhouse-database": "analytics"],
+      environment: ["COLLECTOR_CLICKHOUSE_URL": "http://u:p@127.0.0.1:8123"])
+    #expect(configuration.storage == .clickhouse(url: "http://u:p@127.0.0.1:8123", database: "analytics"))
+    let defaults = try CollectorConfiguration.resolve(
+      arguments: ["clickhouse-url": "http://127.0.0.1:8123"], environment: [:])
+    #expect(defaults.storage == .clickhouse(url: "http://127.0.0.1:8123", database: "coretracker"))
+    let cluster = try CollectorConfiguration.resolve(
+      arguments: [
+        "clickhouse-url": "http://a:8123", "clickhouse-cluster": "shards",
+        "clickhouse-shard-urls": "http://a:8123,http://b:8123",
+      ], environment: [:])
+    #expect(
+      cluster.storage
+        == .clickhouse(
+          url: "http://a:8123", database: "coretracker", cluster: "shards",
+          shardURLs: ["http://a:8123", "http://b:8123"]))
+  }
+
   @Test(
     "bad settings name their source and reason",
     arguments: [
       (["port": "http"], [:], "--port: port must be a whole number in 0...65535, not \"http\""),
-      ([:], ["COLLECTOR_STORAGE": "mysql"], "COLLECTOR_STORAGE: storage must be sqlite or postgres, not \"mysql\""),
+      (
+        [:], ["COLLECTOR_STORAGE": "mysql"],
+        "COLLECTOR_STORAGE: storage must be sqlite, postgres or clickhouse, not \"mysql\""
+      ),
+      (["storage": "clickhouse"], [:], "--storage: storage is clickhouse but clickhouse-url is not set"),
+      (
+        ["clickhouse-url": "http://a:8123", "clickhouse-cluster": "shards"], [:],
+        "--clickhouse-cluster: clickhouse-cluster needs clickhouse-shard-urls"
+      ),
       (["storage": "postgres"], [:], "--storage: storage is postgres but postgres-url is not set"),
       (["write-keys": "ty"], [:], "--write-keys: write-keys must be name=value pairs separated by commas, not \"ty\""),
       (

@@ -1,3 +1,4 @@
+import CollectorClickHouse
 import CollectorIngest
 import CollectorReports
 import CollectorRuntime
@@ -27,7 +28,14 @@ func makeCollector(
   let chosen = store?(sqlite) ?? sqlite
   try await chosen.migrate()
   // A wrapped store (fault injection) serves reports only when the wrapper reads SQL itself.
-  let reports = (chosen as? any ReportQuerying).map { SQLReports(store: $0) }
+  let reports: (any ReportEngine)? =
+    if let sql = chosen as? any ReportQuerying {
+      SQLReports(store: sql)
+    } else if let clickhouse = chosen as? ClickHouseEventStore {
+      ClickHouseReports(store: clickhouse)
+    } else {
+      nil
+    }
   let collector = EventCollector(
     configuration: configuration, store: chosen, reports: reports, logger: Logger(label: "test"))
   try await collector.keyRing.provision(

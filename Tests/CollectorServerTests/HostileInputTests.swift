@@ -369,10 +369,7 @@ extension HostileInputTests {
     "a NUL in an event's text rejects that event alone, on every route and engine",
     arguments: LiveTests.Engine.available)
   func nulInEvents(engine: LiveTests.Engine) async throws {
-    let collector = try await makeCollector { sqlite in
-      guard engine == .postgres, let url = PostgresTestServer.url else { return sqlite }
-      return try! PostgresEventStore(url: url, schema: PostgresTestServer.uniqueSchema("nul"))
-    }
+    let collector = try await makeCollector { engine.store($0, "nul") }
     try await collector.application(closesStore: false).test(.router) { client async throws in
       var bad = Batches.event("nul-1")
       bad.parameters["note"] = .string("a\u{0}b")

@@ -1,3 +1,4 @@
+import CollectorClickHouse
 import CollectorIngest
 import CollectorPostgres
 import CollectorServer
@@ -18,17 +19,29 @@ import Testing
 @Suite("Collector live end to end")
 struct LiveTests {
   enum Engine: String, CaseIterable, CustomStringConvertible {
-    case sqlite, postgres
+    case sqlite, postgres, clickhouse
     var description: String { rawValue }
-    static var available: [Engine] { PostgresTestServer.url == nil ? [.sqlite] : [.sqlite, .postgres] }
+    static var available: [Engine] {
+      [.sqlite] + (PostgresTestServer.url == nil ? [] : [.postgres])
+        + (ClickHouseTestServer.url == nil ? [] : [.clickhouse])
+    }
+
+    /// This engine's store for a test: `sqlite` itself, or a fresh PostgreSQL schema or ClickHouse
+    /// database named after `test`.
+    func store(_ sqlite: any EventStore, _ test: String) -> any EventStore {
+      switch self {
+      case .sqlite: sqlite
+      case .postgres:
+        try! PostgresEventStore(url: PostgresTestServer.url!, schema: PostgresTestServer.uniqueSchema(test))
+      case .clickhouse:
+        try! ClickHouseEventStore(url: ClickHouseTestServer.url!, database: ClickHouseTestServer.uniqueDatabase())
+      }
+    }
   }
 
   @Test("CollectorService → collector: every event and counter stored exactly once", arguments: Engine.available)
   func endToEnd(engine: Engine) async throws {
-    let collector = try await makeCollector { sqlite in
-      guard engine == .postgres, let url = PostgresTestServer.url else { return sqlite }
-      return try! PostgresEventStore(url: url, schema: PostgresTestServer.uniqueSchema("live"))
-    }
+    let collector = try await makeCollector { engine.store($0, "live") }
     let directory = TemporaryDirectory()
     let outbox = directory.url
     try await collector.application(closesStore: false).test(.live) { client async throws in

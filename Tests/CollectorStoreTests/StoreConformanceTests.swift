@@ -14,12 +14,19 @@ struct StoreConformanceTests {
     }
   }
 
+  @Test("ClickHouse is configured when running in CI")
+  func clickHouseInCI() {
+    if PostgresTestServer.isCI {
+      #expect(ClickHouseTestServer.url != nil, "CI must export COLLECTOR_TEST_CLICKHOUSE_URL (.ci/clickhouse)")
+    }
+  }
+
   @Test("migrations are idempotent and versioned", arguments: Engine.available)
   func migrations(engine: Engine) async throws {
     let store = try await engine.open()
     try await store.migrate()
     try await store.migrate()
-    #expect(try await store.schemaVersion() == 2)
+    #expect(try await store.schemaVersion() == engine.schemaVersion)
     try await store.ping()
     try await store.close()
   }

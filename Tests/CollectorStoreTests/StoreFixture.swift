@@ -1,3 +1,4 @@
+import CollectorClickHouse
 import CollectorPostgres
 import CollectorSQLite
 import CollectorStore
@@ -5,14 +6,30 @@ import Foundation
 import TestSupport
 
 /// The engines the conformance suite runs against: SQLite always, PostgreSQL when
-/// `COLLECTOR_TEST_POSTGRES_URL` names a server (always in `.ci/run`).
+/// `COLLECTOR_TEST_POSTGRES_URL` names a server and ClickHouse when `COLLECTOR_TEST_CLICKHOUSE_URL`
+/// does (both always in `.ci/run`).
 enum Engine: String, CaseIterable, CustomStringConvertible, Sendable {
   case sqlite
   case postgres
+  case clickhouse
+  /// ClickHouse over two shards, through `Distributed` tables.
+  case clickhouseCluster
 
   var description: String { rawValue }
 
-  static var available: [Engine] { PostgresTestServer.url == nil ? [.sqlite] : [.sqlite, .postgres] }
+  static var available: [Engine] {
+    [.sqlite] + (PostgresTestServer.url == nil ? [] : [.postgres])
+      + (ClickHouseTestServer.url == nil ? [] : [.clickhouse])
+      + (ClickHouseTestServer.shardURLs == nil ? [] : [.clickhouseCluster])
+  }
+
+  /// The number of migrations the engine's schema has.
+  var schemaVersion: Int {
+    switch self {
+    case .sqlite, .postgres: 3
+    case .clickhouse, .clickhouseCluster: 1
+    }
+  }
 
   /// A fresh, migrated, empty store.
   func open() async throws -> any EventStore {
@@ -23,6 +40,13 @@ enum Engine: String, CaseIterable, CustomStringConvertible, Sendable {
       store = try SQLiteEventStore(path: directory.appendingPathComponent("collector.sqlite").path)
     case .postgres:
       store = try PostgresEventStore(url: PostgresTestServer.url!, schema: PostgresTestServer.uniqueSchema())
+    case .clickhouse:
+      store = try ClickHouseEventStore(url: ClickHouseTestServer.url!, database: ClickHouseTestServer.uniqueDatabase())
+    case .clickhouseCluster:
+      let shards = ClickHouseTestServer.shardURLs!
+      store = try ClickHouseEventStore(
+        url: shards[0], database: ClickHouseTestServer.uniqueDatabase(), cluster: ClickHouseTestServer.cluster,
+        shardURLs: shards)
     }
     try await store.migrate()
     return store

@@ -284,22 +284,18 @@ public final class PostgresEventStore: EventStore {
     try await refreshRollups(connection, rollupCondition, eventCondition, binds)
   }
 
-  /// Rebuilds both rollups from the stored events (after loading events some other way than
-  /// ``write(_:)``, e.g. a bulk import); returns the rows of both.
+  /// Rebuilds every rollup from the stored events (after loading events some other way than
+  /// ``write(_:)``, e.g. a bulk import); returns their rows.
   @discardableResult
   public func rebuildRollups() async throws -> Int {
     try await guarded {
       try await client.withTransaction(logger: logger) { connection in
         try await refreshRollups(connection, "true", "true", PostgresBindings())
         // Fresh statistics, so the planner knows the rebuilt tables' sizes.
-        for table in [tables.rollups.tables.sessions, tables.rollups.tables.names] {
-          try await connection.query(PostgresQuery(unsafeSQL: "ANALYZE \(table)"), logger: logger)
-        }
-        return try await Self.count(
-          connection.query(
-            PostgresQuery(
-              unsafeSQL: "SELECT ((SELECT count(*) FROM \(tables.rollups.tables.sessions)) "
-                + "+ (SELECT count(*) FROM \(tables.rollups.tables.names)))::bigint"), logger: logger))
+        let all = tables.rollups.tables.all
+        for table in all { try await connection.query(PostgresQuery(unsafeSQL: "ANALYZE \(table)"), logger: logger) }
+        let count = "SELECT (" + all.map { "(SELECT count(*) FROM \($0))" }.joined(separator: " + ") + ")::bigint"
+        return try await Self.count(connection.query(PostgresQuery(unsafeSQL: count), logger: logger))
       }
     }
   }

@@ -63,15 +63,14 @@ struct PostgresTables: Sendable {
       [
         "CREATE INDEX events_app_name_occurred_at ON \(events) (app, name, occurred_at)",
         "CREATE INDEX events_app_device ON \(events) (app, device_id, occurred_at)",
-      ] + rollups.create + rollups.add(from: events, where: "true"),
+      ] + rollups.createActivity + rollups.addActivity(from: events, where: "true"),
+      rollups.createCommerce + rollups.addCommerce(from: events, where: "true"),
     ]
   }
 
   /// The rollups (filled from the events already stored when the migration runs).
   var rollups: RollupSQL {
-    RollupSQL(
-      tables: RollupTables(sessions: "\"\(schema)\".rollup_sessions", names: "\"\(schema)\".rollup_names"),
-      dialect: .postgres)
+    RollupSQL(tables: RollupTables(prefix: "\"\(schema)\"."), dialect: .postgres)
   }
 
   // MARK: Writing
@@ -110,14 +109,19 @@ struct PostgresTables: Sendable {
             AS r(app, event_id, name, kind, occurred_at, utc_offset_minutes, received_at, device_id, user_id, has_user,
               session_id, has_session, \(Self.contextColumns), parameters)
           ON CONFLICT (app, event_id) DO NOTHING
-          RETURNING app, name, occurred_at, device_id, session_id, platform, app_version, os_version
+          RETURNING app, event_id, name, occurred_at, device_id, session_id, platform, app_version, os_version,
+            parameters
         ),
-        sessions AS (\(rollups.add(from: "inserted", where: "true")[0])),
-        names AS (\(rollups.add(from: "inserted", where: "true")[1]))
+        \(Self.rollupUpdates(rollups.add(from: "inserted", where: "true")))
         SELECT count(*)::bigint FROM inserted
         """,
       binds: binds
     )
+  }
+
+  /// The statements keeping the rollups current, as the data-modifying `WITH` queries of an insert.
+  private static func rollupUpdates(_ statements: [String]) -> String {
+    statements.enumerated().map { "rollup\($0.offset) AS (\($0.element))" }.joined(separator: ",\n")
   }
 
   func insertCounters(_ rows: [StoredCounter]) -> PostgresQuery {

@@ -116,6 +116,16 @@ struct SQLBuilder {
     return parts.joined(separator: " AND ")
   }
 
+  /// The `WHERE` conditions of `filter` on a table whose `column` holds ms since 1970.
+  mutating func msConditions(_ filter: ReportFilter, column: String, prefix: String = "") -> String {
+    var parts = [
+      "\(prefix)app = \(bind(filter.app))", "\(prefix)\(column) >= \(bind(filter.from))",
+      "\(prefix)\(column) < \(bind(filter.to))",
+    ]
+    parts += dimensionConditions(filter, prefix: prefix)
+    return parts.joined(separator: " AND ")
+  }
+
   /// The `WHERE` conditions of `filter` on a rollup (`hour` in range; the range is on whole hours).
   mutating func rollupConditions(_ filter: ReportFilter) -> String {
     var parts = ["app = \(bind(filter.app))", "hour >= \(bind(filter.from))", "hour < \(bind(filter.to))"]

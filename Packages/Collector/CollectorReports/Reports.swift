@@ -1,5 +1,5 @@
 public import CollectorStore
-import CollectorWire
+package import CollectorWire
 import Foundation
 
 /// The reports of the SQL engines (SQLite and PostgreSQL): typed questions over a store, answered
@@ -145,7 +145,7 @@ public struct SQLReports: ReportEngine {
   }
 
   /// Rows of (`label`, `n`, `devices`) as counts with shares.
-  private static func countRows(_ rows: [SQLRow], label: String) -> [CountRow] {
+  package static func countRows(_ rows: [SQLRow], label: String) -> [CountRow] {
     // Shares from a double total: counts near Int64.max cannot overflow the sum.
     let total = rows.reduce(0.0) { $0 + Double($1["n"].int ?? 0) }
     return rows.map { row in
@@ -162,12 +162,8 @@ public struct SQLReports: ReportEngine {
   public func timeSeries(_ filter: ReportFilter, bucket: ReportBucket, event: String?) async throws
     -> TimeSeries
   {
-    guard bucket != .week else { throw FieldError(field: "bucket", reason: "is hour or day") }
-    if let event { try ReportText.check(event, field: "event") }
+    try Self.checkTimeSeries(filter, bucket: bucket, event: event)
     let size = bucket.milliseconds
-    guard (filter.to - filter.from) / size <= 10_000 else {
-      throw FieldError(field: "bucket", reason: "more than 10,000 \(bucket.rawValue)s in the range")
-    }
     var sql = SQLBuilder(store.dialect)
     var (table, time, count, conditions) =
       if let rollups = rollups(filter) {
@@ -182,6 +178,24 @@ public struct SQLReports: ReportEngine {
     let found = try await rows(
       "SELECT (\(time) / \(size)) AS b, \(count) AS n, count(DISTINCT device_id) AS devices FROM \(table) "
         + "WHERE \(conditions) GROUP BY b ORDER BY b", sql)
+    return Self.timeSeries(found, filter: filter, bucket: bucket, event: event)
+  }
+
+  /// Throws ``FieldError`` when a time series cannot be answered: weeks, more than 10,000 buckets,
+  /// or an event name that is not report text.
+  package static func checkTimeSeries(_ filter: ReportFilter, bucket: ReportBucket, event: String?) throws(FieldError) {
+    guard bucket != .week else { throw FieldError(field: "bucket", reason: "is hour or day") }
+    if let event { try ReportText.check(event, field: "event") }
+    guard (filter.to - filter.from) / bucket.milliseconds <= 10_000 else {
+      throw FieldError(field: "bucket", reason: "more than 10,000 \(bucket.rawValue)s in the range")
+    }
+  }
+
+  /// A time series from rows of (`b`: time / bucket size, `n`, `devices`), every bucket present.
+  package static func timeSeries(_ found: [SQLRow], filter: ReportFilter, bucket: ReportBucket, event: String?)
+    -> TimeSeries
+  {
+    let size = bucket.milliseconds
     var byBucket: [Int64: (Int64, Int64)] = [:]
     for row in found { byBucket[row["b"].int ?? 0] = (row["n"].int ?? 0, row["devices"].int ?? 0) }
     let first = Self.floor(filter.from, size)
@@ -197,7 +211,7 @@ public struct SQLReports: ReportEngine {
 
   /// DAU, WAU and MAU at the end of the range; new against returning devices in the range.
   public func activeDevices(_ filter: ReportFilter) async throws -> ActiveDevices {
-    func distinct(days: Int64) async throws -> Int64 {
+    func distinct(_ days: Int64) async throws -> Int64 {
       var window = filter
       window.from = filter.to - days * 86_400_000
       var sql = SQLBuilder(store.dialect)
@@ -225,10 +239,18 @@ public struct SQLReports: ReportEngine {
           + "WHERE e2.app = \(app) AND e2.device_id = a.device_id AND \(earlier)) THEN 1 ELSE 0 END), 0) AS returning_devices "
           + "FROM (SELECT DISTINCT device_id FROM \(table) WHERE \(conditions)) a", sql
       ).first
+    return try await Self.activeDevices(split, distinct: distinct)
+  }
+
+  /// Active devices from the split row (`active_devices`, `returning_devices`) and the distinct
+  /// devices of the last `days` days of the range.
+  package static func activeDevices(_ split: SQLRow?, distinct: (Int64) async throws -> Int64) async throws
+    -> ActiveDevices
+  {
     let active = split?["active_devices"].int ?? 0
     let returning = split?["returning_devices"].int ?? 0
     return ActiveDevices(
-      daily: try await distinct(days: 1), weekly: try await distinct(days: 7), monthly: try await distinct(days: 30),
+      daily: try await distinct(1), weekly: try await distinct(7), monthly: try await distinct(30),
       new: active - returning, returning: returning)
   }
 
@@ -238,11 +260,8 @@ public struct SQLReports: ReportEngine {
   public func retention(_ filter: ReportFilter, period: ReportBucket, byAppVersion: Bool) async throws
     -> Retention
   {
-    guard period != .hour else { throw FieldError(field: "period", reason: "is day or week") }
+    try Self.checkRetention(filter, period: period)
     let size = period.milliseconds
-    guard (filter.to - filter.from) / size <= 400 else {
-      throw FieldError(field: "period", reason: "more than 400 \(period.rawValue)s in the range")
-    }
     var sql = SQLBuilder(store.dialect)
     let rollups = rollups(filter)
     let table = rollups?.sessions ?? store.eventsTable
@@ -264,6 +283,23 @@ public struct SQLReports: ReportEngine {
     let found = try await rows(
       "SELECT cohort, version, p - cohort AS k, count(DISTINCT device_id) AS devices FROM (\(perDevice)) x "
         + "GROUP BY cohort, version, k ORDER BY cohort, version, k", sql)
+    return Self.retention(found, filter: filter, period: period, byAppVersion: byAppVersion)
+  }
+
+  /// Throws ``FieldError`` when retention cannot be answered: hours, or more than 400 periods.
+  package static func checkRetention(_ filter: ReportFilter, period: ReportBucket) throws(FieldError) {
+    guard period != .hour else { throw FieldError(field: "period", reason: "is day or week") }
+    guard (filter.to - filter.from) / period.milliseconds <= 400 else {
+      throw FieldError(field: "period", reason: "more than 400 \(period.rawValue)s in the range")
+    }
+  }
+
+  /// Retention from rows of (`cohort`, `version`, `k`, `devices`): devices of each cohort (its first
+  /// period from the range's start, and its first version) active `k` periods later.
+  package static func retention(_ found: [SQLRow], filter: ReportFilter, period: ReportBucket, byAppVersion: Bool)
+    -> Retention
+  {
+    let size = period.milliseconds
     let periods = Int((filter.to - filter.from + size - 1) / size)
     var cohorts: [String: Retention.Cohort] = [:]
     var order: [String] = []
@@ -294,7 +330,7 @@ public struct SQLReports: ReportEngine {
       })
   }
 
-  static func floor(_ value: Int64, _ size: Int64) -> Int64 {
+  package static func floor(_ value: Int64, _ size: Int64) -> Int64 {
     value >= 0 ? value / size * size : -((-value + size - 1) / size) * size
   }
 }
@@ -304,7 +340,7 @@ public typealias Reports = SQLReports
 
 extension ReportDimension {
   /// The events' column.
-  var column: String {
+  package var column: String {
     switch self {
     case .platform: "platform"
     case .osVersion: "os_version"

@@ -1,15 +1,21 @@
-import CollectorStore
-import CollectorWire
+package import CollectorStore
+package import CollectorWire
 
-/// Revenue and top items on the SQL engines: the JSON of `parameters` read with each dialect's own
-/// functions (SQLite's `json_extract`/`json_each`, PostgreSQL's `jsonb` operators), never with text
-/// from a client in the SQL.
+/// Revenue and top items on the SQL engines: read from the store's commerce facts
+/// (`rollup_orders`, `rollup_items`; ``CommerceSQL``), typed columns kept with the events, never with
+/// text from a client in the SQL.
 extension SQLReports {
   /// Revenue per currency for the range and the range before, and per day of the range.
   public func revenue(_ filter: ReportFilter) async throws -> Revenue {
     async let current = revenueDays(filter)
     async let previous = revenueDays(filter.previous)
-    let (days, before) = (try await current, try await previous)
+    return Self.revenue(filter, days: try await current, before: try await previous)
+  }
+
+  /// Revenue from rows of (`day`, `currency`, `orders`, `gross`, `refund_count`, `refunds`) of the
+  /// range (`days`) and of the range before (`before`).
+  package static func revenue(_ filter: ReportFilter, days found: [SQLRow], before: [SQLRow]) -> Revenue {
+    let days = found.map(DayFigures.init)
     let figures = Self.totals(days)
     let currencies = figures.map(\.currency)
     var byDay: [String: DayFigures] = [:]
@@ -23,7 +29,7 @@ extension SQLReports {
         start += 86_400_000
       }
     }
-    return Revenue(current: figures, previous: Self.totals(before), days: series)
+    return Revenue(current: figures, previous: Self.totals(before.map(DayFigures.init)), days: series)
   }
 
   /// Figures per currency (largest gross first) from per-day figures.
@@ -49,60 +55,82 @@ extension SQLReports {
     var refundCount: Int64
     var refunds: Double
     var net: Double { gross - refunds }
+
+    init(_ row: SQLRow) {
+      start = row["day"].int ?? 0
+      currency = row["currency"].text ?? ""
+      orders = row["orders"].int ?? 0
+      gross = row["gross"].double ?? 0
+      refundCount = row["refund_count"].int ?? 0
+      refunds = row["refunds"].double ?? 0
+    }
   }
 
   /// Orders and money per currency and UTC day: each purchase transaction once (its first event by
-  /// id), each refund event. One pass over the purchase and refund events (the name index), each
-  /// JSON field extracted once.
-  private func revenueDays(_ filter: ReportFilter) async throws -> [DayFigures] {
+  /// id), each refund event.
+  private func revenueDays(_ filter: ReportFilter) async throws -> [SQLRow] {
     var sql = SQLBuilder(store.dialect)
-    let json = CommerceJSON(dialect: store.dialect)
-    let orders = json.orders(
-      filter, names: "'purchase', 'refund'", table: store.eventsTable, fields: ["currency", "value"], &sql)
+    let orders = firsts(filter, \.orders, purchases: false, &sql)
     let found = try await rows(
-      "SELECT (t / 86400000) * 86400000 AS day, currency, sum(purchase) AS orders, sum(purchase * v) AS gross, "
-        + "sum(1 - purchase) AS refund_count, sum((1 - purchase) * v) AS refunds FROM ("
-        + "SELECT CASE WHEN name = 'purchase' THEN 1 ELSE 0 END AS purchase, "
-        + "coalesce(\(json.text("currency")), '') AS currency, coalesce(\(json.money("value")), 0) AS v, t "
-        + "FROM (\(orders)) o WHERE first = 1\(json.fence)) m GROUP BY 1, 2 ORDER BY 1, 2", sql)
-    return found.map { row in
-      DayFigures(
-        start: row["day"].int ?? 0, currency: row["currency"].text ?? "", orders: row["orders"].int ?? 0,
-        gross: row["gross"].double ?? 0, refundCount: row["refund_count"].int ?? 0, refunds: row["refunds"].double ?? 0)
+      "SELECT (t / 86400000) * 86400000 AS day, currency, sum(purchase) AS orders, sum(purchase * value) AS gross, "
+        + "sum(1 - purchase) AS refund_count, sum((1 - purchase) * value) AS refunds FROM (\(orders)) o "
+        + "GROUP BY 1, 2 ORDER BY 1, 2", sql)
+    return found
+  }
+
+  /// The order or item facts (``CommerceSQL``) of `filter` that belong to the first event by id of
+  /// their transaction key among the orders of `filter` (purchases only when `purchases`): a
+  /// purchase tracked twice counts once. Read from the store's fact tables when it keeps them and
+  /// rollups are on (an index probe per row for an earlier order of the same key), else extracted
+  /// from the events (the relation the tables are filled from, so both answer alike).
+  private func firsts(
+    _ filter: ReportFilter, _ table: KeyPath<RollupTables, String>, purchases: Bool, _ sql: inout SQLBuilder
+  ) -> String {
+    let purchase = purchases ? " AND o.purchase = 1" : ""
+    if usesRollups, let tables = store.rollups {
+      return "SELECT * FROM \(tables[keyPath: table]) f WHERE \(sql.msConditions(filter, column: "t", prefix: "f.")) "
+        + "AND NOT EXISTS (SELECT 1 FROM \(tables.orders) o WHERE \(sql.msConditions(filter, column: "t", prefix: "o.")) "
+        + "AND o.k = f.k AND o.event_id < f.event_id\(purchase))"
     }
+    let facts = CommerceSQL(dialect: store.dialect)
+    let conditions = sql.conditions(filter)
+    let relation =
+      table == \RollupTables.orders
+      ? facts.orders(from: store.eventsTable, where: conditions)
+      : facts.items(from: store.eventsTable, where: conditions)
+    return "SELECT f.* FROM (\(relation)) f JOIN (SELECT min(event_id) AS first_id FROM ("
+      + "\(facts.orders(from: store.eventsTable, where: conditions))) o WHERE true\(purchase) GROUP BY k) o "
+      + "ON o.first_id = f.event_id"
   }
 
   /// The items of purchases with the most revenue, optionally of one category or brand.
   public func topItems(_ filter: ReportFilter, category: String?, brand: String?, limit: Int) async throws -> TopItems {
+    try Self.checkTopItems(category: category, brand: brand)
+    var sql = SQLBuilder(store.dialect)
+    let items = firsts(filter, \.items, purchases: true, &sql)
+    var conditions = ["true"]
+    if let category { conditions.append("category = \(sql.bind(category))") }
+    if let brand { conditions.append("brand = \(sql.bind(brand))") }
+    // The latest name: the time behind a fixed 16-digit offset sorts as text (times in a report
+    // range lie in ReportFilter.bounds), cheaper than formatting it.
+    let stamped = "CAST(t + 2000000000000000 AS TEXT) || coalesce(name, '')"
+    let found = try await rows(
+      "SELECT item, substr(max(\(stamped)), 17) AS name, currency, sum(quantity) AS units, "
+        + "sum(quantity * coalesce(price, 0)) AS revenue, count(DISTINCT k) AS orders, "
+        + "count(DISTINCT device_id) AS buyers FROM (\(items)) i WHERE \(conditions.joined(separator: " AND ")) "
+        + "GROUP BY item, currency ORDER BY revenue DESC, item, currency LIMIT \(sql.bind(Int64(max(1, limit))))", sql)
+    return Self.topItems(found, category: category, brand: brand)
+  }
+
+  /// Throws ``FieldError`` for a category or brand that is not report text.
+  package static func checkTopItems(category: String?, brand: String?) throws(FieldError) {
     if let category { try ReportText.check(category, field: "category") }
     if let brand { try ReportText.check(brand, field: "brand") }
-    var sql = SQLBuilder(store.dialect)
-    let json = CommerceJSON(dialect: store.dialect)
-    let orders = json.orders(
-      filter, names: "'purchase'", table: store.eventsTable, fields: ["currency", "items"], &sql)
-    var itemFields = ["item_id", "item_name", "price", "quantity"]
-    var conditions: [String] = []
-    if let category {
-      itemFields.append("item_category")
-      conditions.append("\(json.text("item_category")) = \(sql.bind(category))")
-    }
-    if let brand {
-      itemFields.append("item_brand")
-      conditions.append("\(json.text("item_brand")) = \(sql.bind(brand))")
-    }
-    let items = json.items(of: orders, fields: itemFields)
-    let found = try await rows(
-      "SELECT item, substr(max(stamped), 16) AS name, currency, sum(quantity) AS units, "
-        + "sum(quantity * coalesce(price, 0)) AS revenue, count(DISTINCT k) AS orders, "
-        + "count(DISTINCT device_id) AS buyers FROM ("
-        + "SELECT coalesce(\(json.text("item_id")), \(json.text("item_name"))) AS item, "
-        + "\(json.stamped(name: json.text("item_name"))) AS stamped, "
-        + "coalesce(\(json.text("currency")), '') AS currency, coalesce(\(json.money("quantity")), 1) AS quantity, "
-        + "\(json.money("price")) AS price, k, device_id FROM (\(items)) x "
-        + "WHERE \((["first = 1"] + conditions).joined(separator: " AND "))\(json.fence)) p "
-        + "WHERE item IS NOT NULL AND quantity >= 1 GROUP BY item, currency "
-        + "ORDER BY revenue DESC, item, currency LIMIT \(sql.bind(Int64(max(1, limit))))", sql)
-    return TopItems(
+  }
+
+  /// Top items from rows of (`item`, `name`, `currency`, `units`, `revenue`, `orders`, `buyers`).
+  package static func topItems(_ found: [SQLRow], category: String?, brand: String?) -> TopItems {
+    TopItems(
       category: category, brand: brand,
       rows: found.map { row in
         TopItems.Row(

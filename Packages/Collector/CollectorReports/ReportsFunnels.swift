@@ -1,5 +1,5 @@
-import CollectorStore
-import CollectorWire
+package import CollectorStore
+package import CollectorWire
 import Foundation
 
 /// Funnels, sessions and the rows behind a report.
@@ -11,6 +11,22 @@ extension SQLReports {
   public func funnel(_ filter: ReportFilter, steps: [String], window: Int64, appVersion: String?)
     async throws -> Funnel
   {
+    let filter = try Self.funnelFilter(filter, steps: steps, window: window, appVersion: appVersion)
+    var sql = SQLBuilder(store.dialect)
+    let conditions = sql.conditions(filter)
+    let names = Set(steps).map { sql.bind($0) }.joined(separator: ", ")
+    let found = try await rows(
+      "SELECT device_id, name, \(sql.ms("occurred_at")) AS t FROM \(store.eventsTable) "
+        // Events of one millisecond keep their tracking order: CoreTracker's ids grow with each event.
+        + "WHERE \(conditions) AND name IN (\(names)) ORDER BY device_id, t, event_id", sql)
+    return Self.funnel(found, steps: steps, window: window, appVersion: appVersion)
+  }
+
+  /// Checks a funnel's steps, window and app version (``FieldError`` naming the parameter) and
+  /// returns `filter` narrowed to the app version.
+  package static func funnelFilter(_ filter: ReportFilter, steps: [String], window: Int64, appVersion: String?)
+    throws(FieldError) -> ReportFilter
+  {
     guard (2...10).contains(steps.count) else { throw FieldError(field: "steps", reason: "2 to 10 event names") }
     guard window > 0 else { throw FieldError(field: "window", reason: "must be positive") }
     for step in steps { try ReportText.check(step, field: "steps") }
@@ -19,13 +35,11 @@ extension SQLReports {
       try ReportText.check(appVersion, field: "funnelAppVersion")
       filter.appVersion = appVersion
     }
-    var sql = SQLBuilder(store.dialect)
-    let conditions = sql.conditions(filter)
-    let names = Set(steps).map { sql.bind($0) }.joined(separator: ", ")
-    let found = try await rows(
-      "SELECT device_id, name, \(sql.ms("occurred_at")) AS t FROM \(store.eventsTable) "
-        // Events of one millisecond keep their tracking order: CoreTracker's ids grow with each event.
-        + "WHERE \(conditions) AND name IN (\(names)) ORDER BY device_id, t, event_id", sql)
+    return filter
+  }
+
+  /// The funnel from rows of (`device_id`, `name`, `t`) ordered by device, time and event id.
+  package static func funnel(_ found: [SQLRow], steps: [String], window: Int64, appVersion: String?) -> Funnel {
     var reached = Array(repeating: Int64(0), count: steps.count)
     var index = 0
     while index < found.count {
@@ -83,7 +97,11 @@ extension SQLReports {
         "SELECT max(\(ms)) - min(\(ms)) AS d, count(*) AS n FROM \(store.eventsTable) "
         + "WHERE \(sql.conditions(filter)) AND session_id IS NOT NULL GROUP BY device_id, session_id ORDER BY d"
     }
-    let found = try await rows(query, sql)
+    return Self.sessions(try await rows(query, sql))
+  }
+
+  /// Sessions from rows of (`d`: duration in ms, `n`: events), one per session, ordered by `d`.
+  package static func sessions(_ found: [SQLRow]) -> Sessions {
     let durations = found.map { $0["d"].int ?? 0 }
     let events = found.reduce(Int64(0)) { $0 + ($1["n"].int ?? 0) }
     let median: Int64 =
@@ -111,16 +129,10 @@ extension SQLReports {
       conditions += " AND name = \(sql.bind(event))"
     }
     let ms = sql.ms("occurred_at")
-    if let after {
-      try ReportText.check(after, field: "after")
-      let parts = after.split(separator: ":", maxSplits: 1)
-      guard parts.count == 2, let time = Int64(parts[0]), ReportFilter.bounds.contains(time) else {
-        throw FieldError(field: "after", reason: "is not a cursor this report returned")
-      }
+    if let (time, id) = try Self.cursor(after) {
       let timeBound = sql.time(sql.bind(time))
       let timeBound2 = sql.time(sql.bind(time))
-      conditions +=
-        " AND (occurred_at < \(timeBound) OR (occurred_at = \(timeBound2) AND event_id < \(sql.bind(String(parts[1])))))"
+      conditions += " AND (occurred_at < \(timeBound) OR (occurred_at = \(timeBound2) AND event_id < \(sql.bind(id))))"
     }
     let parameters = store.dialect == .sqlite ? "parameters" : "parameters::text AS parameters"
     let page = max(1, min(limit, 1_000))
@@ -128,6 +140,24 @@ extension SQLReports {
       "SELECT \(ms) AS t, event_id, device_id, platform, app_version, os_version, \(parameters), name "
         + "FROM \(store.eventsTable) "
         + "WHERE \(conditions) ORDER BY occurred_at DESC, event_id DESC LIMIT \(sql.bind(Int64(page + 1)))", sql)
+    return Self.eventRows(found, page: page)
+  }
+
+  /// The time and event id of an event-rows cursor (`<ms>:<event id>`), `nil` for none; throws
+  /// ``FieldError`` for text that is not a cursor this report returned.
+  package static func cursor(_ after: String?) throws(FieldError) -> (Int64, String)? {
+    guard let after else { return nil }
+    try ReportText.check(after, field: "after")
+    let parts = after.split(separator: ":", maxSplits: 1)
+    guard parts.count == 2, let time = Int64(parts[0]), ReportFilter.bounds.contains(time) else {
+      throw FieldError(field: "after", reason: "is not a cursor this report returned")
+    }
+    return (time, String(parts[1]))
+  }
+
+  /// A page of event rows from rows of (`t`, `event_id`, `name`, `device_id`, `platform`,
+  /// `app_version`, `os_version`, `parameters`): `page` rows, and a cursor when there is one more.
+  package static func eventRows(_ found: [SQLRow], page: Int) -> EventRows {
     let rows = found.prefix(page).map { row in
       EventRows.Row(
         occurredAt: row["t"].int ?? 0, eventID: row["event_id"].text ?? "", name: row["name"].text ?? "",

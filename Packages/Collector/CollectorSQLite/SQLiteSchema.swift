@@ -67,13 +67,16 @@ enum SQLiteSchema {
       ([
         "CREATE INDEX events_app_name_occurred_at ON events (app, name, occurred_at)",
         "CREATE INDEX events_app_device ON events (app, device_id, occurred_at)",
-      ] + rollups.create + rollups.add(from: "events", where: "true")).joined(separator: ";\n")
+      ] + rollups.createActivity + rollups.addActivity(from: "events", where: "true")).joined(separator: ";\n")
+    ),
+    (
+      "3-commerce-facts",
+      (rollups.createCommerce + rollups.addCommerce(from: "events", where: "true")).joined(separator: ";\n")
     ),
   ]
 
   /// The rollups (filled from the events already stored when the migration runs).
-  static let rollups = RollupSQL(
-    tables: RollupTables(sessions: "rollup_sessions", names: "rollup_names"), dialect: .sqlite)
+  static let rollups = RollupSQL(tables: RollupTables(prefix: ""), dialect: .sqlite)
 
   static var versions: Int { migrations.count }
 

@@ -17,6 +17,9 @@ public struct CollectorConfiguration: Sendable {
     case sqlite(path: String, durability: SQLiteEventStore.Durability)
     /// A PostgreSQL database shared by several collectors.
     case postgres(url: String, schema: String)
+    /// A ClickHouse database shared by any number of collectors: on one server, or on the cluster
+    /// `cluster` (the servers' `remote_servers` name) whose shards answer HTTP at `shardURLs`.
+    case clickhouse(url: String, database: String, cluster: String? = nil, shardURLs: [String] = [])
   }
 
   /// The address to listen on.
@@ -64,11 +67,17 @@ public struct CollectorConfiguration: Sendable {
   public static let settings: [Setting] = [
     Setting(key: "host", help: "address to listen on (default 127.0.0.1; 0.0.0.0 for all interfaces)"),
     Setting(key: "port", help: "port to listen on (default 8080; 0 picks a free port)"),
-    Setting(key: "storage", help: "sqlite or postgres (default sqlite; postgres when postgres-url is set)"),
+    Setting(
+      key: "storage",
+      help: "sqlite, postgres or clickhouse (default sqlite; postgres or clickhouse when its url is set)"),
     Setting(key: "sqlite-path", help: "the SQLite file (default collector-data/collector.sqlite)"),
     Setting(key: "sqlite-durability", help: "full (fsync every commit, default) or normal (fsync at checkpoints)"),
     Setting(key: "postgres-url", help: "postgres://user:password@host:5432/database[?sslmode=disable|prefer|require]"),
     Setting(key: "postgres-schema", help: "the PostgreSQL schema (default public)"),
+    Setting(key: "clickhouse-url", help: "ClickHouse's HTTP interface, http://[user:password@]host:8123"),
+    Setting(key: "clickhouse-database", help: "the ClickHouse database (default coretracker)"),
+    Setting(key: "clickhouse-cluster", help: "the ClickHouse cluster to shard over (its remote_servers name)"),
+    Setting(key: "clickhouse-shard-urls", help: "every shard's HTTP URL, url[,url...] (with clickhouse-cluster)"),
     Setting(key: "write-keys", help: "write keys, app=key[,app=key...] (stored hashed)"),
     Setting(key: "admin-keys", help: "admin keys for erasure and reports, key[,key...] (stored hashed)"),
     Setting(key: "rate-limit", help: "events per second per key, 0 for none (default 20000; burst 2x, >= 2500)"),
@@ -179,7 +188,10 @@ public struct CollectorConfiguration: Sendable {
     guard let durability = SQLiteEventStore.Durability(rawValue: durabilityText) else {
       throw settings.fail("sqlite-durability", "sqlite-durability must be full or normal, not \"\(durabilityText)\"")
     }
-    let engine = settings.value("storage")?.value ?? (settings.value("postgres-url") == nil ? "sqlite" : "postgres")
+    let engine =
+      settings.value("storage")?.value
+      ?? (settings.value("postgres-url") != nil
+        ? "postgres" : settings.value("clickhouse-url") != nil ? "clickhouse" : "sqlite")
     switch engine {
     case "sqlite":
       storage = .sqlite(
@@ -189,8 +201,20 @@ public struct CollectorConfiguration: Sendable {
         throw settings.fail("storage", "storage is postgres but postgres-url is not set")
       }
       storage = .postgres(url: url, schema: settings.value("postgres-schema")?.value ?? "public")
+    case "clickhouse":
+      guard let url = settings.value("clickhouse-url")?.value else {
+        throw settings.fail("storage", "storage is clickhouse but clickhouse-url is not set")
+      }
+      let cluster = settings.value("clickhouse-cluster")?.value
+      let shards = settings.value("clickhouse-shard-urls")?.value.split(separator: ",").map(String.init) ?? []
+      if cluster != nil && shards.isEmpty {
+        throw settings.fail("clickhouse-cluster", "clickhouse-cluster needs clickhouse-shard-urls")
+      }
+      storage = .clickhouse(
+        url: url, database: settings.value("clickhouse-database")?.value ?? "coretracker", cluster: cluster,
+        shardURLs: shards)
     default:
-      throw settings.fail("storage", "storage must be sqlite or postgres, not \"\(engine)\"")
+      throw settings.fail("storage", "storage must be sqlite, postgres or clickhouse, not \"\(engine)\"")
     }
   }
 

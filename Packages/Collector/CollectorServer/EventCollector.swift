@@ -1,3 +1,4 @@
+import CollectorClickHouse
 public import CollectorIngest
 import CollectorPostgres
 public import CollectorReports
@@ -119,6 +120,13 @@ public final class EventCollector: Sendable {
       let store = try PostgresEventStore(url: url, schema: schema, logger: logger)
       return (
         store, SQLReports(store: store), "PostgreSQL \(PostgresDescription.redacted(url)) schema \(schema)"
+      )
+    case .clickhouse(let url, let database, let cluster, let shards):
+      let store = try ClickHouseEventStore(url: url, database: database, cluster: cluster, shardURLs: shards)
+      let sharding = cluster.map { " on cluster \($0) (\(shards.count) shards)" } ?? ""
+      return (
+        store, ClickHouseReports(store: store),
+        "ClickHouse \(PostgresDescription.redacted(url)) database \(database)\(sharding)"
       )
     }
   }

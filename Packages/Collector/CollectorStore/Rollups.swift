@@ -1,5 +1,5 @@
-/// The two rollup tables a store keeps next to its events, so reports over whole hours read
-/// aggregates instead of every event.
+/// The rollup tables a store keeps next to its events, so reports read aggregates or typed facts
+/// instead of every event.
 ///
 /// Both are kept exact, not approximate: each row holds one device's activity in one hour, so any
 /// range of whole hours can still count distinct devices and sessions.
@@ -8,6 +8,8 @@
 ///   retention, breakdowns and sessions read it.
 /// - `rollup_names`: per app, hour, event name, device and the same three dimensions: the number of
 ///   events. Top events and one event's time series read it.
+/// - `rollup_orders` and `rollup_items`: the commerce facts of purchases and refunds, one row each
+///   (``CommerceSQL``). Revenue and top items read them, over any range.
 ///
 /// Stores keep them current in the transaction that writes events (only rows actually inserted
 /// count, so a resent event changes nothing), and repair them in the transaction that erases or
@@ -18,12 +20,29 @@ public struct RollupTables: Sendable, Hashable {
   public var sessions: String
   /// The names rollup's qualified name.
   public var names: String
+  /// The order facts' qualified name.
+  public var orders: String
+  /// The item facts' qualified name.
+  public var items: String
 
-  /// Rollups named `sessions` and `names`.
-  public init(sessions: String, names: String) {
+  /// Rollups named `sessions`, `names`, `orders` and `items`.
+  public init(sessions: String, names: String, orders: String, items: String) {
     self.sessions = sessions
     self.names = names
+    self.orders = orders
+    self.items = items
   }
+
+  /// The rollups `rollup_sessions`, `rollup_names`, `rollup_orders` and `rollup_items`, each behind
+  /// `prefix` (a schema and a dot, or nothing).
+  public init(prefix: String) {
+    self.init(
+      sessions: prefix + "rollup_sessions", names: prefix + "rollup_names", orders: prefix + "rollup_orders",
+      items: prefix + "rollup_items")
+  }
+
+  /// Every table, in the order statements touch them.
+  public var all: [String] { [sessions, names, orders, items] }
 
   /// The rollups' granularity: one hour, in ms. Reports use them for ranges that start and end on
   /// whole hours (UTC).
@@ -31,7 +50,9 @@ public struct RollupTables: Sendable, Hashable {
 }
 
 /// The SQL of the rollups, for one store's dialect: creation, filling from a set of events, and
-/// deleting.
+/// deleting. The activity rollups (sessions, names) and the commerce facts (orders, items) were added
+/// in separate migrations, so each has its own creation and filling; ``add(from:where:)`` and
+/// ``delete(where:)`` keep all four.
 public struct RollupSQL: Sendable {
   /// The tables.
   public let tables: RollupTables
@@ -49,8 +70,8 @@ public struct RollupSQL: Sendable {
     dialect == .sqlite ? column : "(extract(epoch from \(column)) * 1000)::bigint"
   }
 
-  /// `CREATE TABLE` and `CREATE INDEX` statements.
-  public var create: [String] {
+  /// `CREATE TABLE` and `CREATE INDEX` statements of the activity rollups.
+  public var createActivity: [String] {
     let dimensions = "platform TEXT NOT NULL, app_version TEXT NOT NULL, os_version TEXT NOT NULL"
     return [
       """
@@ -72,10 +93,25 @@ public struct RollupSQL: Sendable {
     ]
   }
 
+  /// `CREATE TABLE` and `CREATE INDEX` statements of the commerce facts.
+  public var createCommerce: [String] {
+    CommerceSQL(dialect: dialect).create(orders: tables.orders, items: tables.items)
+  }
+
   /// Adds the events of `source` (the events table, or a relation with its columns) that match
-  /// `condition` to both rollups. Rows are written in key order, so concurrent writers lock them in
-  /// the same order (no deadlock on PostgreSQL).
+  /// `condition` to every rollup.
   public func add(from source: String, where condition: String) -> [String] {
+    addActivity(from: source, where: condition) + addCommerce(from: source, where: condition)
+  }
+
+  /// Adds the facts of the purchases and refunds of `source` matching `condition`.
+  public func addCommerce(from source: String, where condition: String) -> [String] {
+    CommerceSQL(dialect: dialect).add(orders: tables.orders, items: tables.items, from: source, where: condition)
+  }
+
+  /// Adds the events of `source` that match `condition` to the activity rollups. Rows are written in
+  /// key order, so concurrent writers lock them in the same order (no deadlock on PostgreSQL).
+  public func addActivity(from source: String, where condition: String) -> [String] {
     let t = ms("occurred_at")
     let smaller = dialect == .sqlite ? "min" : "least"
     let larger = dialect == .sqlite ? "max" : "greatest"
@@ -103,9 +139,9 @@ public struct RollupSQL: Sendable {
     ]
   }
 
-  /// Deletes the rollup rows matching `condition` (over `app`, `hour`, `device_id`) in both rollups.
+  /// Deletes the rollup rows matching `condition` (over `app`, `hour`, `device_id`) in every rollup.
   public func delete(where condition: String) -> [String] {
-    [tables.sessions, tables.names].map { "DELETE FROM \($0) WHERE \(condition)" }
+    tables.all.map { "DELETE FROM \($0) WHERE \(condition)" }
   }
 
   /// The hour holding `milliseconds`.

@@ -72,6 +72,27 @@ public enum PostgresTestServer {
   }
 }
 
+/// The throw-away ClickHouse servers of the tests (`.ci/clickhouse`), when configured.
+public enum ClickHouseTestServer {
+  /// The single-node server's URL (`COLLECTOR_TEST_CLICKHOUSE_URL`), if configured.
+  public static var url: String? {
+    ProcessInfo.processInfo.environment["COLLECTOR_TEST_CLICKHOUSE_URL"].flatMap { $0.isEmpty ? nil : $0 }
+  }
+
+  /// The two shards' URLs (`COLLECTOR_TEST_CLICKHOUSE_SHARD_URLS`), if configured.
+  public static var shardURLs: [String]? {
+    ProcessInfo.processInfo.environment["COLLECTOR_TEST_CLICKHOUSE_SHARD_URLS"].flatMap {
+      $0.isEmpty ? nil : $0.split(separator: ",").map(String.init)
+    }
+  }
+
+  /// The cluster the shards' configuration names (`.ci/clickhouse`).
+  public static let cluster = "coretracker_shards"
+
+  /// A database name no other test uses.
+  public static func uniqueDatabase() -> String { PostgresTestServer.uniqueSchema("t") }
+}
+
 /// A seeded SplitMix64 generator: the same seed gives the same values on every run and machine, so a
 /// generated or damaged input that fails a test is reproduced by its seed.
 public struct SeededRandom: RandomNumberGenerator, Sendable {

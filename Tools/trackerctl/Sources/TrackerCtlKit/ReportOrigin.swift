@@ -7,12 +7,12 @@ public import Foundation
 #endif
 
 /// Where `trackerctl` reads reports: a running collector over HTTP (with an admin key), or a store
-/// opened directly (a SQLite file, a PostgreSQL database).
+/// opened directly (a SQLite file, a PostgreSQL database, a ClickHouse database).
 public enum ReportOrigin: Sendable {
   /// `GET <url>/v1/reports/<name>` with `Authorization: Bearer <key>`.
   case http(URL, key: String)
   /// A store read directly.
-  case store(Reports)
+  case store(any ReportEngine)
 
   /// The report `name` with `parameters`: its JSON as the API answers it, and its table.
   public func report(_ name: String, parameters: [String: String]) async throws -> (

@@ -1,3 +1,4 @@
+public import CollectorClickHouse
 public import CollectorPostgres
 import CollectorReports
 public import CollectorSQLite
@@ -12,6 +13,13 @@ public enum Stores {
       throw CommandError("no SQLite file at \(path) (the collector's default is collector-data/collector.sqlite)")
     }
     let store = try SQLiteEventStore(path: path, durability: .normal)
+    try await store.migrate()
+    return store
+  }
+
+  /// A ClickHouse server's HTTP interface (`http://host:8123`) and database.
+  public static func clickhouse(_ url: String, database: String) async throws -> ClickHouseEventStore {
+    let store = try ClickHouseEventStore(url: url, database: database)
     try await store.migrate()
     return store
   }

@@ -16,7 +16,9 @@ struct KeysCommand: AsyncParsableCommand {
     @Flag(help: "An admin key (reads reports, erases) instead of a write key.") var admin = false
 
     func run() async throws {
-      guard let store = try await origin.store() else { throw ValidationError("keys need --sqlite or --postgres-url") }
+      guard let store = try await origin.store() else {
+        throw ValidationError("keys need --sqlite, --postgres-url or --clickhouse-url")
+      }
       guard admin || app != nil else { throw ValidationError("a write key needs --app") }
       print(try await TrackerCtl.createKey(app: app ?? "*", scope: admin ? .admin : .write, store: store))
     }
@@ -27,7 +29,9 @@ struct KeysCommand: AsyncParsableCommand {
     @OptionGroup var origin: OriginOptions
 
     func run() async throws {
-      guard let store = try await origin.store() else { throw ValidationError("keys need --sqlite or --postgres-url") }
+      guard let store = try await origin.store() else {
+        throw ValidationError("keys need --sqlite, --postgres-url or --clickhouse-url")
+      }
       print(try await TrackerCtl.listKeys(store: store).text(), terminator: "")
     }
   }
@@ -38,7 +42,9 @@ struct KeysCommand: AsyncParsableCommand {
     @Argument(help: "The key's id, as `keys list` shows it.") var id: String
 
     func run() async throws {
-      guard let store = try await origin.store() else { throw ValidationError("keys need --sqlite or --postgres-url") }
+      guard let store = try await origin.store() else {
+        throw ValidationError("keys need --sqlite, --postgres-url or --clickhouse-url")
+      }
       try await TrackerCtl.revokeKey(id: id, store: store)
       print("revoked \(id)")
     }

@@ -1,4 +1,5 @@
 import ArgumentParser
+import CollectorClickHouse
 import CollectorReports
 import CollectorStore
 import Foundation
@@ -11,19 +12,34 @@ struct OriginOptions: ParsableArguments {
   @Option(help: "A collector's SQLite file, read directly.") var sqlite: String?
   @Option(help: "A collector's PostgreSQL database, read directly.") var postgresUrl: String?
   @Option(help: "The PostgreSQL schema (default public).") var postgresSchema = "public"
+  @Option(help: "A collector's ClickHouse server (http://host:8123), read directly.") var clickhouseUrl: String?
+  @Option(help: "The ClickHouse database (default coretracker).") var clickhouseDatabase = "coretracker"
 
-  /// The store named by --sqlite or --postgres-url, if any.
-  func store() async throws -> (any EventStore & ReportQuerying)? {
-    if let sqlite { return try await Stores.sqlite(sqlite) }
-    if let postgresUrl { return try await Stores.postgres(postgresUrl, schema: postgresSchema) }
+  /// The store named by --sqlite, --postgres-url or --clickhouse-url, if any, and its reports.
+  func opened() async throws -> (store: any EventStore, reports: any ReportEngine)? {
+    if let sqlite {
+      let store = try await Stores.sqlite(sqlite)
+      return (store, Reports(store: store))
+    }
+    if let postgresUrl {
+      let store = try await Stores.postgres(postgresUrl, schema: postgresSchema)
+      return (store, Reports(store: store))
+    }
+    if let clickhouseUrl {
+      let store = try await Stores.clickhouse(clickhouseUrl, database: clickhouseDatabase)
+      return (store, ClickHouseReports(store: store))
+    }
     return nil
   }
 
+  /// The store named by --sqlite, --postgres-url or --clickhouse-url, if any.
+  func store() async throws -> (any EventStore)? { try await opened()?.store }
+
   func origin() async throws -> ReportOrigin {
-    if let store = try await store() { return .store(Reports(store: store)) }
+    if let opened = try await opened() { return .store(opened.reports) }
     let environment = ProcessInfo.processInfo.environment
     guard let text = url ?? environment["TRACKERCTL_URL"], let base = URL(string: text), base.scheme != nil else {
-      throw ValidationError("say where to read: --url (with --key), --sqlite or --postgres-url")
+      throw ValidationError("say where to read: --url (with --key), --sqlite, --postgres-url or --clickhouse-url")
     }
     guard let key = key ?? environment["TRACKERCTL_KEY"], !key.isEmpty else {
       throw ValidationError("--url needs --key (an admin key) or TRACKERCTL_KEY")

@@ -1,0 +1,189 @@
+public import AsyncHTTPClient
+public import CollectorStore
+public import Foundation
+public import NIOCore
+import NIOFoundationCompat
+import NIOHTTP1
+
+/// ClickHouse's HTTP interface (its official, stable protocol): statements go in the request body,
+/// rows come back as `JSONCompact`, rows go in as `JSONEachRow`. One client per server; requests
+/// share `HTTPClient`'s connection pool.
+public struct ClickHouseClient: Sendable {
+  /// The server's HTTP address (`http://127.0.0.1:8123`), without a path.
+  public let url: URL
+  /// The database this client's statements name (`database.events`).
+  public let database: String
+  private let http: HTTPClient
+  private let user: String?
+  private let password: String?
+  /// How long one statement may take before it is abandoned.
+  public var timeout: TimeAmount = .seconds(120)
+
+  /// A client of the server at `url` (its user and password, if any, from the URL), for `database`.
+  public init(url: URL, database: String, http: HTTPClient) throws(StoreError) {
+    guard url.scheme == "http" || url.scheme == "https", url.host != nil else {
+      throw .unavailable("ClickHouse URL \(url.absoluteString) is not http(s)://host:port")
+    }
+    guard ClickHouseSQL.isValidIdentifier(database) else {
+      throw .unavailable("ClickHouse database \"\(database)\" is not a plain identifier ([a-z_][a-z0-9_]*)")
+    }
+    var base = URLComponents(url: url, resolvingAgainstBaseURL: false)
+    user = base?.user
+    password = base?.password
+    base?.user = nil
+    base?.password = nil
+    base?.path = ""
+    base?.query = nil
+    self.url = base?.url ?? url
+    self.database = database
+    self.http = http
+  }
+
+  /// Runs `sql` (no result wanted) with `settings` as URL parameters; `body`, if given, is the data
+  /// of an `INSERT … FORMAT …` statement, which then goes in the URL.
+  public func execute(_ sql: String, body: ByteBuffer? = nil, settings: [String: String] = [:]) async throws(StoreError)
+  {
+    _ = try await send(sql, body: body, settings: settings)
+  }
+
+  /// The rows of the query `sql` (without a `FORMAT` clause), typed from the result's column types:
+  /// integers as `.int`, floats as `.double`, `NULL` as `.null`, everything else as `.text`.
+  public func rows(_ sql: String, settings: [String: String] = [:]) async throws(StoreError) -> [SQLRow] {
+    let buffer = try await send(sql + "\nFORMAT JSONCompact", body: nil, settings: settings)
+    do {
+      return try ClickHouseResult.rows(Data(buffer: buffer))
+    } catch {
+      throw .unavailable("ClickHouse answered with a result that is not JSONCompact: \(error)")
+    }
+  }
+
+  /// The process-wide HTTP client of the ClickHouse stores: it closes a pooled connection after 1 s
+  /// idle, before ClickHouse's `keep_alive_timeout` (3 s by default) closes it under a request.
+  public static let http: HTTPClient = {
+    var configuration = HTTPClient.Configuration()
+    configuration.connectionPool = .init(idleTimeout: .seconds(1))
+    return HTTPClient(eventLoopGroupProvider: .singleton, configuration: configuration)
+  }()
+
+  private func send(_ sql: String, body: ByteBuffer?, settings: [String: String]) async throws(StoreError) -> ByteBuffer
+  {
+    // A pooled connection the server closed as the request left is sent again, once: every
+    // statement this module writes may run twice (DDL says IF NOT EXISTS, inserts land in
+    // ReplacingMergeTrees read with FINAL, deletes delete the same rows).
+    for round in 0..<2 {
+      do {
+        return try await attempt(sql, body: body, settings: settings)
+      } catch {
+        switch error {
+        case .connectionClosed(let reason): if round == 1 { throw .unavailable(reason) }
+        case .failed(let storeError): throw storeError
+        }
+      }
+    }
+    throw .unavailable("ClickHouse at \(url.absoluteString) closed the connection twice")
+  }
+
+  private enum Failure: Error {
+    case connectionClosed(String)
+    case failed(StoreError)
+  }
+
+  private func attempt(_ sql: String, body: ByteBuffer?, settings: [String: String]) async throws(Failure)
+    -> ByteBuffer
+  {
+    var components = URLComponents(url: url, resolvingAgainstBaseURL: false)
+    // Statements name their tables with the database (`db.events`), so one client can also create it.
+    var items = settings.sorted { $0.key < $1.key }.map { URLQueryItem(name: $0.key, value: $0.value) }
+    if body != nil { items.append(URLQueryItem(name: "query", value: sql)) }
+    components?.queryItems = items
+    guard let address = components?.url?.absoluteString else {
+      throw .failed(.unavailable("ClickHouse URL \(url) is invalid"))
+    }
+    var request = HTTPClientRequest(url: address)
+    request.method = .POST
+    if let user { request.headers.add(name: "X-ClickHouse-User", value: user) }
+    if let password { request.headers.add(name: "X-ClickHouse-Key", value: password) }
+    request.body = .bytes(body ?? ByteBuffer(string: sql))
+    do {
+      let response = try await http.execute(request, timeout: timeout)
+      let answer = try await response.body.collect(upTo: 256 * 1024 * 1024)
+      guard (200..<300).contains(response.status.code) else {
+        let text = String(buffer: answer).trimmingCharacters(in: .whitespacesAndNewlines)
+        throw Failure.failed(.unavailable("ClickHouse \(response.status.code): \(text.prefix(2_000))"))
+      }
+      return answer
+    } catch let error as Failure {
+      throw error
+    } catch {
+      let reason = "ClickHouse at \(url.absoluteString) cannot be reached: \(error)"
+      if let client = error as? HTTPClientError, client == .remoteConnectionClosed {
+        throw .connectionClosed(reason)
+      }
+      throw .failed(.unavailable(reason))
+    }
+  }
+}
+
+/// Reading `JSONCompact` results.
+enum ClickHouseResult {
+  struct Body: Decodable {
+    struct Column: Decodable {
+      let name: String
+      let type: String
+    }
+    let meta: [Column]
+    let data: [[Cell]]
+  }
+
+  /// One value as ClickHouse writes it in JSON: 64-bit integers quoted, others bare.
+  enum Cell: Decodable {
+    case string(String)
+    case number(Double)
+    case bool(Bool)
+    case null
+
+    init(from decoder: any Decoder) throws {
+      let container = try decoder.singleValueContainer()
+      if container.decodeNil() {
+        self = .null
+      } else if let text = try? container.decode(String.self) {
+        self = .string(text)
+      } else if let flag = try? container.decode(Bool.self) {
+        self = .bool(flag)
+      } else {
+        self = .number(try container.decode(Double.self))
+      }
+    }
+  }
+
+  static func rows(_ data: Data) throws -> [SQLRow] {
+    let body = try JSONDecoder().decode(Body.self, from: data)
+    let columns = body.meta.map(\.name)
+    let kinds = body.meta.map { kind($0.type) }
+    return body.data.map { cells in
+      SQLRow(columns: columns, values: zip(cells, kinds).map { value($0, $1) })
+    }
+  }
+
+  enum Kind { case integer, float, text }
+
+  static func kind(_ type: String) -> Kind {
+    var type = type
+    if type.hasPrefix("Nullable(") { type = String(type.dropFirst(9).dropLast()) }
+    if type.hasPrefix("Int") || type.hasPrefix("UInt") { return .integer }
+    if type.hasPrefix("Float") || type.hasPrefix("Decimal") { return .float }
+    return .text
+  }
+
+  static func value(_ cell: Cell, _ kind: Kind) -> SQLValue {
+    switch (cell, kind) {
+    case (.null, _): .null
+    case (.string(let text), .integer): Int64(text).map(SQLValue.int) ?? .text(text)
+    case (.string(let text), .float): Double(text).map(SQLValue.double) ?? .text(text)
+    case (.string(let text), .text): .text(text)
+    case (.number(let number), .integer): Int64(exactly: number).map(SQLValue.int) ?? .double(number)
+    case (.number(let number), _): .double(number)
+    case (.bool(let flag), _): .int(flag ? 1 : 0)
+    }
+  }
+}

@@ -1,0 +1,229 @@
+public import AsyncHTTPClient
+public import CollectorStore
+public import Foundation
+import NIOCore
+
+/// The ClickHouse engine: events in a `ReplacingMergeTree` over ClickHouse's HTTP interface.
+///
+/// ClickHouse has no transactions. What ``write(_:)`` guarantees instead:
+/// - It returns only after ClickHouse acknowledged the `INSERT`: the rows are in a new data part on
+///   the server's disk (written through the page cache; ClickHouse 18.16 does not `fsync` a part
+///   before answering, so a power loss of the server can lose the last acknowledged inserts, a crash
+///   of the server process cannot). One batch is one `INSERT` per table, and an `INSERT` of one
+///   block is atomic: all of its rows or none.
+/// - Events already stored under (app, event id) are skipped and counted as duplicates (looked up
+///   before the insert through the (app, day, event id) sort key). Two collectors inserting the same
+///   event at the same instant can both store it; the table's sort key makes merges keep one, and
+///   every read of this store (and every report) counts an event id once, so answers stay exact
+///   across restarts and several collectors.
+/// - Counter totals keep the largest count (`ReplacingMergeTree(count)`), read with `FINAL`.
+public final class ClickHouseEventStore: EventStore {
+  /// The server reads and inserts go to.
+  let client: ClickHouseClient
+  /// Every server of the cluster (just ``client`` on one server): schema changes and deletions run
+  /// on each.
+  let servers: [ClickHouseClient]
+  let schema: ClickHouseSchema
+
+  /// The address of the server reads and inserts go to.
+  public var url: URL { client.url }
+
+  /// The database the store's tables are in.
+  public var database: String { schema.database }
+
+  /// A store in `database` on the server at `url` (`http://127.0.0.1:8123`; a user and password may
+  /// be given in it), through `http` (by default ``ClickHouseClient/http``, process-wide, which never
+  /// needs shutting down).
+  ///
+  /// On a cluster, `cluster` names it (as the servers' `remote_servers` configuration does) and
+  /// `shardURLs` are the HTTP addresses of its servers: the store creates its tables on each (a
+  /// local table and a `Distributed` table over the cluster) and deletes on each, and reads and
+  /// inserts through `url`. Throws ``StoreError/unavailable(_:)`` for a URL or name that cannot be
+  /// used; nothing is contacted until the first call.
+  public init(
+    url: String, database: String = "coretracker", cluster: String? = nil, shardURLs: [String] = [],
+    http: HTTPClient? = nil
+  ) throws {
+    let http = http ?? ClickHouseClient.http
+    func server(_ text: String) throws -> ClickHouseClient {
+      guard let parsed = URL(string: text) else { throw StoreError.unavailable("ClickHouse URL \(text) is invalid") }
+      return try ClickHouseClient(url: parsed, database: database, http: http)
+    }
+    client = try server(url)
+    if let cluster {
+      guard ClickHouseSQL.isValidIdentifier(cluster) else {
+        throw StoreError.unavailable("ClickHouse cluster \"\(cluster)\" is not a plain identifier ([a-z_][a-z0-9_]*)")
+      }
+      guard !shardURLs.isEmpty else {
+        throw StoreError.unavailable("ClickHouse cluster \(cluster) needs the HTTP URL of every shard")
+      }
+      var seen: Set<String> = []
+      servers = try ([url] + shardURLs).filter { seen.insert($0).inserted }.map(server)
+    } else {
+      servers = [client]
+    }
+    schema = ClickHouseSchema(database: database, cluster: cluster)
+  }
+
+  /// Several collectors insert at once; ClickHouse wants few large inserts, which the group
+  /// committer makes.
+  public var maximumConcurrentWrites: Int { 4 }
+
+  public func migrate() async throws {
+    for server in servers {
+      for statement in schema.bootstrap { try await server.execute(statement) }
+      let applied = try await Self.version(server, schema)
+      if applied > schema.migrations.count {
+        throw StoreError.schemaTooNew(found: applied, known: schema.migrations.count)
+      }
+      for (index, statements) in schema.migrations.enumerated() where index >= applied {
+        for statement in statements { try await server.execute(statement) }
+        try await server.execute("INSERT INTO \(schema.migrationsTable) (version) VALUES (\(index + 1))")
+      }
+    }
+  }
+
+  public func schemaVersion() async throws -> Int {
+    var lowest = Int.max
+    for server in servers { lowest = min(lowest, try await Self.version(server, schema)) }
+    return lowest
+  }
+
+  private static func version(_ server: ClickHouseClient, _ schema: ClickHouseSchema) async throws -> Int {
+    let rows = try await server.rows("SELECT toInt64(max(version)) AS v FROM \(schema.migrationsTable)")
+    return Int(rows.first?["v"].int ?? 0)
+  }
+
+  public func write(_ batch: StoreBatch) async throws -> WriteSummary {
+    var summary = WriteSummary()
+    if !batch.events.isEmpty {
+      var seen: Set<String> = []
+      var fresh: [StoredEvent] = []
+      let byApp = Dictionary(grouping: batch.events, by: \.app)
+      for (app, events) in byApp.sorted(by: { $0.key < $1.key }) {
+        let stored = try await storedEventIDs(app: app, among: events.map(\.eventID), days: events.map(\.occurredAt))
+        for event in events where !stored.contains(event.eventID) && seen.insert("\(app)\u{0}\(event.eventID)").inserted
+        {
+          fresh.append(event)
+        }
+      }
+      // As the other engines' JSON checks do: a batch with parameters that are not a JSON object
+      // stores nothing.
+      for event in fresh where !Self.isJSONObject(event.parametersJSON) {
+        throw StoreError.unavailable("event \(event.eventID): parameters are not a JSON object")
+      }
+      if !fresh.isEmpty {
+        // The facts first: an insert that fails after them is retried by the client, and facts
+        // written twice share their sort key, so reads (FINAL) see them once.
+        let facts = ClickHouseFacts(fresh)
+        let derived: [(String, [[String: Any]])] = [(schema.orders, facts.orders), (schema.items, facts.items)]
+        for (table, rows) in derived where !rows.isEmpty {
+          try await insert(into: table, ClickHouseRows.columns(rows), ClickHouseRows.body(rows))
+        }
+        try await insert(into: schema.events, ClickHouseRows.insertedEventColumns, ClickHouseRows.body(fresh, facts))
+      }
+      summary.insertedEvents = fresh.count
+      summary.duplicateEvents = batch.events.count - fresh.count
+    }
+    if !batch.counters.isEmpty {
+      let (rows, _) = CounterSeries.resolve(batch.counters, stored: try await storedSeries(batch.counters))
+      let larger = try await largerThanStored(rows)
+      if !larger.isEmpty {
+        try await insert(into: schema.counters, ClickHouseRows.counterColumns, ClickHouseRows.body(larger))
+      }
+      summary.insertedCounters = larger.count
+      summary.duplicateCounters = batch.counters.count - larger.count
+    }
+    return summary
+  }
+
+  static func isJSONObject(_ text: String) -> Bool {
+    (try? JSONSerialization.jsonObject(with: Data(text.utf8))) is [String: Any]
+  }
+
+  /// One `INSERT` of `JSONEachRow` lines; through a `Distributed` table it answers only once every
+  /// shard wrote its rows (`insert_distributed_sync`).
+  func insert(into table: String, _ columns: String, _ body: ByteBuffer) async throws {
+    try await client.execute(
+      "INSERT INTO \(table) (\(columns)) FORMAT JSONEachRow", body: body, settings: ["insert_distributed_sync": "1"])
+  }
+
+  /// The stored rows of the series among `counters`, by ``CounterSeries/key(_:)``.
+  private func storedSeries(_ counters: [StoredCounter]) async throws -> [String: [CounterSeries.Row]] {
+    var stored: [String: [CounterSeries.Row]] = [:]
+    for counter in counters where counter.isSeries && stored[CounterSeries.key(counter)] == nil {
+      let (lower, upper) = CounterSeries.bounds(counter.counterID)
+      let rows = try await client.rows(
+        "SELECT counter_id, max(count) AS count FROM \(schema.counters) WHERE app = \(ClickHouseSQL.literal(counter.app)) "
+          + "AND (counter_id = \(ClickHouseSQL.literal(counter.counterID)) OR (counter_id > \(ClickHouseSQL.literal(lower)) "
+          + "AND counter_id < \(ClickHouseSQL.literal(upper)))) GROUP BY counter_id ORDER BY counter_id")
+      stored[CounterSeries.key(counter)] = rows.map {
+        CounterSeries.Row(id: $0["counter_id"].text ?? "", count: $0["count"].int ?? 0)
+      }
+    }
+    return stored
+  }
+
+  /// The rows of `counters` (the largest per id) whose count is larger than the one stored.
+  private func largerThanStored(_ counters: [StoredCounter]) async throws -> [StoredCounter] {
+    var largest: [String: StoredCounter] = [:]
+    for counter in counters {
+      let key = "\(counter.app)\u{0}\(counter.counterID)"
+      if let kept = largest[key], kept.count >= counter.count { continue }
+      largest[key] = counter
+    }
+    var result: [StoredCounter] = []
+    for (app, rows) in Dictionary(grouping: largest.values, by: \.app).sorted(by: { $0.key < $1.key }) {
+      let stored = try await client.rows(
+        "SELECT counter_id, max(count) AS count FROM \(schema.counters) WHERE app = \(ClickHouseSQL.literal(app)) "
+          + "AND counter_id IN \(ClickHouseSQL.list(rows.map(\.counterID))) GROUP BY counter_id")
+      var counts: [String: Int64] = [:]
+      for row in stored { counts[row["counter_id"].text ?? ""] = row["count"].int ?? 0 }
+      result += rows.filter { row in counts[row.counterID].map { row.count > $0 } ?? true }
+        .sorted { $0.counterID < $1.counterID }
+    }
+    return result
+  }
+
+  public func ping() async throws { _ = try await client.rows("SELECT 1 AS one") }
+
+  public func eventCount(app: String?) async throws -> Int {
+    let filter = app.map { " WHERE app = \(ClickHouseSQL.literal($0))" } ?? ""
+    let rows = try await client.rows("SELECT toInt64(count()) AS n FROM \(schema.events) FINAL\(filter)")
+    return Int(rows.first?["n"].int ?? 0)
+  }
+
+  public func events(app: String, limit: Int) async throws -> [StoredEvent] {
+    try await client.rows(
+      "SELECT \(ClickHouseRows.eventColumns) FROM \(schema.events) FINAL WHERE app = \(ClickHouseSQL.literal(app)) "
+        + "ORDER BY occurred_at, event_id LIMIT \(max(0, limit))"
+    ).map(ClickHouseRows.event)
+  }
+
+  public func storedEventIDs(app: String, among ids: [String]) async throws -> Set<String> {
+    try await storedEventIDs(app: app, among: ids, days: nil)
+  }
+
+  /// Which of `ids` are stored for `app`; `days` (event times in ms), when known, narrow the lookup
+  /// to those days of the sort key.
+  private func storedEventIDs(app: String, among ids: [String], days: [Int64]?) async throws -> Set<String> {
+    if ids.isEmpty { return [] }
+    var condition = "app = \(ClickHouseSQL.literal(app)) AND event_id IN \(ClickHouseSQL.list(Set(ids)))"
+    if let days {
+      let list = Set(days).map { ClickHouseSchema.day(ClickHouseSQL.literal($0)) }.sorted()
+      condition += " AND day IN (\(list.joined(separator: ", ")))"
+    }
+    let rows = try await client.rows("SELECT DISTINCT event_id FROM \(schema.events) WHERE \(condition)")
+    return Set(rows.compactMap { $0["event_id"].text })
+  }
+
+  public func counters(app: String) async throws -> [StoredCounter] {
+    try await client.rows(
+      "SELECT \(ClickHouseRows.counterColumns) FROM \(schema.counters) FINAL WHERE app = \(ClickHouseSQL.literal(app)) "
+        + "ORDER BY first_counted_at, device_id, name"
+    ).map(ClickHouseRows.counter)
+  }
+
+  /// Nothing to release: connections belong to the `HTTPClient`.
+  public func close() async throws {}
+}

@@ -1,0 +1,167 @@
+public import CollectorReports
+import CollectorStore
+import CollectorWire
+import Foundation
+
+/// The reports of the ClickHouse engine, in ClickHouse's SQL (the subset 18.16 and current releases
+/// share; ``ClickHouseSQL``), with the same answers as the SQL engines on the same events: the same
+/// hand-computed tests run against each. What turns rows into results (shares, every bucket of a
+/// series, cohorts, the funnel walk, medians, revenue per day) is ``SQLReports``' own code, shared.
+///
+/// Every read of events uses `FINAL`, so an event stored twice by two collectors at once (before
+/// ClickHouse merged the two) counts once; commerce reads the `orders` and `items` facts.
+public struct ClickHouseReports: ReportEngine {
+  let client: ClickHouseClient
+  let schema: ClickHouseSchema
+
+  /// The reports of `store`.
+  public init(store: ClickHouseEventStore) {
+    client = store.client
+    schema = store.schema
+  }
+
+  /// The rows of `sql`. On a cluster, a subquery over a `Distributed` table inside `IN` or `JOIN`
+  /// reads each shard's local table (`distributed_product_mode = local`): rows are sharded by device,
+  /// so a device's other events are on its own shard; subqueries that must see every shard say
+  /// `GLOBAL IN`.
+  func rows(_ sql: String) async throws -> [SQLRow] {
+    try await client.rows(sql, settings: ["distributed_product_mode": "local"])
+  }
+
+  /// The events of `filter` in ClickHouse's SQL: app, time range (ms in `time`) and dimensions.
+  static func conditions(_ filter: ReportFilter, time: String = "occurred_at") -> String {
+    var parts = [
+      "app = \(ClickHouseSQL.literal(filter.app))", "\(time) >= \(ClickHouseSQL.literal(filter.from))",
+      "\(time) < \(ClickHouseSQL.literal(filter.to))",
+    ]
+    if let platform = filter.platform { parts.append("platform = \(ClickHouseSQL.literal(platform))") }
+    if let version = filter.appVersion { parts.append("app_version = \(ClickHouseSQL.literal(version))") }
+    if let version = filter.osVersion { parts.append("os_version = \(ClickHouseSQL.literal(version))") }
+    return parts.joined(separator: " AND ")
+  }
+
+  /// The events table read exactly once per event.
+  var events: String { "\(schema.events) FINAL" }
+
+  public func apps() async throws -> [String] {
+    try await rows("SELECT DISTINCT app FROM \(schema.events) ORDER BY app LIMIT 1000").compactMap { $0["app"].text }
+  }
+
+  public func overview(_ filter: ReportFilter) async throws -> Overview {
+    async let current = figures(filter)
+    async let previous = figures(filter.previous)
+    return Overview(current: try await current, previous: try await previous)
+  }
+
+  private func figures(_ filter: ReportFilter) async throws -> Overview.Figures {
+    let events = try await rows(
+      "SELECT toInt64(count()) AS events, toInt64(uniqExact(device_id)) AS devices, "
+        + "toInt64(uniqExactIf(device_id, assumeNotNull(session_id), isNotNull(session_id))) AS sessions "
+        + "FROM \(self.events) WHERE \(Self.conditions(filter))"
+    ).first
+    let counters = try await rows(
+      "SELECT \(Self.saturatingSum("count")) AS counters FROM \(schema.counters) FINAL "
+        + "WHERE \(Self.conditions(filter, time: "first_counted_at"))"
+    ).first
+    return Overview.Figures(
+      events: events?["events"].int ?? 0, devices: events?["devices"].int ?? 0,
+      sessions: events?["sessions"].int ?? 0, counters: counters?["counters"].int ?? 0)
+  }
+
+  /// The sum of a column of client-sent counts, saturating at `Int64.max` instead of wrapping.
+  static func saturatingSum(_ column: String) -> String {
+    "if(sum(toFloat64(\(column))) >= 9.2e18, toInt64(9223372036854775807), toInt64(sum(\(column))))"
+  }
+
+  public func topEvents(_ filter: ReportFilter, limit: Int) async throws -> CountList {
+    try await countList(filter, dimension: "event", column: "name", limit: limit)
+  }
+
+  public func breakdown(_ filter: ReportFilter, by dimension: ReportDimension) async throws -> CountList {
+    var list = try await countList(
+      filter, dimension: dimension.rawValue.replacingOccurrences(of: "-", with: " "), column: dimension.column,
+      limit: 1_000)
+    if dimension != .platform { list.rows.sort { SemanticVersion($0.name) > SemanticVersion($1.name) } }
+    return list
+  }
+
+  private func countList(_ filter: ReportFilter, dimension: String, column: String, limit: Int) async throws
+    -> CountList
+  {
+    let found = try await rows(
+      "SELECT \(column) AS label, toInt64(count()) AS n, toInt64(uniqExact(device_id)) AS devices FROM \(events) "
+        + "WHERE \(Self.conditions(filter)) GROUP BY label ORDER BY n DESC, label LIMIT \(max(1, limit))")
+    return CountList(dimension: dimension, rows: SQLReports.countRows(found, label: "label"))
+  }
+
+  public func parameterValues(_ filter: ReportFilter, event: String, parameter: String, limit: Int) async throws
+    -> CountList
+  {
+    try ReportText.check(event, field: "event")
+    try ReportText.check(parameter, field: "parameter")
+    let index = "indexOf(param_keys, \(ClickHouseSQL.literal(parameter)))"
+    let found = try await rows(
+      "SELECT if(\(index) = 0, '(none)', param_values[\(index)]) AS v, toInt64(count()) AS n, "
+        + "toInt64(uniqExact(device_id)) AS devices FROM \(events) WHERE \(Self.conditions(filter)) "
+        + "AND name = \(ClickHouseSQL.literal(event)) GROUP BY v ORDER BY n DESC, v LIMIT \(max(1, limit))")
+    return CountList(dimension: parameter, rows: SQLReports.countRows(found, label: "v"))
+  }
+
+  public func counters(_ filter: ReportFilter, limit: Int) async throws -> CountList {
+    let found = try await rows(
+      "SELECT name, \(Self.saturatingSum("count")) AS n, toInt64(uniqExact(device_id)) AS devices "
+        + "FROM \(schema.counters) FINAL WHERE \(Self.conditions(filter, time: "first_counted_at")) "
+        + "GROUP BY name ORDER BY n DESC, name LIMIT \(max(1, limit))")
+    return CountList(dimension: "counter", rows: SQLReports.countRows(found, label: "name"))
+  }
+
+  public func timeSeries(_ filter: ReportFilter, bucket: ReportBucket, event: String?) async throws -> TimeSeries {
+    try SQLReports.checkTimeSeries(filter, bucket: bucket, event: event)
+    let named = event.map { " AND name = \(ClickHouseSQL.literal($0))" } ?? ""
+    let found = try await rows(
+      "SELECT intDiv(occurred_at, \(bucket.milliseconds)) AS b, toInt64(count()) AS n, "
+        + "toInt64(uniqExact(device_id)) AS devices FROM \(events) WHERE \(Self.conditions(filter))\(named) "
+        + "GROUP BY b ORDER BY b")
+    return SQLReports.timeSeries(found, filter: filter, bucket: bucket, event: event)
+  }
+
+  public func activeDevices(_ filter: ReportFilter) async throws -> ActiveDevices {
+    func distinct(_ days: Int64) async throws -> Int64 {
+      var window = filter
+      window.from = filter.to - days * 86_400_000
+      return try await rows(
+        "SELECT toInt64(uniqExact(device_id)) AS devices FROM \(events) WHERE \(Self.conditions(window))"
+      ).first?["devices"].int ?? 0
+    }
+    // Active in the range, and whether the device has any event (of the app) before the range.
+    let earlier =
+      "SELECT device_id FROM \(schema.events) WHERE app = \(ClickHouseSQL.literal(filter.app)) "
+      + "AND occurred_at < \(ClickHouseSQL.literal(filter.from))"
+    let split = try await rows(
+      "SELECT toInt64(count()) AS active_devices, toInt64(countIf(device_id IN (\(earlier)))) AS returning_devices "
+        + "FROM (SELECT DISTINCT device_id FROM \(events) WHERE \(Self.conditions(filter)))"
+    ).first
+    return try await SQLReports.activeDevices(split, distinct: distinct)
+  }
+
+  public func retention(_ filter: ReportFilter, period: ReportBucket, byAppVersion: Bool) async throws -> Retention {
+    try SQLReports.checkRetention(filter, period: period)
+    let activity =
+      "SELECT device_id, intDiv(occurred_at - \(ClickHouseSQL.literal(filter.from)), \(period.milliseconds)) AS p, "
+      + "occurred_at AS t, app_version AS v FROM \(events) WHERE \(Self.conditions(filter))"
+    // A device's cohort is its first active period; its version that of its first event (the
+    // smallest version among events of that millisecond).
+    let version =
+      byAppVersion
+      ? "minIf(v, t = first_t)"
+      : "''"
+    let perDevice =
+      "SELECT device_id, min(p) AS cohort, groupUniqArray(p) AS periods, \(version) AS version FROM (\(activity)) "
+      + "ANY INNER JOIN (SELECT device_id, min(t) AS first_t FROM (\(activity)) GROUP BY device_id) USING device_id "
+      + "GROUP BY device_id"
+    let found = try await rows(
+      "SELECT cohort, version, p - cohort AS k, toInt64(uniqExact(device_id)) AS devices FROM (\(perDevice)) "
+        + "ARRAY JOIN periods AS p GROUP BY cohort, version, k ORDER BY cohort, version, k")
+    return SQLReports.retention(found, filter: filter, period: period, byAppVersion: byAppVersion)
+  }
+}

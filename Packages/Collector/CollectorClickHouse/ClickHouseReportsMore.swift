@@ -1,0 +1,84 @@
+public import CollectorReports
+import CollectorStore
+import CollectorWire
+
+/// Funnels, sessions, the rows behind a report, and commerce, on ClickHouse.
+extension ClickHouseReports {
+  public func funnel(_ filter: ReportFilter, steps: [String], window: Int64, appVersion: String?) async throws
+    -> Funnel
+  {
+    let filter = try SQLReports.funnelFilter(filter, steps: steps, window: window, appVersion: appVersion)
+    // Events of one millisecond keep their tracking order: CoreTracker's ids grow with each event.
+    let found = try await rows(
+      "SELECT device_id, name, occurred_at AS t FROM \(events) WHERE \(Self.conditions(filter)) "
+        + "AND name IN \(ClickHouseSQL.list(Set(steps).sorted())) ORDER BY device_id, t, event_id")
+    return SQLReports.funnel(found, steps: steps, window: window, appVersion: appVersion)
+  }
+
+  public func sessions(_ filter: ReportFilter) async throws -> Sessions {
+    SQLReports.sessions(
+      try await rows(
+        "SELECT max(occurred_at) - min(occurred_at) AS d, toInt64(count()) AS n FROM \(events) "
+          + "WHERE \(Self.conditions(filter)) AND isNotNull(session_id) GROUP BY device_id, session_id ORDER BY d"))
+  }
+
+  public func eventRows(_ filter: ReportFilter, event: String?, limit: Int, after: String?) async throws -> EventRows {
+    var conditions = Self.conditions(filter)
+    if let event {
+      try ReportText.check(event, field: "event")
+      conditions += " AND name = \(ClickHouseSQL.literal(event))"
+    }
+    if let (time, id) = try SQLReports.cursor(after) {
+      let bound = ClickHouseSQL.literal(time)
+      conditions +=
+        " AND (occurred_at < \(bound) OR (occurred_at = \(bound) AND event_id < \(ClickHouseSQL.literal(id))))"
+    }
+    let page = max(1, min(limit, 1_000))
+    let found = try await rows(
+      "SELECT occurred_at AS t, event_id, device_id, platform, app_version, os_version, parameters, name "
+        + "FROM \(events) WHERE \(conditions) ORDER BY occurred_at DESC, event_id DESC LIMIT \(page + 1)")
+    return SQLReports.eventRows(found, page: page)
+  }
+
+  // MARK: Commerce
+
+  public func revenue(_ filter: ReportFilter) async throws -> Revenue {
+    async let current = revenueDays(filter)
+    async let previous = revenueDays(filter.previous)
+    return SQLReports.revenue(filter, days: try await current, before: try await previous)
+  }
+
+  /// Orders and money per currency and UTC day: each purchase transaction once (its first event by
+  /// id among the orders of the range), each refund event.
+  private func revenueDays(_ filter: ReportFilter) async throws -> [SQLRow] {
+    try await rows(
+      "SELECT intDiv(t, 86400000) * 86400000 AS day, currency, toInt64(sum(purchase)) AS orders, "
+        + "sum(purchase * value) AS gross, toInt64(sum(1 - purchase)) AS refund_count, "
+        + "sum((1 - purchase) * value) AS refunds FROM \(schema.orders) FINAL "
+        + "WHERE \(Self.conditions(filter, time: "t")) AND event_id GLOBAL IN (\(firsts(filter, purchases: false))) "
+        + "GROUP BY day, currency ORDER BY day, currency")
+  }
+
+  /// The first order event (by id) of each transaction key among the orders of `filter`, over every
+  /// shard (one transaction may be sent from two devices).
+  private func firsts(_ filter: ReportFilter, purchases: Bool) -> String {
+    "SELECT min(event_id) FROM \(schema.orders) FINAL WHERE \(Self.conditions(filter, time: "t"))"
+      + (purchases ? " AND purchase = 1" : "") + " GROUP BY k"
+  }
+
+  public func topItems(_ filter: ReportFilter, category: String?, brand: String?, limit: Int) async throws -> TopItems {
+    try SQLReports.checkTopItems(category: category, brand: brand)
+    var conditions = [Self.conditions(filter, time: "t"), "event_id GLOBAL IN (\(firsts(filter, purchases: true)))"]
+    if let category { conditions.append("category = \(ClickHouseSQL.literal(category))") }
+    if let brand { conditions.append("brand = \(ClickHouseSQL.literal(brand))") }
+    // The latest name: the time behind a fixed 16-digit offset sorts as text (as on the SQL engines).
+    let found = try await rows(
+      "SELECT item, latest AS name, currency, units, revenue, orders, buyers FROM ("
+        + "SELECT item, substring(max(concat(toString(t + 2000000000000000), ifNull(name, ''))), 17, 1000000) AS latest, "
+        + "currency, sum(quantity) AS units, sum(quantity * ifNull(price, 0)) AS revenue, "
+        + "toInt64(uniqExact(k)) AS orders, toInt64(uniqExact(device_id)) AS buyers FROM \(schema.items) FINAL "
+        + "WHERE \(conditions.joined(separator: " AND ")) GROUP BY item, currency) "
+        + "ORDER BY revenue DESC, item, currency LIMIT \(max(1, limit))")
+    return SQLReports.topItems(found, category: category, brand: brand)
+  }
+}

@@ -1,0 +1,136 @@
+/// The ClickHouse schema of one database, and its migrations, on one server or on a cluster.
+///
+/// - `events`: `ReplacingMergeTree` ordered by (app, day, event id) and partitioned by month: the
+///   tenant and the day lead the key (every report reads one app over a range of days), and a row
+///   sent twice (a client retry that two collectors both stored) has the same key, so merges keep
+///   one; every read uses `FINAL`. Times are `Int64` ms since 1970 (UTC); `day` is derived from
+///   `occurred_at` (a `DEFAULT`, not `MATERIALIZED`: 18.16 cannot insert through a `Distributed`
+///   table into a table with a materialized column). Parameters are JSON text, and their top-level keys and values are kept as two
+///   arrays (``ClickHouseFacts``). Hot context columns are columns.
+/// - `orders` and `items`: the commerce facts of purchases and refunds (``ClickHouseFacts``), one row
+///   per order and per counted item, ordered and partitioned like the events.
+/// - `counters`: `ReplacingMergeTree(count)` by (app, counter id): merges keep the largest total.
+/// - `keys`: `ReplacingMergeTree(version)` by id: revoking writes a newer version of the row.
+/// - `schema_migrations`: one row per applied migration (on every server).
+///
+/// On a cluster (``cluster`` set), each server keeps the rows in `<table>_local` and `<table>` is a
+/// `Distributed` table over the cluster, sharded by a hash of the device id: one device's events,
+/// facts and counters are on one shard, so `FINAL` on each shard removes every duplicate and
+/// per-device questions (sessions, funnels, retention) are answered shard by shard. Reads and
+/// inserts name `<table>`; schema changes and deletions run on every shard's `<table>_local`.
+struct ClickHouseSchema: Sendable {
+  let database: String
+  /// The cluster of the `Distributed` tables (`remote_servers` in the servers' configuration), or
+  /// `nil` for one server.
+  let cluster: String?
+
+  /// The table reads and inserts name.
+  func table(_ name: String) -> String { "\(database).\(name)" }
+  /// The table holding the rows on one server (what schema changes and deletions name).
+  func local(_ name: String) -> String { cluster == nil ? table(name) : "\(database).\(name)_local" }
+
+  var events: String { table("events") }
+  var counters: String { table("counters") }
+  var keys: String { table("keys") }
+  var orders: String { table("orders") }
+  var items: String { table("items") }
+  var migrationsTable: String { "\(database).schema_migrations" }
+
+  static let context = """
+    app_name String, app_version String, app_build String, os_name String, os_version String, platform String,
+    device_model String, locale String, library String
+    """
+
+  /// The columns every commerce fact has: where and when its event happened.
+  static let place = """
+    app String, t Int64, device_id String, user_id Nullable(String), platform String, app_version String,
+    os_version String, event_id String
+    """
+
+  /// The day of a time column in ms (UTC; times before 1970 fall on 1970-01-01).
+  static func day(_ column: String) -> String { "toDate(toDateTime(intDiv(greatest(\(column), 0), 1000)))" }
+
+  /// Run first on every server.
+  var bootstrap: [String] {
+    [
+      "CREATE DATABASE IF NOT EXISTS \(database)",
+      """
+      CREATE TABLE IF NOT EXISTS \(migrationsTable) (version UInt32, applied_at DateTime DEFAULT now())
+      ENGINE = ReplacingMergeTree ORDER BY version
+      """,
+    ]
+  }
+
+  /// One table: its name, its columns, its engine clause and the key its rows are sharded by.
+  struct Table {
+    let name: String
+    let columns: String
+    let engine: String
+    let shardBy: String
+  }
+
+  /// The tables of migration 1.
+  static let tables = [
+    Table(
+      name: "events",
+      columns: """
+        app String, event_id String, name String, kind String, occurred_at Int64, utc_offset_minutes Int16,
+        received_at Int64, device_id String, user_id Nullable(String), session_id Nullable(Int64),
+        \(context), parameters String, param_keys Array(String), param_values Array(String),
+        day Date DEFAULT \(day("occurred_at"))
+        """,
+      engine: "ReplacingMergeTree PARTITION BY toYYYYMM(day) ORDER BY (app, day, event_id)",
+      shardBy: "cityHash64(device_id)"),
+    Table(
+      name: "orders",
+      columns: """
+        \(place), purchase UInt8, k String, currency String, value Float64, day Date DEFAULT \(day("t"))
+        """,
+      engine: "ReplacingMergeTree PARTITION BY toYYYYMM(day) ORDER BY (app, day, event_id)",
+      shardBy: "cityHash64(device_id)"),
+    Table(
+      name: "items",
+      columns: """
+        \(place), position UInt32, k String, currency String, item String, name Nullable(String),
+        category Nullable(String), brand Nullable(String), price Nullable(Float64), quantity Float64,
+        day Date DEFAULT \(day("t"))
+        """,
+      engine: "ReplacingMergeTree PARTITION BY toYYYYMM(day) ORDER BY (app, day, event_id, position)",
+      shardBy: "cityHash64(device_id)"),
+    Table(
+      name: "counters",
+      columns: """
+        app String, counter_id String, device_id String, name String, count Int64, first_counted_at Int64,
+        received_at Int64, \(context)
+        """,
+      engine: "ReplacingMergeTree(count) ORDER BY (app, counter_id)",
+      shardBy: "cityHash64(device_id)"),
+    Table(
+      name: "keys",
+      columns: """
+        id String, app String, scope String, hash String, created_at Int64, revoked_at Nullable(Int64), version UInt64
+        """,
+      engine: "ReplacingMergeTree(version) ORDER BY id",
+      shardBy: "cityHash64(id)"),
+  ]
+
+  /// Ordered migrations, run on every server; never edit a shipped one, add the next. Each statement
+  /// is idempotent (`IF NOT EXISTS`), so instances starting at once can both run them.
+  var migrations: [[String]] {
+    [Self.tables.flatMap(create)]
+  }
+
+  /// The statements creating `table` on one server: the table itself, or on a cluster the local
+  /// table and the `Distributed` table over it.
+  func create(_ table: Table) -> [String] {
+    var statements = [
+      "CREATE TABLE IF NOT EXISTS \(local(table.name)) (\(table.columns)) ENGINE = \(table.engine)"
+    ]
+    if let cluster {
+      statements.append(
+        "CREATE TABLE IF NOT EXISTS \(self.table(table.name)) AS \(local(table.name)) "
+          + "ENGINE = Distributed(\(cluster), \(database), \(table.name)_local, \(table.shardBy))")
+    }
+    return statements
+  }
+}

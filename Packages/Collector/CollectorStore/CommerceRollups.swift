@@ -1,0 +1,161 @@
+/// The commerce facts a store keeps next to its events, one row per fact, so the revenue and
+/// top-items reports read typed columns instead of parsing every purchase's JSON:
+/// - `rollup_orders`: one row per `purchase` or `refund` event: its time, device, dimensions,
+///   whether it is a purchase, its transaction key `k` (a purchase's `transaction_id`, else its
+///   event id), `currency` and `value`.
+/// - `rollup_items`: one row per item object of a `purchase` with an id or a name and a quantity of
+///   at least 1: the order's key and currency, the item's id (`item`, else its name), `name`,
+///   `category`, `brand`, `price` and `quantity`.
+///
+/// Both are exact (nothing is aggregated), so they answer any range, not only whole hours. They are
+/// kept like the activity rollups (``RollupSQL``): filled in the transaction that writes the events,
+/// repaired in the one that erases or prunes them; each row has the `hour` and `device_id` those
+/// statements select by. The relations ``orders(from:where:)`` and ``items(from:where:)`` are the one
+/// definition of how a fact is read from an event's JSON: stores fill the tables from them, and
+/// reports read them straight from the events when told not to use rollups (the two must agree).
+public struct CommerceSQL: Sendable {
+  /// The store's dialect.
+  public let dialect: SQLDialect
+
+  /// The SQL of `dialect`.
+  public init(dialect: SQLDialect) { self.dialect = dialect }
+
+  /// The columns of ``orders(from:where:)`` and the orders table, in order.
+  public static let orderColumns =
+    "app, hour, t, device_id, platform, app_version, os_version, event_id, purchase, k, currency, value"
+  /// The columns of ``items(from:where:)`` and the items table, in order.
+  public static let itemColumns =
+    "app, hour, t, device_id, platform, app_version, os_version, event_id, position, k, currency, item, name, "
+    + "category, brand, price, quantity"
+
+  /// `CREATE TABLE` and `CREATE INDEX` statements for `orders` and `items`.
+  public func create(orders: String, items: String) -> [String] {
+    let (text, number, integer) = dialect == .sqlite ? ("TEXT", "REAL", "INTEGER") : ("text", "double precision", "int")
+    let place = """
+      app \(text) NOT NULL, hour BIGINT NOT NULL, t BIGINT NOT NULL, device_id \(text) NOT NULL,
+        platform \(text) NOT NULL, app_version \(text) NOT NULL, os_version \(text) NOT NULL, event_id \(text) NOT NULL
+      """
+    return [
+      """
+      CREATE TABLE \(orders) (\(place), purchase \(integer) NOT NULL, k \(text) NOT NULL, currency \(text) NOT NULL,
+        value \(number) NOT NULL, PRIMARY KEY (app, event_id))
+      """,
+      "CREATE INDEX rollup_orders_app_t ON \(orders) (app, t)",
+      // Reports keep an order only when no order of its transaction in the range has a smaller id:
+      // one index probe per order or item.
+      "CREATE INDEX rollup_orders_app_k ON \(orders) (app, k, event_id)",
+      "CREATE INDEX rollup_orders_app_device ON \(orders) (app, device_id)",
+      """
+      CREATE TABLE \(items) (\(place), position \(integer) NOT NULL, k \(text) NOT NULL, currency \(text) NOT NULL,
+        item \(text) NOT NULL, name \(text), category \(text), brand \(text), price \(number), quantity \(number) NOT NULL,
+        PRIMARY KEY (app, event_id, position))
+      """,
+      "CREATE INDEX rollup_items_app_t ON \(items) (app, t)",
+      "CREATE INDEX rollup_items_app_device ON \(items) (app, device_id)",
+    ]
+  }
+
+  /// `INSERT` statements adding the facts of the events of `source` matching `condition`.
+  public func add(orders: String, items: String, from source: String, where condition: String) -> [String] {
+    [
+      "INSERT INTO \(orders) (\(Self.orderColumns)) SELECT \(Self.orderColumns) FROM (\(self.orders(from: source, where: condition))) o",
+      "INSERT INTO \(items) (\(Self.itemColumns)) SELECT \(Self.itemColumns) FROM (\(self.items(from: source, where: condition))) i",
+    ]
+  }
+
+  /// The order facts of the events of `source` (the events table, or a relation with its columns)
+  /// matching `condition`: the columns ``orderColumns``.
+  public func orders(from source: String, where condition: String) -> String {
+    "SELECT \(Self.orderColumns) FROM (SELECT app, hour, t, device_id, platform, app_version, os_version, event_id, "
+      + "purchase, CASE WHEN purchase = 1 THEN coalesce(\(text("transaction_id")), event_id) ELSE event_id END AS k, "
+      + "coalesce(\(text("currency")), '') AS currency, coalesce(\(money("value")), 0) AS value "
+      + "FROM (\(events(from: source, where: condition, names: "'purchase', 'refund'", fields: ["value"]))) e) o"
+  }
+
+  /// The item facts of the purchases of `source` matching `condition`: the columns ``itemColumns``.
+  public func items(from source: String, where condition: String) -> String {
+    let fields = ["item_id", "item_name", "item_category", "item_brand", "price", "quantity"]
+    let purchases = events(from: source, where: condition, names: "'purchase'", fields: ["items"])
+    let select =
+      "SELECT e.app, e.hour, e.t, e.device_id, e.platform, e.app_version, e.os_version, e.event_id, "
+      + "coalesce(\(text("transaction_id")), e.event_id) AS k, coalesce(\(text("currency")), '') AS currency, "
+      + fields.map { "\(raw("i.value", $0)) AS f_\($0)" }.joined(separator: ", ")
+    let elements: String
+    switch dialect {
+    case .sqlite:
+      elements =
+        "\(select), i.key AS position FROM (\(purchases)) e, json_each(coalesce(e.f_items, '[]')) AS i "
+        + "WHERE i.type = 'object'"
+    case .postgres:
+      elements =
+        "\(select), i.position FROM (\(purchases)) e CROSS JOIN LATERAL "
+        + "jsonb_array_elements(coalesce(e.f_items, '[]'::jsonb)) WITH ORDINALITY AS i(value, position) "
+        + "WHERE jsonb_typeof(i.value) = 'object'"
+    }
+    return "SELECT \(Self.itemColumns) FROM (SELECT app, hour, t, device_id, platform, app_version, os_version, "
+      + "event_id, position, k, currency, coalesce(\(text("item_id")), \(text("item_name"))) AS item, "
+      + "\(text("item_name")) AS name, \(text("item_category")) AS category, \(text("item_brand")) AS brand, "
+      + "\(money("price")) AS price, coalesce(\(money("quantity")), 1) AS quantity FROM (\(elements)) x) i "
+      + "WHERE item IS NOT NULL AND quantity >= 1"
+  }
+
+  /// The events named `names` of `source` matching `condition`, with their time `t` (ms), `hour`,
+  /// `purchase` (1 or 0) and the raw JSON columns `f_transaction_id`, `f_currency` and `f_<field>`
+  /// (`items` only when it is a list).
+  private func events(from source: String, where condition: String, names: String, fields: [String]) -> String {
+    let t = dialect == .sqlite ? "occurred_at" : "(extract(epoch from occurred_at) * 1000)::bigint"
+    let extracted = (["transaction_id", "currency"] + fields).map { field in
+      field == "items" ? "\(list("parameters", field)) AS f_items" : "\(raw("parameters", field)) AS f_\(field)"
+    }
+    return "SELECT app, \(t) / \(RollupTables.hour) * \(RollupTables.hour) AS hour, \(t) AS t, device_id, platform, "
+      + "app_version, os_version, event_id, CASE WHEN name = 'purchase' THEN 1 ELSE 0 END AS purchase, "
+      + "\(extracted.joined(separator: ", ")) FROM \(source) WHERE (\(condition)) AND name IN (\(names))\(fence)"
+  }
+
+  /// Keeps the subquery it ends from being merged into the query around it, so its extracted columns
+  /// are computed once per row, not again in every expression that names them.
+  private var fence: String {
+    switch dialect {
+    case .sqlite: " LIMIT -1 OFFSET 0"
+    case .postgres: " OFFSET 0"
+    }
+  }
+
+  /// `document`'s `key` as extracted once: SQLite's SQL value, PostgreSQL's `jsonb`.
+  private func raw(_ document: String, _ key: String) -> String {
+    switch dialect {
+    case .sqlite: "json_extract(\(document), '$.\(key)')"
+    case .postgres: "(\(document) -> '\(key)')"
+    }
+  }
+
+  /// `document`'s `key` when it is a list, else `NULL`: SQLite's JSON text (its type read from the
+  /// document, as a string value would come out unquoted), PostgreSQL's `jsonb`.
+  private func list(_ document: String, _ key: String) -> String {
+    switch dialect {
+    case .sqlite:
+      "(CASE json_type(\(document), '$.\(key)') WHEN 'array' THEN json_extract(\(document), '$.\(key)') END)"
+    case .postgres: "(CASE jsonb_typeof(\(document) -> '\(key)') WHEN 'array' THEN \(document) -> '\(key)' END)"
+    }
+  }
+
+  /// The extracted field `f_<key>` as text when it is a string, else `NULL`.
+  private func text(_ key: String) -> String {
+    switch dialect {
+    case .sqlite: "(CASE typeof(f_\(key)) WHEN 'text' THEN f_\(key) END)"
+    case .postgres: "(CASE jsonb_typeof(f_\(key)) WHEN 'string' THEN f_\(key) #>> '{}' END)"
+    }
+  }
+
+  /// The extracted field `f_<key>` as a double when it is a number under 10^15 in size, else `NULL`
+  /// (so a sum can never overflow or fail).
+  private func money(_ key: String) -> String {
+    switch dialect {
+    case .sqlite:
+      "(CASE WHEN typeof(f_\(key)) IN ('integer', 'real') AND abs(f_\(key)) < 1e15 THEN f_\(key) END)"
+    case .postgres:
+      "(CASE WHEN jsonb_typeof(f_\(key)) = 'number' AND abs((f_\(key) #>> '{}')::numeric) < 1e15 "
+        + "THEN (f_\(key) #>> '{}')::double precision END)"
+    }
+  }
+}

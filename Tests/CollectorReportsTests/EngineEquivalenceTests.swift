@@ -1,0 +1,71 @@
+import AsyncHTTPClient
+import CollectorClickHouse
+import CollectorReports
+import CollectorStore
+import Foundation
+import TestSupport
+import Testing
+
+/// ClickHouse answers every report exactly as SQLite does on the generated data set (several apps,
+/// devices changing platform and version, resent batches, orders sent twice, odd items), over every
+/// generated filter, also when two collectors store the same batches at the same time.
+@Suite("ClickHouse answers as SQLite does")
+struct EngineEquivalenceTests {
+  @Test(arguments: Engine.available.filter { $0 == .clickhouse || $0 == .clickhouseCluster })
+  func everyReportOnTheGeneratedData(engine: Engine) async throws {
+    let sqlite = try await Engine.sqlite.open(Generated.batches)
+    let clickhouse = try #require(try engine.clickHouse())
+    try await clickhouse.migrate()
+    // Two collectors on one database, storing the same batches at once: some events are stored by
+    // both (each checked before the other inserted); reads must count each once.
+    let other = try #require(try engine.clickHouse(database: clickhouse.database))
+    try await withThrowingTaskGroup(of: Void.self) { group in
+      for store in [clickhouse, other] {
+        group.addTask { for batch in Generated.batches { _ = try await store.write(batch) } }
+      }
+      try await group.waitForAll()
+    }
+    // And, whatever that race did, a third of the events and their facts stored twice for certain,
+    // with merges stopped so ClickHouse cannot remove them before the reports read.
+    let servers = engine == .clickhouseCluster ? ClickHouseTestServer.shardURLs ?? [] : [ClickHouseTestServer.url!]
+    let local = engine == .clickhouseCluster ? "_local" : ""
+    for server in servers {
+      let client = try ClickHouseClient(
+        url: URL(string: server)!, database: clickhouse.database, http: ClickHouseClient.http)
+      for table in ["events", "orders", "items"] {
+        try await client.execute("SYSTEM STOP MERGES \(clickhouse.database).\(table)\(local)")
+      }
+    }
+    let client = try ClickHouseClient(url: clickhouse.url, database: clickhouse.database, http: ClickHouseClient.http)
+    for table in ["events", "orders", "items"].map({ "\(clickhouse.database).\($0)" }) {
+      try await client.execute(
+        "INSERT INTO \(table) SELECT * FROM \(table) WHERE cityHash64(event_id) % 3 = 0",
+        settings: ["insert_distributed_sync": "1"])
+    }
+    let stored = try await client.rows("SELECT toInt64(count()) AS n FROM \(clickhouse.database).events")
+    let distinct = try await sqlite.eventCount(app: nil)
+    #expect((stored.first?["n"].int ?? 0) > Int64(distinct))
+    #expect(try await clickhouse.eventCount(app: nil) == sqlite.eventCount(app: nil))
+    for filter in Generated.filters {
+      let expected = try await RollupEquivalenceTests.results(SQLReports(store: sqlite, rollups: false), filter)
+      let got = try await RollupEquivalenceTests.results(ClickHouseReports(store: clickhouse), filter)
+      for (name, answer) in expected.sorted(by: { $0.key < $1.key }) {
+        #expect(got[name] == answer, "\(name), \(filter)")
+      }
+    }
+    if engine == .clickhouseCluster { try await Self.expectShardedByDevice(clickhouse.database) }
+    try await sqlite.close()
+  }
+
+  /// Both shards hold events, and every device's events are on one shard.
+  static func expectShardedByDevice(_ database: String) async throws {
+    var devices: [Set<String>] = []
+    for shard in ClickHouseTestServer.shardURLs ?? [] {
+      let client = try ClickHouseClient(url: URL(string: shard)!, database: database, http: ClickHouseClient.http)
+      let rows = try await client.rows("SELECT DISTINCT device_id FROM \(database).events_local")
+      devices.append(Set(rows.compactMap { $0["device_id"].text }))
+    }
+    #expect(devices.count == 2 && devices.allSatisfy { !$0.isEmpty })
+    #expect(devices.count == 2 && devices[0].isDisjoint(with: devices[1]))
+  }
+}
