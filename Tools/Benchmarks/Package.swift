@@ -51,6 +51,7 @@ let package = Package(
     .executableTarget(
       name: "ReportBenchmark",
       dependencies: [
+        .product(name: "CollectorClickHouse", package: "CoreTracker"),
         .product(name: "CollectorPostgres", package: "CoreTracker"),
         .product(name: "CollectorReports", package: "CoreTracker"),
         .product(name: "CollectorSQLite", package: "CoreTracker"),

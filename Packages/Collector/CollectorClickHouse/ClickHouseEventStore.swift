@@ -69,6 +69,10 @@ public final class ClickHouseEventStore: EventStore {
   /// committer makes.
   public var maximumConcurrentWrites: Int { 4 }
 
+  /// ClickHouse makes a data part of every insert and merges parts in the background: an insert
+  /// gathers at least 1,000 rows, or is made after its oldest row waited 1 s.
+  public var commitGathering: CommitGathering { CommitGathering(rows: 1_000, wait: .seconds(1)) }
+
   public func migrate() async throws {
     for server in servers {
       for statement in schema.bootstrap { try await server.execute(statement) }

@@ -40,6 +40,12 @@ extension SQLReports {
 
   /// The funnel from rows of (`device_id`, `name`, `t`) ordered by device, time and event id.
   package static func funnel(_ found: [SQLRow], steps: [String], window: Int64, appVersion: String?) -> Funnel {
+    funnel(reached: reached(found, steps: steps, window: window), steps: steps, window: window, appVersion: appVersion)
+  }
+
+  /// How many devices reached each step, from rows of (`device_id`, `name`, `t`) ordered by device,
+  /// time and event id.
+  package static func reached(_ found: [SQLRow], steps: [String], window: Int64) -> [Int64] {
     var reached = Array(repeating: Int64(0), count: steps.count)
     var index = 0
     while index < found.count {
@@ -49,6 +55,11 @@ extension SQLReports {
       reached = Self.walk(found[index..<end], steps: steps, window: window, into: reached)
       index = end
     }
+    return reached
+  }
+
+  /// The funnel from how many devices reached each step (`reached[i]`: step `i` or further).
+  package static func funnel(reached: [Int64], steps: [String], window: Int64, appVersion: String?) -> Funnel {
     let first = reached.first ?? 0
     let result = steps.enumerated().map { offset, name -> Funnel.Step in
       let previous = offset == 0 ? reached[0] : reached[offset - 1]

@@ -9,7 +9,9 @@ import Prometheus
 /// to their `maximumConcurrentWrites` transactions in flight. A failed transaction fails every request in it (they
 /// answer 503 and acknowledge nothing; the clients retry, and de-duplication makes the retry safe).
 /// When more than ``maximumQueuedRows`` rows wait, new requests are refused at once
-/// (``CommitError/overloaded``) instead of growing memory without bound.
+/// (``CommitError/overloaded``) instead of growing memory without bound. A store that wants larger
+/// writes (its `commitGathering`) gets rows held back until that many wait or the oldest has waited
+/// that long (never at shutdown).
 public actor GroupCommitter {
   /// Why rows were not committed.
   public enum CommitError: Error, Sendable, Hashable {
@@ -25,7 +27,8 @@ public actor GroupCommitter {
   public let maximumRowsPerCommit: Int
   private let store: any EventStore
   private let metrics: CollectorMetrics?
-  private var waiting: [(rows: StoreBatch, continuation: CheckedContinuation<Void, any Error>)] = []
+  private var waiting:
+    [(rows: StoreBatch, arrived: ContinuousClock.Instant, continuation: CheckedContinuation<Void, any Error>)] = []
   private var queuedRows = 0
   private var writers = 0
   private var isShutDown = false
@@ -49,7 +52,7 @@ public actor GroupCommitter {
     let size = rows.events.count + rows.counters.count
     guard queuedRows + size <= maximumQueuedRows || queuedRows == 0 else { throw CommitError.overloaded }
     try await withCheckedThrowingContinuation { continuation in
-      waiting.append((rows, continuation))
+      waiting.append((rows, ContinuousClock.now, continuation))
       queuedRows += size
       metrics?.queueDepth.set(Double(queuedRows))
       if writers < max(1, store.maximumConcurrentWrites) {
@@ -68,6 +71,7 @@ public actor GroupCommitter {
 
   private func drain() async {
     while !waiting.isEmpty {
+      await gather()
       var take = 0
       var rows = 0
       while take < waiting.count {
@@ -104,4 +108,19 @@ public actor GroupCommitter {
       idle.removeAll()
     }
   }
+
+  /// Waits, in steps of at most 10 ms, while fewer rows than the store's `commitGathering` wait and
+  /// the oldest of them has waited less than its `wait`.
+  private func gather() async {
+    let gathering = store.commitGathering
+    guard gathering.rows > 0, gathering.wait > .zero, let oldest = waiting.first?.arrived else { return }
+    let clock = ContinuousClock()
+    let deadline = oldest + gathering.wait
+    while !isShutDown, waitingRows < gathering.rows, clock.now < deadline {
+      try? await clock.sleep(for: min(.milliseconds(10), deadline - clock.now))
+    }
+  }
+
+  /// Rows queued and not yet taken by a writer.
+  private var waitingRows: Int { waiting.reduce(0) { $0 + $1.rows.events.count + $1.rows.counters.count } }
 }

@@ -66,11 +66,41 @@ public protocol EventStore: Sendable {
 
   /// How many ``write(_:)`` transactions may run at once (1: one writer, as SQLite has).
   var maximumConcurrentWrites: Int { get }
+
+  /// How large a write the store wants before it is worth making: a committer holds rows back until
+  /// this many wait or the oldest waited this long (``CommitGathering``).
+  var commitGathering: CommitGathering { get }
 }
 
 extension EventStore {
   /// One writer by default.
   public var maximumConcurrentWrites: Int { 1 }
+
+  /// Write as soon as rows arrive, by default.
+  public var commitGathering: CommitGathering { .immediately }
+}
+
+/// How many rows a store wants in one write, and how long a row may wait for others to join it.
+///
+/// Transactional stores write at once (``immediately``): the group committer already shares one
+/// transaction among the requests that arrive while another is written. A columnar store that wants
+/// few large inserts (ClickHouse makes a data part per insert and merges them later) asks for
+/// `CommitGathering(rows: 1_000, wait: .seconds(1))`: under load batches are that large anyway, and a
+/// quiet collector writes at most once a second, each request answered once its rows are written.
+public struct CommitGathering: Sendable, Hashable {
+  /// Rows that make a write worth doing at once.
+  public var rows: Int
+  /// The longest a row waits for others before it is written anyway.
+  public var wait: Duration
+
+  /// Rows are written as soon as they arrive.
+  public static let immediately = CommitGathering(rows: 0, wait: .zero)
+
+  /// Gather `rows` rows (at least 0), or write after `wait` (at least zero).
+  public init(rows: Int, wait: Duration) {
+    self.rows = max(0, rows)
+    self.wait = max(.zero, wait)
+  }
 }
 
 /// A storage failure: the collector answers 503 and acknowledges nothing.

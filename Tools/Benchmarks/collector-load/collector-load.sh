@@ -1,12 +1,13 @@
 #!/usr/bin/env bash
 # Load benchmark of the collector: 100-event native batches over HTTP on 127.0.0.1 with wrk, for
-# SQLite and PostgreSQL, each beside the two ceilings of the same server in the same run:
+# SQLite, PostgreSQL and ClickHouse, each beside the two ceilings of the same server in the same run:
 #   body        — a route that only collects the body
 #   jsondecoder — a route that decodes the batch with Foundation's JSONDecoder and discards it
 #   ingest      — POST /v1/batch: auth, BatchDecoder, validation, group commit; 200 only when durable
 # Usage (from the repository root):  Tools/Benchmarks/collector-load/collector-load.sh [seconds] [connections]
-# Needs wrk (apt-get install wrk) and, for PostgreSQL, COLLECTOR_BENCH_POSTGRES_URL or .ci/postgres.
-# STORAGES="sqlite" (or "postgres") runs one engine only.
+# Needs wrk (apt-get install wrk); for PostgreSQL COLLECTOR_BENCH_POSTGRES_URL or .ci/postgres, for
+# ClickHouse COLLECTOR_BENCH_CLICKHOUSE_URL or .ci/clickhouse (its single node).
+# STORAGES="sqlite" (or "postgres", "clickhouse", or several) runs those engines only.
 set -euo pipefail
 cd "$(dirname "$0")/../../.."
 duration=${1:-20}
@@ -39,7 +40,7 @@ load() { # load <label> <path>
 }
 
 echo "collector load: ${duration}s per route, $connections connections, wrk $threads threads, 100 events per batch"
-storages=${STORAGES:-sqlite postgres}
+storages=${STORAGES:-sqlite postgres clickhouse}
 if [[ " $storages " == *" sqlite "* ]]; then
   storage=sqlite
   start --sqlite-path "$work/bench.sqlite"
@@ -64,4 +65,22 @@ if [ -n "$postgres_url" ] && [[ " $storages " == *" postgres "* ]]; then
   load jsondecoder /bench/jsondecoder
   load ingest /v1/batch
   stop
+fi
+
+clickhouse_url=${COLLECTOR_BENCH_CLICKHOUSE_URL:-}
+if [ -z "$clickhouse_url" ] && [ -x .ci/clickhouse ] && [[ " $storages " == *" clickhouse "* ]]; then
+  eval "$(.ci/clickhouse)"
+  clickhouse_url=$COLLECTOR_TEST_CLICKHOUSE_URL
+fi
+if [ -n "$clickhouse_url" ] && [[ " $storages " == *" clickhouse "* ]]; then
+  storage=clickhouse
+  database="bench_$RANDOM$RANDOM"
+  start --clickhouse-url "$clickhouse_url" --clickhouse-database "$database"
+  load body /bench/body
+  load jsondecoder /bench/jsondecoder
+  load ingest /v1/batch
+  stop
+  stored=$(curl -fsS "$clickhouse_url/" --data-binary "SELECT count() FROM $database.events FINAL" || echo "?")
+  echo "clickhouse   stored events: $stored"
+  curl -fsS "$clickhouse_url/" --data-binary "DROP DATABASE IF EXISTS $database" >/dev/null || true
 fi

@@ -1,122 +1,152 @@
+import CollectorClickHouse
 import CollectorPostgres
 import CollectorReports
 import CollectorSQLite
 import CollectorStore
 import Foundation
 
-/// Report latency on generated data: for each size, each store (SQLite; PostgreSQL when
-/// `REPORT_BENCHMARK_POSTGRES_URL` is set) and each dashboard report, the p50 of 5 runs read from
-/// the events and read from the rollups, in one run.
+/// Report latency on generated data: for each size, each engine (SQLite; PostgreSQL when
+/// `REPORT_BENCHMARK_POSTGRES_URL` is set; ClickHouse when `REPORT_BENCHMARK_CLICKHOUSE_URL` is) and
+/// each dashboard report, the p50 of 5 runs, in one run. The SQL stores are timed reading the events
+/// and reading their rollups; ClickHouse has no rollups (one figure). Every engine's answers are
+/// compared with SQLite's at the same size (or the first engine's), so the figures are of equal work.
 ///
 /// ```
 /// swift run -c release --package-path Tools/Benchmarks ReportBenchmark 1000000 10000000
 /// REPORT_BENCHMARK_REPORTS="revenue,top-items" swift run -c release --package-path Tools/Benchmarks ReportBenchmark 1000000
+/// REPORT_BENCHMARK_ENGINES=clickhouse REPORT_BENCHMARK_CLICKHOUSE_URL=http://127.0.0.1:8123 \
+///   swift run -c release --package-path Tools/Benchmarks ReportBenchmark 100000000
 /// ```
 ///
-/// The data is generated inside the database by one `INSERT … SELECT` (the same rows on both
-/// stores), then the rollups are rebuilt from it: 4 weeks, 20 events per session, one device per
+/// The data is generated inside the database by `INSERT … SELECT` (the same rows on every engine),
+/// then the SQL stores' rollups are rebuilt from it: 4 weeks, 20 events per session, one device per
 /// 100 events, 9 event names in a skewed mix, 2 platforms, 4 app versions (devices upgrade mid-way),
 /// 3 OS versions, a product id parameter; purchases (3 %) and refunds (1 %) carry an order (a
-/// transaction id, TRY or EUR, a value; purchases two items).
+/// transaction id, TRY or EUR, a value; purchases two items). The SQL stores run sizes up to
+/// 10,000,000 (past that is ClickHouse's ground); `REPORT_BENCHMARK_ENGINES=sqlite,postgres,clickhouse`
+/// picks engines among those configured.
 @main
 enum ReportBenchmark {
   static let start = ReportTime.parse("2026-10-05")!
   static let day: Int64 = 86_400_000
   static let runs = 5
+  static let environment = ProcessInfo.processInfo.environment
 
   static func main() async throws {
     let sizes = CommandLine.arguments.dropFirst().compactMap { Int($0.replacingOccurrences(of: "_", with: "")) }
-    guard !sizes.isEmpty, sizes.allSatisfy({ $0 >= 1_000 && $0 % 20 == 0 }) else {
-      FileHandle.standardError.write(Data("usage: ReportBenchmark SIZE... (event counts, multiples of 20)\n".utf8))
+    guard !sizes.isEmpty, sizes.allSatisfy({ (1_000...1_000_000_000).contains($0) && $0 % 20 == 0 }) else {
+      FileHandle.standardError.write(
+        Data("usage: ReportBenchmark SIZE... (event counts from 1,000 to 10^9, multiples of 20)\n".utf8))
       exit(2)
     }
-    let postgres = ProcessInfo.processInfo.environment["REPORT_BENCHMARK_POSTGRES_URL"]
     // `REPORT_BENCHMARK_REPORTS=revenue,top-items` times only the reports named (as in the table).
-    let only = ProcessInfo.processInfo.environment["REPORT_BENCHMARK_REPORTS"].map {
+    let only = environment["REPORT_BENCHMARK_REPORTS"].map {
       Set($0.split(separator: ",").map { $0.trimmingCharacters(in: .whitespaces) })
     }
     let folder = FileManager.default.temporaryDirectory.appendingPathComponent("report-benchmark-\(getpid())")
-    // `REPORT_BENCHMARK_KEEP=1` keeps the databases (the SQLite folder, the PostgreSQL schemas) for
-    // looking at query plans by hand.
-    let keep = ProcessInfo.processInfo.environment["REPORT_BENCHMARK_KEEP"] != nil
+    // `REPORT_BENCHMARK_KEEP=1` keeps the databases (the SQLite folder, the PostgreSQL schemas, the
+    // ClickHouse databases) for looking at query plans by hand.
+    let keep = environment["REPORT_BENCHMARK_KEEP"] != nil
     defer { if !keep { try? FileManager.default.removeItem(at: folder) } }
     var table: [[String]] = []
     for size in sizes {
-      var stores: [(String, any EventStore & BulkLoading)] = [
-        (
-          "SQLite",
-          try SQLiteEventStore(path: folder.appendingPathComponent("\(size).sqlite").path, durability: .normal)
-        )
-      ]
-      if let postgres {
-        stores.append(("PostgreSQL", try PostgresEventStore(url: postgres, schema: "report_benchmark_\(size)")))
-      }
-      for (engine, store) in stores {
-        try await store.migrate()
+      var answers: [String: String] = [:]
+      for engine in try Engine.configured(size: size, folder: folder) {
         let loading = Date()
-        try await load(size, into: store)
-        let rows = try await store.rebuildRollups()
-        log(
-          "\(engine) \(size) events: loaded and rolled up (\(rows) rollup rows) in "
-            + String(format: "%.0f s", Date().timeIntervalSince(loading)))
+        try await engine.load(size)
+        log("\(engine.name) \(size) events: loaded in " + String(format: "%.0f s", Date().timeIntervalSince(loading)))
+        var differing: [String] = []
         for (name, run) in reports where only.map({ $0.contains(name) }) ?? true {
           var figures: [String] = []
-          for rollups in [false, true] {
-            let reports = Reports(store: store, rollups: rollups)
+          for reports in [engine.fromEvents, engine.served] {
+            guard let reports else {
+              figures.append("—")
+              continue
+            }
             var times: [Double] = []
             for _ in 0..<runs {
               let began = DispatchTime.now().uptimeNanoseconds
-              try await run(reports)
+              let answer = try await run(reports)
               times.append(Double(DispatchTime.now().uptimeNanoseconds - began) / 1_000_000)
+              if let first = answers[name], first != answer {
+                if !differing.contains(name) { log("  \(name) differs: \(difference(first, answer))") }
+                differing.append(name)
+              } else {
+                answers[name] = answer
+              }
             }
             figures.append(String(format: "%.1f", times.sorted()[runs / 2]))
           }
-          let goal: Double = size <= 1_000_000 ? 200 : 1_000
-          let met = (Double(figures[1]) ?? .infinity) <= goal ? "yes" : "NO"
-          table.append([engine, "\(size)", name, figures[0], figures[1], met])
-          log("  \(name): \(figures[0]) ms from events, \(figures[1]) ms with rollups")
+          let goal = engine.goal(size)
+          let met = goal.map { (Double(figures[1]) ?? .infinity) <= $0 ? "yes" : "NO" } ?? "—"
+          table.append([engine.name, "\(size)", name] + figures + [goal.map { "≤ \(Int($0))" } ?? "—", met])
+          log("  \(name): \(figures[0]) ms from events, \(figures[1]) ms as served")
         }
-        if keep {
-          log("  kept: \(engine == "PostgreSQL" ? "schema report_benchmark_\(size)" : folder.path)")
-        } else if engine == "PostgreSQL" {
-          try await store.execute("DROP SCHEMA report_benchmark_\(size) CASCADE")
-        }
-        try await store.close()
+        log("  answers equal the first engine's: " + (differing.isEmpty ? "yes" : "NO: \(Set(differing).sorted())"))
+        try await engine.finish(keep: keep)
       }
     }
-    print("| store | events | report | p50 from events (ms) | p50 with rollups (ms) | goal met |")
-    print("|---|---:|---|---:|---:|---|")
+    print("| engine | events | report | p50 from events (ms) | p50 as served (ms) | goal (ms) | met |")
+    print("|---|---:|---|---:|---:|---|---|")
     for row in table { print("| " + row.joined(separator: " | ") + " |") }
+  }
+
+  /// A report's answer as text, compared across engines: numbers with a fraction to 9 significant
+  /// digits, since sums of money in another order differ in their last bits.
+  static func answer(_ value: some Sendable) -> String {
+    let text = String(describing: value)
+    let numbers = try! NSRegularExpression(pattern: "-?[0-9]+\\.[0-9]+(e[-+]?[0-9]+)?")
+    var result = ""
+    var last = text.startIndex
+    for match in numbers.matches(in: text, range: NSRange(text.startIndex..., in: text)) {
+      let range = Range(match.range, in: text)!
+      result += text[last..<range.lowerBound] + String(format: "%.9g", Double(text[range]) ?? 0)
+      last = range.upperBound
+    }
+    return result + text[last...]
+  }
+
+  /// Where two answers part: the text around the first character that differs, in each.
+  static func difference(_ one: String, _ other: String) -> String {
+    let same = zip(one, other).prefix { $0 == $1 }.count
+    func around(_ text: String) -> Substring { text.dropFirst(max(0, same - 120)).prefix(240) }
+    return "\n    \(around(one))\n    \(around(other))"
   }
 
   static func log(_ text: String) { FileHandle.standardError.write(Data((text + "\n").utf8)) }
 
   /// The dashboard's reports over the four generated weeks (whole days, so rollups can answer).
-  static let reports: [(String, @Sendable (Reports) async throws -> Void)] = {
+  static let reports: [(String, @Sendable (any ReportEngine) async throws -> String)] = {
     let filter = try! ReportFilter(app: "bench", from: start, to: start + 28 * day)
+    let funnel = ["product_viewed", "add_to_cart", "purchase"]
     return [
-      ("overview", { _ = try await $0.overview(filter) }),
-      ("top-events", { _ = try await $0.topEvents(filter) }),
-      ("timeseries (day)", { _ = try await $0.timeSeries(filter, bucket: .day) }),
-      ("timeseries (hour, one event)", { _ = try await $0.timeSeries(filter, bucket: .hour, event: "purchase") }),
-      ("active-devices", { _ = try await $0.activeDevices(filter) }),
-      ("retention (week)", { _ = try await $0.retention(filter, period: .week) }),
-      ("breakdown (app version)", { _ = try await $0.breakdown(filter, by: .appVersion) }),
-      ("sessions", { _ = try await $0.sessions(filter) }),
+      ("overview", { ReportBenchmark.answer(try await $0.overview(filter)) }),
+      ("top-events", { ReportBenchmark.answer(try await $0.topEvents(filter)) }),
+      ("timeseries (day)", { ReportBenchmark.answer(try await $0.timeSeries(filter, bucket: .day)) }),
       (
-        "parameter-values", { _ = try await $0.parameterValues(filter, event: "purchase", parameter: "product_id") }
+        "timeseries (hour, one event)",
+        { ReportBenchmark.answer(try await $0.timeSeries(filter, bucket: .hour, event: "purchase")) }
+      ),
+      ("active-devices", { ReportBenchmark.answer(try await $0.activeDevices(filter)) }),
+      ("retention (week)", { ReportBenchmark.answer(try await $0.retention(filter, period: .week)) }),
+      ("breakdown (app version)", { ReportBenchmark.answer(try await $0.breakdown(filter, by: .appVersion)) }),
+      ("sessions", { ReportBenchmark.answer(try await $0.sessions(filter)) }),
+      (
+        "parameter-values",
+        { ReportBenchmark.answer(try await $0.parameterValues(filter, event: "purchase", parameter: "product_id")) }
       ),
       (
         "funnel (3 steps, 1 h)",
-        {
-          _ = try await $0.funnel(filter, steps: ["product_viewed", "add_to_cart", "purchase"], window: 3_600_000)
-        }
+        { ReportBenchmark.answer(try await $0.funnel(filter, steps: funnel, window: 3_600_000)) }
       ),
-      ("counters", { _ = try await $0.counters(filter) }),
-      ("events (latest page)", { _ = try await $0.eventRows(filter, event: nil, limit: 100) }),
-      ("revenue", { _ = try await $0.revenue(filter) }),
-      ("top-items", { _ = try await $0.topItems(filter) }),
-      ("top-items (one brand)", { _ = try await $0.topItems(filter, category: nil, brand: "B7", limit: 50) }),
+      ("counters", { ReportBenchmark.answer(try await $0.counters(filter)) }),
+      ("events (latest page)", { ReportBenchmark.answer(try await $0.eventRows(filter, event: nil, limit: 100)) }),
+      ("revenue", { ReportBenchmark.answer(try await $0.revenue(filter)) }),
+      ("top-items", { ReportBenchmark.answer(try await $0.topItems(filter)) }),
+      (
+        "top-items (one brand)",
+        { ReportBenchmark.answer(try await $0.topItems(filter, category: nil, brand: "B7", limit: 50)) }
+      ),
     ]
   }()
 

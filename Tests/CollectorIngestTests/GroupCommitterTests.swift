@@ -1,0 +1,111 @@
+import CollectorRuntime
+import CollectorSQLite
+import CollectorStore
+import Foundation
+import Synchronization
+import TestSupport
+import Testing
+
+/// A SQLite store that asks for gathered writes and records the size of each write it is given.
+final class GatheringStore: EventStore {
+  let base: SQLiteEventStore
+  let commitGathering: CommitGathering
+  let writes = Mutex<[Int]>([])
+
+  init(_ base: SQLiteEventStore, gathering: CommitGathering) {
+    self.base = base
+    commitGathering = gathering
+  }
+
+  var maximumConcurrentWrites: Int { 4 }
+  func write(_ batch: StoreBatch) async throws -> WriteSummary {
+    writes.withLock { $0.append(batch.events.count) }
+    return try await base.write(batch)
+  }
+  func migrate() async throws { try await base.migrate() }
+  func schemaVersion() async throws -> Int { try await base.schemaVersion() }
+  func ping() async throws { try await base.ping() }
+  func eventCount(app: String?) async throws -> Int { try await base.eventCount(app: app) }
+  func events(app: String, limit: Int) async throws -> [StoredEvent] { try await base.events(app: app, limit: limit) }
+  func storedEventIDs(app: String, among ids: [String]) async throws -> Set<String> {
+    try await base.storedEventIDs(app: app, among: ids)
+  }
+  func counters(app: String) async throws -> [StoredCounter] { try await base.counters(app: app) }
+  func erase(_ subject: ErasureSubject) async throws -> Int { try await base.erase(subject) }
+  func prune(_ policy: PruneCutoffs) async throws -> Int { try await base.prune(policy) }
+  func saveKey(_ key: KeyRecord) async throws { try await base.saveKey(key) }
+  func key(hash: String) async throws -> KeyRecord? { try await base.key(hash: hash) }
+  func keys() async throws -> [KeyRecord] { try await base.keys() }
+  func revokeKey(id: String, at time: Int64) async throws -> Bool { try await base.revokeKey(id: id, at: time) }
+  func close() async throws { try await base.close() }
+}
+
+/// The group committer gathers rows for stores that want large writes (ClickHouse), and writes at
+/// once for the others.
+@Suite("Group commit")
+struct GroupCommitterTests {
+  /// `count` batches of `size` events each, ids unique across batches.
+  static func batches(_ count: Int, of size: Int) -> [StoreBatch] {
+    (0..<count).map { batch in
+      var rows = StoreBatch()
+      rows.events = (0..<size).map { index in
+        StoredEvent(
+          app: "ty", eventID: "e-\(batch)-\(index)", name: "product_viewed", kind: "action",
+          occurredAt: 1_700_000_000_000, utcOffsetMinutes: 0, receivedAt: 1_700_000_000_500, deviceID: "device-1",
+          userID: nil, sessionID: nil,
+          context: StoredContext(
+            appName: "Trendyol", appVersion: "7.12.0", appBuild: "712", osName: "iOS", osVersion: "17.4",
+            platform: "ios", deviceModel: "iPhone15,2", locale: "tr_TR", library: "CoreTracker/1.0.0"),
+          parametersJSON: "{}")
+      }
+      return rows
+    }
+  }
+
+  static func store(_ gathering: CommitGathering, in directory: URL) throws -> GatheringStore {
+    try FileManager.default.createDirectory(at: directory, withIntermediateDirectories: true)
+    return GatheringStore(
+      try SQLiteEventStore(path: directory.appendingPathComponent("c.sqlite").path), gathering: gathering)
+  }
+
+  @Test("ten requests of 100 rows become one write when the store gathers 1,000")
+  func requestsAreGatheredIntoOneWrite() async throws {
+    let directory = TemporaryDirectory()
+    do {
+      // A wait no test reaches: only the row count can release the write.
+      let store = try Self.store(CommitGathering(rows: 1_000, wait: .seconds(600)), in: directory.url)
+      try await store.migrate()
+      let committer = GroupCommitter(store: store)
+      try await withThrowingTaskGroup(of: Void.self) { group in
+        for batch in Self.batches(10, of: 100) { group.addTask { try await committer.commit(batch) } }
+        try await group.waitForAll()
+      }
+      #expect(store.writes.withLock { $0 } == [1_000])
+      #expect(try await store.eventCount(app: nil) == 1_000)
+    }
+  }
+
+  @Test("a lone request is written once its wait is over", arguments: [0, 1, 2])
+  func aLoneRequestIsWrittenAfterTheWait(extraBatches: Int) async throws {
+    let directory = TemporaryDirectory()
+    do {
+      let store = try Self.store(CommitGathering(rows: 1_000, wait: .milliseconds(50)), in: directory.url)
+      try await store.migrate()
+      let committer = GroupCommitter(store: store)
+      for batch in Self.batches(1 + extraBatches, of: 10) { try await committer.commit(batch) }
+      #expect(store.writes.withLock { $0 } == Array(repeating: 10, count: 1 + extraBatches))
+    }
+  }
+
+  @Test("a store that writes immediately gets every request as soon as it comes")
+  func immediateStoresAreNotHeldBack() async throws {
+    let directory = TemporaryDirectory()
+    do {
+      let store = try Self.store(.immediately, in: directory.url)
+      try await store.migrate()
+      let committer = GroupCommitter(store: store)
+      for batch in Self.batches(3, of: 5) { try await committer.commit(batch) }
+      #expect(store.writes.withLock { $0 } == [5, 5, 5])
+    }
+  }
+}
