@@ -35,7 +35,8 @@ struct Engine {
     let picked = environment["REPORT_BENCHMARK_ENGINES"].map { Set($0.split(separator: ",").map(String.init)) }
     func wanted(_ name: String) -> Bool { picked?.contains(name) ?? true }
     var engines: [Engine] = []
-    if size <= 10_000_000 {
+    // `REPORT_BENCHMARK_SQL_MAX` (default 10,000,000): the largest size the SQL stores load.
+    if size <= environment["REPORT_BENCHMARK_SQL_MAX"].flatMap({ Int($0) }) ?? 10_000_000 {
       if wanted("sqlite") {
         let path = folder.appendingPathComponent("\(size).sqlite").path
         try FileManager.default.createDirectory(at: folder, withIntermediateDirectories: true)

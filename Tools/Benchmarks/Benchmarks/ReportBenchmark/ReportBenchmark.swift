@@ -23,8 +23,8 @@ import Foundation
 /// 100 events, 9 event names in a skewed mix, 2 platforms, 4 app versions (devices upgrade mid-way),
 /// 3 OS versions, a product id parameter; purchases (3 %) and refunds (1 %) carry an order (a
 /// transaction id, TRY or EUR, a value; purchases two items). The SQL stores run sizes up to
-/// 10,000,000 (past that is ClickHouse's ground); `REPORT_BENCHMARK_ENGINES=sqlite,postgres,clickhouse`
-/// picks engines among those configured.
+/// 10,000,000 (past that is ClickHouse's ground; `REPORT_BENCHMARK_SQL_MAX` changes it);
+/// `REPORT_BENCHMARK_ENGINES=sqlite,postgres,clickhouse` picks engines among those configured.
 @main
 enum ReportBenchmark {
   static let start = ReportTime.parse("2026-10-05")!
