@@ -64,3 +64,63 @@ struct ClickHouseSQLTests {
     }
   }
 }
+
+/// What the ClickHouse store writes into its statements holds at the edges: the largest batch the
+/// group committer makes, and the days of times around midnight, leap days and before 1970.
+@Suite("ClickHouse store edges")
+struct ClickHouseStoreEdgeTests {
+  static func event(_ id: String, at time: Int64, device: String = "device-1") -> StoredEvent {
+    StoredEvent(
+      app: "ty", eventID: id, name: "product_viewed", kind: "action", occurredAt: time, utcOffsetMinutes: 0,
+      receivedAt: max(0, time), deviceID: device, userID: nil, sessionID: nil,
+      context: StoredContext(
+        appName: "Trendyol", appVersion: "7.12.0", appBuild: "712", osName: "iOS", osVersion: "17.4", platform: "ios",
+        deviceModel: "iPhone15,2", locale: "tr_TR", library: "CoreTracker/1.0.0"),
+      parametersJSON: "{}")
+  }
+
+  static func store() async throws -> ClickHouseEventStore {
+    let store = try ClickHouseEventStore(
+      url: ClickHouseTestServer.url!, database: ClickHouseTestServer.uniqueDatabase())
+    try await store.migrate()
+    return store
+  }
+
+  /// 20,000 events with 120-character ids over 40 days in one batch (the group committer's largest):
+  /// every lookup and repair statement fits, every event is stored once, and a resent batch stores
+  /// nothing and leaves no duplicate.
+  @Test(.enabled(if: ClickHouseTestServer.url != nil))
+  func theLargestBatchIsStoredOnce() async throws {
+    let store = try await Self.store()
+    let padding = String(repeating: "x", count: 110)
+    var batch = StoreBatch()
+    batch.events = (0..<20_000).map {
+      Self.event("\(padding)-\($0)", at: 1_790_000_000_000 + Int64($0) * 172_800_000 / 1_000)
+    }
+    let first = try await store.write(batch)
+    #expect(first.insertedEvents == 20_000)
+    let again = try await store.write(batch)
+    #expect(again.insertedEvents == 0 && again.duplicateEvents == 20_000)
+    #expect(try await store.eventCount(app: "ty") == 20_000)
+    let raw = try await ClickHouseClient(url: store.url, database: store.database, http: ClickHouseClient.http)
+      .rows("SELECT toInt64(count()) AS n FROM \(store.database).events").first?["n"].int
+    #expect(raw == 20_000)
+  }
+
+  /// The store names the days of a batch itself (`day IN ('2024-02-29', …)`): for each edge time
+  /// the event it stored is found again through that lookup, so both agree with ClickHouse's `day`.
+  @Test(
+    .enabled(if: ClickHouseTestServer.url != nil),
+    arguments: [
+      Int64(-5_000), 0, 86_399_999, 86_400_000, 951_782_400_000, 951_868_799_999, 1_709_164_800_000,
+      1_709_251_199_999, 4_107_542_400_000, 4_102_444_799_999,
+    ])
+  func daysAgreeWithClickHouse(time: Int64) async throws {
+    let store = try await Self.store()
+    var batch = StoreBatch()
+    batch.events = [Self.event("e-\(time)", at: time)]
+    #expect(try await store.write(batch).insertedEvents == 1)
+    #expect(try await store.storedEventIDs(app: "ty", among: ["e-\(time)"]) == ["e-\(time)"])
+    #expect(try await store.write(batch).duplicateEvents == 1)
+  }
+}

@@ -93,6 +93,12 @@ public struct ClickHouseClient: Sendable {
   {
     var components = URLComponents(url: url, resolvingAgainstBaseURL: false)
     // Statements name their tables with the database (`db.events`), so one client can also create it.
+    // A write's lookups name every event id of its batch (up to the group committer's 20,000 rows):
+    // 16 MB of statement and a million syntax-tree nodes instead of the defaults (256 KB, 50,000).
+    var settings = settings
+    for (name, value) in [("max_query_size", "16777216"), ("max_ast_elements", "1000000")] {
+      settings[name] = settings[name] ?? value
+    }
     var items = settings.sorted { $0.key < $1.key }.map { URLQueryItem(name: $0.key, value: $0.value) }
     if body != nil { items.append(URLQueryItem(name: "query", value: sql)) }
     components?.queryItems = items

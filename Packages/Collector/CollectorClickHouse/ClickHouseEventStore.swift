@@ -13,9 +13,9 @@ import NIOCore
 ///   block is atomic: all of its rows or none.
 /// - Events already stored under (app, event id) are skipped and counted as duplicates (looked up
 ///   before the insert through the (app, day, event id) sort key). Two collectors inserting the same
-///   event at the same instant can both store it; the table's sort key makes merges keep one, and
-///   every read of this store (and every report) counts an event id once, so answers stay exact
-///   across restarts and several collectors.
+///   event at the same instant can both store it; before answering, a write merges away any
+///   duplicate of its events (see `removeDuplicates(of:)`), so reports read the tables without
+///   `FINAL` and stay exact across retries, restarts and several collectors.
 /// - Counter totals keep the largest count (`ReplacingMergeTree(count)`), read with `FINAL`.
 public final class ClickHouseEventStore: EventStore {
   /// The server reads and inserts go to.
@@ -117,8 +117,8 @@ public final class ClickHouseEventStore: EventStore {
         throw StoreError.unavailable("event \(event.eventID): parameters are not a JSON object")
       }
       if !fresh.isEmpty {
-        // The facts first: an insert that fails after them is retried by the client, and facts
-        // written twice share their sort key, so reads (FINAL) see them once.
+        // The facts first: an insert that fails after them is retried by the client, and the
+        // facts it writes again are merged away by `removeDuplicates` before it answers.
         let facts = ClickHouseFacts(fresh)
         let derived: [(String, [[String: Any]])] = [(schema.orders, facts.orders), (schema.items, facts.items)]
         for (table, rows) in derived where !rows.isEmpty {
@@ -126,6 +126,9 @@ public final class ClickHouseEventStore: EventStore {
         }
         try await insert(into: schema.events, ClickHouseRows.insertedEventColumns, ClickHouseRows.body(fresh, facts))
       }
+      // Every event of the batch, not only the fresh ones: a retry of a write that failed here
+      // finds its events stored and must still leave no duplicate behind.
+      try await removeDuplicates(of: batch.events)
       summary.insertedEvents = fresh.count
       summary.duplicateEvents = batch.events.count - fresh.count
     }
@@ -214,8 +217,7 @@ public final class ClickHouseEventStore: EventStore {
     if ids.isEmpty { return [] }
     var condition = "app = \(ClickHouseSQL.literal(app)) AND event_id IN \(ClickHouseSQL.list(Set(ids)))"
     if let days {
-      let list = Set(days).map { ClickHouseSchema.day(ClickHouseSQL.literal($0)) }.sorted()
-      condition += " AND day IN (\(list.joined(separator: ", ")))"
+      condition += " AND day IN (\(ClickHouseSchema.days(days)))"
     }
     let rows = try await client.rows("SELECT DISTINCT event_id FROM \(schema.events) WHERE \(condition)")
     return Set(rows.compactMap { $0["event_id"].text })

@@ -8,8 +8,10 @@ import Foundation
 /// hand-computed tests run against each. What turns rows into results (shares, every bucket of a
 /// series, cohorts, the funnel walk, medians, revenue per day) is ``SQLReports``' own code, shared.
 ///
-/// Every read of events uses `FINAL`, so an event stored twice by two collectors at once (before
-/// ClickHouse merged the two) counts once; commerce reads the `orders` and `items` facts.
+/// Events, orders and items are read without `FINAL`: a write merges away any duplicate of its
+/// events before it answers (`removeDuplicates(of:)`). Counters and keys, whose rows are replaced
+/// by design (a larger total, a revoked key), are read with `FINAL`. Commerce reads the `orders` and
+/// `items` facts.
 public struct ClickHouseReports: ReportEngine {
   let client: ClickHouseClient
   let schema: ClickHouseSchema
@@ -40,8 +42,9 @@ public struct ClickHouseReports: ReportEngine {
     return parts.joined(separator: " AND ")
   }
 
-  /// The events table read exactly once per event.
-  var events: String { "\(schema.events) FINAL" }
+  /// The events table: every event once, without `FINAL` (writes leave no duplicate behind,
+  /// `removeDuplicates(of:)`).
+  var events: String { schema.events }
 
   public func apps() async throws -> [String] {
     try await rows("SELECT DISTINCT app FROM \(schema.events) ORDER BY app LIMIT 1000").compactMap { $0["app"].text }

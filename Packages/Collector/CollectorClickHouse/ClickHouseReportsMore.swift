@@ -94,7 +94,7 @@ extension ClickHouseReports {
     try await rows(
       "SELECT intDiv(t, 86400000) * 86400000 AS day, currency, toInt64(sum(purchase)) AS orders, "
         + "sum(purchase * value) AS gross, toInt64(sum(1 - purchase)) AS refund_count, "
-        + "sum((1 - purchase) * value) AS refunds FROM \(schema.orders) FINAL "
+        + "sum((1 - purchase) * value) AS refunds FROM \(schema.orders) "
         + "WHERE \(Self.conditions(filter, time: "t")) AND event_id GLOBAL IN (\(firsts(filter, purchases: false))) "
         + "GROUP BY day, currency ORDER BY day, currency")
   }
@@ -102,7 +102,7 @@ extension ClickHouseReports {
   /// The first order event (by id) of each transaction key among the orders of `filter`, over every
   /// shard (one transaction may be sent from two devices).
   private func firsts(_ filter: ReportFilter, purchases: Bool) -> String {
-    "SELECT min(event_id) FROM \(schema.orders) FINAL WHERE \(Self.conditions(filter, time: "t"))"
+    "SELECT min(event_id) FROM \(schema.orders) WHERE \(Self.conditions(filter, time: "t"))"
       + (purchases ? " AND purchase = 1" : "") + " GROUP BY k"
   }
 
@@ -116,7 +116,7 @@ extension ClickHouseReports {
       "SELECT item, latest AS name, currency, units, revenue, orders, buyers FROM ("
         + "SELECT item, substring(max(concat(toString(t + 2000000000000000), ifNull(name, ''))), 17, 1000000) AS latest, "
         + "currency, sum(quantity) AS units, sum(quantity * ifNull(price, 0)) AS revenue, "
-        + "toInt64(uniqExact(k)) AS orders, toInt64(uniqExact(device_id)) AS buyers FROM \(schema.items) FINAL "
+        + "toInt64(uniqExact(k)) AS orders, toInt64(uniqExact(device_id)) AS buyers FROM \(schema.items) "
         + "WHERE \(conditions.joined(separator: " AND ")) GROUP BY item, currency) "
         + "ORDER BY revenue DESC, item, currency LIMIT \(max(1, limit))")
     return SQLReports.topItems(found, category: category, brand: brand)

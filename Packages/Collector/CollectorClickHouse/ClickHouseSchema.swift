@@ -1,3 +1,5 @@
+import CollectorReports
+
 /// The ClickHouse schema of one database, and its migrations, on one server or on a cluster.
 ///
 /// - `events`: `ReplacingMergeTree` ordered by (app, day, event id) and partitioned by month: the
@@ -49,6 +51,13 @@ struct ClickHouseSchema: Sendable {
 
   /// The day of a time column in ms (UTC; times before 1970 fall on 1970-01-01).
   static func day(_ column: String) -> String { "toDate(toDateTime(intDiv(greatest(\(column), 0), 1000)))" }
+
+  /// The distinct days of times in ms, as `Date` literals (`'2026-11-24'`) for `day IN (…)`: what
+  /// ``day(_:)`` gives for each, computed here so a lookup names each day once.
+  static func days(_ times: some Sequence<Int64>) -> String {
+    let days = Set(times.map { max(0, $0) / 86_400_000 }).sorted()
+    return days.map { "'\(ReportTime.iso($0 * 86_400_000).prefix(10))'" }.joined(separator: ", ")
+  }
 
   /// Run first on every server.
   var bootstrap: [String] {
