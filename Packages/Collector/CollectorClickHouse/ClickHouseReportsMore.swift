@@ -26,19 +26,24 @@ extension ClickHouseReports {
     let unfit =
       "max(occurred_at) - min(occurred_at) >= \(span) OR uniqExact(occurred_at) != uniqExact(occurred_at, name)"
     let levels = steps.map { "arrayMap(n -> n = \(ClickHouseSQL.literal($0)), ns)" }.joined(separator: ", ")
-    let perDevice =
-      "SELECT arrayReduce('windowFunnel(\(min(window, span)))', arrayMap((x, b) -> toUInt32(x - b), ts, "
-      + "arrayResize([t0], length(ts), t0)), \(levels)) AS level FROM (SELECT device_id, min(occurred_at) AS t0, "
-      + "groupArray(occurred_at) AS ts, groupArray(name) AS ns FROM \(events) WHERE \(matching) GROUP BY device_id "
-      + "HAVING NOT (\(unfit)))"
-    async let counted = rows("SELECT level, toInt64(count()) AS devices FROM (\(perDevice)) GROUP BY level")
-    async let unfitRows = rows(
-      walked(" AND device_id IN (SELECT device_id FROM \(events) WHERE \(matching) GROUP BY device_id HAVING \(unfit))")
-    )
-    var reached = SQLReports.reached(try await unfitRows, steps: steps, window: window)
-    for row in try await counted {
+    // One pass: each device's furthest step and whether windowFunnel can answer for it.
+    let counted = try await rows(
+      "SELECT level, unfit, toInt64(count()) AS devices FROM (SELECT arrayReduce('windowFunnel(\(min(window, span)))', "
+        + "arrayMap((x, b) -> toUInt32(x - b), ts, arrayResize([t0], length(ts), t0)), \(levels)) AS level, unfit "
+        + "FROM (SELECT device_id, min(occurred_at) AS t0, groupArray(occurred_at) AS ts, groupArray(name) AS ns, "
+        + "(\(unfit)) AS unfit FROM \(events) WHERE \(matching) GROUP BY device_id)) GROUP BY level, unfit")
+    var reached = Array(repeating: Int64(0), count: steps.count)
+    for row in counted where row["unfit"].int == 0 {
       for step in 0..<min(Int(clamping: row["level"].int ?? 0), steps.count) {
         reached[step] += row["devices"].int ?? 0
+      }
+    }
+    if counted.contains(where: { $0["unfit"].int != 0 }) {
+      let unfitRows = try await rows(
+        walked(
+          " AND device_id IN (SELECT device_id FROM \(events) WHERE \(matching) GROUP BY device_id HAVING \(unfit))"))
+      for (step, devices) in SQLReports.reached(unfitRows, steps: steps, window: window).enumerated() {
+        reached[step] += devices
       }
     }
     return SQLReports.funnel(reached: reached, steps: steps, window: window, appVersion: appVersion)
