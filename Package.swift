@@ -81,7 +81,10 @@ let package = Package(
     ),
 
     // MARK: Delivery and wire formats
-    .target(name: "Delivery", dependencies: ["CoreTracker"], path: "Packages/Delivery"),
+    .target(
+      name: "Delivery", dependencies: ["CoreTracker"], path: "Packages/Delivery",
+      resources: [.copy("PrivacyInfo.xcprivacy")]
+    ),
     .testTarget(
       name: "DeliveryTests",
       dependencies: ["Delivery", "CoreTracker", "TestSupport"],
@@ -90,7 +93,7 @@ let package = Package(
     .target(name: "WireJSON", path: "Packages/Wire/WireJSON"),
     .target(
       name: "ServiceSupport", dependencies: ["CollectorWire", "CoreTracker", "Delivery"],
-      path: "Packages/Services/ServiceSupport"
+      path: "Packages/Services/ServiceSupport", resources: [.copy("PrivacyInfo.xcprivacy")]
     ),
     .testTarget(
       name: "ServiceSupportTests",

@@ -2,53 +2,8 @@ public import CollectorReports
 import CollectorStore
 import CollectorWire
 
-/// Funnels, sessions, the rows behind a report, and commerce, on ClickHouse.
+/// Sessions, the rows behind a report, and commerce, on ClickHouse.
 extension ClickHouseReports {
-  /// The funnel: per device, ClickHouse's `windowFunnel` over the device's step events in ms since
-  /// its first one (the same furthest step as the SQL engines' walk when no two step events of the
-  /// device share a millisecond: `windowFunnel` breaks such ties by step, the walk by tracking
-  /// order). The devices where some do, or whose step events span 2^31 ms or more (`windowFunnel`
-  /// takes `UInt32` times and compares them as signed 32-bit numbers in 18.16), and funnels with a
-  /// step named twice, are walked here from their rows, as the SQL engines do.
-  public func funnel(_ filter: ReportFilter, steps: [String], window: Int64, appVersion: String?) async throws
-    -> Funnel
-  {
-    let filter = try SQLReports.funnelFilter(filter, steps: steps, window: window, appVersion: appVersion)
-    let matching = "\(Self.conditions(filter)) AND name IN \(ClickHouseSQL.list(Set(steps).sorted()))"
-    // Events of one millisecond keep their tracking order: CoreTracker's ids grow with each event.
-    let walked = { (devices: String) in
-      "SELECT device_id, name, occurred_at AS t FROM \(events) WHERE \(matching)\(devices) ORDER BY device_id, t, event_id"
-    }
-    guard Set(steps).count == steps.count else {
-      return SQLReports.funnel(try await rows(walked("")), steps: steps, window: window, appVersion: appVersion)
-    }
-    let span = Int64(Int32.max)
-    let unfit =
-      "max(occurred_at) - min(occurred_at) >= \(span) OR uniqExact(occurred_at) != uniqExact(occurred_at, name)"
-    let levels = steps.map { "arrayMap(n -> n = \(ClickHouseSQL.literal($0)), ns)" }.joined(separator: ", ")
-    // One pass: each device's furthest step and whether windowFunnel can answer for it.
-    let counted = try await rows(
-      "SELECT level, unfit, toInt64(count()) AS devices FROM (SELECT arrayReduce('windowFunnel(\(min(window, span)))', "
-        + "arrayMap((x, b) -> toUInt32(x - b), ts, arrayResize([t0], length(ts), t0)), \(levels)) AS level, unfit "
-        + "FROM (SELECT device_id, min(occurred_at) AS t0, groupArray(occurred_at) AS ts, groupArray(name) AS ns, "
-        + "(\(unfit)) AS unfit FROM \(events) WHERE \(matching) GROUP BY device_id)) GROUP BY level, unfit")
-    var reached = Array(repeating: Int64(0), count: steps.count)
-    for row in counted where row["unfit"].int == 0 {
-      for step in 0..<min(Int(clamping: row["level"].int ?? 0), steps.count) {
-        reached[step] += row["devices"].int ?? 0
-      }
-    }
-    if counted.contains(where: { $0["unfit"].int != 0 }) {
-      let unfitRows = try await rows(
-        walked(
-          " AND device_id IN (SELECT device_id FROM \(events) WHERE \(matching) GROUP BY device_id HAVING \(unfit))"))
-      for (step, devices) in SQLReports.reached(unfitRows, steps: steps, window: window).enumerated() {
-        reached[step] += devices
-      }
-    }
-    return SQLReports.funnel(reached: reached, steps: steps, window: window, appVersion: appVersion)
-  }
-
   /// Sessions, counted and their median taken on the server (as ``SQLReports/sessions(_:)`` does
   /// from one row per session): the middle duration, or the mean of the two middle ones, in whole ms.
   public func sessions(_ filter: ReportFilter) async throws -> Sessions {
