@@ -31,15 +31,26 @@ public struct ClickHouseReports: ReportEngine {
   }
 
   /// The events of `filter` in ClickHouse's SQL: app, time range (ms in `time`) and dimensions.
-  static func conditions(_ filter: ReportFilter, time: String = "occurred_at") -> String {
+  /// `dated`: the table has the `day` of `time` (events, orders, items), so the range also bounds
+  /// `day`, the sort key's second column, and ClickHouse reads only the range's days and months.
+  static func conditions(_ filter: ReportFilter, time: String = "occurred_at", dated: Bool = true) -> String {
     var parts = [
       "app = \(ClickHouseSQL.literal(filter.app))", "\(time) >= \(ClickHouseSQL.literal(filter.from))",
       "\(time) < \(ClickHouseSQL.literal(filter.to))",
     ]
+    if dated {
+      parts.append(
+        "day >= \(ClickHouseSchema.days([filter.from])) AND day <= \(ClickHouseSchema.days([filter.to - 1]))")
+    }
     if let platform = filter.platform { parts.append("platform = \(ClickHouseSQL.literal(platform))") }
     if let version = filter.appVersion { parts.append("app_version = \(ClickHouseSQL.literal(version))") }
     if let version = filter.osVersion { parts.append("os_version = \(ClickHouseSQL.literal(version))") }
     return parts.joined(separator: " AND ")
+  }
+
+  /// Events at or after `time` (ms), bounded on `day` too.
+  static func since(_ time: Int64) -> String {
+    "occurred_at >= \(ClickHouseSQL.literal(time)) AND day >= \(ClickHouseSchema.days([time]))"
   }
 
   /// The events table: every event once, without `FINAL` (writes leave no duplicate behind,
@@ -64,7 +75,7 @@ public struct ClickHouseReports: ReportEngine {
     ).first
     let counters = try await rows(
       "SELECT \(Self.saturatingSum("count")) AS counters FROM \(schema.counters) FINAL "
-        + "WHERE \(Self.conditions(filter, time: "first_counted_at"))"
+        + "WHERE \(Self.conditions(filter, time: "first_counted_at", dated: false))"
     ).first
     return Overview.Figures(
       events: events?["events"].int ?? 0, devices: events?["devices"].int ?? 0,
@@ -113,7 +124,7 @@ public struct ClickHouseReports: ReportEngine {
   public func counters(_ filter: ReportFilter, limit: Int) async throws -> CountList {
     let found = try await rows(
       "SELECT name, \(Self.saturatingSum("count")) AS n, toInt64(uniqExact(device_id)) AS devices "
-        + "FROM \(schema.counters) FINAL WHERE \(Self.conditions(filter, time: "first_counted_at")) "
+        + "FROM \(schema.counters) FINAL WHERE \(Self.conditions(filter, time: "first_counted_at", dated: false)) "
         + "GROUP BY name ORDER BY n DESC, name LIMIT \(max(1, limit))")
     return CountList(dimension: "counter", rows: SQLReports.countRows(found, label: "name"))
   }

@@ -147,7 +147,7 @@ enum ReportBenchmark {
         { ReportBenchmark.answer(try await $0.parameterValues(filter, event: "purchase", parameter: "product_id")) }
       ),
       (
-        "funnel (3 steps, 1 h)",
+        "funnel (3 steps in 1 h)",
         { ReportBenchmark.answer(try await $0.funnel(filter, steps: funnel, window: 3_600_000)) }
       ),
       ("counters", { ReportBenchmark.answer(try await $0.counters(filter)) }),
