@@ -15,10 +15,15 @@ struct ClickHouseFacts {
   var parameters: [String: (keys: [String], values: [String])] = [:]
   var orders: [[String: Any]] = []
   var items: [[String: Any]] = []
+  /// The events whose parameters are not a JSON object (a write with one stores nothing).
+  var notObjects: [String] = []
 
   init(_ events: [StoredEvent]) {
     for event in events {
-      let fields = StoredParameters.parse(event.parametersJSON) ?? []
+      guard let fields = StoredParameters.parse(event.parametersJSON) else {
+        notObjects.append(event.eventID)
+        continue
+      }
       var keys: [String] = []
       var values: [String] = []
       for field in fields {
