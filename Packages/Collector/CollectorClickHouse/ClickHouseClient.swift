@@ -69,7 +69,7 @@ public struct ClickHouseClient: Sendable {
   {
     // A pooled connection the server closed as the request left is sent again, once: every
     // statement this module writes may run twice (DDL says IF NOT EXISTS, inserts land in
-    // ReplacingMergeTrees read with FINAL, deletes delete the same rows).
+    // ReplacingMergeTrees whose duplicates the write's repair merges, deletes delete the same rows).
     for round in 0..<2 {
       do {
         return try await attempt(sql, body: body, settings: settings)

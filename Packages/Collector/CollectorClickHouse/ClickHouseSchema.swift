@@ -5,7 +5,8 @@ import CollectorReports
 /// - `events`: `ReplacingMergeTree` ordered by (app, day, event id) and partitioned by month: the
 ///   tenant and the day lead the key (every report reads one app over a range of days), and a row
 ///   sent twice (a client retry that two collectors both stored) has the same key, so merges keep
-///   one; every read uses `FINAL`. Times are `Int64` ms since 1970 (UTC); `day` is derived from
+///   one, and a write merges away the duplicates of its events before it answers
+///   (`removeDuplicates(of:)`). Times are `Int64` ms since 1970 (UTC); `day` is derived from
 ///   `occurred_at` (a `DEFAULT`, not `MATERIALIZED`: 18.16 cannot insert through a `Distributed`
 ///   table into a table with a materialized column). Parameters are JSON text, and their top-level keys and values are kept as two
 ///   arrays (``ClickHouseFacts``). Hot context columns are columns.
@@ -17,7 +18,7 @@ import CollectorReports
 ///
 /// On a cluster (``cluster`` set), each server keeps the rows in `<table>_local` and `<table>` is a
 /// `Distributed` table over the cluster, sharded by a hash of the device id: one device's events,
-/// facts and counters are on one shard, so `FINAL` on each shard removes every duplicate and
+/// facts and counters are on one shard, so a duplicate lies beside its original and
 /// per-device questions (sessions, funnels, retention) are answered shard by shard. Reads and
 /// inserts name `<table>`; schema changes and deletions run on every shard's `<table>_local`.
 struct ClickHouseSchema: Sendable {
