@@ -72,8 +72,9 @@ struct GroupCommitterTests {
   func requestsAreGatheredIntoOneWrite() async throws {
     let directory = TemporaryDirectory()
     do {
-      // A wait no test reaches: only the row count can release the write.
-      let store = try Self.store(CommitGathering(rows: 1_000, wait: .seconds(600)), in: directory.url)
+      // A wait and a quiet time no test reaches: only the row count can release the write.
+      let store = try Self.store(
+        CommitGathering(rows: 1_000, wait: .seconds(600), quiet: .seconds(600)), in: directory.url)
       try await store.migrate()
       let committer = GroupCommitter(store: store)
       try await withThrowingTaskGroup(of: Void.self) { group in
@@ -89,11 +90,27 @@ struct GroupCommitterTests {
   func aLoneRequestIsWrittenAfterTheWait(extraBatches: Int) async throws {
     let directory = TemporaryDirectory()
     do {
-      let store = try Self.store(CommitGathering(rows: 1_000, wait: .milliseconds(50)), in: directory.url)
+      let store = try Self.store(
+        CommitGathering(rows: 1_000, wait: .milliseconds(50), quiet: .seconds(600)), in: directory.url)
       try await store.migrate()
       let committer = GroupCommitter(store: store)
       for batch in Self.batches(1 + extraBatches, of: 10) { try await committer.commit(batch) }
       #expect(store.writes.withLock { $0 } == Array(repeating: 10, count: 1 + extraBatches))
+    }
+  }
+
+  /// Clients that send their next batch only after an answer are all waiting: after the quiet time
+  /// their rows are written, long before the gathering's wait (which no test reaches).
+  @Test("requests stop coming: the gathered rows are written after the quiet time", .timeLimit(.minutes(1)))
+  func aQuietCommitterWritesWhatItHas() async throws {
+    let directory = TemporaryDirectory()
+    do {
+      let store = try Self.store(
+        CommitGathering(rows: 1_000, wait: .seconds(600), quiet: .milliseconds(50)), in: directory.url)
+      try await store.migrate()
+      let committer = GroupCommitter(store: store)
+      for batch in Self.batches(3, of: 100) { try await committer.commit(batch) }
+      #expect(store.writes.withLock { $0 } == [100, 100, 100])
     }
   }
 

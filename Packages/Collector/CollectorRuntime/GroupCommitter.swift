@@ -10,8 +10,8 @@ import Prometheus
 /// answer 503 and acknowledge nothing; the clients retry, and de-duplication makes the retry safe).
 /// When more than ``maximumQueuedRows`` rows wait, new requests are refused at once
 /// (``CommitError/overloaded``) instead of growing memory without bound. A store that wants larger
-/// writes (its `commitGathering`) gets rows held back until that many wait or the oldest has waited
-/// that long (never at shutdown).
+/// writes (its `commitGathering`) gets rows held back while requests keep arriving, until that many
+/// wait or the oldest has waited that long (never at shutdown).
 public actor GroupCommitter {
   /// Why rows were not committed.
   public enum CommitError: Error, Sendable, Hashable {
@@ -32,6 +32,8 @@ public actor GroupCommitter {
   private var queuedRows = 0
   private var writers = 0
   private var isShutDown = false
+  /// When the latest request arrived (``gather()`` ends when none has for a while).
+  private var lastArrival = ContinuousClock.now
   private var idle: [CheckedContinuation<Void, Never>] = []
 
   /// A committer writing to `store`.
@@ -52,7 +54,8 @@ public actor GroupCommitter {
     let size = rows.events.count + rows.counters.count
     guard queuedRows + size <= maximumQueuedRows || queuedRows == 0 else { throw CommitError.overloaded }
     try await withCheckedThrowingContinuation { continuation in
-      waiting.append((rows, ContinuousClock.now, continuation))
+      lastArrival = ContinuousClock.now
+      waiting.append((rows, lastArrival, continuation))
       queuedRows += size
       metrics?.queueDepth.set(Double(queuedRows))
       if writers < max(1, store.maximumConcurrentWrites) {
@@ -109,15 +112,18 @@ public actor GroupCommitter {
     }
   }
 
-  /// Waits, in steps of at most 10 ms, while fewer rows than the store's `commitGathering` wait and
-  /// the oldest of them has waited less than its `wait`.
+  /// Waits, in steps of at most 10 ms, while fewer rows than the store's `commitGathering` wait,
+  /// the oldest of them has waited less than its `wait`, and a request has arrived within its
+  /// `quiet`.
   private func gather() async {
     let gathering = store.commitGathering
-    guard gathering.rows > 0, gathering.wait > .zero, let oldest = waiting.first?.arrived else { return }
+    guard gathering.rows > 0, gathering.wait > .zero, gathering.quiet > .zero, let oldest = waiting.first?.arrived
+    else { return }
     let clock = ContinuousClock()
     let deadline = oldest + gathering.wait
-    while !isShutDown, waitingRows < gathering.rows, clock.now < deadline {
-      try? await clock.sleep(for: min(.milliseconds(10), deadline - clock.now))
+    while !isShutDown, waitingRows < gathering.rows, clock.now < deadline, clock.now - lastArrival < gathering.quiet {
+      let step = min(.milliseconds(10), deadline - clock.now, lastArrival + gathering.quiet - clock.now)
+      try? await clock.sleep(for: max(.milliseconds(1), step))
     }
   }
 

@@ -85,21 +85,27 @@ extension EventStore {
 /// Transactional stores write at once (``immediately``): the group committer already shares one
 /// transaction among the requests that arrive while another is written. A columnar store that wants
 /// few large inserts (ClickHouse makes a data part per insert and merges them later) asks for
-/// `CommitGathering(rows: 1_000, wait: .seconds(1))`: under load batches are that large anyway, and a
-/// quiet collector writes at most once a second, each request answered once its rows are written.
+/// `CommitGathering(rows: 1_000, wait: .seconds(1), quiet: .milliseconds(50))`: rows are held back
+/// while requests keep arriving, until 1,000 wait or the oldest has waited 1 s; when no request has
+/// arrived for 50 ms (clients that send their next batch only after an answer are all waiting), they
+/// are written at once, so a few such clients are not held to one write a second.
 public struct CommitGathering: Sendable, Hashable {
   /// Rows that make a write worth doing at once.
   public var rows: Int
   /// The longest a row waits for others before it is written anyway.
   public var wait: Duration
+  /// How long without a new request ends the gathering early.
+  public var quiet: Duration
 
   /// Rows are written as soon as they arrive.
-  public static let immediately = CommitGathering(rows: 0, wait: .zero)
+  public static let immediately = CommitGathering(rows: 0, wait: .zero, quiet: .zero)
 
-  /// Gather `rows` rows (at least 0), or write after `wait` (at least zero).
-  public init(rows: Int, wait: Duration) {
+  /// Gather `rows` rows (at least 0), for at most `wait`, and while requests come at least every
+  /// `quiet` (both at least zero).
+  public init(rows: Int, wait: Duration, quiet: Duration) {
     self.rows = max(0, rows)
     self.wait = max(.zero, wait)
+    self.quiet = max(.zero, quiet)
   }
 }
 

@@ -39,14 +39,18 @@ load() { # load <label> <path>
   printf '%-12s %-14s %s peak_rss_mb=%s\n' "$storage" "$1" "${result#RESULT }" "$(rss)"
 }
 
+routes() { # the two ceilings and the ingest route, on the collector just started
+  load body /bench/body
+  load jsondecoder /bench/jsondecoder
+  load ingest /v1/batch
+}
+
 echo "collector load: ${duration}s per route, $connections connections, wrk $threads threads, 100 events per batch"
 storages=${STORAGES:-sqlite postgres clickhouse}
 if [[ " $storages " == *" sqlite "* ]]; then
   storage=sqlite
   start --sqlite-path "$work/bench.sqlite"
-  load body /bench/body
-  load jsondecoder /bench/jsondecoder
-  load ingest /v1/batch
+  routes
   stored=$(sqlite3 "$work/bench.sqlite" "SELECT count(*) FROM events" 2>/dev/null || echo "?")
   stop
   echo "sqlite       stored events: $stored"
@@ -61,9 +65,7 @@ if [ -n "$postgres_url" ] && [[ " $storages " == *" postgres "* ]]; then
   storage=postgres
   schema="bench_$RANDOM$RANDOM"
   start --postgres-url "$postgres_url" --postgres-schema "$schema"
-  load body /bench/body
-  load jsondecoder /bench/jsondecoder
-  load ingest /v1/batch
+  routes
   stop
 fi
 
@@ -76,9 +78,7 @@ if [ -n "$clickhouse_url" ] && [[ " $storages " == *" clickhouse "* ]]; then
   storage=clickhouse
   database="bench_$RANDOM$RANDOM"
   start --clickhouse-url "$clickhouse_url" --clickhouse-database "$database"
-  load body /bench/body
-  load jsondecoder /bench/jsondecoder
-  load ingest /v1/batch
+  routes
   stop
   stored=$(curl -fsS "$clickhouse_url/" --data-binary "SELECT count() FROM $database.events FINAL" || echo "?")
   echo "clickhouse   stored events: $stored"
