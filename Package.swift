@@ -81,10 +81,7 @@ let package = Package(
     ),
 
     // MARK: Delivery and wire formats
-    .target(
-      name: "Delivery", dependencies: ["CoreTracker"], path: "Packages/Delivery",
-      resources: [.copy("PrivacyInfo.xcprivacy")]
-    ),
+    .target(name: "Delivery", dependencies: ["CoreTracker"], path: "Packages/Delivery"),
     .testTarget(
       name: "DeliveryTests",
       dependencies: ["Delivery", "CoreTracker", "TestSupport"],

@@ -38,6 +38,18 @@ public struct EventID: Sendable, Hashable, Comparable {
     low = nibbles[16..<32].reduce(0) { $0 << 4 | UInt64($1) }
   }
 
+  /// What an id derived with ``derived(_:)`` stands for.
+  enum Derivation {
+    static let sessionStart: UInt64 = 0x5353_5441_5254_0001
+    static let sessionEnd: UInt64 = 0x5345_4e44_0000_0002
+  }
+
+  /// An id made from this one for an event the tracker generates because of it (the session it
+  /// starts or ends): the same time part, other random bits, the same every time it is derived.
+  func derived(_ salt: UInt64) -> EventID {
+    EventID(high: high, low: (Hashing.mix(low ^ salt) & 0x3fff_ffff_ffff_ffff) | 0x8000_0000_0000_0000)
+  }
+
   /// The time part: when the tracker accepted the event, to the millisecond.
   public var millisecondsSince1970: UInt64 { high >> 16 }
 

@@ -42,6 +42,9 @@ public struct TrackedEvent: Sendable, Hashable {
   /// ``shaped(for:)``), so a service can tell a feature's own vocabulary from the uniform
   /// serialisation (Firebase turns uniform screen views into `screen_view`, not a feature's `view_item`).
   public var isServicePayload = false
+  /// Whether the parameters (uniform and per service) were already scrubbed by the privacy rules:
+  /// events replayed from the crash journal, which never holds a personal value in the clear.
+  var parametersScrubbed = false
 
   /// Creates an envelope; trackers and tests build these, features never do.
   public init(

@@ -103,33 +103,45 @@ public struct PrivacyStage: PipelineStage {
   }
 
   public func process(_ event: inout TrackedEvent) -> StageDecision {
-    event.rewriteAllParameters(scrub)
+    // An event replayed from the crash journal was scrubbed before it was written (its parameters
+    // only: default parameters and user properties are added on replay and scrubbed here).
+    if !event.parametersScrubbed { event.rewriteAllParameters(scrub) }
     scrub(&event.userProperties)
     return .keep
   }
 
-  private func scrub(_ parameters: inout EventParameters) {
-    guard parameters.contains(where: { $0.isPersonal || personalKeys.contains($0.key) || $0.value.isStructured })
-    else { return }
+  /// Scrubs `parameters` in place: the rule every value that may reach a service or the disk obeys.
+  func scrub(_ parameters: inout EventParameters) {
+    guard parameters.contains(where: { isPersonal($0) || $0.value.isStructured }) else { return }
     parameters.rewrite(scrubbed)
+  }
+
+  /// Whether `parameter` is personal: declared so, or its key is one of ``personalKeys``.
+  @inline(__always)
+  func isPersonal(_ parameter: EventParameter) -> Bool {
+    parameter.isPersonal || (!personalKeys.isEmpty && personalKeys.contains(parameter.key))
+  }
+
+  /// What a personal value becomes: `nil` when it is dropped, its pseudonym when hashed.
+  func pseudonym(of value: ParameterValue) -> ParameterValue? {
+    switch action {
+    case .drop: nil
+    case .hash(let salt): .string(Hashing.sha256Hex(salt + value.text))
+    }
   }
 
   /// The parameter as a service may see it: removed or hashed when personal, its structured value
   /// scrubbed inside (keys of objects at any depth are personal the same way).
-  private func scrubbed(_ parameter: EventParameter) -> EventParameter? {
-    guard parameter.isPersonal || personalKeys.contains(parameter.key) else {
+  func scrubbed(_ parameter: EventParameter) -> EventParameter? {
+    guard isPersonal(parameter) else {
       guard parameter.value.isStructured else { return parameter }
       return EventParameter(key: parameter.key, value: scrubbed(parameter.value))
     }
-    switch action {
-    case .drop:
-      return nil
-    case .hash(let salt):
-      return EventParameter(key: parameter.key, value: .string(Hashing.sha256Hex(salt + parameter.value.text)))
-    }
+    return pseudonym(of: parameter.value).map { EventParameter(key: parameter.key, value: $0) }
   }
 
-  private func scrubbed(_ value: ParameterValue) -> ParameterValue {
+  /// A structured value with every personal field inside removed or hashed.
+  func scrubbed(_ value: ParameterValue) -> ParameterValue {
     switch value {
     case .list(let values):
       return .list(values.map(scrubbed))

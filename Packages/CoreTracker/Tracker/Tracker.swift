@@ -25,6 +25,8 @@ public final class Tracker: CoreTracker {
   private let queue: EventQueue
   private let engine: TrackingEngine
   private let clock: @Sendable () -> Date
+  private let serviceIDs: [ServiceID]
+  private let journalError: String?
 
   /// Creates a tracker over `services` and starts its worker thread.
   ///
@@ -32,13 +34,37 @@ public final class Tracker: CoreTracker {
   ///   - services: where events go. Identifiers should be unique: routing and per-service shapes
   ///     are looked up by ``TrackerService/id``.
   ///   - configuration: enrichment, session, consent, stages and queue settings.
+  ///
+  /// With a ``TrackerConfiguration/journal``, it first opens the journal and queues what a dead
+  /// run left in it; a journal that cannot be opened leaves the tracker running without one, the
+  /// reason in ``TrackerStats/journalError``.
   public init(services: [any TrackerService], configuration: TrackerConfiguration = TrackerConfiguration()) {
-    queue = EventQueue(capacity: configuration.queueCapacity)
-    engine = TrackingEngine(configuration: configuration, services: services)
+    var journal: JournalFile?
+    var recovered = JournalFile.Recovered()
+    var journalError: String?
+    if let settings = configuration.journal {
+      do {
+        (journal, recovered) = try JournalFile.open(settings)
+      } catch {
+        journalError = "\(error)"
+      }
+    }
+    let ids = configuration.idSeed.map(EventIDGenerator.init(seed:)) ?? EventIDGenerator()
+    queue = EventQueue(
+      capacity: configuration.queueCapacity, ids: ids, journal: journal, privacy: configuration.privacy,
+      replay: recovered.commands)
+    engine = TrackingEngine(configuration: configuration, services: services, session: recovered.session)
     clock = configuration.clock
+    serviceIDs = services.map(\.id)
+    self.journalError =
+      journalError
+      ?? (recovered.damagedRecords > 0 ? "\(recovered.damagedRecords) damaged journal records skipped" : nil)
     let queue = queue
     let engine = engine
-    let worker = Thread { engine.run(queue: queue) }
+    let worker = Thread {
+      engine.run(queue: queue)
+      queue.workerEnded()
+    }
     worker.name = "CoreTracker.worker"
     worker.qualityOfService = .utility
     worker.start()
@@ -52,7 +78,12 @@ public final class Tracker: CoreTracker {
   public var services: [any TrackerService] { engine.services }
 
   public func track(_ event: some CoreTrackable) {
-    queue.enqueue(event, at: clock())
+    if queue.isJournaling {
+      let entry = JournalEntry(event, serviceIDs: serviceIDs)
+      queue.enqueue(event, journaling: entry, at: clock())
+    } else {
+      queue.enqueue(event, at: clock())
+    }
   }
 
   public func identify(userID: String?) {
@@ -78,7 +109,7 @@ public final class Tracker: CoreTracker {
   /// Ends the current session now (emitting `session_end`); the next event starts a new one.
   /// Apps call it when they go to the background for good or terminate.
   public func endSession() {
-    queue.enqueue(.endSession)
+    queue.enqueueEndSession(at: clock())
   }
 
   /// Asks every service to send what waits, without waiting for it: call it when the app goes to
@@ -104,11 +135,15 @@ public final class Tracker: CoreTracker {
     }
   }
 
-  /// Flushes, then stops the worker; events tracked afterwards are dropped with
+  /// Flushes, then stops the worker and returns once it has ended (its journal, if any, is then
+  /// committed and free for the next tracker); events tracked afterwards are dropped with
   /// ``DropReason/shutdown``.
   public func shutdown() async {
     await flush()
     queue.close()
+    await withCheckedContinuation { (continuation: CheckedContinuation<Void, Never>) in
+      queue.whenWorkerEnds { continuation.resume() }
+    }
   }
 
   /// A snapshot of the counts: tracked, generated, routed, dropped by reason, queued, per service.
@@ -133,8 +168,11 @@ public final class Tracker: CoreTracker {
       generated: counts.generated,
       routed: counts.routed,
       dropped: dropped,
-      queued: queued.tracked - queued.queueFull - queued.shutdown - counts.handled,
-      services: services
+      queued: queued.tracked + queued.replayed - queued.queueFull - queued.shutdown - counts.handled,
+      services: services,
+      replayed: queued.replayed,
+      unjournaled: queued.unjournaled,
+      journalError: journalError
     )
   }
 }

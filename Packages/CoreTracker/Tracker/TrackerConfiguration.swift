@@ -34,6 +34,9 @@ public struct TrackerConfiguration: Sendable {
   public var clock: @Sendable () -> Date
   /// A fixed seed for event ids (reproducible tests and simulations); `nil` seeds from the system.
   public var idSeed: UInt64?
+  /// Where `track` journals events so that none is lost if the process dies; `nil` (the default)
+  /// keeps them in memory until the worker hands them to the services. See ``TrackerJournal``.
+  public var journal: TrackerJournal?
 
   /// Creates a configuration; every parameter has a production default.
   public init(
@@ -50,7 +53,8 @@ public struct TrackerConfiguration: Sendable {
     additionalStages: [any PipelineStage] = [],
     privacy: PrivacyStage = PrivacyStage(),
     clock: @escaping @Sendable () -> Date = { Date() },
-    idSeed: UInt64? = nil
+    idSeed: UInt64? = nil,
+    journal: TrackerJournal? = nil
   ) {
     self.context = context
     self.anonymousID = anonymousID
@@ -66,6 +70,7 @@ public struct TrackerConfiguration: Sendable {
     self.privacy = privacy
     self.clock = clock
     self.idSeed = idSeed
+    self.journal = journal
   }
 
   /// The stages in the order the tracker runs them after enrichment and consent.

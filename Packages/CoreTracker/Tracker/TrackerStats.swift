@@ -1,10 +1,13 @@
 /// What a tracker did with the events it was given, read through ``Tracker/stats``.
 ///
-/// The event counts always balance: `tracked + generated == routed + totalDropped + queued`
+/// The event counts always balance: `tracked + replayed + generated == routed + totalDropped + queued`
 /// (counter increments are counted apart, in ``counted``).
 public struct TrackerStats: Sendable, Hashable {
   /// Calls to `track`.
   public var tracked: Int
+  /// Events a dead run had tracked but not handed to the services, read back from the
+  /// ``TrackerJournal`` at start and processed by this tracker.
+  public var replayed: Int
   /// Counter increments handed to services.
   public var counted: Int
   /// Events the tracker made itself (`session_start`, `session_end`).
@@ -17,6 +20,12 @@ public struct TrackerStats: Sendable, Hashable {
   public var queued: Int
   /// Per service: what the tracker routed to it, merged with the service's own counts.
   public var services: [ServiceID: ServiceStats]
+  /// Events tracked without the journal's protection: it was at its maximum size, could not grow,
+  /// or the event held a value nested too deep to journal. They are processed as usual.
+  public var unjournaled: Int
+  /// Why the configured journal is not in use (it could not be opened), or how many damaged
+  /// records it skipped at start; `nil` when all is well or there is no journal.
+  public var journalError: String?
 
   /// Creates stats; all zero by default.
   public init(
@@ -26,9 +35,15 @@ public struct TrackerStats: Sendable, Hashable {
     routed: Int = 0,
     dropped: [DropReason: Int] = [:],
     queued: Int = 0,
-    services: [ServiceID: ServiceStats] = [:]
+    services: [ServiceID: ServiceStats] = [:],
+    replayed: Int = 0,
+    unjournaled: Int = 0,
+    journalError: String? = nil
   ) {
     self.tracked = tracked
+    self.replayed = replayed
+    self.unjournaled = unjournaled
+    self.journalError = journalError
     self.counted = counted
     self.generated = generated
     self.routed = routed

@@ -21,11 +21,11 @@ final class TrackingEngine: @unchecked Sendable {
   let stats = Locked(Counts())
   private var delta = Counts()
   private let stages: [any PipelineStage]
+  private let privacy: PrivacyStage
   private let context: ContextBox
   private let anonymousID: String
   private let sessionTimeout: TimeInterval
   private let emitsSessionEvents: Bool
-  private var ids: EventIDGenerator
   private var userID: String?
   private var userProperties = EventParameters()
   private var defaultParameters: EventParameters
@@ -34,17 +34,24 @@ final class TrackingEngine: @unchecked Sendable {
   private var lastActivity = Date.distantPast
   private var sessionEventCount = 0
 
-  init(configuration: TrackerConfiguration, services: [any TrackerService]) {
+  /// - Parameter session: the session a previous run left in the journal, continued if the next
+  ///   event comes within the timeout.
+  init(configuration: TrackerConfiguration, services: [any TrackerService], session restored: SessionState? = nil) {
     self.services = services
     stages = configuration.stages
+    privacy = configuration.privacy
     context = ContextBox(configuration.context)
     anonymousID = configuration.anonymousID
     sessionTimeout = configuration.sessionTimeout
     emitsSessionEvents = configuration.emitsSessionEvents
-    ids = configuration.idSeed.map(EventIDGenerator.init(seed:)) ?? EventIDGenerator()
     userID = configuration.userID
     defaultParameters = configuration.defaultParameters
     consent = configuration.consent
+    if let restored {
+      session = restored.session
+      lastActivity = restored.lastActivity
+      sessionEventCount = restored.eventCount
+    }
     stats.withLock { counts in
       for service in services { counts.services[service.id] = ServiceStats() }
     }
@@ -53,7 +60,7 @@ final class TrackingEngine: @unchecked Sendable {
   /// The worker's loop: runs until the queue is closed and drained.
   func run(queue: EventQueue) {
     var batch: [EventQueue.Command] = []
-    while queue.take(into: &batch) {
+    while queue.take(into: &batch, session: sessionState) {
       for command in batch { handle(command) }
       batch.removeAll(keepingCapacity: true)
       publishStats()
@@ -62,8 +69,13 @@ final class TrackingEngine: @unchecked Sendable {
 
   private func handle(_ command: EventQueue.Command) {
     switch command {
-    case .track(let event, let timestamp):
-      track(event, at: timestamp)
+    case .track(let event, let timestamp, let id):
+      updateSession(at: timestamp, by: id)
+      process(event, id: id, at: timestamp)
+      delta.handled += 1
+    case .replayed(let event, let timestamp, let id):
+      updateSession(at: timestamp, by: id)
+      process(event, id: id, at: timestamp, replayed: true)
       delta.handled += 1
     case .identify(let userID):
       self.userID = userID
@@ -75,8 +87,8 @@ final class TrackingEngine: @unchecked Sendable {
       self.consent = consent
     case .count(let name, let amount, let timestamp):
       countIncrement(name, amount, at: timestamp)
-    case .endSession:
-      endSession()
+    case .endSession(let id):
+      endSession(by: id)
     case .barrier(let done):
       publishStats()
       done()
@@ -85,30 +97,35 @@ final class TrackingEngine: @unchecked Sendable {
 
   // MARK: Enrichment and sessions
 
-  private func track(_ event: any CoreTrackable, at timestamp: Date) {
-    updateSession(at: timestamp)
-    process(event, at: timestamp)
+  /// The session as the journal keeps it between runs.
+  private var sessionState: SessionState? {
+    session.map { SessionState(session: $0, lastActivity: lastActivity, eventCount: sessionEventCount) }
   }
 
-  private func updateSession(at timestamp: Date) {
+  /// Ends the session after a timeout and starts one when needed, before the event `id`. The
+  /// session events' ids derive from `id`, so an event replayed after a crash brings the same
+  /// `session_start` (de-duplicated like the event) rather than a second one.
+  private func updateSession(at timestamp: Date, by id: EventID) {
     if session != nil, sessionEventCount > 0, timestamp.timeIntervalSince(lastActivity) <= sessionTimeout {
       if timestamp > lastActivity { lastActivity = timestamp }
       sessionEventCount += 1
       return
     }
-    endSession()
-    var id = Int64(timestamp.timeIntervalSince1970.rounded(.down))
-    if let previous = session, id <= previous.id { id = previous.id + 1 }
-    let started = TrackingSession(id: id, startedAt: timestamp, number: (session?.number ?? 0) + 1)
+    endSession(by: id)
+    var sessionID = Int64(timestamp.timeIntervalSince1970.rounded(.down))
+    if let previous = session, sessionID <= previous.id { sessionID = previous.id + 1 }
+    let started = TrackingSession(id: sessionID, startedAt: timestamp, number: (session?.number ?? 0) + 1)
     session = started
     lastActivity = timestamp
     sessionEventCount = 1
     if emitsSessionEvents {
-      generate(GenericEvent(SessionEvent.start, parameters: ["session_number": .int(started.number)]), at: timestamp)
+      generate(
+        GenericEvent(SessionEvent.start, parameters: ["session_number": .int(started.number)]),
+        id: id.derived(EventID.Derivation.sessionStart), at: timestamp)
     }
   }
 
-  private func endSession() {
+  private func endSession(by id: EventID) {
     guard let ended = session, sessionEventCount > 0 else { return }
     sessionEventCount = 0
     guard emitsSessionEvents else { return }
@@ -118,18 +135,21 @@ final class TrackingEngine: @unchecked Sendable {
         SessionEvent.end,
         parameters: ["session_number": .int(ended.number), "duration_ms": .int(duration)]
       ),
-      at: lastActivity
+      id: id.derived(EventID.Derivation.sessionEnd), at: lastActivity
     )
   }
 
-  private func generate(_ event: GenericEvent, at timestamp: Date) {
+  private func generate(_ event: GenericEvent, id: EventID, at timestamp: Date) {
     delta.generated += 1
-    process(event, at: timestamp)
+    process(event, id: id, at: timestamp)
   }
 
   // MARK: Pipeline and routing
 
-  private func process(_ event: any CoreTrackable, at timestamp: Date) {
+  /// Enriches, filters and routes one event. A `replayed` event's parameters were scrubbed before
+  /// they were journaled: the default parameters added to it are scrubbed here, the privacy stage
+  /// scrubs only its user properties.
+  private func process(_ event: any CoreTrackable, id: EventID, at timestamp: Date, replayed: Bool = false) {
     let selection = event.services
     var payloads: [ServiceID: ServicePayload] = [:]
     for service in services where selection.contains(service.id) {
@@ -138,7 +158,7 @@ final class TrackingEngine: @unchecked Sendable {
       }
     }
     var envelope = TrackedEvent(
-      id: ids.next(at: timestamp),
+      id: id,
       name: event.name,
       kind: event.kind,
       parameters: event.parameters,
@@ -151,7 +171,12 @@ final class TrackingEngine: @unchecked Sendable {
       services: selection,
       payloads: payloads
     )
-    if !defaultParameters.isEmpty {
+    if replayed {
+      envelope.parametersScrubbed = true
+      var defaults = defaultParameters
+      privacy.scrub(&defaults)
+      if !defaults.isEmpty { envelope.rewriteAllParameters { $0.addMissing(from: defaults) } }
+    } else if !defaultParameters.isEmpty {
       envelope.rewriteAllParameters { $0.addMissing(from: defaultParameters) }
     }
     if consent.isOptedOut { return drop(.consent) }

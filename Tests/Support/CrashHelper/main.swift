@@ -5,6 +5,8 @@
 //
 // After each `track` returns it stores the next index into a memory-mapped progress file, which the
 // kernel keeps when the process is killed: the test reads exactly which events `track` returned for.
+// The tracker journals into `<outbox dir>-journal`, so what a killed run had not handed to the
+// service yet is replayed by the next run.
 import CollectorService
 import CoreTracker
 import Delivery
@@ -30,8 +32,13 @@ let collector = try CollectorService(
   retry: RetryPolicy(initialDelay: 0.01, maximumDelay: 0.1),
   policy: FlushPolicy(count: 100, interval: 0.2, flushTimeout: 60)
 )
+let journal = TrackerJournal(directory: URL(fileURLWithPath: arguments[1] + "-journal"))
 let tracker = Tracker(
-  services: [collector], configuration: TrackerConfiguration(emitsSessionEvents: false, queueCapacity: 2_000_000))
+  services: [collector], configuration: TrackerConfiguration(queueCapacity: 2_000_000, journal: journal))
+if let error = tracker.stats.journalError {
+  FileHandle.standardError.write(Data("journal: \(error)\n".utf8))
+  exit(4)
+}
 
 if arguments[3] == "--flush" {
   await tracker.flush()

@@ -102,40 +102,20 @@ let benchmarks: @Sendable () -> Void = {
 
   // track() on the caller's thread: the worker is parked in the gate service during the loop, so
   // only the caller's work (and its allocations) is measured; routing to three services happens
-  // after the measurement.
-  Benchmark("track (caller's thread), 3 services", configuration: configuration) { benchmark in
-    let gate = GateService()
-    let tracker = Tracker(
-      services: services + [gate],
-      configuration: TrackerConfiguration(emitsSessionEvents: false, queueCapacity: 1_000_000)
-    )
-    tracker.track(makeEvent(0))
-    gate.entered.wait()
-    benchmark.startMeasurement()
-    for index in benchmark.scaledIterations {
-      tracker.track(makeEvent(index))
+  // after the measurement. Each with and without the crash journal (the event's parameters read and
+  // copied into the mapped journal file on the caller's thread, before `track` returns), for a
+  // five-parameter event and a 10-item order (the order is the app's already; the event wraps it).
+  for journaled in [false, true] {
+    let suffix = journaled ? ", crash journal" : ""
+    Benchmark("track (caller's thread), 3 services" + suffix, configuration: configuration) { benchmark in
+      await measureCallerThread(benchmark, journaled: journaled) { tracker, index in tracker.track(makeEvent(index)) }
     }
-    benchmark.stopMeasurement()
-    gate.release.signal()
-    await tracker.flush()
-  }
-
-  // The same with a 10-item order (the order is the app's already; the event wraps it).
-  Benchmark("track (caller's thread), a 10-item order, 3 services", configuration: configuration) { benchmark in
-    let gate = GateService()
-    let tracker = Tracker(
-      services: services + [gate],
-      configuration: TrackerConfiguration(emitsSessionEvents: false, queueCapacity: 1_000_000)
-    )
-    tracker.track(OrderEvent.purchased(order))
-    gate.entered.wait()
-    benchmark.startMeasurement()
-    for _ in benchmark.scaledIterations {
-      tracker.track(OrderEvent.purchased(order))
+    Benchmark("track (caller's thread), a 10-item order, 3 services" + suffix, configuration: configuration) {
+      benchmark in
+      await measureCallerThread(benchmark, journaled: journaled) { tracker, _ in
+        tracker.track(OrderEvent.purchased(order))
+      }
     }
-    benchmark.stopMeasurement()
-    gate.release.signal()
-    await tracker.flush()
   }
 
   Benchmark("track + pipeline + fan-out, a 10-item order, 3 services", configuration: configuration) {
@@ -166,4 +146,28 @@ let benchmarks: @Sendable () -> Void = {
     await tracker.flush()
     benchmark.stopMeasurement()
   }
+}
+
+/// Times `track` on the caller's thread with the worker parked in a gate service.
+func measureCallerThread(
+  _ benchmark: Benchmark, journaled: Bool, track: (Tracker, Int) -> Void
+) async {
+  let folder = FileManager.default.temporaryDirectory.appendingPathComponent("track-journal-\(UUID().uuidString)")
+  defer { try? FileManager.default.removeItem(at: folder) }
+  let gate = GateService()
+  let tracker = Tracker(
+    services: services + [gate],
+    configuration: TrackerConfiguration(
+      emitsSessionEvents: false, queueCapacity: 1_000_000,
+      journal: journaled ? TrackerJournal(directory: folder) : nil)
+  )
+  track(tracker, 0)
+  gate.entered.wait()
+  benchmark.startMeasurement()
+  for index in benchmark.scaledIterations {
+    track(tracker, index)
+  }
+  benchmark.stopMeasurement()
+  gate.release.signal()
+  await tracker.shutdown()
 }

@@ -1,4 +1,4 @@
-import Foundation
+package import Foundation
 
 #if canImport(Darwin)
   import Darwin
@@ -12,16 +12,17 @@ import Foundation
 /// it survive the process being killed (the kernel keeps the pages), and `sync()` pushes them to
 /// the disk.
 ///
-/// Not thread-safe by itself: ``Outbox`` serialises every access behind its lock.
-final class MappedFile {
-  let url: URL
-  let size: Int
-  let base: UnsafeMutableRawPointer
+/// Not thread-safe by itself: its owners (the outbox, the tracker's journal) serialise every access
+/// behind their locks.
+package final class MappedFile {
+  package let url: URL
+  package let size: Int
+  package let base: UnsafeMutableRawPointer
   private let descriptor: Int32
 
   /// Opens (creating if needed) `url` and maps `size` bytes of it; a shorter file is extended with zeros.
   /// Returns the mapping and the file's size before it was extended.
-  static func open(_ url: URL, size: Int) throws -> (file: MappedFile, originalSize: Int) {
+  package static func open(_ url: URL, size: Int) throws -> (file: MappedFile, originalSize: Int) {
     let descriptor = url.path.withCString { path in
       #if canImport(Darwin)
         Darwin.open(path, O_RDWR | O_CREAT, 0o600)
@@ -29,20 +30,21 @@ final class MappedFile {
         Glibc.open(path, O_RDWR | O_CREAT, 0o600)
       #endif
     }
-    guard descriptor >= 0 else { throw OutboxError.io("open \(url.lastPathComponent)", errno) }
-    var status = stat()
-    guard fstat(descriptor, &status) == 0 else {
+    guard descriptor >= 0 else { throw FileError.io("open \(url.lastPathComponent)", errno) }
+    // The size from the end offset, not fstat: no file-timestamp API (Apple's required-reason list).
+    let end = lseek(descriptor, 0, SEEK_END)
+    guard end >= 0 else {
       close(descriptor)
-      throw OutboxError.io("stat \(url.lastPathComponent)", errno)
+      throw FileError.io("size \(url.lastPathComponent)", errno)
     }
-    let originalSize = Int(status.st_size)
+    let originalSize = Int(end)
     if originalSize < size, ftruncate(descriptor, off_t(size)) != 0 {
       close(descriptor)
-      throw OutboxError.io("extend \(url.lastPathComponent)", errno)
+      throw FileError.io("extend \(url.lastPathComponent)", errno)
     }
     guard let mapped = mmap(nil, size, PROT_READ | PROT_WRITE, MAP_SHARED, descriptor, 0), mapped != MAP_FAILED else {
       close(descriptor)
-      throw OutboxError.io("map \(url.lastPathComponent)", errno)
+      throw FileError.io("map \(url.lastPathComponent)", errno)
     }
     return (MappedFile(url: url, size: size, base: mapped, descriptor: descriptor), originalSize)
   }
@@ -55,7 +57,7 @@ final class MappedFile {
   }
 
   /// Writes dirty pages to the disk and waits for it.
-  func sync() {
+  package func sync() {
     _ = msync(base, size, MS_SYNC)
   }
 
@@ -65,14 +67,16 @@ final class MappedFile {
   }
 }
 
-/// What went wrong with the outbox's files.
-public struct OutboxError: Error, CustomStringConvertible, Sendable {
-  /// What the outbox was doing, e.g. `map segment-0000000000000003.ctq`.
+/// What went wrong with a file the library keeps (an outbox segment, the tracker's journal).
+public struct FileError: Error, CustomStringConvertible, Sendable {
+  /// What the library was doing, e.g. `map segment-0000000000000003.ctq`.
   public let operation: String
   /// The system's error number.
   public let code: Int32
 
-  static func io(_ operation: String, _ code: Int32) -> OutboxError { OutboxError(operation: operation, code: code) }
+  package static func io(_ operation: String, _ code: Int32) -> FileError {
+    FileError(operation: operation, code: code)
+  }
 
   public var description: String { "\(operation): \(String(cString: strerror(code)))" }
 }
