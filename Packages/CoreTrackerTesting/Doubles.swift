@@ -37,6 +37,7 @@ public final class UnimplementedTracker: CoreTracker {
   public func setUserProperty(_ value: ParameterValue?, forKey key: String) {}
   public func setDefaultParameter(_ value: ParameterValue?, forKey key: String) {}
   public func setConsent(_ consent: Consent) {}
+  public func startTimer(for eventName: String) {}
   public func flush() async {}
 }
 
@@ -50,6 +51,7 @@ public struct NoOpTracker: CoreTracker {
   public func setUserProperty(_ value: ParameterValue?, forKey key: String) {}
   public func setDefaultParameter(_ value: ParameterValue?, forKey key: String) {}
   public func setConsent(_ consent: Consent) {}
+  public func startTimer(for eventName: String) {}
   public func flush() async {}
 }
 

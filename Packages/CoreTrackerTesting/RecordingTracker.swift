@@ -48,6 +48,7 @@ public final class RecordingTracker: CoreTracker {
     var consent = Consent.granted
     var counters: [(name: String, amount: Int)] = []
     var flushCount = 0
+    var timers: [String] = []
   }
 
   private let state = Locked(State())
@@ -70,6 +71,11 @@ public final class RecordingTracker: CoreTracker {
   }
 
   public func setConsent(_ consent: Consent) { state.withLock { $0.consent = consent } }
+
+  public func startTimer(for eventName: String) { state.withLock { $0.timers.append(eventName) } }
+
+  /// The event names timers were started for, in order.
+  public var startedTimers: [String] { state.snapshot.timers }
 
   public func count(_ name: String, by amount: Int) { state.withLock { $0.counters.append((name, amount)) } }
 

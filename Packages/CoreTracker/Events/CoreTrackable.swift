@@ -48,6 +48,10 @@ public protocol CoreTrackable: Sendable {
   var parameters: EventParameters { get }
   /// The services the event goes to. Defaults to ``ServiceSelection/all``.
   var services: ServiceSelection { get }
+  /// Whether the event measures a duration started with ``CoreTracker/startTimer(for:)``. Defaults
+  /// to `false`. A timed event tracked without a started timer goes without `duration_ms` and is
+  /// counted in `TrackerStats.untimed`; any event whose name has a started timer gets the duration.
+  var isTimed: Bool { get }
   /// The event as `service` should receive it, or `nil` for the uniform serialisation.
   ///
   /// Never makes an event vanish: an event without a payload for a service is sent to it as
@@ -59,6 +63,7 @@ extension CoreTrackable {
   public var kind: EventKind { .event }
   public var parameters: EventParameters { EventParameters() }
   public var services: ServiceSelection { .all }
+  public var isTimed: Bool { false }
   public func payload(for service: ServiceID) -> ServicePayload? { nil }
 }
 

@@ -65,6 +65,10 @@ extension JournalWriter {
       byte(JournalFormat.Record.endSession.rawValue)
       u64(id.high)
       u64(id.low)
+    case .startTimer(let name, let date):
+      byte(JournalFormat.Record.startTimer.rawValue)
+      string(name)
+      double(date.timeIntervalSince1970)
     case .track, .replayed, .count, .barrier:
       return false
     }
@@ -190,6 +194,7 @@ struct JournalReader {
       let optedOut = try byte() != 0
       return .consent(Consent(isOptedOut: optedOut, deniedServices: try serviceSet()))
     case .endSession: return .endSession(EventID(high: try u64(), low: try u64()))
+    case .startTimer: return .startTimer(try string(), Date(timeIntervalSince1970: try double()))
     default: throw Damaged()
     }
   }

@@ -173,12 +173,25 @@ enum JournalFormat {
 
   /// The first byte of a record's body.
   enum Record: UInt8 {
-    case track = 1, identify, userProperty, defaultParameter, consent, endSession, startTimer
+    case track = 1
+    case identify
+    case userProperty
+    case defaultParameter
+    case consent
+    case endSession
+    case startTimer
   }
 
   /// The first byte of a value.
   enum Tag: UInt8 {
-    case string = 0, int, double, bool, date, list, object, absent
+    case string = 0
+    case int
+    case double
+    case bool
+    case date
+    case list
+    case object
+    case absent
   }
 
   static func kindCode(_ kind: EventKind) -> UInt8 {

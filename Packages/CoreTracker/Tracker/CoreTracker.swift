@@ -27,6 +27,10 @@ public protocol CoreTracker: Sendable {
   func setDefaultParameter(_ value: ParameterValue?, forKey key: String)
   /// Changes what the user agreed to; following events obey it.
   func setConsent(_ consent: Consent)
+  /// Starts timing the event named `eventName`: the next event of that name tracked in the same
+  /// session carries `duration_ms`, the milliseconds since this call (Mixpanel's `time(event:)`).
+  /// Starting it again restarts it; the session's end discards it; backgrounding does not.
+  func startTimer(for eventName: String)
   /// Adds `amount` to the counter `name` (SimpleAnalytics' `countItem`): services that keep counters
   /// aggregate increments between sends and send totals; the others say what they do with them.
   func count(_ name: String, by amount: Int)

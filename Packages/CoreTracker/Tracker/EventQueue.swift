@@ -29,6 +29,7 @@ final class EventQueue: @unchecked Sendable {
     case consent(Consent)
     case count(String, Int, Date)
     case endSession(EventID)
+    case startTimer(String, Date)
     case barrier(@Sendable () -> Void)
   }
 

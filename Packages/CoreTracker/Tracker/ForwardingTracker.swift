@@ -30,6 +30,7 @@ extension ForwardingTracker {
     base.setDefaultParameter(value, forKey: key)
   }
   public func setConsent(_ consent: Consent) { base.setConsent(consent) }
+  public func startTimer(for eventName: String) { base.startTimer(for: eventName) }
   public func count(_ name: String, by amount: Int) { base.count(name, by: amount) }
   public func flush() async { await base.flush() }
 }

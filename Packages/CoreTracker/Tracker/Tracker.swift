@@ -102,6 +102,10 @@ public final class Tracker: CoreTracker {
     queue.enqueue(.consent(consent))
   }
 
+  public func startTimer(for eventName: String) {
+    queue.enqueue(.startTimer(eventName, clock()))
+  }
+
   public func count(_ name: String, by amount: Int) {
     queue.enqueue(.count(name, amount, clock()))
   }
@@ -171,6 +175,7 @@ public final class Tracker: CoreTracker {
       queued: queued.tracked + queued.replayed - queued.queueFull - queued.shutdown - counts.handled,
       services: services,
       replayed: queued.replayed,
+      untimed: counts.untimed,
       unjournaled: queued.unjournaled,
       journalError: journalError
     )

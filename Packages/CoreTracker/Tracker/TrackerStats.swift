@@ -20,6 +20,9 @@ public struct TrackerStats: Sendable, Hashable {
   public var queued: Int
   /// Per service: what the tracker routed to it, merged with the service's own counts.
   public var services: [ServiceID: ServiceStats]
+  /// Timed events (``CoreTrackable/isTimed``) tracked without a started timer, sent without
+  /// `duration_ms`.
+  public var untimed: Int
   /// Events tracked without the journal's protection: it was at its maximum size, could not grow,
   /// or the event held a value nested too deep to journal. They are processed as usual.
   public var unjournaled: Int
@@ -37,11 +40,13 @@ public struct TrackerStats: Sendable, Hashable {
     queued: Int = 0,
     services: [ServiceID: ServiceStats] = [:],
     replayed: Int = 0,
+    untimed: Int = 0,
     unjournaled: Int = 0,
     journalError: String? = nil
   ) {
     self.tracked = tracked
     self.replayed = replayed
+    self.untimed = untimed
     self.unjournaled = unjournaled
     self.journalError = journalError
     self.counted = counted

@@ -9,6 +9,7 @@ final class TrackingEngine: @unchecked Sendable {
   struct Counts {
     var generated = 0
     var counted = 0
+    var untimed = 0
     var handled = 0
     var routed = 0
     var dropped: [DropReason: Int] = [:]
@@ -33,6 +34,10 @@ final class TrackingEngine: @unchecked Sendable {
   private var session: TrackingSession?
   private var lastActivity = Date.distantPast
   private var sessionEventCount = 0
+  /// Started timers by event name: when each was started.
+  private var timers: [String: Date] = [:]
+  /// The most timers kept at once; starting one more discards the oldest.
+  static let maximumTimers = 1_000
 
   /// - Parameter session: the session a previous run left in the journal, continued if the next
   ///   event comes within the timeout.
@@ -89,6 +94,8 @@ final class TrackingEngine: @unchecked Sendable {
       countIncrement(name, amount, at: timestamp)
     case .endSession(let id):
       endSession(by: id)
+    case .startTimer(let name, let date):
+      startTimer(name, at: date)
     case .barrier(let done):
       publishStats()
       done()
@@ -128,6 +135,7 @@ final class TrackingEngine: @unchecked Sendable {
   private func endSession(by id: EventID) {
     guard let ended = session, sessionEventCount > 0 else { return }
     sessionEventCount = 0
+    timers.removeAll()
     guard emitsSessionEvents else { return }
     let duration = Int((lastActivity.timeIntervalSince(ended.startedAt) * 1000).rounded())
     generate(
@@ -179,6 +187,13 @@ final class TrackingEngine: @unchecked Sendable {
     } else if !defaultParameters.isEmpty {
       envelope.rewriteAllParameters { $0.addMissing(from: defaultParameters) }
     }
+    if let started = timers.removeValue(forKey: event.name) {
+      let milliseconds = (timestamp.timeIntervalSince(started) * 1000).rounded()
+      let duration = ParameterValue.int(Int(max(0, min(milliseconds, Double(Int32.max)))))
+      envelope.rewriteAllParameters { $0.addMissing(from: ["duration_ms": duration]) }
+    } else if event.isTimed {
+      delta.untimed += 1
+    }
     if consent.isOptedOut { return drop(.consent) }
     for stage in stages {
       if case .drop(let reason) = stage.process(&envelope) { return drop(reason) }
@@ -206,6 +221,16 @@ final class TrackingEngine: @unchecked Sendable {
     }
   }
 
+  /// Starts (or restarts) the timer of `name`; past ``maximumTimers`` the oldest is discarded.
+  private func startTimer(_ name: String, at date: Date) {
+    if timers[name] == nil, timers.count >= Self.maximumTimers,
+      let oldest = timers.min(by: { $0.value < $1.value })?.key
+    {
+      timers[oldest] = nil
+    }
+    timers[name] = date
+  }
+
   /// Counter increments skip the event stages but obey consent (refused ones are not counted).
   private func countIncrement(_ name: String, _ amount: Int, at timestamp: Date) {
     guard !consent.isOptedOut else { return }
@@ -223,13 +248,15 @@ final class TrackingEngine: @unchecked Sendable {
   /// Adds the worker's local counts to the shared ones.
   private func publishStats() {
     guard
-      delta.handled > 0 || delta.generated > 0 || delta.counted > 0 || !delta.dropped.isEmpty || !delta.services.isEmpty
+      delta.handled > 0 || delta.generated > 0 || delta.counted > 0 || delta.untimed > 0 || !delta.dropped.isEmpty
+        || !delta.services.isEmpty
     else { return }
     let published = delta
     delta = Counts()
     stats.withLock { counts in
       counts.generated += published.generated
       counts.counted += published.counted
+      counts.untimed += published.untimed
       counts.handled += published.handled
       counts.routed += published.routed
       counts.dropped.merge(published.dropped, uniquingKeysWith: +)
