@@ -27,6 +27,8 @@ public final class Tracker: CoreTracker {
   private let clock: @Sendable () -> Date
   private let serviceIDs: [ServiceID]
   private let journalError: String?
+  private let lifecycleSource: (any LifecycleSource)?
+  private let lifecycleError = Locked<String?>(nil)
 
   /// Creates a tracker over `services` and starts its worker thread.
   ///
@@ -37,7 +39,8 @@ public final class Tracker: CoreTracker {
   ///
   /// With a ``TrackerConfiguration/journal``, it first opens the journal and queues what a dead
   /// run left in it; a journal that cannot be opened leaves the tracker running without one, the
-  /// reason in ``TrackerStats/journalError``.
+  /// reason in ``TrackerStats/journalError``. With a ``TrackerConfiguration/lifecycle``, it then
+  /// tracks the start events (installed or updated, opened) and starts listening to the source.
   public init(services: [any TrackerService], configuration: TrackerConfiguration = TrackerConfiguration()) {
     var journal: JournalFile?
     var recovered = JournalFile.Recovered()
@@ -68,9 +71,15 @@ public final class Tracker: CoreTracker {
     worker.name = "CoreTracker.worker"
     worker.qualityOfService = .utility
     worker.start()
+    lifecycleSource = configuration.lifecycle?.source
+    if let lifecycle = configuration.lifecycle {
+      let failure = startLifecycle(lifecycle, context: configuration.context)
+      lifecycleError.withLock { $0 = failure }
+    }
   }
 
   deinit {
+    lifecycleSource?.stop()
     queue.close()
   }
 
@@ -177,7 +186,8 @@ public final class Tracker: CoreTracker {
       replayed: queued.replayed,
       untimed: counts.untimed,
       unjournaled: queued.unjournaled,
-      journalError: journalError
+      journalError: journalError,
+      lifecycleError: lifecycleError.snapshot
     )
   }
 }

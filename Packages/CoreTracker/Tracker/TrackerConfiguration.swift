@@ -37,6 +37,9 @@ public struct TrackerConfiguration: Sendable {
   /// Where `track` journals events so that none is lost if the process dies; `nil` (the default)
   /// keeps them in memory until the worker hands them to the services. See ``TrackerJournal``.
   public var journal: TrackerJournal?
+  /// App lifecycle tracking: installed / updated / opened / backgrounded events, sending on
+  /// background, the session's end on terminate. `nil` (the default): none. See ``AppLifecycle``.
+  public var lifecycle: AppLifecycle?
 
   /// Creates a configuration; every parameter has a production default.
   public init(
@@ -54,7 +57,8 @@ public struct TrackerConfiguration: Sendable {
     privacy: PrivacyStage = PrivacyStage(),
     clock: @escaping @Sendable () -> Date = { Date() },
     idSeed: UInt64? = nil,
-    journal: TrackerJournal? = nil
+    journal: TrackerJournal? = nil,
+    lifecycle: AppLifecycle? = nil
   ) {
     self.context = context
     self.anonymousID = anonymousID
@@ -71,6 +75,7 @@ public struct TrackerConfiguration: Sendable {
     self.clock = clock
     self.idSeed = idSeed
     self.journal = journal
+    self.lifecycle = lifecycle
   }
 
   /// The stages in the order the tracker runs them after enrichment and consent.

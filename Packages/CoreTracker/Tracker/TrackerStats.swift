@@ -29,6 +29,9 @@ public struct TrackerStats: Sendable, Hashable {
   /// Why the configured journal is not in use (it could not be opened), or how many damaged
   /// records it skipped at start; `nil` when all is well or there is no journal.
   public var journalError: String?
+  /// Why lifecycle tracking could not store the app's version (so the next run may track the
+  /// install or update again); `nil` when all is well or lifecycle tracking is off.
+  public var lifecycleError: String?
 
   /// Creates stats; all zero by default.
   public init(
@@ -42,13 +45,15 @@ public struct TrackerStats: Sendable, Hashable {
     replayed: Int = 0,
     untimed: Int = 0,
     unjournaled: Int = 0,
-    journalError: String? = nil
+    journalError: String? = nil,
+    lifecycleError: String? = nil
   ) {
     self.tracked = tracked
     self.replayed = replayed
     self.untimed = untimed
     self.unjournaled = unjournaled
     self.journalError = journalError
+    self.lifecycleError = lifecycleError
     self.counted = counted
     self.generated = generated
     self.routed = routed

@@ -2,6 +2,8 @@
 //
 //   crash-helper <outbox dir> <collector URL> <first index> <progress file>   track until killed
 //   crash-helper <outbox dir> <collector URL> --flush                         deliver what waits
+//   crash-helper <outbox dir> <collector URL> --lifecycle <version>           one app run: start,
+//       "work", background, terminate, deliver (lifecycle state in `<outbox dir>-state`)
 //
 // After each `track` returns it stores the next index into a memory-mapped progress file, which the
 // kernel keeps when the process is killed: the test reads exactly which events `track` returned for.
@@ -32,6 +34,20 @@ let collector = try CollectorService(
   retry: RetryPolicy(initialDelay: 0.01, maximumDelay: 0.1),
   policy: FlushPolicy(count: 100, interval: 0.2, flushTimeout: 60)
 )
+if arguments[3] == "--lifecycle", arguments.count >= 5 {
+  let lifecycle = ManualLifecycleSource()
+  let tracker = Tracker(
+    services: [collector],
+    configuration: TrackerConfiguration(
+      context: TrackingContext(appName: "Shop", appVersion: arguments[4], appBuild: "1", platform: "iOS"),
+      lifecycle: AppLifecycle(source: lifecycle, directory: URL(fileURLWithPath: arguments[1] + "-state"))))
+  tracker.track(GenericEvent("work"))
+  lifecycle.send(.enteredBackground)
+  lifecycle.send(.willTerminate)
+  await tracker.flush()
+  exit(collector.statistics()?.queued == 0 ? 0 : 1)
+}
+
 let journal = TrackerJournal(directory: URL(fileURLWithPath: arguments[1] + "-journal"))
 let tracker = Tracker(
   services: [collector], configuration: TrackerConfiguration(queueCapacity: 2_000_000, journal: journal))
