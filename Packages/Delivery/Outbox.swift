@@ -1,6 +1,14 @@
 public import CoreTracker
 public import Foundation
 
+#if canImport(Darwin)
+  import Darwin
+#elseif canImport(Glibc)
+  import Glibc
+#elseif canImport(Musl)
+  import Musl
+#endif
+
 /// A durable, bounded, append-only queue of records in memory-mapped segment files.
 ///
 /// **Durability.** `append` copies the record into a shared memory mapping: no system call, and
@@ -17,7 +25,10 @@ public import Foundation
 /// counted (`outbox_full`).
 ///
 /// **Ownership.** It owns one directory and creates, reads and deletes only its own files there
-/// (`segment-<16 hex digits>.ctq` and `cursor.ctq`); anything else in the directory is left alone.
+/// (`segment-<16 hex digits>.ctq`, `cursor.ctq` and `owner.lock`); anything else in the directory is
+/// left alone. It holds an exclusive `flock` on `owner.lock` while it lives, so a second outbox on the
+/// same directory (another process: an app extension) is refused instead of corrupting it; services
+/// open theirs with ``openRun(in:configuration:)``, which gives each process run its own.
 ///
 /// `@unchecked Sendable`: all mutable state is accessed under `lock`.
 public final class Outbox: @unchecked Sendable {
@@ -25,6 +36,7 @@ public final class Outbox: @unchecked Sendable {
   static let recordHeaderSize = 20
   static let magic: UInt32 = 0x3151_5443  // "CTQ1"
   static let cursorName = "cursor.ctq"
+  static let ownerName = "owner.lock"
 
   /// The directory the outbox owns.
   public let directory: URL
@@ -48,12 +60,26 @@ public final class Outbox: @unchecked Sendable {
   private var inFlightEnd: OutboxPosition?
   private var evictedInFlight = 0
   private let cursorFile: OutboxCursorFile
+  private let owner: FileLock
 
   /// Opens the outbox in `directory` (created if needed), recovering every valid record left there.
-  public init(directory: URL, configuration: OutboxConfiguration = OutboxConfiguration()) throws {
+  ///
+  /// - Throws: ``OutboxError`` when a file cannot be made or mapped, or (`EWOULDBLOCK`) when another
+  ///   outbox, in this process or another one, has the directory open.
+  public convenience init(directory: URL, configuration: OutboxConfiguration = OutboxConfiguration()) throws {
+    try self.init(directory: directory, configuration: configuration, owner: nil)
+  }
+
+  /// Opens the outbox in `directory`, with its `owner.lock` already held (`owner`) or taken now.
+  init(directory: URL, configuration: OutboxConfiguration, owner: FileLock?) throws {
     self.directory = directory
     self.configuration = configuration
     try FileManager.default.createDirectory(at: directory, withIntermediateDirectories: true)
+    guard let owner = try owner ?? FileLock.acquire(directory.appendingPathComponent(Self.ownerName), creating: true)
+    else {
+      throw OutboxError.io("lock \(directory.lastPathComponent) (in use by another outbox)", EWOULDBLOCK)
+    }
+    self.owner = owner
     cursorFile = try OutboxCursorFile(url: directory.appendingPathComponent(Self.cursorName))
     cursor = cursorFile.stored
     try recover()

@@ -292,8 +292,15 @@ struct CollectorServiceTests {
   }
 }
 
+/// The bytes of outbox segments under `directory`, at any depth (each process run has its own
+/// outbox under `runs/`).
 func diskUse(_ directory: URL) throws -> Int {
-  try FileManager.default.contentsOfDirectory(at: directory, includingPropertiesForKeys: nil)
-    .filter { $0.lastPathComponent.hasPrefix("segment-") }
-    .reduce(0) { $0 + (((try? FileManager.default.attributesOfItem(atPath: $1.path))?[.size] as? Int) ?? 0) }
+  let files = FileManager.default.enumerator(at: directory, includingPropertiesForKeys: [.fileSizeKey])
+  var total = 0
+  while let file = files?.nextObject() as? URL {
+    guard file.lastPathComponent.hasPrefix("segment-") else { continue }
+    // (A segment delivered meanwhile is deleted between listing and sizing: it no longer counts.)
+    total += (try? file.resourceValues(forKeys: [.fileSizeKey]))?.fileSize ?? 0
+  }
+  return total
 }

@@ -22,7 +22,17 @@ private func readProgress(_ url: URL) -> Int {
   return Int(data.withUnsafeBytes { $0.loadUnaligned(as: Int64.self) })
 }
 
-/// The two heavy durability tests, one after the other (each takes a core for about a minute).
+/// A last run of the helper on `outbox`: adopts what the killed runs left and delivers it.
+private func deliverWhatWaits(_ outbox: URL, _ server: URL) throws {
+  let flush = Process()
+  flush.executableURL = helperURL
+  flush.arguments = [outbox.path, server.absoluteString, "--flush"]
+  try flush.run()
+  flush.waitUntilExit()
+  #expect(flush.terminationStatus == 0)
+}
+
+/// The heavy durability tests, one after the other (each takes a core for up to a minute).
 @Suite("Crash safety and outage bounds", .serialized)
 struct CrashTests {
   /// Tracks numbered events in a helper process killed with SIGKILL at random moments, 20 times;
@@ -55,18 +65,17 @@ struct CrashTests {
       returned = reached
     }
 
-    let flush = Process()
-    flush.executableURL = helperURL
-    flush.arguments = [outbox.path, server.url.absoluteString, "--flush"]
-    try flush.run()
-    flush.waitUntilExit()
-    #expect(flush.terminationStatus == 0)
+    try deliverWhatWaits(outbox, server.url)
 
     // De-duplicate by event id; then no index may appear under two ids.
     var byID: [String: Int] = [:]
     var sessionStarts = Set<String>()
     var received = 0
+    var bodies = Set<[UInt8]>()
+    var requests = 0
     for request in server.requests where request.uri.hasPrefix("/v1/batch") {
+      requests += 1
+      bodies.insert(request.body)
       let batch = try JSONDecoder().decode(CollectorBatch.self, from: Data(request.body))
       for event in batch.events {
         if event.name == SessionEvent.start { sessionStarts.insert(event.id) }
@@ -83,12 +92,79 @@ struct CrashTests {
     print(
       "crash test: 20 kills, \(returned) events returned by track, \(arrived.count) arrived "
         + "(\(received - arrived.count) duplicate deliveries removed by id), \(lost.count) lost, "
-        + "per kill: \(lostPerKill), session starts: \(sessionStarts.count)"
+        + "per kill: \(lostPerKill), session starts: \(sessionStarts.count), \(requests) requests, "
+        + "\(requests - bodies.count) of them sent again whole"
     )
     #expect(returned > 1000)
     #expect(lost.isEmpty, "lost: \(lost.prefix(20))")
     #expect(arrived.isSubset(of: Set(0..<returned)))
     #expect(sessionStarts.count == 1)
+  }
+
+  /// Three processes (an app, a widget, a share extension) track into one folder (outbox, journal,
+  /// anonymous id) at once and are killed with SIGKILL at random, 12 times, restarted each time; at
+  /// the end all are killed and a last run delivers what waits. Every event `track` returned for in
+  /// any process arrives, under one id, and all carry the one anonymous id.
+  @Test(.timeLimit(.minutes(3)))
+  func threeProcessesSharingAFolderKilledAtRandomDeliverEveryEventOnce() async throws {
+    let server = try await TestHTTPServer.start()
+    defer { Task { await server.stop() } }
+    let directory = TemporaryDirectory()
+    try FileManager.default.createDirectory(at: directory.url, withIntermediateDirectories: true)
+    let outbox = directory.url.appendingPathComponent("outbox")
+    let tags = ["app", "widget", "share"]
+    var returned = Dictionary(uniqueKeysWithValues: tags.map { ($0, 0) })
+    var running: [String: Process] = [:]
+    func start(_ tag: String) throws {
+      let process = Process()
+      process.executableURL = helperURL
+      let progress = directory.url.appendingPathComponent("progress-\(tag)").path
+      process.arguments = [outbox.path, server.url.absoluteString, String(returned[tag]!), progress, tag]
+      try process.run()
+      running[tag] = process
+    }
+    func kill9(_ tag: String) {
+      guard let process = running.removeValue(forKey: tag) else { return }
+      kill(process.processIdentifier, SIGKILL)
+      process.waitUntilExit()
+      let progress = directory.url.appendingPathComponent("progress-\(tag)")
+      returned[tag] = max(returned[tag]!, readProgress(progress))
+    }
+
+    var random = SystemRandomNumberGenerator()
+    for tag in tags { try start(tag) }
+    for _ in 0..<12 {
+      try await Task.sleep(nanoseconds: UInt64.random(in: 60_000_000...250_000_000, using: &random))
+      let tag = tags.randomElement(using: &random)!
+      kill9(tag)
+      try start(tag)
+    }
+    try await Task.sleep(nanoseconds: 100_000_000)
+    for tag in tags { kill9(tag) }
+
+    try deliverWhatWaits(outbox, server.url)
+
+    var byID: [String: String] = [:]
+    var anonymousIDs = Set<String>()
+    for request in server.requests where request.uri.hasPrefix("/v1/batch") {
+      let batch = try JSONDecoder().decode(CollectorBatch.self, from: Data(request.body))
+      for event in batch.events where event.name == "crash_probe" {
+        guard case .int(let index) = event.parameters["i"], case .string(let tag) = event.parameters["p"] else {
+          continue
+        }
+        byID[event.id] = "\(tag)#\(index)"
+        anonymousIDs.insert(event.anonymousId)
+      }
+    }
+    let keys = byID.values.sorted()
+    #expect(Set(keys).count == keys.count, "an event arrived under two ids")
+    let arrived = Set(keys)
+    let lost = tags.flatMap { tag in (0..<returned[tag]!).map { "\(tag)#\($0)" } }.filter { !arrived.contains($0) }
+    print(
+      "shared-folder test: 3 processes, 15 kills, returned \(returned), \(arrived.count) arrived, \(lost.count) lost")
+    #expect(tags.allSatisfy { returned[$0]! > 100 })
+    #expect(lost.isEmpty, "lost: \(lost.prefix(20))")
+    #expect(anonymousIDs.count == 1)
   }
 
   /// A server down for 1,000,000 events: the outbox stays within its byte limit the whole time,

@@ -243,3 +243,27 @@ struct JournalTests {
     #expect(tracker.stats.journalError != nil)
   }
 }
+
+@Suite("Anonymous id shared by processes")
+struct AnonymousIDTests {
+  @Test func startsAtOnceAllGetTheOneIdentifierThatWon() async throws {
+    let folder = JournalFolder()
+    let url = folder.url
+    let ids = try await withThrowingTaskGroup(of: String.self) { group in
+      for _ in 0..<16 { group.addTask { try AnonymousID.loadOrCreate(in: url) } }
+      return try await group.reduce(into: Set<String>()) { $0.insert($1) }
+    }
+    #expect(ids.count == 1)
+    #expect(try AnonymousID.loadOrCreate(in: folder.url) == ids.first)
+  }
+
+  @Test(arguments: ["", "\n\n", String(repeating: "x", count: 300)])
+  func aDamagedFileIsReplaced(contents: String) throws {
+    let folder = JournalFolder()
+    try FileManager.default.createDirectory(at: folder.url, withIntermediateDirectories: true)
+    try Data(contents.utf8).write(to: folder.url.appendingPathComponent("anonymous-id"))
+    let id = try AnonymousID.loadOrCreate(in: folder.url)
+    #expect(id.count == 36)
+    #expect(try AnonymousID.loadOrCreate(in: folder.url) == id)
+  }
+}

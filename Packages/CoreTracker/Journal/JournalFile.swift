@@ -29,6 +29,8 @@ final class JournalFile {
   private let maximumBytes: Int
   private(set) var head: Int
   private var committed: Int
+  /// How many times `head` went back to the first record (in memory only: marks live in memory).
+  private var generation = 0
 
   /// What opening found: the records to replay and the session the last run was in.
   struct Recovered {
@@ -61,6 +63,9 @@ final class JournalFile {
       journal.adopt(orphan, into: &recovered)
     }
     journal.decodePending(into: &recovered)
+    // The session goes on in this run's file at once: a run killed before its first commit must not
+    // take the session down with the journal it adopted.
+    journal.store(recovered.session)
     return (journal, recovered)
   }
 
@@ -126,15 +131,29 @@ final class JournalFile {
   }
 
   /// Everything before `end` reached the services; `session` is the worker's session after it.
-  func commit(upTo end: Int, session: SessionState?) {
-    committed = min(end, head)
+  ///
+  /// A mark from before the file last went back to its start is ignored: everything it named was
+  /// committed then.
+  func commit(upTo end: Mark, session: SessionState?) {
+    guard end.generation == generation else { return }
+    committed = max(committed, min(end.offset, head))
     if committed == head {
       head = JournalFormat.headerBytes
       committed = head
+      generation &+= 1
     }
     store(session)
     storePositions()
   }
+
+  /// A place in the journal: an offset, and how many times the file had gone back to its start.
+  struct Mark {
+    let offset: Int
+    let generation: Int
+  }
+
+  /// Where the next record will go.
+  var mark: Mark { Mark(offset: head, generation: generation) }
 
   private func storePositions() {
     file.base.storeBytes(
@@ -142,7 +161,7 @@ final class JournalFile {
     file.base.storeBytes(of: UInt64(head).littleEndian, toByteOffset: JournalFormat.Header.head, as: UInt64.self)
   }
 
-  private func store(_ session: SessionState?) {
+  func store(_ session: SessionState?) {
     let base = file.base
     typealias H = JournalFormat.Header
     base.storeBytes(of: UInt64(session == nil ? 0 : 1).littleEndian, toByteOffset: H.hasSession, as: UInt64.self)

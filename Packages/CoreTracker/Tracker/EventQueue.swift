@@ -52,7 +52,18 @@ final class EventQueue: @unchecked Sendable {
   private let journal: JournalFile?
   private let privacy: PrivacyStage
   /// The journal's head when the worker took its batch: what the next take commits.
-  private var takenUpTo: Int?
+  private var takenUpTo: JournalFile.Mark?
+  /// Every ``checkpointInterval`` pending commands, where the journal stood: the worker commits
+  /// at each as it goes, so a process killed in a long batch replays the rest only.
+  private var checkpoints: [Checkpoint] = []
+  /// How many commands the worker handles between journal commits.
+  static let checkpointInterval = 256
+
+  /// After the first `count` commands of a batch, the journal's head was `mark`.
+  struct Checkpoint {
+    let count: Int
+    let mark: JournalFile.Mark
+  }
   private var workerHasEnded = false
   private var endWaiters: [@Sendable () -> Void] = []
 
@@ -122,6 +133,9 @@ final class EventQueue: @unchecked Sendable {
   private func append(_ command: Command) {
     pending.append(command)
     pendingTracks += 1
+    if let journal, pending.count % Self.checkpointInterval == 0 {
+      checkpoints.append(Checkpoint(count: pending.count, mark: journal.mark))
+    }
     if worker == .sleeping || (worker == .napping && pendingTracks >= Self.wakeThreshold) {
       condition.signal()
     }
@@ -161,7 +175,7 @@ final class EventQueue: @unchecked Sendable {
   /// Commits the previous batch to the journal (the worker handed it to the services; `session`
   /// is the worker's session after it), then blocks until commands are pending and swaps them into
   /// `buffer` (which must be empty). Returns `false` once the queue is closed and drained.
-  func take(into buffer: inout [Command], session: SessionState?) -> Bool {
+  func take(into buffer: inout [Command], checkpoints taken: inout [Checkpoint], session: SessionState?) -> Bool {
     condition.lock()
     defer { condition.unlock() }
     if let journal, let end = takenUpTo {
@@ -179,9 +193,17 @@ final class EventQueue: @unchecked Sendable {
     worker = .running
     if pending.isEmpty { return false }
     swap(&pending, &buffer)
+    swap(&checkpoints, &taken)
     pendingTracks = 0
-    takenUpTo = journal?.head
+    takenUpTo = journal?.mark
     return true
+  }
+
+  /// Commits the journal up to a checkpoint of the batch being handled.
+  func commit(_ checkpoint: Checkpoint, session: SessionState?) {
+    condition.lock()
+    journal?.commit(upTo: checkpoint.mark, session: session)
+    condition.unlock()
   }
 
   /// Refuses new events from now on; the worker drains what is pending, then stops.

@@ -1,5 +1,13 @@
 public import Foundation
 
+#if canImport(Darwin)
+  import Darwin
+#elseif canImport(Glibc)
+  import Glibc
+#elseif canImport(Musl)
+  import Musl
+#endif
+
 /// How a ``Tracker`` enriches, filters and queues events. Every setting has a production default.
 public struct TrackerConfiguration: Sendable {
   /// App, OS and device facts stamped on every event. Defaults to the running process's.
@@ -89,17 +97,34 @@ public enum AnonymousID {
 
   /// The identifier stored in `directory` (file `anonymous-id`), created on first use.
   ///
-  /// Call it once at start-up (it reads a file), not on the tracking path.
+  /// Several processes may share `directory` (an app and its extensions in an App Group
+  /// container): the file is created whole under a temporary name and linked into place only if
+  /// it does not exist yet, so processes starting at once all end up with the one identifier that
+  /// won. Call it once at start-up (it reads a file), not on the tracking path.
   public static func loadOrCreate(in directory: URL) throws -> String {
     let file = directory.appendingPathComponent("anonymous-id")
-    if let data = try? Data(contentsOf: file), let text = String(data: data, encoding: .utf8),
-      !text.trimmingCharacters(in: .whitespacesAndNewlines).isEmpty
-    {
-      return text.trimmingCharacters(in: .whitespacesAndNewlines)
-    }
+    if let stored = stored(in: file) { return stored }
     try FileManager.default.createDirectory(at: directory, withIntermediateDirectories: true)
-    let id = random()
-    try Data(id.utf8).write(to: file, options: .atomic)
-    return id
+    let candidate = directory.appendingPathComponent(".anonymous-id-\(UUID().uuidString)")
+    defer { try? FileManager.default.removeItem(at: candidate) }
+    try Data(random().utf8).write(to: candidate)
+    // link(2) fails when the name exists: the first process to link wins, everyone reads its id.
+    if link(candidate.path, file.path) != 0, errno != EEXIST {
+      throw FileError.io("link \(file.lastPathComponent)", errno)
+    }
+    if let stored = stored(in: file) { return stored }
+    // The file there is damaged (empty, too long, not text): this identifier replaces it.
+    guard rename(candidate.path, file.path) == 0, let stored = stored(in: file) else {
+      throw FileError.io("replace \(file.lastPathComponent)", errno)
+    }
+    return stored
+  }
+
+  private static func stored(in file: URL) -> String? {
+    guard let data = try? Data(contentsOf: file), data.count <= 256,
+      let text = String(data: data, encoding: .utf8)?.trimmingCharacters(in: .whitespacesAndNewlines),
+      !text.isEmpty
+    else { return nil }
+    return text
   }
 }

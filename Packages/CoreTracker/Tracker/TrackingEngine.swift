@@ -65,9 +65,18 @@ final class TrackingEngine: @unchecked Sendable {
   /// The worker's loop: runs until the queue is closed and drained.
   func run(queue: EventQueue) {
     var batch: [EventQueue.Command] = []
-    while queue.take(into: &batch, session: sessionState) {
-      for command in batch { handle(command) }
+    var checkpoints: [EventQueue.Checkpoint] = []
+    while queue.take(into: &batch, checkpoints: &checkpoints, session: sessionState) {
+      var next = checkpoints.startIndex
+      for (index, command) in batch.enumerated() {
+        handle(command)
+        if next < checkpoints.endIndex, checkpoints[next].count == index + 1 {
+          queue.commit(checkpoints[next], session: sessionState)
+          next += 1
+        }
+      }
       batch.removeAll(keepingCapacity: true)
+      checkpoints.removeAll(keepingCapacity: true)
       publishStats()
     }
   }

@@ -68,7 +68,7 @@ public final class CollectorService: TrackerService {
     let contexts = RecordContexts(directory: directory.appendingPathComponent("contexts"))
     encoder = Locked(RecordEncoder(contexts: contexts))
     queue = DeliveryQueue(
-      outbox: try Outbox(directory: directory, configuration: outbox),
+      outbox: try Outbox.openRun(in: directory, configuration: outbox).outbox,
       format: CollectorFormat(
         endpoint: endpoint, writeKey: writeKey,
         maximumRecords: min(max(1, batchSize), CollectorLimits.maximumEventsPerBatch), acceptsGzip: gzip,

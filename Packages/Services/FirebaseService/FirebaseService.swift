@@ -91,7 +91,7 @@ public final class FirebaseService: TrackerService {
     var retry = retry
     retry.maximumEventAge = min(retry.maximumEventAge, 72 * 3_600)
     let queue = DeliveryQueue(
-      outbox: try Outbox(directory: directory, configuration: outbox),
+      outbox: try Outbox.openRun(in: directory, configuration: outbox).outbox,
       format: GA4Format(url: components.url!, report: report),
       transport: transport, retry: retry, policy: policy
     )

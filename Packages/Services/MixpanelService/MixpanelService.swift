@@ -86,7 +86,7 @@ public final class MixpanelService: TrackerService {
       format = MixpanelFormat(url: Self.url(host, "track", [("verbose", "1")]), authorization: nil, isTrack: true)
     }
     let queue = DeliveryQueue(
-      outbox: try Outbox(directory: directory, configuration: outbox), format: format, transport: transport,
+      outbox: try Outbox.openRun(in: directory, configuration: outbox).outbox, format: format, transport: transport,
       retry: retry, policy: policy
     )
     delivery = MappedDelivery(queue: queue, policy: limits, mapper: MixpanelMapper(policy: limits, token: token))

@@ -68,7 +68,7 @@ public final class SimpleAnalyticsService: TrackerService {
     let contexts = RecordContexts(directory: directory.appendingPathComponent("contexts"))
     state = Locked(EncoderState(deviceID: deviceID, contexts: contexts))
     queue = DeliveryQueue(
-      outbox: try Outbox(directory: directory, configuration: outbox),
+      outbox: try Outbox.openRun(in: directory, configuration: outbox).outbox,
       format: SimpleAnalyticsFormat(endpoint: endpoint, contexts: contexts),
       transport: transport,
       retry: retry,

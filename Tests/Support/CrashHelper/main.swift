@@ -1,6 +1,7 @@
 // crash-helper: tracks numbered events through a Tracker and CollectorService until it is killed.
 //
-//   crash-helper <outbox dir> <collector URL> <first index> <progress file>   track until killed
+//   crash-helper <outbox dir> <collector URL> <first index> <progress file> [<tag>]
+//       track until killed (events carry `p`: the tag, when given: several processes share the dirs)
 //   crash-helper <outbox dir> <collector URL> --flush                         deliver what waits
 //   crash-helper <outbox dir> <collector URL> --lifecycle <version>           one app run: start,
 //       "work", background, terminate, deliver (lifecycle state in `<outbox dir>-state`)
@@ -49,8 +50,10 @@ if arguments[3] == "--lifecycle", arguments.count >= 5 {
 }
 
 let journal = TrackerJournal(directory: URL(fileURLWithPath: arguments[1] + "-journal"))
+let anonymousID = try AnonymousID.loadOrCreate(in: URL(fileURLWithPath: arguments[1] + "-state"))
 let tracker = Tracker(
-  services: [collector], configuration: TrackerConfiguration(queueCapacity: 2_000_000, journal: journal))
+  services: [collector],
+  configuration: TrackerConfiguration(anonymousID: anonymousID, queueCapacity: 2_000_000, journal: journal))
 if let error = tracker.stats.journalError {
   FileHandle.standardError.write(Data("journal: \(error)\n".utf8))
   exit(4)
@@ -69,8 +72,11 @@ guard descriptor >= 0, ftruncate(descriptor, 8) == 0,
   let progress = mmap(nil, 8, PROT_READ | PROT_WRITE, MAP_SHARED, descriptor, 0), progress != MAP_FAILED
 else { exit(3) }
 var index = first
+let tag: ParameterValue? = arguments.count > 5 ? .string(arguments[5]) : nil
 while true {
-  tracker.track(GenericEvent("crash_probe", parameters: ["i": .int(index)]))
+  var parameters: EventParameters = ["i": .int(index)]
+  parameters["p"] = tag
+  tracker.track(GenericEvent("crash_probe", parameters: parameters))
   index += 1
   progress.storeBytes(of: Int64(index), as: Int64.self)
   if index % 5 == 0 { usleep(1000) }
