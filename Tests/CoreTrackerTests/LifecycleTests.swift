@@ -120,3 +120,23 @@ struct LifecycleTests {
     #expect(run.tracker.stats.lifecycleError != nil)
   }
 }
+
+@Suite("Platform lifecycle source")
+struct PlatformLifecycleSourceTests {
+  /// Each observed notification reaches the handler as its transition, until the source stops.
+  @Test func anObservedNotificationReachesTheHandlerUntilStopped() {
+    let names: [(name: String, transition: LifecycleTransition)] = [
+      ("CoreTrackerTestBackground-\(UUID())", .enteredBackground),
+      ("CoreTrackerTestForeground-\(UUID())", .enteredForeground),
+      ("CoreTrackerTestTerminate-\(UUID())", .willTerminate),
+    ]
+    let received = Locked<[LifecycleTransition]>([])
+    let source = PlatformLifecycleSource(notifications: names)
+    source.start { transition in received.withLock { $0.append(transition) } }
+    for (name, _) in names { NotificationCenter.default.post(name: Notification.Name(name), object: nil) }
+    #expect(received.snapshot == [.enteredBackground, .enteredForeground, .willTerminate])
+    source.stop()
+    NotificationCenter.default.post(name: Notification.Name(names[0].name), object: nil)
+    #expect(received.snapshot.count == 3)
+  }
+}

@@ -1,13 +1,5 @@
 import Foundation
 
-#if canImport(UIKit) && !os(watchOS)
-  import UIKit
-#elseif canImport(AppKit)
-  import AppKit
-#elseif canImport(WatchKit)
-  import WatchKit
-#endif
-
 /// A moment in the app's life a ``LifecycleSource`` reports.
 public enum LifecycleTransition: Sendable, Hashable {
   /// The app came back to the foreground.
@@ -59,53 +51,65 @@ public final class ManualLifecycleSource: LifecycleSource {
   }
 }
 
-#if canImport(UIKit) || canImport(AppKit) || canImport(WatchKit)
-  /// The platform's own lifecycle notifications: UIKit's (iOS, iPadOS, tvOS, visionOS, Mac
-  /// Catalyst), AppKit's (macOS: resigning and becoming active) or WatchKit's.
-  ///
-  /// Observes `NotificationCenter.default` with no queue, so the tracker hears each transition on
-  /// the thread that posts it (the main thread, for these) and only queues work there.
-  public final class PlatformLifecycleSource: LifecycleSource {
-    private let observers = Locked<[any NSObjectProtocol]>([])
+/// The platform's own lifecycle notifications: UIKit's (iOS, iPadOS, tvOS, visionOS, Mac Catalyst),
+/// AppKit's (macOS: resigning and becoming active) or WatchKit's. Elsewhere (Linux) it reports
+/// nothing: use ``ManualLifecycleSource``.
+///
+/// Observes `NotificationCenter.default` with no queue, so the tracker hears each transition on the
+/// thread that posts it (the main thread, for these) and only queues work there. The notifications
+/// are named by their documented string values rather than the UI frameworks' constants, which are
+/// main-actor isolated in recent SDKs: the library imports no UI framework.
+public final class PlatformLifecycleSource: LifecycleSource {
+  private let observers = Locked<[any NSObjectProtocol]>([])
+  private let notifications: [(name: String, transition: LifecycleTransition)]
 
-    /// Creates a source over the platform's notifications.
-    public init() {}
+  /// Creates a source over the platform's notifications.
+  public convenience init() { self.init(notifications: Self.platformNotifications) }
 
-    private static var notifications: [(Notification.Name, LifecycleTransition)] {
-      #if canImport(UIKit) && !os(watchOS)
-        [
-          (UIApplication.didEnterBackgroundNotification, .enteredBackground),
-          (UIApplication.willEnterForegroundNotification, .enteredForeground),
-          (UIApplication.willTerminateNotification, .willTerminate),
-        ]
-      #elseif canImport(AppKit)
-        [
-          (NSApplication.didResignActiveNotification, .enteredBackground),
-          (NSApplication.didBecomeActiveNotification, .enteredForeground),
-          (NSApplication.willTerminateNotification, .willTerminate),
-        ]
-      #else
-        [
-          (WKExtension.applicationDidEnterBackgroundNotification, .enteredBackground),
-          (WKExtension.applicationWillEnterForegroundNotification, .enteredForeground),
-        ]
-      #endif
-    }
-
-    public func start(_ handler: @escaping @Sendable (LifecycleTransition) -> Void) {
-      let center = NotificationCenter.default
-      let added = Self.notifications.map { name, transition in
-        center.addObserver(forName: name, object: nil, queue: nil) { _ in handler(transition) }
-      }
-      observers.withLock { $0 += added }
-    }
-
-    public func stop() {
-      let removed = observers.withLock { observers in
-        defer { observers = [] }
-        return observers
-      }
-      for observer in removed { NotificationCenter.default.removeObserver(observer) }
-    }
+  /// Creates a source over the notifications named (tests post their own).
+  package init(notifications: [(name: String, transition: LifecycleTransition)]) {
+    self.notifications = notifications
   }
-#endif
+
+  /// The notifications observed on this platform and what each one means.
+  package static var platformNotifications: [(name: String, transition: LifecycleTransition)] {
+    #if os(iOS) || os(tvOS) || os(visionOS) || targetEnvironment(macCatalyst)
+      [
+        ("UIApplicationDidEnterBackgroundNotification", .enteredBackground),
+        ("UIApplicationWillEnterForegroundNotification", .enteredForeground),
+        ("UIApplicationWillTerminateNotification", .willTerminate),
+      ]
+    #elseif os(macOS)
+      [
+        ("NSApplicationDidResignActiveNotification", .enteredBackground),
+        ("NSApplicationDidBecomeActiveNotification", .enteredForeground),
+        ("NSApplicationWillTerminateNotification", .willTerminate),
+      ]
+    #elseif os(watchOS)
+      [
+        ("WKApplicationDidEnterBackgroundNotification", .enteredBackground),
+        ("WKApplicationWillEnterForegroundNotification", .enteredForeground),
+      ]
+    #else
+      []
+    #endif
+  }
+
+  public func start(_ handler: @escaping @Sendable (LifecycleTransition) -> Void) {
+    let center = NotificationCenter.default
+    let added = notifications.map { name, transition in
+      center.addObserver(forName: Notification.Name(name), object: nil, queue: nil) { _ in handler(transition) }
+    }
+    observers.withLock { $0 += added }
+  }
+
+  public func stop() {
+    let removed = observers.withLock { observers in
+      defer { observers = [] }
+      return observers
+    }
+    for observer in removed { NotificationCenter.default.removeObserver(observer) }
+  }
+
+  deinit { stop() }
+}

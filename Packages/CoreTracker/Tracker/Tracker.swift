@@ -2,12 +2,14 @@ import Foundation
 
 /// The default ``CoreTracker``: a pipeline on a worker thread of its own, fanning out to services.
 ///
-/// `track` stamps the time, boxes the event and appends it to a lock-protected queue: no I/O, no
-/// await, no main queue. The worker then, in order: assigns the event id, updates the session
-/// (30 minutes of inactivity end it), enriches (context, anonymous and user id, user properties,
-/// default parameters), applies consent, runs the stages (sampling, validation, the app's own,
-/// privacy scrubbing) and routes the event to every service it selects, each in its own shape.
-/// Every event dropped on the way is counted by reason in ``stats``.
+/// `track` stamps the time, gives the event its id, boxes it and appends it to a lock-protected
+/// queue: no system call, no await, no main queue (with a ``TrackerJournal``, it also copies the
+/// event into a memory-mapped journal so that it survives a crash). The worker then, in order:
+/// updates the session (30 minutes of inactivity end it), adds the duration of a started timer,
+/// enriches (context, anonymous and user id, user properties, default parameters), applies consent,
+/// runs the stages (sampling, validation, the app's own, privacy scrubbing) and routes the event to
+/// every service it selects, each in its own shape. Every event dropped on the way is counted by
+/// reason in ``stats``.
 ///
 /// ```swift
 /// let tracker = Tracker(services: [LogService()], configuration: TrackerConfiguration(
