@@ -34,6 +34,7 @@ public final class UnimplementedTracker: CoreTracker {
   }
 
   public func identify(userID: String?) {}
+  public func reset(anonymousID: String) {}
   public func setUserProperty(_ value: ParameterValue?, forKey key: String) {}
   public func setDefaultParameter(_ value: ParameterValue?, forKey key: String) {}
   public func setConsent(_ consent: Consent) {}
@@ -48,6 +49,7 @@ public struct NoOpTracker: CoreTracker {
   public func track(_ event: some CoreTrackable) {}
   public func count(_ name: String, by amount: Int) {}
   public func identify(userID: String?) {}
+  public func reset(anonymousID: String) {}
   public func setUserProperty(_ value: ParameterValue?, forKey key: String) {}
   public func setDefaultParameter(_ value: ParameterValue?, forKey key: String) {}
   public func setConsent(_ consent: Consent) {}

@@ -49,6 +49,7 @@ public final class RecordingTracker: CoreTracker {
     var counters: [(name: String, amount: Int)] = []
     var flushCount = 0
     var timers: [String] = []
+    var resets: [String] = []
   }
 
   private let state = Locked(State())
@@ -61,6 +62,17 @@ public final class RecordingTracker: CoreTracker {
   }
 
   public func identify(userID: String?) { state.withLock { $0.userID = userID } }
+
+  public func reset(anonymousID: String) {
+    state.withLock {
+      $0.userID = nil
+      $0.userProperties = EventParameters()
+      $0.resets.append(anonymousID)
+    }
+  }
+
+  /// The anonymous ids `reset` was called with, in order.
+  public var resets: [String] { state.snapshot.resets }
 
   public func setUserProperty(_ value: ParameterValue?, forKey key: String) {
     state.withLock { $0.userProperties[key] = value }

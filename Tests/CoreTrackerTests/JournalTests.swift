@@ -60,6 +60,25 @@ func journalingConfiguration(
     journal: TrackerJournal(directory: directory, initialBytes: 4096, maximumBytes: maximumBytes))
 }
 
+/// A run whose worker is held in its first `receive` (after tracking `first`), so what it tracks
+/// next stays uncommitted in its journal in `directory`, as in a process about to die.
+struct HeldRun {
+  let gate = GateService()
+  let tracker: Tracker
+
+  init(journal directory: URL, clock: ManualClock, first: String = "a") {
+    tracker = Tracker(services: [gate], configuration: journalingConfiguration(directory, clock: clock))
+    tracker.track(GenericEvent(first))
+    gate.entered.wait()
+  }
+
+  /// Lets the worker go on and waits for it to hand everything over.
+  func finish() async {
+    gate.release.signal()
+    await tracker.flush()
+  }
+}
+
 @Suite("Crash journal")
 struct JournalTests {
   @Test func aDeadRunsEventsAreReplayedWithTheirIDsShapesAndCommands() async throws {
@@ -198,14 +217,10 @@ struct JournalTests {
   func aDamagedJournalIsSkippedAndReportedWithoutACrash(damage: Damage) async throws {
     let folder = JournalFolder()
     let clock = ManualClock()
-    let gate = GateService()
-    let first = Tracker(services: [gate], configuration: journalingConfiguration(folder.folder("a"), clock: clock))
-    first.track(GenericEvent("a"))
-    gate.entered.wait()
-    first.track(GenericEvent("b", parameters: ["text": "hello"]))
+    let first = HeldRun(journal: folder.folder("a"), clock: clock)
+    first.tracker.track(GenericEvent("b", parameters: ["text": "hello"]))
     let copy = try copyJournal(from: folder.folder("a"), to: folder.folder("b"))
-    gate.release.signal()
-    await first.flush()
+    await first.finish()
 
     var bytes = [UInt8](try Data(contentsOf: copy))
     let head = Int(bytes[8]) | Int(bytes[9]) << 8

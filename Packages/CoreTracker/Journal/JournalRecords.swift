@@ -69,6 +69,11 @@ extension JournalWriter {
       byte(JournalFormat.Record.startTimer.rawValue)
       string(name)
       double(date.timeIntervalSince1970)
+    case .reset(let anonymousID, let id):
+      byte(JournalFormat.Record.reset.rawValue)
+      string(anonymousID)
+      u64(id.high)
+      u64(id.low)
     case .track, .replayed, .count, .barrier:
       return false
     }
@@ -195,6 +200,7 @@ struct JournalReader {
       return .consent(Consent(isOptedOut: optedOut, deniedServices: try serviceSet()))
     case .endSession: return .endSession(EventID(high: try u64(), low: try u64()))
     case .startTimer: return .startTimer(try string(), Date(timeIntervalSince1970: try double()))
+    case .reset: return .reset(try string(), EventID(high: try u64(), low: try u64()))
     default: throw Damaged()
     }
   }

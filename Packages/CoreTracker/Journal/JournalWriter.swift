@@ -180,6 +180,7 @@ enum JournalFormat {
     case consent
     case endSession
     case startTimer
+    case reset
   }
 
   /// The first byte of a value.

@@ -19,7 +19,16 @@ public protocol CoreTracker: Sendable {
   /// with a reason) on the tracker's worker.
   func track(_ event: some CoreTrackable)
   /// Sets (or, with `nil`, clears) the identified user of every following event.
+  ///
+  /// Every event carries both the install's anonymous id and the user id, so the first event after
+  /// `identify` links the two for every service: the collector's device-to-person mapping, GA4's
+  /// `user_id` beside `app_instance_id`, Mixpanel's `$device_id` beside `$user_id` (its simplified
+  /// ID merge).
   func identify(userID: String?)
+  /// Signs the user out: ends the session, clears the user id, the user properties and the
+  /// timers, and goes on under `anonymousID`, so the next person on the device is not linked to
+  /// the previous one. Persist it with ``AnonymousID/replace(in:)`` when the app stores its id.
+  func reset(anonymousID: String)
   /// Sets (or, with `nil`, removes) a user property sent with every following event.
   func setUserProperty(_ value: ParameterValue?, forKey key: String)
   /// Sets (or, with `nil`, removes) a default parameter (a super property) added to every following
@@ -40,6 +49,9 @@ public protocol CoreTracker: Sendable {
 }
 
 extension CoreTracker {
+  /// Signs the user out under a new random anonymous id (see ``reset(anonymousID:)``).
+  public func reset() { reset(anonymousID: AnonymousID.random()) }
+
   /// Adds one to the counter `name`, e.g. `tracker.count("Foregrounded app")`.
   public func count(_ name: String) { count(name, by: 1) }
 

@@ -30,6 +30,8 @@ final class EventQueue: @unchecked Sendable {
     case count(String, Int, Date)
     case endSession(EventID)
     case startTimer(String, Date)
+    /// Sign-out: the new anonymous id, and the id the session's end derives from.
+    case reset(String, EventID)
     case barrier(@Sendable () -> Void)
   }
 
@@ -161,6 +163,14 @@ final class EventQueue: @unchecked Sendable {
   func enqueueEndSession(at date: Date) {
     condition.lock()
     let command = Command.endSession(ids.next(at: date))
+    condition.unlock()
+    enqueue(command)
+  }
+
+  /// Queues a sign-out, under an id of its own (the `session_end` it causes derives from it).
+  func enqueueReset(anonymousID: String, at date: Date) {
+    condition.lock()
+    let command = Command.reset(anonymousID, ids.next(at: date))
     condition.unlock()
     enqueue(command)
   }

@@ -23,6 +23,7 @@ public protocol ForwardingTracker: CoreTracker {
 extension ForwardingTracker {
   public func track(_ event: some CoreTrackable) { base.track(event) }
   public func identify(userID: String?) { base.identify(userID: userID) }
+  public func reset(anonymousID: String) { base.reset(anonymousID: anonymousID) }
   public func setUserProperty(_ value: ParameterValue?, forKey key: String) {
     base.setUserProperty(value, forKey: key)
   }

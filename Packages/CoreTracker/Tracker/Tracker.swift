@@ -113,6 +113,10 @@ public final class Tracker: CoreTracker {
     queue.enqueue(.consent(consent))
   }
 
+  public func reset(anonymousID: String) {
+    queue.enqueueReset(anonymousID: anonymousID, at: clock())
+  }
+
   public func startTimer(for eventName: String) {
     queue.enqueue(.startTimer(eventName, clock()))
   }

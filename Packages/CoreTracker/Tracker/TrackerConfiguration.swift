@@ -120,6 +120,15 @@ public enum AnonymousID {
     return stored
   }
 
+  /// Replaces the identifier stored in `directory` with a new random one and returns it: what an app
+  /// passes to ``CoreTracker/reset(anonymousID:)`` when the user signs out.
+  public static func replace(in directory: URL) throws -> String {
+    try FileManager.default.createDirectory(at: directory, withIntermediateDirectories: true)
+    let id = random()
+    try Data(id.utf8).write(to: directory.appendingPathComponent("anonymous-id"), options: .atomic)
+    return id
+  }
+
   private static func stored(in file: URL) -> String? {
     guard let data = try? Data(contentsOf: file), data.count <= 256,
       let text = String(data: data, encoding: .utf8)?.trimmingCharacters(in: .whitespacesAndNewlines),

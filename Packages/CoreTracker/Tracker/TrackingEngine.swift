@@ -24,7 +24,7 @@ final class TrackingEngine: @unchecked Sendable {
   private let stages: [any PipelineStage]
   private let privacy: PrivacyStage
   private let context: ContextBox
-  private let anonymousID: String
+  private var anonymousID: String
   private let sessionTimeout: TimeInterval
   private let emitsSessionEvents: Bool
   private var userID: String?
@@ -105,6 +105,12 @@ final class TrackingEngine: @unchecked Sendable {
       endSession(by: id)
     case .startTimer(let name, let date):
       startTimer(name, at: date)
+    case .reset(let newAnonymousID, let id):
+      endSession(by: id)
+      userID = nil
+      userProperties = EventParameters()
+      timers.removeAll()
+      anonymousID = newAnonymousID
     case .barrier(let done):
       publishStats()
       done()
