@@ -57,7 +57,12 @@ struct ShopDemoTests {
         #expect(stream(outcome, product, service.rawValue).count == counts.delivered, "\(product) \(service)")
       }
     }
-    #expect(outcome.trendyolStats.tracked == 11)
+    // 11 from the features, 3 from the lifecycle of a fresh install: installed, opened, backgrounded.
+    #expect(outcome.trendyolStats.tracked == 14)
+    #expect(
+      stream(outcome, "Trendyol", "collector").map(\.name).filter { $0.hasPrefix("application_") } == [
+        "application_installed", "application_opened", "application_backgrounded",
+      ])
     #expect(outcome.dolapStats.tracked == 10)
     #expect(ShopDemo.render(outcome).contains("== Dolap Lite → firebase"))
   }

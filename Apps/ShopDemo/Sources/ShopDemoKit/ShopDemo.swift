@@ -74,11 +74,20 @@ public struct ShopDemo {
     let outboxes = dataDirectory.appendingPathComponent("outboxes")
     let (tyCollector, tyVendors) = try embedded.services("ty", outboxes: outboxes)
     let (dlCollector, dlVendors) = try embedded.services("dl", outboxes: outboxes)
+    // The app's lifecycle belongs to Trendyol, the host app; both products journal what they track,
+    // so a crash of the demo loses nothing (the next run replays it).
+    let lifecycle = ManualLifecycleSource()
+    let journals = dataDirectory.appendingPathComponent("journals")
     let trendyol = TYTracker(
-      log: log, collector: tyCollector, services: tyVendors, configuration: TrackerConfiguration(context: context))
+      log: log, collector: tyCollector, services: tyVendors,
+      configuration: TrackerConfiguration(
+        context: context, journal: TrackerJournal(directory: journals.appendingPathComponent("ty")),
+        lifecycle: AppLifecycle(source: lifecycle, directory: dataDirectory.appendingPathComponent("app"))))
     let dolap = DLTracker(
       log: log, collector: dlCollector, services: dlVendors,
-      configuration: TrackerConfiguration(context: context, privacy: PrivacyStage(personalKeys: ["phone"]))
+      configuration: TrackerConfiguration(
+        context: context, privacy: PrivacyStage(personalKeys: ["phone"]),
+        journal: TrackerJournal(directory: journals.appendingPathComponent("dl")))
     )
     trendyol.identify(userID: "ty-1001")
     dolap.identify(userID: "ty-1001")
@@ -86,6 +95,7 @@ public struct ShopDemo {
 
     Self.shopOnTrendyol(tracker: trendyol)
     Self.browseDolapLite(tracker: dolap, userID: "ty-1001")
+    lifecycle.send(.enteredBackground)  // the user leaves the app: Trendyol sends what waits
 
     await trendyol.flush()
     await dolap.flush()
