@@ -31,7 +31,7 @@ final class GatheringStore: EventStore {
     try await base.storedEventIDs(app: app, among: ids)
   }
   func counters(app: String) async throws -> [StoredCounter] { try await base.counters(app: app) }
-  func erase(_ subject: ErasureSubject) async throws -> Int { try await base.erase(subject) }
+  func erase(_ subject: ErasureSubject) async throws -> ErasureReport { try await base.erase(subject) }
   func prune(_ policy: PruneCutoffs) async throws -> Int { try await base.prune(policy) }
   func saveKey(_ key: KeyRecord) async throws { try await base.saveKey(key) }
   func key(hash: String) async throws -> KeyRecord? { try await base.key(hash: hash) }

@@ -156,8 +156,8 @@ struct RollupEquivalenceTests {
     #expect((events ?? 0) > 1_000)
     try await Self.expectSame(store, "after ingest")
 
-    #expect(try await store.erase(ErasureSubject(app: "shop", deviceID: "device-7", userID: nil)!) > 0)
-    #expect(try await store.erase(ErasureSubject(app: "shop", deviceID: nil, userID: "user-2")!) > 0)
+    #expect(try await store.erase(ErasureSubject(app: "shop", deviceID: "device-7", userID: nil)!).rows > 0)
+    #expect(try await store.erase(ErasureSubject(app: "shop", deviceID: nil, userID: "user-2")!).rows > 0)
     try await Self.expectSame(store, "after erasure")
 
     // Cut-offs inside an hour: that hour's rollup rows are rebuilt from what is left.

@@ -231,7 +231,7 @@ struct RouterTests {
       let text = try await client.execute(
         uri: "/v1/events?app=ty&deviceId=d1", method: .delete, headers: [.authorization: "Bearer \(adminKey)"]
       ) { String(buffer: $0.body) }
-      #expect(text == #"{"deleted":1}"#)
+      #expect(text == #"{"deleted":1,"events":1,"counters":0,"devices":1}"#)
     }
     #expect(try await collector.store.events(app: "ty", limit: 10).map(\.deviceID) == ["d2"])
   }

@@ -162,13 +162,49 @@ struct StoreConformanceTests {
       )
     )
     let byDevice = try #require(ErasureSubject(app: "ty", deviceID: "d1", userID: nil))
-    #expect(try await store.erase(byDevice) == 3)
+    #expect(try await store.erase(byDevice) == ErasureReport(events: 2, counters: 1, devices: 1))
     let byUser = try #require(ErasureSubject(app: "ty", deviceID: nil, userID: "u1"))
-    #expect(try await store.erase(byUser) == 1)
+    #expect(try await store.erase(byUser) == ErasureReport(events: 1, counters: 0, devices: 1))
     #expect(try await store.events(app: "ty", limit: 10).map(\.eventID) == ["e3"])
     #expect(try await store.eventCount(app: "dl") == 1)
     #expect(try await store.counters(app: "ty").map(\.deviceID) == ["d2"])
     #expect(ErasureSubject(app: "ty", deviceID: "", userID: nil) == nil)
+    try await store.close()
+  }
+
+  /// A person on two devices (one with events before sign-in), and on a device first used by
+  /// someone else: erasing the person takes both of their devices whole, counters included, and
+  /// only their own events on the shared one.
+  @Test("erasing a person takes every device they own and their events on a shared one", arguments: Engine.available)
+  func erasureByPerson(engine: Engine) async throws {
+    let store = try await engine.open()
+    _ = try await store.write(
+      StoreBatch(
+        events: [
+          Rows.event("phone-anonymous", at: 1_700_000_000_000 + 1_000, device: "phone"),
+          Rows.event("phone-signed-in", at: 1_700_000_000_000 + 2_000, device: "phone", user: "ayse"),
+          Rows.event("tablet-signed-in", at: 1_700_000_000_000 + 3_000, device: "tablet", user: "ayse"),
+          Rows.event("tablet-after", at: 1_700_000_000_000 + 4_000, device: "tablet"),
+          Rows.event("shared-first", at: 1_700_000_000_000 + 1_000, device: "shared", user: "mehmet"),
+          Rows.event("shared-ayse", at: 1_700_000_000_000 + 5_000, device: "shared", user: "ayse"),
+          Rows.event("shared-anonymous", at: 1_700_000_000_000 + 6_000, device: "shared"),
+          Rows.event("other", at: 1_700_000_000_000 + 1_000, device: "other"),
+          Rows.event("dl-phone", app: "dl", at: 1_700_000_000_000 + 1_000, device: "phone", user: "ayse"),
+        ],
+        counters: [
+          Rows.counter("c", device: "phone", first: 1, count: 2),
+          Rows.counter("c", device: "shared", first: 1, count: 1),
+        ]
+      )
+    )
+    let person = try #require(ErasureSubject(app: "ty", deviceID: nil, userID: "ayse"))
+    #expect(try await store.erase(person) == ErasureReport(events: 5, counters: 1, devices: 3))
+    let left = try await store.events(app: "ty", limit: 10).map(\.eventID).sorted()
+    #expect(left == ["other", "shared-anonymous", "shared-first"])
+    #expect(try await store.counters(app: "ty").map(\.deviceID) == ["shared"])
+    #expect(try await store.eventCount(app: "dl") == 1)
+    // Nothing left of the person: erasing again finds nothing.
+    #expect(try await store.erase(person) == ErasureReport())
     try await store.close()
   }
 

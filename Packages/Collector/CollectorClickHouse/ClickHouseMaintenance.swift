@@ -11,18 +11,55 @@ import Foundation
 /// every read. Retention drops whole monthly partitions when every row in them is past every
 /// cut-off, and deletes the rest with a mutation.
 extension ClickHouseEventStore {
-  public func erase(_ subject: ErasureSubject) async throws -> Int {
-    var people: [String] = []
-    if let device = subject.deviceID { people.append("device_id = \(ClickHouseSQL.literal(device))") }
+  /// Erases a device, or a person (every device they own, and their events on shared devices: see
+  /// ``ErasureSubject``).
+  public func erase(_ subject: ErasureSubject) async throws -> ErasureReport {
     let app = "app = \(ClickHouseSQL.literal(subject.app))"
-    var deleted = 0
-    if !people.isEmpty {
-      deleted += try await delete(from: "counters", where: "\(app) AND (\(people.joined(separator: " OR ")))")
+    var report = ErasureReport()
+    var owned: [String] = subject.deviceID.map { [$0] } ?? []
+    var erased = Set<String>()
+    if let user = subject.userID {
+      for (device, first) in try await personDevices(app: app, user: user) {
+        if first == user { owned.append(device) }
+        erased.insert(device)
+      }
+      // Never a Nullable condition in a mutation: on 18.16 a row where it is NULL (no user) is deleted.
+      let theirs = "\(app) AND ifNull(user_id = \(ClickHouseSQL.literal(user)), 0)"
+      report.events += try await deleteEvents(where: theirs, facts: theirs)
     }
-    // Never a Nullable condition in a mutation: on 18.16 a row where it is NULL (no user) is deleted.
-    if let user = subject.userID { people.append("ifNull(user_id = \(ClickHouseSQL.literal(user)), 0)") }
-    let condition = "\(app) AND (\(people.joined(separator: " OR ")))"
-    return deleted + (try await deleteEvents(where: condition, facts: condition))
+    if !owned.isEmpty {
+      let devices = "\(app) AND device_id IN \(ClickHouseSQL.list(Set(owned).sorted()))"
+      let holding = try await client.rows(
+        """
+        SELECT DISTINCT device_id FROM \(schema.table("events")) WHERE \(devices)
+        UNION ALL SELECT DISTINCT device_id FROM \(schema.table("counters")) WHERE \(devices)
+        """)
+      erased.formUnion(holding.compactMap { $0["device_id"].text })
+      report.events += try await deleteEvents(where: devices, facts: devices)
+      report.counters += try await delete(from: "counters", where: devices)
+    }
+    report.devices = erased.count
+    return report
+  }
+
+  /// The devices with an event of `user`, each with its first identified user by event time (ties
+  /// broken by event id).
+  private func personDevices(app: String, user: String) async throws -> [(String, String)] {
+    let rows = try await client.rows(
+      """
+      SELECT device_id, argMin(uid, (occurred_at, event_id)) AS first_user
+      FROM (SELECT device_id, assumeNotNull(user_id) AS uid, occurred_at, event_id FROM \(schema.table("events"))
+            WHERE \(app) AND isNotNull(user_id) AND device_id IN
+              (SELECT device_id FROM \(schema.table("events")) WHERE \(app)
+               AND ifNull(user_id = \(ClickHouseSQL.literal(user)), 0)))
+      GROUP BY device_id ORDER BY device_id
+      """,
+      // One device's events are on one shard: each shard answers the inner look-up from its own.
+      settings: ["distributed_product_mode": "local"])
+    return rows.compactMap { row in
+      guard let device = row["device_id"].text, let first = row["first_user"].text else { return nil }
+      return (device, first)
+    }
   }
 
   public func prune(_ policy: PruneCutoffs) async throws -> Int {

@@ -178,40 +178,6 @@ public final class PostgresEventStore: EventStore {
     }
   }
 
-  public func erase(_ subject: ErasureSubject) async throws -> Int {
-    try await guarded {
-      try await client.withTransaction(logger: logger) { connection in
-        var deleted = 0
-        let oneDevice = "app = $1 AND device_id = $2"
-        if let device = subject.deviceID {
-          for table in [tables.events, tables.counters] {
-            deleted += try await Self.deleted(
-              connection, "DELETE FROM \(table) WHERE app = $1 AND device_id = $2", [subject.app, device], logger
-            )
-          }
-          try await refreshRollups(connection, oneDevice, oneDevice, [subject.app, device])
-        }
-        if let user = subject.userID {
-          var binds = PostgresBindings()
-          binds.append(subject.app)
-          binds.append(user)
-          let found = try await connection.query(
-            PostgresQuery(
-              unsafeSQL: "SELECT DISTINCT device_id FROM \(tables.events) WHERE app = $1 AND user_id = $2", binds: binds
-            ),
-            logger: logger)
-          var devices: [String] = []
-          for try await device in found.decode(String.self) { devices.append(device) }
-          deleted += try await Self.deleted(
-            connection, "DELETE FROM \(tables.events) WHERE app = $1 AND user_id = $2", [subject.app, user], logger
-          )
-          for device in devices { try await refreshRollups(connection, oneDevice, oneDevice, [subject.app, device]) }
-        }
-        return deleted
-      }
-    }
-  }
-
   public func prune(_ policy: PruneCutoffs) async throws -> Int {
     try await guarded {
       try await client.withTransaction(logger: logger) { connection in
@@ -276,7 +242,7 @@ public final class PostgresEventStore: EventStore {
     for sql in statements { try await connection.query(PostgresQuery(unsafeSQL: sql, binds: binds), logger: logger) }
   }
 
-  private func refreshRollups(
+  func refreshRollups(
     _ connection: PostgresConnection, _ rollupCondition: String, _ eventCondition: String, _ values: [String]
   ) async throws {
     var binds = PostgresBindings()
@@ -321,7 +287,7 @@ public final class PostgresEventStore: EventStore {
     return result
   }
 
-  private static func deleted(
+  static func deleted(
     _ connection: PostgresConnection, _ sql: String, _ values: [String], _ logger: Logger
   ) async throws -> Int {
     var binds = PostgresBindings()

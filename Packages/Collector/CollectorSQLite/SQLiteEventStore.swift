@@ -25,7 +25,7 @@ public final class SQLiteEventStore: EventStore {
     case normal
   }
 
-  private let pool: DatabasePool
+  let pool: DatabasePool
   /// The file's path.
   public let path: String
 
@@ -123,35 +123,6 @@ public final class SQLiteEventStore: EventStore {
     }
   }
 
-  public func erase(_ subject: ErasureSubject) async throws -> Int {
-    try await run { [pool] in
-      try pool.write { db in
-        var deleted = 0
-        if let device = subject.deviceID {
-          for table in ["events", "counters"] {
-            try db.execute(
-              sql: "DELETE FROM \(table) WHERE app = ? AND device_id = ?", arguments: [subject.app, device])
-            deleted += db.changesCount
-          }
-          try Self.refreshRollups(
-            db, "app = ?1 AND device_id = ?2", "app = ?1 AND device_id = ?2", [subject.app, device])
-        }
-        if let user = subject.userID {
-          let devices = try String.fetchAll(
-            db, sql: "SELECT DISTINCT device_id FROM events WHERE app = ? AND user_id = ?",
-            arguments: [subject.app, user])
-          try db.execute(sql: "DELETE FROM events WHERE app = ? AND user_id = ?", arguments: [subject.app, user])
-          deleted += db.changesCount
-          for device in devices {
-            try Self.refreshRollups(
-              db, "app = ?1 AND device_id = ?2", "app = ?1 AND device_id = ?2", [subject.app, device])
-          }
-        }
-        return deleted
-      }
-    }
-  }
-
   public func prune(_ policy: PruneCutoffs) async throws -> Int {
     try await run { [pool] in
       try pool.write { db in
@@ -188,7 +159,7 @@ public final class SQLiteEventStore: EventStore {
   /// Makes the rollup rows matching `rollupCondition` match the events again: deletes them, then
   /// adds the events matching `eventCondition` (the same rows' events). Both conditions take
   /// `arguments`.
-  private static func refreshRollups(
+  static func refreshRollups(
     _ db: Database, _ rollupCondition: String, _ eventCondition: String, _ arguments: StatementArguments
   ) throws {
     for sql in SQLiteSchema.rollups.delete(where: rollupCondition) { try db.execute(sql: sql, arguments: arguments) }
@@ -266,7 +237,7 @@ public final class SQLiteEventStore: EventStore {
 
   /// Runs blocking database work off the cooperative pool, mapping SQLite failures to
   /// ``StoreError/unavailable(_:)``.
-  private func run<T: Sendable>(_ work: @escaping @Sendable () throws -> T) async throws -> T {
+  func run<T: Sendable>(_ work: @escaping @Sendable () throws -> T) async throws -> T {
     try await withCheckedThrowingContinuation { continuation in
       SQLiteWorker.queue.async {
         do {

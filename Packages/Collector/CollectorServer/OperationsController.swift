@@ -62,13 +62,16 @@ struct OperationsController: Sendable {
     else {
       throw Refusal(.badRequest, "deviceId", "deviceId or userId is required")
     }
-    let deleted: Int
+    let report: ErasureReport
     do {
-      deleted = try await collector.store.erase(subject)
+      report = try await collector.store.erase(subject)
     } catch {
       throw Refusal.storage("nothing was erased")
     }
-    collector.logger.notice("erased \(deleted) rows of one subject of app \(app)")
-    return .json(.ok, Array(#"{"deleted":\#(deleted)}"#.utf8))
+    collector.logger.notice(
+      "erased \(report.events) events and \(report.counters) counters of \(report.devices) devices of app \(app)")
+    let body =
+      #"{"deleted":\#(report.rows),"events":\#(report.events),"counters":\#(report.counters),"devices":\#(report.devices)}"#
+    return .json(.ok, Array(body.utf8))
   }
 }

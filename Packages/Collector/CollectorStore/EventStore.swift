@@ -43,7 +43,7 @@ public protocol EventStore: Sendable {
 
   /// Erases one person's events and counters (by device id, user id, or both) and returns how many
   /// rows were deleted.
-  func erase(_ subject: ErasureSubject) async throws -> Int
+  func erase(_ subject: ErasureSubject) async throws -> ErasureReport
 
   /// Deletes events and counters that occurred before the cut-off of their app and returns how many
   /// rows were deleted.
@@ -174,6 +174,11 @@ public struct WriteSummary: Sendable, Hashable {
 }
 
 /// Whose data an erasure request removes. At least one of the two ids is set.
+///
+/// A user id names a **person**: every device whose first identified user (by event time) is that
+/// user belongs to them, with all its events (those tracked before sign-in too) and counters; on a
+/// device first identified as someone else (a shared device), only the events carrying the user's
+/// id are theirs. ``PersonSQL`` finds the devices.
 public struct ErasureSubject: Sendable, Hashable {
   /// The app.
   public var app: String
@@ -202,5 +207,41 @@ public struct PruneCutoffs: Sendable, Hashable {
   public init(defaultCutoff: Int64?, perApp: [String: Int64] = [:]) {
     self.defaultCutoff = defaultCutoff
     self.perApp = perApp
+  }
+}
+
+/// What an erasure removed.
+public struct ErasureReport: Sendable, Hashable, Codable {
+  /// Events removed.
+  public var events: Int
+  /// Counter rows removed.
+  public var counters: Int
+  /// Devices whose data was removed (wholly, or the person's events on a shared device).
+  public var devices: Int
+
+  /// A report; all zero by default.
+  public init(events: Int = 0, counters: Int = 0, devices: Int = 0) {
+    self.events = events
+    self.counters = counters
+    self.devices = devices
+  }
+
+  /// Rows removed: events and counters.
+  public var rows: Int { events + counters }
+}
+
+/// The SQL that finds a person's devices, in one store's dialect (SQLite and PostgreSQL).
+public enum PersonSQL {
+  /// The devices with an event of user `$2` in app `$1`, each with its first identified user by
+  /// event time (ties broken by event id): a device whose first user is `$2` belongs to that person.
+  public static func devices(events: String, dialect: SQLDialect) -> String {
+    let (app, user) = dialect == .sqlite ? ("?1", "?2") : ("$1", "$2")
+    return """
+      SELECT c.device_id AS device_id,
+        (SELECT f.user_id FROM \(events) f WHERE f.app = c.app AND f.device_id = c.device_id AND f.user_id IS NOT NULL
+         ORDER BY f.occurred_at, f.event_id LIMIT 1) AS first_user
+      FROM (SELECT DISTINCT app, device_id FROM \(events) WHERE app = \(app) AND user_id = \(user)) c
+      ORDER BY c.device_id
+      """
   }
 }

@@ -1,0 +1,47 @@
+public import CollectorStore
+import PostgresNIO
+
+extension PostgresEventStore {
+  /// Erases a device, or a person (every device they own, and their events on shared devices: see
+  /// ``ErasureSubject``), in one transaction, the rollups repaired.
+  public func erase(_ subject: ErasureSubject) async throws -> ErasureReport {
+    try await guarded {
+      try await client.withTransaction(logger: logger) { connection in
+        var report = ErasureReport()
+        var owned: [String] = subject.deviceID.map { [$0] } ?? []
+        var shared: [String] = []
+        var erased = Set<String>()
+        if let user = subject.userID {
+          var binds = PostgresBindings()
+          binds.append(subject.app)
+          binds.append(user)
+          let found = try await connection.query(
+            PostgresQuery(unsafeSQL: PersonSQL.devices(events: tables.events, dialect: .postgres), binds: binds),
+            logger: logger)
+          for try await (device, first) in found.decode((String, String?).self) {
+            if first == user { owned.append(device) } else { shared.append(device) }
+            erased.insert(device)
+          }
+          report.events += try await Self.deleted(
+            connection, "DELETE FROM \(tables.events) WHERE app = $1 AND user_id = $2", [subject.app, user], logger)
+        }
+        for device in Set(owned) {
+          let events = try await Self.deleted(
+            connection, "DELETE FROM \(tables.events) WHERE app = $1 AND device_id = $2", [subject.app, device], logger)
+          let counters = try await Self.deleted(
+            connection, "DELETE FROM \(tables.counters) WHERE app = $1 AND device_id = $2", [subject.app, device],
+            logger)
+          report.events += events
+          report.counters += counters
+          if events + counters > 0 { erased.insert(device) }
+        }
+        let oneDevice = "app = $1 AND device_id = $2"
+        for device in Set(owned + shared) {
+          try await refreshRollups(connection, oneDevice, oneDevice, [subject.app, device])
+        }
+        report.devices = erased.count
+        return report
+      }
+    }
+  }
+}
