@@ -35,7 +35,7 @@ struct ReportEngineTests {
     func apps() async throws -> [String] { ["ty"] }
     func overview(_ filter: ReportFilter) async throws -> Overview {
       record("overview")
-      let figures = Overview.Figures(events: 11, devices: 4, sessions: 5, counters: 0)
+      let figures = Overview.Figures(events: 11, devices: 4, people: 4, sessions: 5, counters: 0)
       return Overview(current: figures, previous: figures)
     }
     func topEvents(_ filter: ReportFilter, limit: Int) async throws -> CountList {

@@ -26,8 +26,8 @@ enum Engine: String, CaseIterable, CustomStringConvertible, Sendable {
   /// The number of migrations the engine's schema has.
   var schemaVersion: Int {
     switch self {
-    case .sqlite, .postgres: 3
-    case .clickhouse, .clickhouseCluster: 1
+    case .sqlite, .postgres: 4
+    case .clickhouse, .clickhouseCluster: 2
     }
   }
 

@@ -123,7 +123,9 @@ public final class ClickHouseEventStore: EventStore {
         }
         // The facts first: an insert that fails after them is retried by the client, and the
         // facts it writes again are merged away by `removeDuplicates` before it answers.
-        let derived: [(String, [[String: Any]])] = [(schema.orders, facts.orders), (schema.items, facts.items)]
+        let derived: [(String, [[String: Any]])] = [
+          (schema.orders, facts.orders), (schema.items, facts.items), (schema.persons, facts.persons),
+        ]
         for (table, rows) in derived where !rows.isEmpty {
           try await insert(into: table, ClickHouseRows.columns(rows), ClickHouseRows.body(rows))
         }

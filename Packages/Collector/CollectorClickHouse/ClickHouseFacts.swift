@@ -15,10 +15,24 @@ struct ClickHouseFacts {
   var parameters: [String: (keys: [String], values: [String])] = [:]
   var orders: [[String: Any]] = []
   var items: [[String: Any]] = []
+  /// The device-to-person rows: each device's earliest identified event among these.
+  var persons: [[String: Any]] = []
   /// The events whose parameters are not a JSON object (a write with one stores nothing).
   var notObjects: [String] = []
 
   init(_ events: [StoredEvent]) {
+    var firsts: [String: StoredEvent] = [:]
+    for event in events where event.userID != nil {
+      let key = event.app + "\u{0}" + event.deviceID
+      if let first = firsts[key], (first.occurredAt, first.eventID) <= (event.occurredAt, event.eventID) { continue }
+      firsts[key] = event
+    }
+    persons = firsts.values.sorted { ($0.app, $0.deviceID) < ($1.app, $1.deviceID) }.map { event in
+      [
+        "app": event.app, "device_id": event.deviceID, "person": event.userID ?? "", "first_ms": event.occurredAt,
+        "first_event": event.eventID,
+      ]
+    }
     for event in events {
       guard let fields = StoredParameters.parse(event.parametersJSON) else {
         notObjects.append(event.eventID)

@@ -37,6 +37,7 @@ extension ClickHouseEventStore {
       erased.formUnion(holding.compactMap { $0["device_id"].text })
       report.events += try await deleteEvents(where: devices, facts: devices)
       report.counters += try await delete(from: "counters", where: devices)
+      _ = try await delete(from: "persons", where: devices)
     }
     report.devices = erased.count
     return report

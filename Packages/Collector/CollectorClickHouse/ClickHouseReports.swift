@@ -77,8 +77,15 @@ public struct ClickHouseReports: ReportEngine {
       "SELECT \(Self.saturatingSum("count")) AS counters FROM \(schema.counters) FINAL "
         + "WHERE \(Self.conditions(filter, time: "first_counted_at", dated: false))"
     ).first
+    let people = try await rows(
+      """
+      SELECT toInt64(uniqExact(if(person = '', concat('d:', device_id), concat('u:', person)))) AS people
+      FROM (SELECT DISTINCT device_id FROM \(self.events) WHERE \(Self.conditions(filter)))
+      ANY LEFT JOIN (\(schema.personOfDevice(app: ClickHouseSQL.literal(filter.app)))) USING device_id
+      """
+    ).first
     return Overview.Figures(
-      events: events?["events"].int ?? 0, devices: events?["devices"].int ?? 0,
+      events: events?["events"].int ?? 0, devices: events?["devices"].int ?? 0, people: people?["people"].int ?? 0,
       sessions: events?["sessions"].int ?? 0, counters: counters?["counters"].int ?? 0)
   }
 

@@ -36,6 +36,7 @@ struct ClickHouseSchema: Sendable {
   var counters: String { table("counters") }
   var keys: String { table("keys") }
   var orders: String { table("orders") }
+  var persons: String { table("persons") }
   var items: String { table("items") }
   var migrationsTable: String { "\(database).schema_migrations" }
 
@@ -124,10 +125,41 @@ struct ClickHouseSchema: Sendable {
       shardBy: "cityHash64(id)"),
   ]
 
+  /// The device-to-person table of migration 2: a row per (device, user) first seen together in a
+  /// write; a device's person is the user of its earliest row (`argMin` by time, then event id).
+  /// Rows repeated by retries are identical, so the `ReplacingMergeTree` keyed by the whole row
+  /// merges them away and `argMin` is exact either way. Sharded by device, as the events.
+  static let persons = Table(
+    name: "persons",
+    columns: "app String, device_id String, person String, first_ms Int64, first_event String",
+    engine: "ReplacingMergeTree ORDER BY (app, device_id, first_ms, first_event, person)",
+    shardBy: "cityHash64(device_id)")
+
   /// Ordered migrations, run on every server; never edit a shipped one, add the next. Each statement
-  /// is idempotent (`IF NOT EXISTS`), so instances starting at once can both run them.
+  /// is idempotent (`IF NOT EXISTS`), so instances starting at once can both run them; backfills
+  /// read each server's own shard.
   var migrations: [[String]] {
-    [Self.tables.flatMap(create)]
+    [
+      Self.tables.flatMap(create),
+      create(Self.persons) + [
+        """
+        INSERT INTO \(local("persons")) (app, device_id, person, first_ms, first_event)
+        SELECT app, device_id, argMin(uid, (occurred_at, event_id)), min(occurred_at),
+          argMin(event_id, (occurred_at, event_id))
+        FROM (SELECT app, device_id, assumeNotNull(user_id) AS uid, occurred_at, event_id FROM \(local("events"))
+              WHERE isNotNull(user_id))
+        GROUP BY app, device_id
+        """
+      ],
+    ]
+  }
+
+  /// Each device's person in `app` (a literal): the user of its earliest row.
+  func personOfDevice(app: String) -> String {
+    """
+    SELECT device_id, argMin(person, (first_ms, first_event)) AS person FROM \(persons)
+    WHERE app = \(app) GROUP BY device_id
+    """
   }
 
   /// The statements creating `table` on one server: the table itself, or on a cluster the local

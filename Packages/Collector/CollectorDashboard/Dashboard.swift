@@ -42,6 +42,7 @@ public enum Dashboard {
     let figures: [(String, Int64, Int64?)] = [
       ("Events", overview.current.events, overview.previous.events),
       ("Devices", overview.current.devices, overview.previous.devices),
+      ("People", overview.current.people, overview.previous.people),
       ("Sessions", overview.current.sessions, overview.previous.sessions),
       ("Counters", overview.current.counters, overview.previous.counters), ("DAU", active.daily, nil),
       ("WAU", active.weekly, nil), ("MAU", active.monthly, nil), ("New devices", active.new, nil),

@@ -16,7 +16,7 @@ extension PostgresEventStore {
           binds.append(subject.app)
           binds.append(user)
           let found = try await connection.query(
-            PostgresQuery(unsafeSQL: PersonSQL.devices(events: tables.events, dialect: .postgres), binds: binds),
+            PostgresQuery(unsafeSQL: tables.persons.devicesOfUser, binds: binds),
             logger: logger)
           for try await (device, first) in found.decode((String, String?).self) {
             if first == user { owned.append(device) } else { shared.append(device) }
@@ -30,6 +30,10 @@ extension PostgresEventStore {
             connection, "DELETE FROM \(tables.events) WHERE app = $1 AND device_id = $2", [subject.app, device], logger)
           let counters = try await Self.deleted(
             connection, "DELETE FROM \(tables.counters) WHERE app = $1 AND device_id = $2", [subject.app, device],
+            logger)
+          _ = try await Self.deleted(
+            connection, "DELETE FROM \(tables.persons.persons) WHERE app = $1 AND device_id = $2",
+            [subject.app, device],
             logger)
           report.events += events
           report.counters += counters

@@ -257,6 +257,9 @@ public final class PostgresEventStore: EventStore {
     try await guarded {
       try await client.withTransaction(logger: logger) { connection in
         try await refreshRollups(connection, "true", "true", PostgresBindings())
+        for sql in ["DELETE FROM \(tables.persons.persons)", tables.rebuildPersons] {
+          try await connection.query(PostgresQuery(unsafeSQL: sql), logger: logger)
+        }
         // Fresh statistics, so the planner knows the rebuilt tables' sizes.
         let all = tables.rollups.tables.all
         for table in all { try await connection.query(PostgresQuery(unsafeSQL: "ANALYZE \(table)"), logger: logger) }
@@ -323,6 +326,7 @@ extension PostgresEventStore: ReportQuerying, BulkLoading {
   public var eventsTable: String { tables.events }
   public var countersTable: String { tables.counters }
   public var rollups: RollupTables? { tables.rollups.tables }
+  public var personsTable: String? { tables.persons.persons }
 
   public func read(_ sql: String, _ arguments: [SQLValue]) async throws -> [SQLRow] {
     try await guarded {

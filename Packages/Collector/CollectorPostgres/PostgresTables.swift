@@ -65,7 +65,16 @@ struct PostgresTables: Sendable {
         "CREATE INDEX events_app_device ON \(events) (app, device_id, occurred_at)",
       ] + rollups.createActivity + rollups.addActivity(from: events, where: "true"),
       rollups.createCommerce + rollups.addCommerce(from: events, where: "true"),
+      [persons.create, rebuildPersons],
     ]
+  }
+
+  /// The device-to-person table.
+  var persons: PersonSQL { PersonSQL(events: events, persons: "\"\(schema)\".persons", dialect: .postgres) }
+
+  /// Fills the device-to-person table from every stored event.
+  var rebuildPersons: String {
+    persons.upsert(from: events, where: "true", time: rollups.ms("occurred_at"))
   }
 
   /// The rollups (filled from the events already stored when the migration runs).
@@ -109,10 +118,11 @@ struct PostgresTables: Sendable {
             AS r(app, event_id, name, kind, occurred_at, utc_offset_minutes, received_at, device_id, user_id, has_user,
               session_id, has_session, \(Self.contextColumns), parameters)
           ON CONFLICT (app, event_id) DO NOTHING
-          RETURNING app, event_id, name, occurred_at, device_id, session_id, platform, app_version, os_version,
-            parameters
+          RETURNING app, event_id, name, occurred_at, device_id, user_id, session_id, platform, app_version,
+            os_version, parameters
         ),
-        \(Self.rollupUpdates(rollups.add(from: "inserted", where: "true")))
+        \(Self.rollupUpdates(rollups.add(from: "inserted", where: "true"))),
+        persons AS (\(persons.upsert(from: "inserted", where: "true", time: rollups.ms("occurred_at"))))
         SELECT count(*)::bigint FROM inserted
         """,
       binds: binds

@@ -43,7 +43,8 @@ public protocol ReportResult: Sendable, Codable {
   var table: ReportTable { get }
 }
 
-/// Events, unique devices, sessions and counter increments in the range, and in the range before.
+/// Events, unique devices, unique people, sessions and counter increments in the range, and in the
+/// range before.
 public struct Overview: ReportResult, Hashable {
   /// Figures for the range and the range before it.
   public init(current: Figures, previous: Figures) {
@@ -57,15 +58,19 @@ public struct Overview: ReportResult, Hashable {
     public var events: Int64
     /// Distinct devices.
     public var devices: Int64
+    /// Distinct people: a device identified as a user counts as that user (its first one, by event
+    /// time), with the user's other devices; a device never identified counts on its own.
+    public var people: Int64
     /// Distinct sessions.
     public var sessions: Int64
     /// Counter increments (SimpleAnalytics' counters).
     public var counters: Int64
 
     /// Figures.
-    public init(events: Int64, devices: Int64, sessions: Int64, counters: Int64) {
+    public init(events: Int64, devices: Int64, people: Int64, sessions: Int64, counters: Int64) {
       self.events = events
       self.devices = devices
+      self.people = people
       self.sessions = sessions
       self.counters = counters
     }
@@ -84,7 +89,8 @@ public struct Overview: ReportResult, Hashable {
       columns: ["figure", "value", "previous", "change"],
       rows: [
         ("events", current.events, previous.events), ("devices", current.devices, previous.devices),
-        ("sessions", current.sessions, previous.sessions), ("counters", current.counters, previous.counters),
+        ("people", current.people, previous.people), ("sessions", current.sessions, previous.sessions),
+        ("counters", current.counters, previous.counters),
       ].map { [$0.0, String($0.1), String($0.2), change($0.1, $0.2)] }
     )
   }

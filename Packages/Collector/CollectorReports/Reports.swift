@@ -78,9 +78,25 @@ public struct SQLReports: ReportEngine {
         "SELECT \(counterSQL.saturatingSum("count")) AS counters FROM \(store.countersTable) WHERE \(counterConditions)",
         counterSQL
       ).first
+    let devices = events?["devices"].int ?? 0
     return Overview.Figures(
-      events: events?["events"].int ?? 0, devices: events?["devices"].int ?? 0,
+      events: events?["events"].int ?? 0, devices: devices, people: try await people(filter) ?? devices,
       sessions: events?["sessions"].int ?? 0, counters: counters?["counters"].int ?? 0)
+  }
+
+  /// The distinct people among the devices active in the range (``PersonSQL``); `nil` when the store
+  /// keeps no device-to-person table.
+  private func people(_ filter: ReportFilter) async throws -> Int64? {
+    guard let persons = store.personsTable else { return nil }
+    var sql = SQLBuilder(store.dialect)
+    let devices =
+      if let rollups = rollups(filter) {
+        "SELECT DISTINCT app, device_id FROM \(rollups.sessions) WHERE \(sql.rollupConditions(filter))"
+      } else {
+        "SELECT DISTINCT app, device_id FROM \(store.eventsTable) WHERE \(sql.conditions(filter))"
+      }
+    let query = PersonSQL(events: store.eventsTable, persons: persons, dialect: store.dialect).people(from: devices)
+    return try await rows(query, sql).first?["people"].int
   }
 
   // MARK: Counts

@@ -15,7 +15,7 @@ extension SQLiteEventStore {
         var erased = Set<String>()
         if let user = subject.userID {
           let rows = try Row.fetchAll(
-            db, sql: PersonSQL.devices(events: "events", dialect: .sqlite), arguments: [subject.app, user])
+            db, sql: SQLiteSchema.persons.devicesOfUser, arguments: [subject.app, user])
           for row in rows {
             let device: String = row["device_id"]
             let first: String? = row["first_user"]
@@ -30,6 +30,7 @@ extension SQLiteEventStore {
           let events = db.changesCount
           try db.execute(sql: "DELETE FROM counters WHERE app = ? AND device_id = ?", arguments: [subject.app, device])
           let counters = db.changesCount
+          try db.execute(sql: "DELETE FROM persons WHERE app = ? AND device_id = ?", arguments: [subject.app, device])
           report.events += events
           report.counters += counters
           if events + counters > 0 { erased.insert(device) }

@@ -175,6 +175,8 @@ public final class SQLiteEventStore: EventStore {
     try await run { [pool] in
       try pool.write { db in
         try Self.refreshRollups(db, "true", "true", [])
+        try db.execute(sql: "DELETE FROM persons")
+        try db.execute(sql: SQLiteSchema.persons.upsert(from: "events", where: "true", time: "occurred_at"))
         // Fresh statistics, so the planner knows the rebuilt tables' sizes.
         let tables = SQLiteSchema.rollups.tables.all
         try db.execute(sql: tables.map { "ANALYZE \($0)" }.joined(separator: "; "))
@@ -258,6 +260,8 @@ enum SQLiteWorker {
 }
 
 extension SQLiteEventStore: ReportQuerying, BulkLoading {
+  public var personsTable: String? { SQLiteSchema.persons.persons }
+
   public var dialect: SQLDialect { .sqlite }
   public var eventsTable: String { "events" }
   public var countersTable: String { "counters" }

@@ -73,7 +73,14 @@ enum SQLiteSchema {
       "3-commerce-facts",
       (rollups.createCommerce + rollups.addCommerce(from: "events", where: "true")).joined(separator: ";\n")
     ),
+    (
+      "4-persons",
+      [persons.create, persons.upsert(from: "events", where: "true", time: "occurred_at")].joined(separator: ";\n")
+    ),
   ]
+
+  /// The device-to-person table (filled from the events already stored when the migration runs).
+  static let persons = PersonSQL(events: "events", persons: "persons", dialect: .sqlite)
 
   /// The rollups (filled from the events already stored when the migration runs).
   static let rollups = RollupSQL(tables: RollupTables(prefix: ""), dialect: .sqlite)
@@ -136,6 +143,10 @@ enum SQLiteRows {
         for sql in SQLiteSchema.rollups.add(from: "events", where: "rowid > ?") {
           try db.cachedStatement(sql: sql).execute(arguments: [before])
         }
+        try db.cachedStatement(
+          sql: SQLiteSchema.persons.upsert(from: "events", where: "rowid > ?", time: "occurred_at")
+        )
+        .execute(arguments: [before])
       }
     }
     if !batch.counters.isEmpty {

@@ -229,19 +229,3 @@ public struct ErasureReport: Sendable, Hashable, Codable {
   /// Rows removed: events and counters.
   public var rows: Int { events + counters }
 }
-
-/// The SQL that finds a person's devices, in one store's dialect (SQLite and PostgreSQL).
-public enum PersonSQL {
-  /// The devices with an event of user `$2` in app `$1`, each with its first identified user by
-  /// event time (ties broken by event id): a device whose first user is `$2` belongs to that person.
-  public static func devices(events: String, dialect: SQLDialect) -> String {
-    let (app, user) = dialect == .sqlite ? ("?1", "?2") : ("$1", "$2")
-    return """
-      SELECT c.device_id AS device_id,
-        (SELECT f.user_id FROM \(events) f WHERE f.app = c.app AND f.device_id = c.device_id AND f.user_id IS NOT NULL
-         ORDER BY f.occurred_at, f.event_id LIMIT 1) AS first_user
-      FROM (SELECT DISTINCT app, device_id FROM \(events) WHERE app = \(app) AND user_id = \(user)) c
-      ORDER BY c.device_id
-      """
-  }
-}

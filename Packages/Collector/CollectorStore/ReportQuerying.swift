@@ -84,6 +84,9 @@ public protocol ReportQuerying: Sendable {
   /// The store's rollups, kept current with its events; `nil` when it keeps none (reports then read
   /// the events).
   var rollups: RollupTables? { get }
+  /// The device-to-person table's qualified name (``PersonSQL``); `nil` when the store keeps none
+  /// (reports then count every device as a person).
+  var personsTable: String? { get }
   /// Runs one read-only query with `arguments` bound to its placeholders, in order; every column of
   /// the query is named (`AS name`) and read by that name.
   func read(_ sql: String, _ arguments: [SQLValue]) async throws -> [SQLRow]
@@ -92,4 +95,6 @@ public protocol ReportQuerying: Sendable {
 extension ReportQuerying {
   /// No rollups.
   public var rollups: RollupTables? { nil }
+  /// No device-to-person table.
+  public var personsTable: String? { nil }
 }
