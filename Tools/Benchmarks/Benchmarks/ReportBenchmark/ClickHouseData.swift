@@ -20,6 +20,15 @@ enum ClickHouseData {
       if done % 10_000_000 == 0 || done == size { ReportBenchmark.log("  \(done)/\(size)") }
     }
     try await client.execute("OPTIMIZE TABLE \(database).events FINAL")
+    // The device-to-person table, as the store's migration fills it from stored events.
+    try await client.execute(
+      """
+      INSERT INTO \(database).persons (app, device_id, person, first_ms, first_event)
+      SELECT app, device_id, argMin(uid, (occurred_at, event_id)), min(occurred_at), argMin(event_id, (occurred_at, event_id))
+      FROM (SELECT app, device_id, assumeNotNull(user_id) AS uid, occurred_at, event_id FROM \(database).events
+            WHERE isNotNull(user_id))
+      GROUP BY app, device_id
+      """)
   }
 
   /// The generated rows `first..<end` as a subquery: `x`, the session, the device, the time, the
@@ -48,6 +57,11 @@ enum ClickHouseData {
   static func inserts(from first: Int, to end: Int, database: String) -> [String] {
     let rows = generated(from: first, to: end)
     let product = "concat('p', toString((x * 7) % 500))"
+    // The SQL generator's users: two devices in five signed in for three events in four.
+    let user = """
+      if(d % 5 < 2 AND x % 4 != 0, CAST(concat('user-', toString(intDiv(d, 2))) AS Nullable(String)), \
+      CAST(NULL AS Nullable(String)))
+      """
     let transaction = "concat('T', toString(intDiv(x, 3)))"
     let currency = "if(x % 10 = 0, 'EUR', 'TRY')"
     let value = "concat(toString(x % 997), '.5')"
@@ -73,7 +87,7 @@ enum ClickHouseData {
       name = 'refund', [\(product), \(transaction), \(currency), \(value)], [\(product)])
       """
     let place = """
-      'bench' AS app, t, concat('device-', toString(d)) AS device_id, CAST(NULL AS Nullable(String)) AS user_id, \
+      'bench' AS app, t, concat('device-', toString(d)) AS device_id, \(user) AS user_id, \
       platform, version AS app_version, os AS os_version, concat('e-', toString(1000000000 + x)) AS event_id
       """
     let event = """
@@ -81,7 +95,7 @@ enum ClickHouseData {
       device_id, user_id, session_id, app_name, app_version, app_build, os_name, os_version, platform, device_model, \
       locale, library, parameters, param_keys, param_values) \
       SELECT 'bench', concat('e-', toString(1000000000 + x)), name, 'action', t, 0, t, concat('device-', toString(d)), \
-      CAST(NULL AS Nullable(String)), toInt64(s), 'Bench', version, '1', platform, os, platform, 'Model', 'en', \
+      \(user), toInt64(s), 'Bench', version, '1', platform, os, platform, 'Model', 'en', \
       'CoreTracker/1.0.0', \(parameters), \(keys), \(values) FROM (\(rows))
       """
     let orders = """
