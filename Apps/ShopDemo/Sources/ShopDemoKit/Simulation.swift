@@ -95,29 +95,62 @@ struct Simulation {
     progress: (Int, Int) -> Void
   ) async {
     var random = Random(state: seed)
-    let days = weeks * 7
     for index in 0..<users {
-      let device = device(index, random: &random)
-      let clock = Clock(start)
-      let (trendyol, dolap) = makeTrackers(device, clock)
-      if random.chance(0.4) {
-        trendyol.identify(userID: "user-\(index)")
-        dolap.identify(userID: "user-\(index)")
-        trendyol.setUserProperty(random.chance(0.3) ? "gold" : "standard", forKey: "loyalty_tier")
+      let phone = device(index, random: &random)
+      // Two users in five sign in during their first visit, after a product viewed anonymously; one
+      // in four of those also shops on a tablet, signed in there from the start: one person, two
+      // devices, and events before the sign-in that count for the person too.
+      let signsIn = random.chance(0.4)
+      let tier = random.chance(0.3) ? "gold" : "standard"
+      let user = "user-\(index)"
+      await visits(on: phone, of: user, start: start, makeTrackers: makeTrackers, random: &random) {
+        trendyol, dolap, visit in
+        guard signsIn, visit == 0 else { return }
+        ProductDetailPresenter(product: Self.catalog[0], tracker: trendyol).viewDidAppear()
+        Self.signIn(user, trendyol, dolap, tier: tier)
       }
-      for day in device.firstDay..<days {
-        let week = (day - device.firstDay) / 7
-        // A visit on a given day: likely in the first week, less likely every week after.
-        let returns = 0.12 * pow(0.6, Double(week))
-        guard day == device.firstDay || random.chance(returns) else { continue }
-        clock.set(start + Double(day) * 86_400 + Double.random(in: 8 * 3_600...22 * 3_600, using: &random))
-        session(trendyol: trendyol, dolap: dolap, user: "user-\(index)", clock: clock, random: &random)
-        clock.advance(45 * 60)  // a gap that ends the session
+      if signsIn, random.chance(0.25) {
+        let other = device(index, random: &random)
+        let tablet = Device(
+          id: other.id + "-tablet", context: other.context, firstDay: max(phone.firstDay, other.firstDay))
+        await visits(on: tablet, of: user, start: start, makeTrackers: makeTrackers, random: &random) {
+          trendyol, dolap, visit in
+          if visit == 0 { Self.signIn(user, trendyol, dolap, tier: nil) }
+        }
       }
-      await trendyol.flush()
-      await dolap.flush()
       progress(index + 1, users)
     }
+  }
+
+  /// The visits of one device of `user` from its first day; `beforeVisit` runs before each (0 the
+  /// first).
+  private func visits(
+    on device: Device, of user: String, start: Date, makeTrackers: (Device, Clock) -> (TYTracker, DLTracker),
+    random: inout Random, beforeVisit: (TYTracker, DLTracker, Int) -> Void
+  ) async {
+    let firstDay = device.firstDay
+    let clock = Clock(start)
+    let (trendyol, dolap) = makeTrackers(device, clock)
+    var visit = 0
+    for day in firstDay..<(weeks * 7) {
+      let week = (day - firstDay) / 7
+      // A visit on a given day: likely in the first week, less likely every week after.
+      let returns = 0.12 * pow(0.6, Double(week))
+      guard day == firstDay || random.chance(returns) else { continue }
+      clock.set(start + Double(day) * 86_400 + Double.random(in: 8 * 3_600...22 * 3_600, using: &random))
+      beforeVisit(trendyol, dolap, visit)
+      session(trendyol: trendyol, dolap: dolap, user: user, clock: clock, random: &random)
+      clock.advance(45 * 60)  // a gap that ends the session
+      visit += 1
+    }
+    await trendyol.flush()
+    await dolap.flush()
+  }
+
+  private static func signIn(_ user: String, _ trendyol: TYTracker, _ dolap: DLTracker, tier: String?) {
+    trendyol.identify(userID: user)
+    dolap.identify(userID: user)
+    if let tier { trendyol.setUserProperty(.string(tier), forKey: "loyalty_tier") }
   }
 
   /// One visit: browse products into a cart, maybe check it out (a coupon sometimes, a refund now
