@@ -224,7 +224,7 @@ enum ReportBenchmark {
       app_version, app_build, os_name, os_version, platform, device_model, locale, library, parameters
       """
     let rows = """
-      SELECT 'bench', 'e-' || (1000000000 + x), \(name), 'action', \(occurred), 0, \(occurred), ''device-' || \(device), \(user), \(sessions),
+      SELECT 'bench', 'e-' || (1000000000 + x), \(name), 'action', \(occurred), 0, \(occurred), 'device-' || \(device), \(user), \(sessions),
         'Bench', \(version), '1', \(platform), \(os), \(platform), 'Model', 'en', 'CoreTracker/1.0.0', \(json)
       FROM (SELECT x, \(time) AS t, \(parameters) AS p FROM numbers) g
       """
