@@ -7,8 +7,8 @@ import TestSupport
 import Testing
 
 /// A SQLite store that asks for gathered writes and records the size of each write it is given.
-final class GatheringStore: EventStore {
-  let base: SQLiteEventStore
+final class GatheringStore: ForwardingEventStore {
+  let base: any EventStore
   let commitGathering: CommitGathering
   let writes = Mutex<[Int]>([])
 
@@ -22,22 +22,6 @@ final class GatheringStore: EventStore {
     writes.withLock { $0.append(batch.events.count) }
     return try await base.write(batch)
   }
-  func migrate() async throws { try await base.migrate() }
-  func schemaVersion() async throws -> Int { try await base.schemaVersion() }
-  func ping() async throws { try await base.ping() }
-  func eventCount(app: String?) async throws -> Int { try await base.eventCount(app: app) }
-  func events(app: String, limit: Int) async throws -> [StoredEvent] { try await base.events(app: app, limit: limit) }
-  func storedEventIDs(app: String, among ids: [String]) async throws -> Set<String> {
-    try await base.storedEventIDs(app: app, among: ids)
-  }
-  func counters(app: String) async throws -> [StoredCounter] { try await base.counters(app: app) }
-  func erase(_ subject: ErasureSubject) async throws -> ErasureReport { try await base.erase(subject) }
-  func prune(_ policy: PruneCutoffs) async throws -> Int { try await base.prune(policy) }
-  func saveKey(_ key: KeyRecord) async throws { try await base.saveKey(key) }
-  func key(hash: String) async throws -> KeyRecord? { try await base.key(hash: hash) }
-  func keys() async throws -> [KeyRecord] { try await base.keys() }
-  func revokeKey(id: String, at time: Int64) async throws -> Bool { try await base.revokeKey(id: id, at: time) }
-  func close() async throws { try await base.close() }
 }
 
 /// The group committer gathers rows for stores that want large writes (ClickHouse), and writes at

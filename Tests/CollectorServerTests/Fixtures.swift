@@ -69,7 +69,7 @@ enum Batches {
 }
 
 /// A store whose writes fail while `failing` is set (storage outage).
-final class FlakyStore: EventStore, @unchecked Sendable {
+final class FlakyStore: ForwardingEventStore, @unchecked Sendable {
   let base: any EventStore
   private let lock = NSLock()
   private var _failing = false
@@ -84,23 +84,8 @@ final class FlakyStore: EventStore, @unchecked Sendable {
     if failing { throw StoreError.unavailable("disk unplugged (test)") }
     return try await base.write(batch)
   }
-  func migrate() async throws { try await base.migrate() }
-  func schemaVersion() async throws -> Int { try await base.schemaVersion() }
   func ping() async throws {
     if failing { throw StoreError.unavailable("disk unplugged (test)") }
     try await base.ping()
   }
-  func eventCount(app: String?) async throws -> Int { try await base.eventCount(app: app) }
-  func events(app: String, limit: Int) async throws -> [StoredEvent] { try await base.events(app: app, limit: limit) }
-  func storedEventIDs(app: String, among ids: [String]) async throws -> Set<String> {
-    try await base.storedEventIDs(app: app, among: ids)
-  }
-  func counters(app: String) async throws -> [StoredCounter] { try await base.counters(app: app) }
-  func erase(_ subject: ErasureSubject) async throws -> ErasureReport { try await base.erase(subject) }
-  func prune(_ policy: PruneCutoffs) async throws -> Int { try await base.prune(policy) }
-  func saveKey(_ key: KeyRecord) async throws { try await base.saveKey(key) }
-  func key(hash: String) async throws -> KeyRecord? { try await base.key(hash: hash) }
-  func keys() async throws -> [KeyRecord] { try await base.keys() }
-  func revokeKey(id: String, at time: Int64) async throws -> Bool { try await base.revokeKey(id: id, at: time) }
-  func close() async throws { try await base.close() }
 }

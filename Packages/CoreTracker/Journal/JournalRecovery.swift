@@ -1,13 +1,5 @@
 import Foundation
 
-#if canImport(Darwin)
-  import Darwin
-#elseif canImport(Glibc)
-  import Glibc
-#elseif canImport(Musl)
-  import Musl
-#endif
-
 /// The worker's session as the journal keeps it, so a run that follows a crash (or any restart
 /// within the session timeout) continues the session instead of starting another.
 struct SessionState: Equatable {

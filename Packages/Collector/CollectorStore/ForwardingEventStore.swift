@@ -1,0 +1,45 @@
+/// A store that hands every call to another one: conform, name the ``base``, and write only the
+/// calls you change (a store that counts its writes, one that fails on purpose in a test, one that
+/// adds metrics), as `ForwardingTracker` does for trackers.
+///
+/// ```swift
+/// final class CountingStore: ForwardingEventStore {
+///   let base: any EventStore
+///   let writes = Mutex(0)
+///   init(_ base: any EventStore) { self.base = base }
+///   func write(_ batch: StoreBatch) async throws -> WriteSummary {
+///     writes.withLock { $0 += 1 }
+///     return try await base.write(batch)
+///   }
+/// }
+/// ```
+public protocol ForwardingEventStore: EventStore {
+  /// The store calls are forwarded to.
+  var base: any EventStore { get }
+}
+
+extension ForwardingEventStore {
+  public var maximumConcurrentWrites: Int { base.maximumConcurrentWrites }
+  public var commitGathering: CommitGathering { base.commitGathering }
+  public func migrate() async throws { try await base.migrate() }
+  public func schemaVersion() async throws -> Int { try await base.schemaVersion() }
+  public func write(_ batch: StoreBatch) async throws -> WriteSummary { try await base.write(batch) }
+  public func ping() async throws { try await base.ping() }
+  public func eventCount(app: String?) async throws -> Int { try await base.eventCount(app: app) }
+  public func events(app: String, limit: Int) async throws -> [StoredEvent] {
+    try await base.events(app: app, limit: limit)
+  }
+  public func storedEventIDs(app: String, among ids: [String]) async throws -> Set<String> {
+    try await base.storedEventIDs(app: app, among: ids)
+  }
+  public func counters(app: String) async throws -> [StoredCounter] { try await base.counters(app: app) }
+  public func erase(_ subject: ErasureSubject) async throws -> ErasureReport { try await base.erase(subject) }
+  public func prune(_ policy: PruneCutoffs) async throws -> Int { try await base.prune(policy) }
+  public func saveKey(_ key: KeyRecord) async throws { try await base.saveKey(key) }
+  public func key(hash: String) async throws -> KeyRecord? { try await base.key(hash: hash) }
+  public func keys() async throws -> [KeyRecord] { try await base.keys() }
+  public func revokeKey(id: String, at time: Int64) async throws -> Bool {
+    try await base.revokeKey(id: id, at: time)
+  }
+  public func close() async throws { try await base.close() }
+}
