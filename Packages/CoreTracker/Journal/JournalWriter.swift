@@ -54,8 +54,9 @@ struct JournalWriter {
   mutating func string(_ text: String) {
     var text = text
     text.withUTF8 { bytes in
-      u32(UInt32(truncatingIfNeeded: bytes.count))
-      guard bytes.count <= UInt32.max, reserve(bytes.count), let source = bytes.baseAddress else { return }
+      guard bytes.count <= UInt32.max else { return markUnencodable() }
+      u32(UInt32(bytes.count))
+      guard reserve(bytes.count), let source = bytes.baseAddress else { return }
       (base + offset).copyMemory(from: source, byteCount: bytes.count)
       offset += bytes.count
     }
