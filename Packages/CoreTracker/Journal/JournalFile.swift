@@ -45,7 +45,8 @@ final class JournalFile {
     do {
       try FileManager.default.createDirectory(at: directory, withIntermediateDirectories: true)
     } catch {
-      throw FileError.io("create \(directory.path)", EACCES)
+      let posix = (error as NSError).userInfo[NSUnderlyingErrorKey] as? NSError
+      throw FileError.io("create \(directory.path)", posix.map { Int32($0.code) } ?? EIO)
     }
     // Made under a name orphan scans skip, locked and given its header, then renamed into place:
     // no other process can take a half-made journal for a dead run's.

@@ -147,7 +147,18 @@ final class EventQueue: @unchecked Sendable {
   /// at once (nothing is left to wait for) and other commands are ignored. Commands that change
   /// what later events carry are journaled.
   func enqueue(_ command: Command) {
+    enqueue { _ in command }
+  }
+
+  /// Queues the command `make` builds from an id of its own, taken in queue order (the end of a
+  /// session, a sign-out: the `session_end` they cause derives from it).
+  func enqueue(at date: Date, _ make: (EventID) -> Command) {
+    enqueue { ids in make(ids.next(at: date)) }
+  }
+
+  private func enqueue(_ make: (inout EventIDGenerator) -> Command) {
     condition.lock()
+    let command = make(&ids)
     guard !isClosed else {
       condition.unlock()
       if case .barrier(let done) = command { done() }
@@ -157,22 +168,6 @@ final class EventQueue: @unchecked Sendable {
     pending.append(command)
     if worker != .running { condition.signal() }
     condition.unlock()
-  }
-
-  /// Queues the end of the session, under an id of its own (its `session_end` derives from it).
-  func enqueueEndSession(at date: Date) {
-    condition.lock()
-    let command = Command.endSession(ids.next(at: date))
-    condition.unlock()
-    enqueue(command)
-  }
-
-  /// Queues a sign-out, under an id of its own (the `session_end` it causes derives from it).
-  func enqueueReset(anonymousID: String, at date: Date) {
-    condition.lock()
-    let command = Command.reset(anonymousID, ids.next(at: date))
-    condition.unlock()
-    enqueue(command)
   }
 
   private func journalCommand(_ command: Command) {

@@ -114,7 +114,7 @@ public final class Tracker: CoreTracker {
   }
 
   public func reset(anonymousID: String) {
-    queue.enqueueReset(anonymousID: anonymousID, at: clock())
+    queue.enqueue(at: clock()) { .reset(anonymousID, $0) }
   }
 
   public func startTimer(for eventName: String) {
@@ -128,7 +128,7 @@ public final class Tracker: CoreTracker {
   /// Ends the current session now (emitting `session_end`); the next event starts a new one.
   /// Apps call it when they go to the background for good or terminate.
   public func endSession() {
-    queue.enqueueEndSession(at: clock())
+    queue.enqueue(at: clock(), EventQueue.Command.endSession)
   }
 
   /// Asks every service to send what waits, without waiting for it: call it when the app goes to
