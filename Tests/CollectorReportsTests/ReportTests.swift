@@ -257,8 +257,14 @@ struct ReportTests {
   @Test(arguments: Engine.available)
   func activeDevicesNewAndReturning(engine: Engine) async throws {
     let (store, reports) = try await engine.openReports()
+    // No device is identified: counted in people (the default), every device is a person.
     let active = try await reports.activeDevices(Fixture.twoWeeks)
-    #expect(active == ActiveDevices(daily: 0, weekly: 2, monthly: 4, new: 3, returning: 1))
+    #expect(active == ActiveDevices(daily: 0, weekly: 2, monthly: 4, new: 3, returning: 1, unit: .person))
+    var devices = Fixture.twoWeeks
+    devices.unit = .device
+    #expect(
+      try await reports.activeDevices(devices)
+        == ActiveDevices(daily: 0, weekly: 2, monthly: 4, new: 3, returning: 1, unit: .device))
     try await store.close()
   }
 

@@ -8,8 +8,8 @@ import NIOCore
 import TestSupport
 import Testing
 
-/// Events over the last 7 days (today included): 5 devices, 4 names, one of them hostile HTML; two
-/// orders and a refund among them.
+/// Events over the last 7 days (today included): 5 devices, 4 people (devices 3 and 4 are u1's), 4
+/// names, one of them hostile HTML; two orders and a refund among them.
 private func seed(_ collector: EventCollector) async throws {
   let day: Int64 = 86_400_000
   let today = Int64(Date().timeIntervalSince1970 * 1000) / day * day
@@ -20,7 +20,7 @@ private func seed(_ collector: EventCollector) async throws {
     events.append(
       StoredEvent(
         app: "ty", eventID: "dash-\(index)", name: names[index % 4], kind: "action", occurredAt: time,
-        utcOffsetMinutes: 0, receivedAt: time, deviceID: "device-\(index % 5)", userID: nil,
+        utcOffsetMinutes: 0, receivedAt: time, deviceID: "device-\(index % 5)", userID: index % 5 >= 3 ? "u1" : nil,
         sessionID: Int64(index % 5),
         context: StoredContext(
           appVersion: index % 2 == 0 ? "9.0" : "10.0", osName: "iOS", osVersion: "17.4",
@@ -130,6 +130,34 @@ struct DashboardTests {
       let (missing, _, _) = try await Self.get(client, "/dashboard/nothing", cookie: cookie)
       #expect(missing == .notFound)
     }
+  }
+
+  /// The header's Count picker: people by default, devices when picked; the choice follows the
+  /// navigation and every page's own form.
+  @Test func theCountPickerCountsPeopleOrDevices() async throws {
+    let collector = try await makeCollector()
+    try await seed(collector)
+    try await collector.application(closesStore: false).test(.router) { client async throws in
+      let (_, _, headers) = try await Self.get(client, "/login?key=\(adminKey)&next=/")
+      let cookie = try #require(headers[.setCookie]?.split(separator: ";").first.map(String.init))
+      let mau = #"<span class="name">MAU</span><span class="value">"#
+      let (_, people, _) = try await Self.get(client, "/?app=ty", cookie: cookie)
+      #expect(people.contains(mau + "4<") && people.contains(#"<option value="person" selected>People"#))
+      #expect(people.contains("New people"))
+      let (_, devices, _) = try await Self.get(client, "/?app=ty&unit=device", cookie: cookie)
+      #expect(devices.contains(mau + "5<") && devices.contains(#"<option value="device" selected>Devices"#))
+      #expect(devices.contains("/dashboard/retention?app=ty&from=") && devices.contains("&unit=device"))
+      let (_, retention, _) = try await Self.get(client, "/dashboard/retention?app=ty&unit=device", cookie: cookie)
+      #expect(retention.contains("<th>Devices</th>"))
+      let funnel = "/dashboard/funnel?app=ty&steps=product_viewed,add_to_cart&window=7d"
+      let (_, byPerson, _) = try await Self.get(client, funnel, cookie: cookie)
+      #expect(byPerson.contains("4 people,") && byPerson.contains(#"name="unit" value="person""#))
+      let (_, byDevice, _) = try await Self.get(client, funnel + "&unit=device", cookie: cookie)
+      #expect(byDevice.contains("5 devices,"))
+      let (bad, _, _) = try await Self.get(client, "/?app=ty&unit=user", cookie: cookie)
+      #expect(bad == .badRequest)
+    }
+    try await collector.store.close()
   }
 }
 

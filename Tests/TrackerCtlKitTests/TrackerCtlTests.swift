@@ -73,6 +73,12 @@ struct TrackerCtlTests {
     #expect(csv.hasPrefix("event,count,devices,share %\r\nproduct_viewed,6,4,66.7\r\n"))
     let json = try await TrackerCtl.report("overview", parameters: range, origin: origin, format: .json)
     #expect(json.contains(#""events":9"#))
+    // `--unit`: people unless told otherwise.
+    let people = try await TrackerCtl.report("active-devices", parameters: range, origin: origin, format: .csv)
+    #expect(people.hasPrefix("figure,people\r\n"))
+    let devices = try await TrackerCtl.report(
+      "active-devices", parameters: range.merging(["unit": "device"]) { $1 }, origin: origin, format: .csv)
+    #expect(devices.hasPrefix("figure,devices\r\n"))
     await #expect(throws: FieldError.self) {
       try await TrackerCtl.report(
         "top-events", parameters: ["app": "shop", "from": "soon"], origin: origin, format: .table)

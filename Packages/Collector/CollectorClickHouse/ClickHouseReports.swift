@@ -77,12 +77,9 @@ public struct ClickHouseReports: ReportEngine {
       "SELECT \(Self.saturatingSum("count")) AS counters FROM \(schema.counters) FINAL "
         + "WHERE \(Self.conditions(filter, time: "first_counted_at", dated: false))"
     ).first
+    let devices = "SELECT DISTINCT device_id FROM \(self.events) WHERE \(Self.conditions(filter))"
     let people = try await rows(
-      """
-      SELECT toInt64(uniqExact(if(person = '', concat('d:', device_id), concat('u:', person)))) AS people
-      FROM (SELECT DISTINCT device_id FROM \(self.events) WHERE \(Self.conditions(filter)))
-      ANY LEFT JOIN (\(schema.personOfDevice(app: ClickHouseSQL.literal(filter.app)))) USING device_id
-      """
+      "SELECT toInt64(uniqExact(unit_id)) AS people FROM (\(units(of: devices, app: filter.app, people: true)))"
     ).first
     return Overview.Figures(
       events: events?["events"].int ?? 0, devices: events?["devices"].int ?? 0, people: people?["people"].int ?? 0,
@@ -144,45 +141,5 @@ public struct ClickHouseReports: ReportEngine {
         + "toInt64(uniqExact(device_id)) AS devices FROM \(events) WHERE \(Self.conditions(filter))\(named) "
         + "GROUP BY b ORDER BY b")
     return SQLReports.timeSeries(found, filter: filter, bucket: bucket, event: event)
-  }
-
-  public func activeDevices(_ filter: ReportFilter) async throws -> ActiveDevices {
-    func distinct(_ days: Int64) async throws -> Int64 {
-      var window = filter
-      window.from = filter.to - days * 86_400_000
-      return try await rows(
-        "SELECT toInt64(uniqExact(device_id)) AS devices FROM \(events) WHERE \(Self.conditions(window))"
-      ).first?["devices"].int ?? 0
-    }
-    // Active in the range, and whether the device has any event (of the app) before the range.
-    let earlier =
-      "SELECT device_id FROM \(schema.events) WHERE app = \(ClickHouseSQL.literal(filter.app)) "
-      + "AND occurred_at < \(ClickHouseSQL.literal(filter.from))"
-    let split = try await rows(
-      "SELECT toInt64(count()) AS active_devices, toInt64(countIf(device_id IN (\(earlier)))) AS returning_devices "
-        + "FROM (SELECT DISTINCT device_id FROM \(events) WHERE \(Self.conditions(filter)))"
-    ).first
-    return try await SQLReports.activeDevices(split, distinct: distinct)
-  }
-
-  public func retention(_ filter: ReportFilter, period: ReportBucket, byAppVersion: Bool) async throws -> Retention {
-    try SQLReports.checkRetention(filter, period: period)
-    let activity =
-      "SELECT device_id, intDiv(occurred_at - \(ClickHouseSQL.literal(filter.from)), \(period.milliseconds)) AS p, "
-      + "occurred_at AS t, app_version AS v FROM \(events) WHERE \(Self.conditions(filter))"
-    // A device's cohort is its first active period; its version that of its first event (the
-    // smallest version among events of that millisecond).
-    let version =
-      byAppVersion
-      ? "minIf(v, t = first_t)"
-      : "''"
-    let perDevice =
-      "SELECT device_id, min(p) AS cohort, groupUniqArray(p) AS periods, \(version) AS version FROM (\(activity)) "
-      + "ANY INNER JOIN (SELECT device_id, min(t) AS first_t FROM (\(activity)) GROUP BY device_id) USING device_id "
-      + "GROUP BY device_id"
-    let found = try await rows(
-      "SELECT cohort, version, p - cohort AS k, toInt64(uniqExact(device_id)) AS devices FROM (\(perDevice)) "
-        + "ARRAY JOIN periods AS p GROUP BY cohort, version, k ORDER BY cohort, version, k")
-    return SQLReports.retention(found, filter: filter, period: period, byAppVersion: byAppVersion)
   }
 }

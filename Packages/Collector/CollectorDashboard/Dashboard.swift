@@ -16,16 +16,20 @@ public enum Dashboard {
     public var to: String
     /// The page shown.
     public var page: DashboardPage
+    /// What active users, retention and funnels count: people or devices.
+    public var unit: ReportUnit
     /// The page's path (`/`, `/dashboard/retention`, ...).
     public var path: String { page.path }
 
     /// A context.
-    public init(app: String, apps: [String], from: String, to: String, page: DashboardPage) {
+    public init(app: String, apps: [String], from: String, to: String, page: DashboardPage, unit: ReportUnit = .person)
+    {
       self.app = app
       self.apps = apps
       self.from = from
       self.to = to
       self.page = page
+      self.unit = unit
     }
   }
 
@@ -45,7 +49,7 @@ public enum Dashboard {
       ("People", overview.current.people, overview.previous.people),
       ("Sessions", overview.current.sessions, overview.previous.sessions),
       ("Counters", overview.current.counters, overview.previous.counters), ("DAU", active.daily, nil),
-      ("WAU", active.weekly, nil), ("MAU", active.monthly, nil), ("New devices", active.new, nil),
+      ("WAU", active.weekly, nil), ("MAU", active.monthly, nil), ("New \(active.unit.plural)", active.new, nil),
       ("Returning", active.returning, nil),
     ]
     var body = #"<section class="figures">"#
@@ -91,7 +95,7 @@ public enum Dashboard {
   /// Weekly (or daily) cohorts as a heat table: darker is more retained.
   public static func retention(_ retention: Retention, context: Context) -> String {
     let width = retention.cohorts.map(\.retained.count).max() ?? 0
-    var html = #"<div class="scroll"><table class="heat"><thead><tr><th>Cohort</th><th>Devices</th>"#
+    var html = #"<div class="scroll"><table class="heat"><thead><tr><th>Cohort</th><th>\#(retention.unit.title)</th>"#
     for index in 0..<width { html += "<th>\(retention.period.rawValue) \(index)</th>" }
     html += "</tr></thead><tbody>"
     for cohort in retention.cohorts {
@@ -118,7 +122,7 @@ public enum Dashboard {
       context: context)
   }
 
-  /// Devices reaching each step, with conversion and drop-off.
+  /// People or devices reaching each step, with conversion and drop-off.
   public static func funnel(_ funnel: Funnel?, steps: String, window: String, top: CountList, context: Context)
     -> String
   {
@@ -133,7 +137,7 @@ public enum Dashboard {
       let rows = funnel.steps.map { step in
         (
           label: step.name, value: Double(step.devices),
-          note: "\(step.devices) devices, " + String(format: "%.1f%% of the first step", step.conversion)
+          note: "\(step.devices) \(funnel.unit.plural), " + String(format: "%.1f%% of the first step", step.conversion)
             + (step.dropOff > 0 ? String(format: ", %.1f%% dropped", step.dropOff) : "")
         )
       }
@@ -205,7 +209,7 @@ public enum Dashboard {
   }
 
   static func hiddenFilter(_ context: Context) -> String {
-    [("app", context.app), ("from", context.from), ("to", context.to)].map {
+    [("app", context.app), ("from", context.from), ("to", context.to), ("unit", context.unit.rawValue)].map {
       #"<input type="hidden" name="\#($0.0)" value="\#(SVG.escape($0.1))">"#
     }.joined()
   }
@@ -213,7 +217,7 @@ public enum Dashboard {
   static func page(_ title: String, body: String, context: Context) -> String {
     var header = "<nav>"
     for page in pages {
-      let query = "?app=\(percent(context.app))&from=\(context.from)&to=\(context.to)"
+      let query = "?app=\(percent(context.app))&from=\(context.from)&to=\(context.to)&unit=\(context.unit.rawValue)"
       header +=
         #"<a href="\#(page.path)\#(query)"\#(page == context.page ? #" class="current""# : "")>\#(page.title)</a>"#
     }
@@ -222,8 +226,12 @@ public enum Dashboard {
     for app in context.apps { header += option(app, selected: app == context.app) }
     header +=
       #"</select></label><label>From <input type="date" name="from" value="\#(SVG.escape(context.from))"></label>"#
-    header +=
-      #"<label>To <input type="date" name="to" value="\#(SVG.escape(context.to))"></label><button>Show</button></form>"#
+    header += #"<label>To <input type="date" name="to" value="\#(SVG.escape(context.to))"></label>"#
+    header += #"<label>Count <select name="unit">"#
+    for unit in ReportUnit.allCases {
+      header += #"<option value="\#(unit.rawValue)"\#(unit == context.unit ? " selected" : "")>\#(unit.title)</option>"#
+    }
+    header += "</select></label><button>Show</button></form>"
     return document(title: "\(title) · \(context.app)", header: header, body: body)
   }
 

@@ -18,11 +18,16 @@ public struct ReportFilter: Sendable, Hashable {
   public var appVersion: String?
   /// Only events of this OS version.
   public var osVersion: String?
+  /// What active users, retention and funnels count: people (the default) or devices. Counting
+  /// people needs identities: without any in the app, every device is a person of its own and both
+  /// units give the same answers.
+  public var unit: ReportUnit
 
   /// A filter; throws ``FieldError`` when the range is empty, longer than 10 years or outside
   /// ``bounds``, the app is missing, or a text holds a control character.
   public init(
-    app: String, from: Int64, to: Int64, platform: String? = nil, appVersion: String? = nil, osVersion: String? = nil
+    app: String, from: Int64, to: Int64, platform: String? = nil, appVersion: String? = nil, osVersion: String? = nil,
+    unit: ReportUnit = .person
   ) throws(FieldError) {
     guard !app.isEmpty else { throw FieldError(field: "app", reason: "is required") }
     try ReportText.check(app, field: "app")
@@ -39,6 +44,7 @@ public struct ReportFilter: Sendable, Hashable {
     self.platform = platform.flatMap { $0.isEmpty ? nil : $0 }
     self.appVersion = appVersion.flatMap { $0.isEmpty ? nil : $0 }
     self.osVersion = osVersion.flatMap { $0.isEmpty ? nil : $0 }
+    self.unit = unit
   }
 
   /// The times a filter may start or end at (ms; years 1653 to 33658): every difference, the range
@@ -52,6 +58,33 @@ public struct ReportFilter: Sendable, Hashable {
     copy.from = from - (to - from)
     return copy
   }
+}
+
+/// What a report counts as one user: a person (a device's identified user with all of that user's
+/// devices, ``PersonSQL``) or a device.
+public enum ReportUnit: String, Sendable, Hashable, Codable, CaseIterable {
+  /// People: a device belongs to the first user it was identified as; a device never identified is
+  /// a person of its own.
+  case person
+  /// Devices, identified or not.
+  case device
+
+  /// The unit parsed from a report parameter (`person` when absent); throws ``FieldError`` for
+  /// `unit` otherwise.
+  public init(parameter text: String?) throws(FieldError) {
+    guard let text, !text.isEmpty else {
+      self = .person
+      return
+    }
+    guard let unit = ReportUnit(rawValue: text) else { throw FieldError(field: "unit", reason: "is person or device") }
+    self = unit
+  }
+
+  /// The unit's plural, as tables and the dashboard label counts (`people`, `devices`).
+  public var plural: String { self == .person ? "people" : "devices" }
+
+  /// The plural as a heading (`People`, `Devices`).
+  public var title: String { self == .person ? "People" : "Devices" }
 }
 
 /// Builds one parameterised query in a store's dialect: placeholders, time columns, JSON access.

@@ -51,7 +51,7 @@ public enum Report: String, CaseIterable, Sendable {
 /// so a report means the same whether asked over HTTP or of a store directly, on every engine.
 extension ReportEngine {
   /// Runs the report `name` with `parameter` giving each parameter's text (`app`, `from`, `to`,
-  /// `platform`, `appVersion`, `osVersion`, and the report's own); throws ``FieldError`` naming a
+  /// `platform`, `appVersion`, `osVersion`, `unit`, and the report's own); throws ``FieldError`` naming a
   /// bad parameter.
   public func run(_ name: String, parameter: (String) -> String?) async throws -> any ReportResult {
     let report = try Report(named: name)
@@ -113,7 +113,8 @@ extension ReportEngine {
 
 extension Report {
 
-  /// `app`, `from`, `to` (default: the 7 days up to now), `platform`, `appVersion`, `osVersion`.
+  /// `app`, `from`, `to` (default: the 7 days up to now), `platform`, `appVersion`, `osVersion`,
+  /// `unit` (`person`, the default, or `device`).
   public static func filter(_ parameter: (String) -> String?) throws(FieldError) -> ReportFilter {
     guard let app = parameter("app"), !app.isEmpty else { throw FieldError(field: "app", reason: "is required") }
     var to = Int64(Date().timeIntervalSince1970 * 1000)
@@ -129,7 +130,7 @@ extension Report {
     }
     return try ReportFilter(
       app: app, from: from, to: to, platform: parameter("platform"), appVersion: parameter("appVersion"),
-      osVersion: parameter("osVersion"))
+      osVersion: parameter("osVersion"), unit: try ReportUnit(parameter: parameter("unit")))
   }
 
   /// `90`, `90s`, `30m`, `2h`, `1d` as milliseconds, at most ``longestDuration``; `nil` for anything

@@ -197,21 +197,25 @@ public enum ReportBucket: String, Sendable, Hashable, Codable, CaseIterable {
   }
 }
 
-/// Daily, weekly and monthly active devices at the end of the range; new against returning in it.
+/// Daily, weekly and monthly active users at the end of the range, new against returning in it,
+/// counted in ``unit`` (people or devices; the fields keep the report's first name).
 public struct ActiveDevices: ReportResult, Hashable {
-  /// Devices active in the last day of the range.
+  /// What the figures count: people or devices.
+  public var unit: ReportUnit
+  /// Users active in the last day of the range.
   public var daily: Int64
   /// In the last 7 days.
   public var weekly: Int64
   /// In the last 30 days.
   public var monthly: Int64
-  /// Devices active in the range whose first event ever is in the range.
+  /// Users active in the range whose first event ever is in the range.
   public var new: Int64
-  /// Devices active in the range seen before it.
+  /// Users active in the range seen before it.
   public var returning: Int64
 
-  /// The figures.
-  public init(daily: Int64, weekly: Int64, monthly: Int64, new: Int64, returning: Int64) {
+  /// The figures, counted in `unit`.
+  public init(daily: Int64, weekly: Int64, monthly: Int64, new: Int64, returning: Int64, unit: ReportUnit = .person) {
+    self.unit = unit
     self.daily = daily
     self.weekly = weekly
     self.monthly = monthly
@@ -221,7 +225,7 @@ public struct ActiveDevices: ReportResult, Hashable {
 
   public var table: ReportTable {
     ReportTable(
-      columns: ["figure", "devices"],
+      columns: ["figure", unit.plural],
       rows: [
         ["DAU", String(daily)], ["WAU", String(weekly)], ["MAU", String(monthly)], ["new", String(new)],
         ["returning", String(returning)],

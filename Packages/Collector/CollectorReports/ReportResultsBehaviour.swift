@@ -2,17 +2,19 @@ import Foundation
 
 // Results that follow devices over time: retention, funnels, sessions, and the rows themselves.
 
-/// Cohorts by first-seen period and the share of each still active in each following period.
+/// Cohorts by first-seen period and the share of each still active in each following period, of
+/// people or devices (``unit``).
 public struct Retention: ReportResult, Hashable {
-  /// Cohorts by `period`.
-  public init(period: ReportBucket, cohorts: [Cohort]) {
+  /// Cohorts by `period`, of `unit`.
+  public init(period: ReportBucket, cohorts: [Cohort], unit: ReportUnit = .person) {
     self.period = period
     self.cohorts = cohorts
+    self.unit = unit
   }
 
   /// One cohort.
   public struct Cohort: Sendable, Hashable, Codable {
-    /// A cohort: devices active in each period from `start` (`active[0]` is its size).
+    /// A cohort: people or devices active in each period from `start` (`active[0]` is its size).
     public init(start: Int64, appVersion: String?, size: Int64, active: [Int64], retained: [Double]) {
       self.start = start
       self.appVersion = appVersion
@@ -25,9 +27,9 @@ public struct Retention: ReportResult, Hashable {
     public var start: Int64
     /// The app version of the cohort's devices' first events, when split by version.
     public var appVersion: String?
-    /// Devices first seen in the period.
+    /// People or devices first seen in the period.
     public var size: Int64
-    /// Devices of the cohort active in period 0, 1, 2, ... (period 0 is the cohort itself).
+    /// People or devices of the cohort active in period 0, 1, 2, ... (period 0 is the cohort itself).
     public var active: [Int64]
     /// `active` as shares of `size`, in percent.
     public var retained: [Double]
@@ -35,6 +37,8 @@ public struct Retention: ReportResult, Hashable {
 
   /// `day` or `week`.
   public var period: ReportBucket
+  /// What the cohorts count: people or devices.
+  public var unit: ReportUnit
   /// The cohorts, oldest first.
   public var cohorts: [Cohort]
 
@@ -42,7 +46,7 @@ public struct Retention: ReportResult, Hashable {
     let width = cohorts.map(\.retained.count).max() ?? 0
     let split = cohorts.contains { $0.appVersion != nil }
     return ReportTable(
-      columns: ["cohort"] + (split ? ["app version"] : []) + ["devices"]
+      columns: ["cohort"] + (split ? ["app version"] : []) + [unit.plural]
         + (0..<width).map { "\(period.rawValue) \($0)" },
       rows: cohorts.map { cohort in
         [ReportTime.iso(cohort.start)] + (split ? [cohort.appVersion ?? ""] : []) + [String(cohort.size)]
@@ -52,13 +56,15 @@ public struct Retention: ReportResult, Hashable {
   }
 }
 
-/// Ordered steps within a time window: devices reaching each step, conversion and drop-off.
+/// Ordered steps within a time window: people or devices (``unit``) reaching each step, conversion
+/// and drop-off.
 public struct Funnel: ReportResult, Hashable {
-  /// A funnel within `window` ms, over every app version (`appVersion` nil) or one.
-  public init(window: Int64, appVersion: String?, steps: [Step]) {
+  /// A funnel of `unit` within `window` ms, over every app version (`appVersion` nil) or one.
+  public init(window: Int64, appVersion: String?, steps: [Step], unit: ReportUnit = .person) {
     self.window = window
     self.appVersion = appVersion
     self.steps = steps
+    self.unit = unit
   }
 
   /// One step.
@@ -74,7 +80,7 @@ public struct Funnel: ReportResult, Hashable {
 
     /// The event name.
     public var name: String
-    /// Devices that reached it (in order, within the window).
+    /// People or devices (the funnel's ``Funnel/unit``) that reached it, in order, within the window.
     public var devices: Int64
     /// Share of the first step's devices, in percent.
     public var conversion: Double
@@ -84,6 +90,9 @@ public struct Funnel: ReportResult, Hashable {
 
   /// The window, from the first step, in milliseconds.
   public var window: Int64
+  /// What the steps count: people (a person's steps on all of their devices form one path) or
+  /// devices.
+  public var unit: ReportUnit
   /// The app version the funnel is restricted to when split, else `nil`.
   public var appVersion: String?
   /// The steps.
@@ -91,7 +100,7 @@ public struct Funnel: ReportResult, Hashable {
 
   public var table: ReportTable {
     ReportTable(
-      columns: ["step", "event", "devices", "conversion %", "drop-off %"],
+      columns: ["step", "event", unit.plural, "conversion %", "drop-off %"],
       rows: steps.enumerated().map { index, step in
         [
           String(index + 1), step.name, String(step.devices), String(format: "%.1f", step.conversion),

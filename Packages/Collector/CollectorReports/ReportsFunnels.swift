@@ -6,20 +6,22 @@ import Foundation
 extension SQLReports {
   // MARK: Funnels and sessions
 
-  /// Devices that did `steps` in order, each within `window` ms of the device's first step;
-  /// conversion from the first step and drop-off from the previous one.
+  /// People or devices (the filter's unit) that did `steps` in order, each within `window` ms of
+  /// their first step; conversion from the first step and drop-off from the previous one. A person's
+  /// events on all of their devices form one path.
   public func funnel(_ filter: ReportFilter, steps: [String], window: Int64, appVersion: String?)
     async throws -> Funnel
   {
     let filter = try Self.funnelFilter(filter, steps: steps, window: window, appVersion: appVersion)
+    let (source, unit) = counted(store.eventsTable, persons: try await personsTable(filter), alias: "e")
     var sql = SQLBuilder(store.dialect)
     let conditions = sql.conditions(filter)
     let names = Set(steps).map { sql.bind($0) }.joined(separator: ", ")
     let found = try await rows(
-      "SELECT device_id, name, \(sql.ms("occurred_at")) AS t FROM \(store.eventsTable) "
+      "SELECT \(unit) AS unit_key, name, \(sql.ms("occurred_at")) AS t FROM \(source) "
         // Events of one millisecond keep their tracking order: CoreTracker's ids grow with each event.
-        + "WHERE \(conditions) AND name IN (\(names)) ORDER BY device_id, t, event_id", sql)
-    return Self.funnel(found, steps: steps, window: window, appVersion: appVersion)
+        + "WHERE \(conditions) AND name IN (\(names)) ORDER BY \(unit), t, event_id", sql)
+    return Self.funnel(found, steps: steps, window: window, appVersion: appVersion, unit: filter.unit)
   }
 
   /// Checks a funnel's steps, window and app version (``FieldError`` naming the parameter) and
@@ -38,28 +40,36 @@ extension SQLReports {
     return filter
   }
 
-  /// The funnel from rows of (`device_id`, `name`, `t`) ordered by device, time and event id.
-  package static func funnel(_ found: [SQLRow], steps: [String], window: Int64, appVersion: String?) -> Funnel {
-    funnel(reached: reached(found, steps: steps, window: window), steps: steps, window: window, appVersion: appVersion)
+  /// The funnel from rows of (`unit_key`: the person or device, `name`, `t`) ordered by unit, time
+  /// and event id.
+  package static func funnel(
+    _ found: [SQLRow], steps: [String], window: Int64, appVersion: String?, unit: ReportUnit
+  ) -> Funnel {
+    funnel(
+      reached: reached(found, steps: steps, window: window), steps: steps, window: window, appVersion: appVersion,
+      unit: unit)
   }
 
-  /// How many devices reached each step, from rows of (`device_id`, `name`, `t`) ordered by device,
-  /// time and event id.
+  /// How many people or devices reached each step, from rows of (`unit_key`, `name`, `t`) ordered
+  /// by unit, time and event id.
   package static func reached(_ found: [SQLRow], steps: [String], window: Int64) -> [Int64] {
     var reached = Array(repeating: Int64(0), count: steps.count)
     var index = 0
     while index < found.count {
-      let device = found[index]["device_id"].text ?? ""
+      let unit = found[index]["unit_key"].text ?? ""
       var end = index
-      while end < found.count, (found[end]["device_id"].text ?? "") == device { end += 1 }
+      while end < found.count, (found[end]["unit_key"].text ?? "") == unit { end += 1 }
       reached = Self.walk(found[index..<end], steps: steps, window: window, into: reached)
       index = end
     }
     return reached
   }
 
-  /// The funnel from how many devices reached each step (`reached[i]`: step `i` or further).
-  package static func funnel(reached: [Int64], steps: [String], window: Int64, appVersion: String?) -> Funnel {
+  /// The funnel from how many people or devices reached each step (`reached[i]`: step `i` or
+  /// further).
+  package static func funnel(
+    reached: [Int64], steps: [String], window: Int64, appVersion: String?, unit: ReportUnit
+  ) -> Funnel {
     let first = reached.first ?? 0
     let result = steps.enumerated().map { offset, name -> Funnel.Step in
       let previous = offset == 0 ? reached[0] : reached[offset - 1]
@@ -68,10 +78,10 @@ extension SQLReports {
         conversion: first == 0 ? 0 : Double(reached[offset]) * 100 / Double(first),
         dropOff: offset == 0 || previous == 0 ? 0 : Double(previous - reached[offset]) * 100 / Double(previous))
     }
-    return Funnel(window: window, appVersion: appVersion, steps: result)
+    return Funnel(window: window, appVersion: appVersion, steps: result, unit: unit)
   }
 
-  /// The furthest step one device reached: for each of its first-step events in time order, the
+  /// The furthest step one person or device reached: for each of its first-step events in time order, the
   /// steps that follow in order within the window; the best attempt counts.
   private static func walk(_ events: ArraySlice<SQLRow>, steps: [String], window: Int64, into reached: [Int64])
     -> [Int64]

@@ -92,9 +92,10 @@ struct DashboardController: Sendable {
       guard let lastDay = ReportTime.parse(toText) else {
         throw FieldError(field: "to", reason: "pick days such as 2026-11-01")
       }
-      let context = Dashboard.Context(app: app, apps: apps, from: fromText, to: toText, page: page)
+      let unit = try ReportUnit(parameter: query.get("unit"))
+      let context = Dashboard.Context(app: app, apps: apps, from: fromText, to: toText, page: page, unit: unit)
       guard !app.isEmpty else { return .html(.ok, Dashboard.empty(context: context)) }
-      let filter = try ReportFilter(app: app, from: from, to: lastDay + day)
+      let filter = try ReportFilter(app: app, from: from, to: lastDay + day, unit: unit)
       return .html(.ok, try await body(page, filter: filter, query: query, reports: reports, context: context))
     } catch let error as FieldError {
       throw error

@@ -57,11 +57,12 @@ struct FilterOptions: ParsableArguments {
   @Option(help: "Only this platform.") var platform: String?
   @Option(help: "Only this app version.") var appVersion: String?
   @Option(help: "Only this OS version.") var osVersion: String?
+  @Option(help: "active-devices, retention, funnel: count person (default) or device.") var unit: String?
 
   var parameters: [String: String] {
     let pairs: [(String, String?)] = [
       ("app", app), ("from", from), ("to", to), ("platform", platform), ("appVersion", appVersion),
-      ("osVersion", osVersion),
+      ("osVersion", osVersion), ("unit", unit),
     ]
     return Dictionary(uniqueKeysWithValues: pairs.compactMap { key, value in value.map { (key, $0) } })
   }

@@ -1,0 +1,75 @@
+public import CollectorReports
+import CollectorStore
+import CollectorWire
+
+/// Who is active on ClickHouse: active users and retention, in people or devices
+/// (``ReportFilter/unit``), with the SQL engines' answers.
+extension ClickHouseReports {
+  /// Whether `filter` counts people here: it asks for them and a device of the app was identified
+  /// (otherwise every device is a person of its own: the answers are the same, and devices are
+  /// cheaper to count).
+  func countsPeople(_ filter: ReportFilter) async throws -> Bool {
+    guard filter.unit == .person else { return false }
+    let app = ClickHouseSQL.literal(filter.app)
+    return try await !rows("SELECT 1 AS x FROM \(schema.persons) WHERE app = \(app) LIMIT 1").isEmpty
+  }
+
+  /// The rows of `devices` (a query with a `device_id` column, of `app`), each with its `unit_id`:
+  /// with `people`, `u:` and the device's person or `d:` and a device never identified; without,
+  /// the device.
+  func units(of devices: String, app: String, people: Bool) -> String {
+    guard people else { return "SELECT device_id AS unit_id, * FROM (\(devices))" }
+    return "SELECT if(person = '', concat('d:', device_id), concat('u:', person)) AS unit_id, * FROM (\(devices)) "
+      + "ANY LEFT JOIN (\(schema.personOfDevice(app: ClickHouseSQL.literal(app)))) USING device_id"
+  }
+
+  public func activeDevices(_ filter: ReportFilter) async throws -> ActiveDevices {
+    let people = try await countsPeople(filter)
+    let app = ClickHouseSQL.literal(filter.app)
+    func distinct(_ days: Int64) async throws -> Int64 {
+      var window = filter
+      window.from = filter.to - days * 86_400_000
+      guard people else {
+        return try await rows(
+          "SELECT toInt64(uniqExact(device_id)) AS devices FROM \(events) WHERE \(Self.conditions(window))"
+        ).first?["devices"].int ?? 0
+      }
+      let devices = "SELECT DISTINCT device_id FROM \(events) WHERE \(Self.conditions(window))"
+      return try await rows(
+        "SELECT toInt64(uniqExact(unit_id)) AS devices FROM (\(units(of: devices, app: filter.app, people: true)))"
+      ).first?["devices"].int ?? 0
+    }
+    // Active in the range, and whether the unit has any event (of the app) before the range: a
+    // person when any of their devices has.
+    let earlier =
+      "SELECT DISTINCT device_id FROM \(schema.events) WHERE app = \(app) "
+      + "AND occurred_at < \(ClickHouseSQL.literal(filter.from))"
+    let active = "SELECT DISTINCT device_id FROM \(events) WHERE \(Self.conditions(filter))"
+    let split = try await rows(
+      "SELECT toInt64(count()) AS active_devices, toInt64(countIf(unit_id IN (SELECT unit_id FROM "
+        + "(\(units(of: earlier, app: filter.app, people: people)))))) AS returning_devices "
+        + "FROM (SELECT DISTINCT unit_id FROM (\(units(of: active, app: filter.app, people: people))))"
+    ).first
+    return try await SQLReports.activeDevices(split, unit: filter.unit, distinct: distinct)
+  }
+
+  public func retention(_ filter: ReportFilter, period: ReportBucket, byAppVersion: Bool) async throws -> Retention {
+    try SQLReports.checkRetention(filter, period: period)
+    let people = try await countsPeople(filter)
+    // Each device's periods, with its first event's time and version in each (the smallest version
+    // among events of that millisecond), aggregated where the events are.
+    let activity =
+      "SELECT device_id, intDiv(occurred_at - \(ClickHouseSQL.literal(filter.from)), \(period.milliseconds)) AS p, "
+      + "min(occurred_at) AS t, argMin(app_version, (occurred_at, app_version)) AS v FROM \(events) "
+      + "WHERE \(Self.conditions(filter)) GROUP BY device_id, p"
+    // A unit's cohort is its first active period; its version that of its first event.
+    let version = byAppVersion ? "argMin(v, (t, v))" : "''"
+    let perUnit =
+      "SELECT unit_id, min(p) AS cohort, groupUniqArray(p) AS periods, \(version) AS version "
+      + "FROM (\(units(of: activity, app: filter.app, people: people))) GROUP BY unit_id"
+    let found = try await rows(
+      "SELECT cohort, version, q - cohort AS k, toInt64(uniqExact(unit_id)) AS devices FROM (\(perUnit)) "
+        + "ARRAY JOIN periods AS q GROUP BY cohort, version, k ORDER BY cohort, version, k")
+    return SQLReports.retention(found, filter: filter, period: period, byAppVersion: byAppVersion)
+  }
+}
