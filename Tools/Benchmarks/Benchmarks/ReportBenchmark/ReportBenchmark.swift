@@ -7,7 +7,8 @@ import Foundation
 
 /// Report latency on generated data: for each size, each engine (SQLite; PostgreSQL when
 /// `REPORT_BENCHMARK_POSTGRES_URL` is set; ClickHouse when `REPORT_BENCHMARK_CLICKHOUSE_URL` is) and
-/// each dashboard report, the p50 of 5 runs, in one run. The SQL stores are timed reading the events
+/// each dashboard report, the p50 of 5 runs, in one run (active users, retention and the funnel in
+/// people, the default, and again with `unit=device`). The SQL stores are timed reading the events
 /// and reading their rollups; ClickHouse has no rollups (one figure). Every engine's answers are
 /// compared with SQLite's at the same size (or the first engine's), so the figures are of equal work.
 ///
@@ -126,9 +127,11 @@ enum ReportBenchmark {
 
   static func log(_ text: String) { FileHandle.standardError.write(Data((text + "\n").utf8)) }
 
-  /// The dashboard's reports over the four generated weeks (whole days, so rollups can answer).
+  /// The dashboard's reports over the four generated weeks (whole days, so rollups can answer);
+  /// active users, retention and the funnel in people (the default) and in devices.
   static let reports: [(String, @Sendable (any ReportEngine) async throws -> String)] = {
     let filter = try! ReportFilter(app: "bench", from: start, to: start + 28 * day)
+    let devices = try! ReportFilter(app: "bench", from: start, to: start + 28 * day, unit: .device)
     let funnel = ["product_viewed", "add_to_cart", "purchase"]
     return [
       ("overview", { ReportBenchmark.answer(try await $0.overview(filter)) }),
@@ -139,7 +142,9 @@ enum ReportBenchmark {
         { ReportBenchmark.answer(try await $0.timeSeries(filter, bucket: .hour, event: "purchase")) }
       ),
       ("active-devices", { ReportBenchmark.answer(try await $0.activeDevices(filter)) }),
+      ("active-devices by device", { ReportBenchmark.answer(try await $0.activeDevices(devices)) }),
       ("retention (week)", { ReportBenchmark.answer(try await $0.retention(filter, period: .week)) }),
+      ("retention (week) by device", { ReportBenchmark.answer(try await $0.retention(devices, period: .week)) }),
       ("breakdown (app version)", { ReportBenchmark.answer(try await $0.breakdown(filter, by: .appVersion)) }),
       ("sessions", { ReportBenchmark.answer(try await $0.sessions(filter)) }),
       (
@@ -149,6 +154,10 @@ enum ReportBenchmark {
       (
         "funnel (3 steps in 1 h)",
         { ReportBenchmark.answer(try await $0.funnel(filter, steps: funnel, window: 3_600_000)) }
+      ),
+      (
+        "funnel (3 steps in 1 h) by device",
+        { ReportBenchmark.answer(try await $0.funnel(devices, steps: funnel, window: 3_600_000)) }
       ),
       ("counters", { ReportBenchmark.answer(try await $0.counters(filter)) }),
       ("events (latest page)", { ReportBenchmark.answer(try await $0.eventRows(filter, event: nil, limit: 100)) }),
