@@ -14,7 +14,8 @@ public enum ReportDimension: String, Sendable, CaseIterable {
 /// columnar store) conforms on its own, without touching the SQL engines. The collector's report
 /// API, dashboard and trackerctl see only this protocol (``Report`` dispatches by name through
 /// ``run(_:parameters:)``), and every engine must give the same answers on the same events: the
-/// hand-computed report tests run against each.
+/// hand-computed report tests run against each. Active users, retention and funnels count people or
+/// devices as the filter's ``ReportFilter/unit`` says, and their results name it.
 ///
 /// Every method validates what it is given (``ReportText``, ranges) and throws ``FieldError`` naming
 /// the parameter; anything else it throws is a storage failure.
@@ -34,11 +35,14 @@ public protocol ReportEngine: Sendable {
   func counters(_ filter: ReportFilter, limit: Int) async throws -> CountList
   /// Counts and devices per hour or day, for all events or one; every bucket of the range present.
   func timeSeries(_ filter: ReportFilter, bucket: ReportBucket, event: String?) async throws -> TimeSeries
-  /// DAU, WAU and MAU at the end of the range; new against returning devices in the range.
+  /// DAU, WAU and MAU at the end of the range; new against returning users in the range; in people
+  /// or devices (``ReportFilter/unit``).
   func activeDevices(_ filter: ReportFilter) async throws -> ActiveDevices
-  /// Cohorts by first period, active share in each later period; optionally by first app version.
+  /// Cohorts of people or devices (``ReportFilter/unit``) by first period, active share in each later
+  /// period; optionally by first app version.
   func retention(_ filter: ReportFilter, period: ReportBucket, byAppVersion: Bool) async throws -> Retention
-  /// Devices that did `steps` in order, each within `window` ms of the device's first step.
+  /// People or devices (``ReportFilter/unit``) that did `steps` in order, each within `window` ms of
+  /// their first step; a person's events on all of their devices form one path.
   func funnel(_ filter: ReportFilter, steps: [String], window: Int64, appVersion: String?) async throws -> Funnel
   /// Sessions: how many, median duration, events per session.
   func sessions(_ filter: ReportFilter) async throws -> Sessions

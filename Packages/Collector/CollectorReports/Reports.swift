@@ -59,17 +59,19 @@ public struct SQLReports: ReportEngine {
 
   private func figures(_ filter: ReportFilter) async throws -> Overview.Figures {
     var sql = SQLBuilder(store.dialect)
+    // With a persons table, devices are counted with the people, from one distinct-device query.
+    let devices = store.personsTable == nil ? "count(DISTINCT device_id) AS devices, " : ""
     let query: String
     if let rollups = rollups(filter) {
       query =
-        "SELECT CAST(coalesce(sum(events), 0) AS BIGINT) AS events, count(DISTINCT device_id) AS devices, "
+        "SELECT CAST(coalesce(sum(events), 0) AS BIGINT) AS events, \(devices)"
         + "count(DISTINCT \(sql.rollupSessionKey)) AS sessions FROM \(rollups.sessions) WHERE \(sql.rollupConditions(filter))"
     } else {
       query =
-        "SELECT count(*) AS events, count(DISTINCT device_id) AS devices, "
-        + "count(DISTINCT \(sql.sessionKey)) AS sessions FROM \(store.eventsTable) "
+        "SELECT count(*) AS events, \(devices)count(DISTINCT \(sql.sessionKey)) AS sessions FROM \(store.eventsTable) "
         + "WHERE \(sql.conditions(filter))"
     }
+    async let mapped = people(filter)
     let events = try await rows(query, sql).first
     var counterSQL = SQLBuilder(store.dialect)
     let counterConditions = counterSQL.conditions(filter, timeColumn: "first_counted_at")
@@ -78,15 +80,15 @@ public struct SQLReports: ReportEngine {
         "SELECT \(counterSQL.saturatingSum("count")) AS counters FROM \(store.countersTable) WHERE \(counterConditions)",
         counterSQL
       ).first
-    let devices = events?["devices"].int ?? 0
+    let (deviceCount, peopleCount) = try await mapped ?? (events?["devices"].int ?? 0, events?["devices"].int ?? 0)
     return Overview.Figures(
-      events: events?["events"].int ?? 0, devices: devices, people: try await people(filter) ?? devices,
+      events: events?["events"].int ?? 0, devices: deviceCount, people: peopleCount,
       sessions: events?["sessions"].int ?? 0, counters: counters?["counters"].int ?? 0)
   }
 
-  /// The distinct people among the devices active in the range (``PersonSQL``); `nil` when the store
-  /// keeps no device-to-person table.
-  private func people(_ filter: ReportFilter) async throws -> Int64? {
+  /// The devices active in the range and the distinct people among them (``PersonSQL``); `nil` when
+  /// the store keeps no device-to-person table.
+  private func people(_ filter: ReportFilter) async throws -> (devices: Int64, people: Int64)? {
     guard let persons = store.personsTable else { return nil }
     var sql = SQLBuilder(store.dialect)
     let devices =
@@ -96,7 +98,8 @@ public struct SQLReports: ReportEngine {
         "SELECT DISTINCT app, device_id FROM \(store.eventsTable) WHERE \(sql.conditions(filter))"
       }
     let query = PersonSQL(events: store.eventsTable, persons: persons, dialect: store.dialect).people(from: devices)
-    return try await rows(query, sql).first?["people"].int
+    let row = try await rows(query, sql).first
+    return (row?["devices"].int ?? 0, row?["people"].int ?? 0)
   }
 
   // MARK: Counts

@@ -14,16 +14,14 @@ extension SQLReports {
     return any.isEmpty ? nil : persons
   }
 
-  /// `table` as the `FROM` of a query that counts units, named `alias`, and the column naming one
-  /// unit: with `persons`, a derived table of `table`'s rows each with its `unit_id` (`u:` and the
-  /// device's person, or `d:` and a device never identified); without, `table` and `device_id`.
-  func counted(_ table: String, persons: String?, alias: String) -> (source: String, unit: String) {
-    guard let persons else { return ("\(table) \(alias)", "device_id") }
-    return (
-      "(SELECT t.*, coalesce('u:' || p.person, 'd:' || t.device_id) AS unit_id FROM \(table) t "
-        + "LEFT JOIN \(persons) p ON p.app = t.app AND p.device_id = t.device_id) \(alias)",
-      "unit_id"
-    )
+  /// The rows of `devices` (a query with `app` and `device_id` columns), each with its `unit_id`: with
+  /// `persons`, `u:` and the device's person or `d:` and a device never identified; without, the
+  /// device. Queries reduce their rows to devices (or devices and periods) first, so only those are
+  /// joined with the persons table.
+  func units(of devices: String, persons: String?) -> String {
+    guard let persons else { return "SELECT d.*, d.device_id AS unit_id FROM (\(devices)) d" }
+    return "SELECT d.*, coalesce('u:' || p.person, 'd:' || d.device_id) AS unit_id FROM (\(devices)) d "
+      + "LEFT JOIN \(persons) p ON p.app = d.app AND p.device_id = d.device_id"
   }
 
   /// DAU, WAU and MAU at the end of the range; new against returning users in the range; in the
@@ -40,9 +38,10 @@ extension SQLReports {
         } else {
           (store.eventsTable, sql.conditions(window))
         }
-      let (source, unit) = counted(table, persons: persons, alias: "e")
-      return try await rows("SELECT count(DISTINCT \(unit)) AS devices FROM \(source) WHERE \(conditions)", sql)
-        .first?["devices"].int ?? 0
+      let devices = "SELECT DISTINCT app, device_id FROM \(table) WHERE \(conditions)"
+      return try await rows(
+        "SELECT count(DISTINCT unit_id) AS n FROM (\(units(of: devices, persons: persons))) u", sql
+      ).first?["n"].int ?? 0
     }
     var sql = SQLBuilder(store.dialect)
     // Active in the range, and whether the unit has any event (of the app) before the range.
@@ -54,22 +53,22 @@ extension SQLReports {
       }
     let app = sql.bind(filter.app)
     let query: String
-    if persons == nil {
+    if let persons {
+      // A person is returning when any of their devices was active before: the people active before
+      // the range, once.
+      let active = units(of: "SELECT DISTINCT app, device_id FROM \(table) WHERE \(conditions)", persons: persons)
+      let before = units(
+        of: "SELECT DISTINCT app, device_id FROM \(table) WHERE app = \(app) AND \(earlier)", persons: persons)
+      query =
+        "SELECT count(*) AS active_devices, count(b.unit_id) AS returning_devices "
+        + "FROM (SELECT DISTINCT unit_id FROM (\(active)) x) a "
+        + "LEFT JOIN (SELECT DISTINCT unit_id FROM (\(before)) y) b ON b.unit_id = a.unit_id"
+    } else {
       // A device's earlier events are one index seek away.
       query =
         "SELECT count(*) AS active_devices, coalesce(sum(CASE WHEN EXISTS (SELECT 1 FROM \(table) e2 "
         + "WHERE e2.app = \(app) AND e2.device_id = a.device_id AND e2.\(earlier)) THEN 1 ELSE 0 END), 0) "
         + "AS returning_devices FROM (SELECT DISTINCT device_id FROM \(table) WHERE \(conditions)) a"
-    } else {
-      // A person is returning when any of their devices was active before: the people active before
-      // the range, once.
-      let (active, unit) = counted(table, persons: persons, alias: "e")
-      let (before, _) = counted(table, persons: persons, alias: "e2")
-      query =
-        "SELECT count(*) AS active_devices, count(b.unit_id) AS returning_devices "
-        + "FROM (SELECT DISTINCT \(unit) AS unit_id FROM \(active) WHERE \(conditions)) a "
-        + "LEFT JOIN (SELECT DISTINCT \(unit) AS unit_id FROM \(before) WHERE app = \(app) AND \(earlier)) b "
-        + "ON b.unit_id = a.unit_id"
     }
     let split = try await rows(query, sql).first
     return try await Self.activeDevices(split, unit: filter.unit, distinct: distinct)
@@ -101,23 +100,27 @@ extension SQLReports {
     let table = rollups?.sessions ?? store.eventsTable
     let conditions = rollups == nil ? sql.conditions(filter) : sql.rollupConditions(filter)
     let origin = sql.bind(filter.from)
-    // Rows of (unit, period, time, version): events, or rollup rows (their first event's time); the
-    // unit (a device or its person) is named `device_id` from here on.
+    // Rows of (device, period, time, version): events, or rollup rows (their first event's time).
     let (time, first) = rollups == nil ? (sql.ms("occurred_at"), sql.ms("occurred_at")) : ("hour", "first_ms")
-    let (source, unit) = counted(table, persons: persons, alias: "e")
     let activity =
-      "SELECT \(unit) AS device_id, (\(time) - \(origin)) / \(size) AS p, \(first) AS t, app_version AS v "
-      + "FROM \(source) WHERE \(conditions)"
-    // A device's cohort is its first active period; its version that of its first event (the
-    // smallest version among events of that millisecond). Window functions, no self-join.
-    let perDevice =
+      "SELECT app, device_id, (\(time) - \(origin)) / \(size) AS p, \(first) AS t, app_version AS v FROM \(table) "
+      + "WHERE \(conditions)"
+    // Each device's periods, with the first event of each when split by version (the smallest version
+    // among events of that millisecond); then each with its unit.
+    let periods =
       byAppVersion
-      ? "SELECT device_id, p, min(p) OVER (PARTITION BY device_id) AS cohort, "
-        + "first_value(v) OVER (PARTITION BY device_id ORDER BY t, v) AS version FROM (\(activity)) r"
-      : "SELECT device_id, p, min(p) OVER (PARTITION BY device_id) AS cohort, CAST('' AS TEXT) AS version "
-        + "FROM (SELECT device_id, p FROM (\(activity)) r0 GROUP BY device_id, p) r"
+      ? "SELECT app, device_id, p, t, v FROM (SELECT r.*, row_number() OVER (PARTITION BY device_id, p ORDER BY t, v) "
+        + "AS n FROM (\(activity)) r) f WHERE n = 1"
+      : "SELECT app, device_id, p FROM (\(activity)) r GROUP BY app, device_id, p"
+    // A unit's cohort is its first active period; its version that of its first event. Window
+    // functions, no self-join.
+    let version =
+      byAppVersion ? "first_value(v) OVER (PARTITION BY unit_id ORDER BY t, v)" : "CAST('' AS TEXT)"
+    let perUnit =
+      "SELECT unit_id, p, min(p) OVER (PARTITION BY unit_id) AS cohort, \(version) AS version "
+      + "FROM (\(units(of: periods, persons: persons))) u"
     let found = try await rows(
-      "SELECT cohort, version, p - cohort AS k, count(DISTINCT device_id) AS devices FROM (\(perDevice)) x "
+      "SELECT cohort, version, p - cohort AS k, count(DISTINCT unit_id) AS devices FROM (\(perUnit)) x "
         + "GROUP BY cohort, version, k ORDER BY cohort, version, k", sql)
     return Self.retention(found, filter: filter, period: period, byAppVersion: byAppVersion)
   }

@@ -13,14 +13,17 @@ extension SQLReports {
     async throws -> Funnel
   {
     let filter = try Self.funnelFilter(filter, steps: steps, window: window, appVersion: appVersion)
-    let (source, unit) = counted(store.eventsTable, persons: try await personsTable(filter), alias: "e")
+    let persons = try await personsTable(filter)
     var sql = SQLBuilder(store.dialect)
     let conditions = sql.conditions(filter)
     let names = Set(steps).map { sql.bind($0) }.joined(separator: ", ")
+    let stepEvents =
+      "SELECT app, device_id, name, \(sql.ms("occurred_at")) AS t, event_id FROM \(store.eventsTable) "
+      + "WHERE \(conditions) AND name IN (\(names))"
     let found = try await rows(
-      "SELECT \(unit) AS unit_key, name, \(sql.ms("occurred_at")) AS t FROM \(source) "
-        // Events of one millisecond keep their tracking order: CoreTracker's ids grow with each event.
-        + "WHERE \(conditions) AND name IN (\(names)) ORDER BY \(unit), t, event_id", sql)
+      // Events of one millisecond keep their tracking order: CoreTracker's ids grow with each event.
+      "SELECT unit_id AS unit_key, name, t FROM (\(units(of: stepEvents, persons: persons))) u ORDER BY unit_id, t, event_id",
+      sql)
     return Self.funnel(found, steps: steps, window: window, appVersion: appVersion, unit: filter.unit)
   }
 

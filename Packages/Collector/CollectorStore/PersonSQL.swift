@@ -60,10 +60,11 @@ public struct PersonSQL: Sendable {
       """
   }
 
-  /// The distinct people among the devices of `devices`, a query of distinct `app, device_id`.
+  /// The devices of `devices`, a query of distinct `app, device_id` (of one app), and the distinct
+  /// people among them.
   public func people(from devices: String) -> String {
     """
-    SELECT count(DISTINCT coalesce('u:' || p.person, 'd:' || d.device_id)) AS people
+    SELECT count(*) AS devices, count(DISTINCT coalesce('u:' || p.person, 'd:' || d.device_id)) AS people
     FROM (\(devices)) d LEFT JOIN \(persons) p ON p.app = d.app AND p.device_id = d.device_id
     """
   }
