@@ -68,8 +68,13 @@ public struct ClickHouseReports: ReportEngine {
   }
 
   private func figures(_ filter: ReportFilter) async throws -> Overview.Figures {
+    // Devices and people from one distinct-device query, each device with its person.
+    let devices = "SELECT DISTINCT device_id FROM \(self.events) WHERE \(Self.conditions(filter))"
+    async let people = rows(
+      "SELECT toInt64(count()) AS devices, toInt64(uniqExact(unit_id)) AS people "
+        + "FROM (\(units(of: devices, app: filter.app, people: true)))")
     let events = try await rows(
-      "SELECT toInt64(count()) AS events, toInt64(uniqExact(device_id)) AS devices, "
+      "SELECT toInt64(count()) AS events, "
         + "toInt64(uniqExactIf(device_id, assumeNotNull(session_id), isNotNull(session_id))) AS sessions "
         + "FROM \(self.events) WHERE \(Self.conditions(filter))"
     ).first
@@ -77,12 +82,9 @@ public struct ClickHouseReports: ReportEngine {
       "SELECT \(Self.saturatingSum("count")) AS counters FROM \(schema.counters) FINAL "
         + "WHERE \(Self.conditions(filter, time: "first_counted_at", dated: false))"
     ).first
-    let devices = "SELECT DISTINCT device_id FROM \(self.events) WHERE \(Self.conditions(filter))"
-    let people = try await rows(
-      "SELECT toInt64(uniqExact(unit_id)) AS people FROM (\(units(of: devices, app: filter.app, people: true)))"
-    ).first
+    let mapped = try await people.first
     return Overview.Figures(
-      events: events?["events"].int ?? 0, devices: events?["devices"].int ?? 0, people: people?["people"].int ?? 0,
+      events: events?["events"].int ?? 0, devices: mapped?["devices"].int ?? 0, people: mapped?["people"].int ?? 0,
       sessions: events?["sessions"].int ?? 0, counters: counters?["counters"].int ?? 0)
   }
 
