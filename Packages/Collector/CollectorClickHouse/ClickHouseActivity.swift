@@ -27,13 +27,12 @@ extension ClickHouseReports {
     let people = try await countsPeople(filter)
     let app = ClickHouseSQL.literal(filter.app)
     // DAU, WAU and MAU in one pass: each device's last active time in the 30 days, with its unit.
-    let day: Int64 = 86_400_000
+    let day = ReportBucket.day.milliseconds
     var window = filter
-    window.from = filter.to - 30 * day
-    let spans: [Int64] = [1, 7, 30]
+    window.from = filter.to - (SQLReports.activeSpans.last ?? 0) * day
     let last =
       "SELECT device_id, max(occurred_at) AS last FROM \(events) WHERE \(Self.conditions(window)) GROUP BY device_id"
-    let counts = spans.map {
+    let counts = SQLReports.activeSpans.map {
       "toInt64(uniqExactIf(unit_id, last >= \(ClickHouseSQL.literal(filter.to - $0 * day)))) AS d\($0)"
     }
     let recent = try await rows(

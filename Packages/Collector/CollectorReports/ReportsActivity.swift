@@ -63,9 +63,9 @@ extension SQLReports {
   /// The distinct units active in the last 1, 7 and 30 days of the range, by days, in one pass:
   /// each device's last active time in the 30 days, with its unit.
   private func recent(_ filter: ReportFilter, persons: String?) async throws -> [Int64: Int64] {
-    let day: Int64 = 86_400_000
+    let day = ReportBucket.day.milliseconds
     var window = filter
-    window.from = filter.to - 30 * day
+    window.from = filter.to - (Self.activeSpans.last ?? 0) * day
     var sql = SQLBuilder(store.dialect)
     let (table, conditions, last) =
       if let rollups = rollups(window) {
@@ -74,15 +74,18 @@ extension SQLReports {
         (store.eventsTable, sql.conditions(window), "max(\(sql.ms("occurred_at")))")
       }
     let devices = "SELECT app, device_id, \(last) AS last FROM \(table) WHERE \(conditions) GROUP BY app, device_id"
-    let spans: [Int64] = [1, 7, 30]
-    let counts = spans.map { days in
+    let counts = Self.activeSpans.map { days in
       "count(DISTINCT CASE WHEN last >= \(sql.bind(filter.to - days * day)) THEN unit_id END) AS d\(days)"
     }
     let row = try await rows(
       "SELECT \(counts.joined(separator: ", ")) FROM (\(units(of: devices, persons: persons))) u", sql
     ).first
-    return Dictionary(uniqueKeysWithValues: spans.map { ($0, row?["d\($0)"].int ?? 0) })
+    return Dictionary(uniqueKeysWithValues: Self.activeSpans.map { ($0, row?["d\($0)"].int ?? 0) })
   }
+
+  /// The days of DAU, WAU and MAU, in order: each counts the users active in that many days to the
+  /// range's end.
+  package static let activeSpans: [Int64] = [1, 7, 30]
 
   /// Active users from the split row (`active_devices`, `returning_devices`) and `recent`, the
   /// distinct users of the last `days` days of the range, all counted in `unit`.
@@ -92,7 +95,7 @@ extension SQLReports {
     let active = split?["active_devices"].int ?? 0
     let returning = split?["returning_devices"].int ?? 0
     return ActiveDevices(
-      daily: recent(1), weekly: recent(7), monthly: recent(30),
+      daily: recent(activeSpans[0]), weekly: recent(activeSpans[1]), monthly: recent(activeSpans[2]),
       new: active - returning, returning: returning, unit: unit)
   }
 
