@@ -20,8 +20,7 @@ extension SQLReports {
   /// joined with the persons table.
   func units(of devices: String, persons: String?) -> String {
     guard let persons else { return "SELECT d.*, d.device_id AS unit_id FROM (\(devices)) d" }
-    return "SELECT d.*, coalesce('u:' || p.person, 'd:' || d.device_id) AS unit_id FROM (\(devices)) d "
-      + "LEFT JOIN \(persons) p ON p.app = d.app AND p.device_id = d.device_id"
+    return PersonSQL.units(of: devices, persons: persons)
   }
 
   /// DAU, WAU and MAU at the end of the range; new against returning users in the range; in the

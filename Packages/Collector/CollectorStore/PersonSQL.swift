@@ -63,9 +63,14 @@ public struct PersonSQL: Sendable {
   /// The devices of `devices`, a query of distinct `app, device_id` (of one app), and the distinct
   /// people among them.
   public func people(from devices: String) -> String {
-    """
-    SELECT count(*) AS devices, count(DISTINCT coalesce('u:' || p.person, 'd:' || d.device_id)) AS people
-    FROM (\(devices)) d LEFT JOIN \(persons) p ON p.app = d.app AND p.device_id = d.device_id
-    """
+    "SELECT count(*) AS devices, count(DISTINCT unit_id) AS people FROM (\(Self.units(of: devices, persons: persons))) u"
+  }
+
+  /// The rows of `devices` (a query with `app` and `device_id` columns), each with its `unit_id`,
+  /// its person's: `u:` and the person of the device in `persons`, or `d:` and a device never
+  /// identified.
+  public static func units(of devices: String, persons: String) -> String {
+    "SELECT d.*, coalesce('u:' || p.person, 'd:' || d.device_id) AS unit_id FROM (\(devices)) d "
+      + "LEFT JOIN \(persons) p ON p.app = d.app AND p.device_id = d.device_id"
   }
 }
