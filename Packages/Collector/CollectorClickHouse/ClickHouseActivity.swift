@@ -33,7 +33,7 @@ extension ClickHouseReports {
     let last =
       "SELECT device_id, max(occurred_at) AS last FROM \(events) WHERE \(Self.conditions(window)) GROUP BY device_id"
     let counts = SQLReports.activeSpans.map {
-      "toInt64(uniqExactIf(unit_id, last >= \(ClickHouseSQL.literal(filter.to - $0 * day)))) AS d\($0)"
+      "toInt64(uniqExactIf(unit_id, last >= \(ClickHouseSQL.literal(filter.to - $0 * day)))) AS \(SQLReports.recentColumn($0))"
     }
     let recent = try await rows(
       "SELECT \(counts.joined(separator: ", ")) FROM (\(units(of: last, app: filter.app, people: people)))"
@@ -49,7 +49,7 @@ extension ClickHouseReports {
         + "(\(units(of: earlier, app: filter.app, people: people)))))) AS returning_devices "
         + "FROM (SELECT DISTINCT unit_id FROM (\(units(of: active, app: filter.app, people: people))))"
     ).first
-    return SQLReports.activeDevices(split, unit: filter.unit) { recent?["d\($0)"].int ?? 0 }
+    return SQLReports.activeDevices(split, recent: recent, unit: filter.unit)
   }
 
   public func retention(_ filter: ReportFilter, period: ReportBucket, byAppVersion: Bool) async throws -> Retention {

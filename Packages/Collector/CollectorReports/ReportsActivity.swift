@@ -56,12 +56,13 @@ extension SQLReports {
         + "AS returning_devices FROM (SELECT DISTINCT device_id FROM \(table) WHERE \(conditions)) a"
     }
     let split = try await rows(query, sql).first
-    return Self.activeDevices(split, unit: filter.unit) { recent[$0] ?? 0 }
+    return Self.activeDevices(split, recent: recent, unit: filter.unit)
   }
 
-  /// The distinct units active in the last 1, 7 and 30 days of the range, by days, in one pass:
-  /// each device's last active time in the 30 days, with its unit.
-  private func recent(_ filter: ReportFilter, persons: String?) async throws -> [Int64: Int64] {
+  /// The row of the distinct units active in the last 1, 7 and 30 days of the range
+  /// (``recentColumn(_:)``), in one pass: each device's last active time in the 30 days, with its
+  /// unit.
+  private func recent(_ filter: ReportFilter, persons: String?) async throws -> SQLRow? {
     let day = ReportBucket.day.milliseconds
     var window = filter
     window.from = filter.to - (Self.activeSpans.last ?? 0) * day
@@ -74,28 +75,31 @@ extension SQLReports {
       }
     let devices = "SELECT app, device_id, \(last) AS last FROM \(table) WHERE \(conditions) GROUP BY app, device_id"
     let counts = Self.activeSpans.map { days in
-      "count(DISTINCT CASE WHEN last >= \(sql.bind(filter.to - days * day)) THEN unit_id END) AS d\(days)"
+      "count(DISTINCT CASE WHEN last >= \(sql.bind(filter.to - days * day)) THEN unit_id END) "
+        + "AS \(Self.recentColumn(days))"
     }
-    let row = try await rows(
+    return try await rows(
       "SELECT \(counts.joined(separator: ", ")) FROM (\(units(of: devices, persons: persons))) u", sql
     ).first
-    return Dictionary(uniqueKeysWithValues: Self.activeSpans.map { ($0, row?["d\($0)"].int ?? 0) })
   }
 
   /// The days of DAU, WAU and MAU, in order: each counts the users active in that many days to the
   /// range's end.
   package static let activeSpans: [Int64] = [1, 7, 30]
 
-  /// Active users from the split row (`active_devices`, `returning_devices`) and `recent`, the
-  /// distinct users of the last `days` days of the range, all counted in `unit`.
-  package static func activeDevices(
-    _ split: SQLRow?, unit: ReportUnit, recent: (Int64) -> Int64
-  ) -> ActiveDevices {
+  /// The column of the users active in the last `days` days, in the `recent` row of
+  /// ``activeDevices(_:recent:unit:)``.
+  package static func recentColumn(_ days: Int64) -> String { "active_\(days)d" }
+
+  /// Active users from the split row (`active_devices`, `returning_devices`) and the `recent` row
+  /// (a ``recentColumn(_:)`` for each of ``activeSpans``), all counted in `unit`.
+  package static func activeDevices(_ split: SQLRow?, recent: SQLRow?, unit: ReportUnit) -> ActiveDevices {
     let active = split?["active_devices"].int ?? 0
     let returning = split?["returning_devices"].int ?? 0
+    let users = activeSpans.map { recent?[recentColumn($0)].int ?? 0 }
     return ActiveDevices(
-      daily: recent(activeSpans[0]), weekly: recent(activeSpans[1]), monthly: recent(activeSpans[2]),
-      new: active - returning, returning: returning, unit: unit)
+      daily: users[0], weekly: users[1], monthly: users[2], new: active - returning, returning: returning,
+      unit: unit)
   }
 
   /// Cohorts of people or devices (the filter's unit) by the period of their first event in the
