@@ -119,9 +119,9 @@ let package = Package(
     .testTarget(
       name: "CollectorWireTests", dependencies: ["CollectorWire", "TestSupport"], path: "Tests/CollectorWireTests"
     ),
-    .target(name: "GA4Wire", path: "Packages/Wire/GA4Wire"),
+    .target(name: "GA4Wire", dependencies: ["WireJSON"], path: "Packages/Wire/GA4Wire"),
     .testTarget(name: "GA4WireTests", dependencies: ["GA4Wire", "TestSupport"], path: "Tests/GA4WireTests"),
-    .target(name: "MixpanelWire", path: "Packages/Wire/MixpanelWire"),
+    .target(name: "MixpanelWire", dependencies: ["WireJSON"], path: "Packages/Wire/MixpanelWire"),
     .testTarget(
       name: "MixpanelWireTests", dependencies: ["MixpanelWire", "TestSupport"], path: "Tests/MixpanelWireTests"
     ),
@@ -310,7 +310,7 @@ let package = Package(
       dependencies: [
         "CollectorRuntime", "CollectorClickHouse",
         "CollectorDashboard", "CollectorIngest", "CollectorPostgres", "CollectorReports", "CollectorSQLite",
-        "CollectorStore", "CollectorVendors", "CollectorWire", "GA4Wire", "MixpanelWire",
+        "CollectorStore", "CollectorVendors", "CollectorWire", "GA4Wire", "MixpanelWire", "WireJSON",
         .product(name: "CompressNIO", package: "compress-nio", condition: .server),
         .product(name: "HTTPTypes", package: "swift-http-types", condition: .server),
         .product(name: "Hummingbird", package: "hummingbird", condition: .server),

@@ -14,6 +14,7 @@ import CollectorReports
 ///   per order and per counted item, ordered and partitioned like the events.
 /// - `counters`: `ReplacingMergeTree(count)` by (app, counter id): merges keep the largest total.
 /// - `keys`: `ReplacingMergeTree(version)` by id: revoking writes a newer version of the row.
+/// - `sessions`: `ReplacingMergeTree(version)` by token hash; `audit`: a `MergeTree` by time.
 /// - `schema_migrations`: one row per applied migration (on every server).
 ///
 /// On a cluster (``cluster`` set), each server keeps the rows in `<table>_local` and `<table>` is a
@@ -35,6 +36,8 @@ struct ClickHouseSchema: Sendable {
   var events: String { table("events") }
   var counters: String { table("counters") }
   var keys: String { table("keys") }
+  var sessions: String { table("sessions") }
+  var audit: String { table("audit") }
   var orders: String { table("orders") }
   var persons: String { table("persons") }
   var items: String { table("items") }
@@ -151,8 +154,25 @@ struct ClickHouseSchema: Sendable {
         GROUP BY app, device_id
         """
       ],
+      Self.access.flatMap(create),
     ]
   }
+
+  /// Dashboard sessions (a newer `version` replaces a row: the last use, or the end, which always
+  /// wins) and the audit trail, of migration 3.
+  static let access = [
+    Table(
+      name: "sessions",
+      columns: """
+        hash String, key_id String, scope String, app String, created_at Int64, last_used_at Int64,
+        ended_at Nullable(Int64), version UInt64
+        """,
+      engine: "ReplacingMergeTree(version) ORDER BY hash",
+      shardBy: "cityHash64(hash)"),
+    Table(
+      name: "audit", columns: "time Int64, actor String, action String, detail String",
+      engine: "MergeTree ORDER BY time", shardBy: "cityHash64(actor)"),
+  ]
 
   /// Each device's person in `app` (a literal): the user of its earliest row.
   func personOfDevice(app: String) -> String {

@@ -18,23 +18,31 @@ public enum Dashboard {
     public var page: DashboardPage
     /// What active users, retention and funnels count: people or devices.
     public var unit: ReportUnit
+    /// The session's CSRF token, for the sign-out form (empty for a key sent with each request).
+    public var csrf: String
+    /// Whether the viewer may see the admin pages (the audit trail).
+    public var isAdmin: Bool
     /// The page's path (`/`, `/dashboard/retention`, ...).
     public var path: String { page.path }
 
     /// A context.
-    public init(app: String, apps: [String], from: String, to: String, page: DashboardPage, unit: ReportUnit = .person)
-    {
+    public init(
+      app: String, apps: [String], from: String, to: String, page: DashboardPage, unit: ReportUnit = .person,
+      csrf: String = "", isAdmin: Bool = false
+    ) {
       self.app = app
       self.apps = apps
       self.from = from
       self.to = to
       self.page = page
       self.unit = unit
+      self.csrf = csrf
+      self.isAdmin = isAdmin
     }
-  }
 
-  /// The pages, in the navigation's order.
-  public static var pages: [DashboardPage] { DashboardPage.allCases }
+    /// The pages the viewer may open, in the navigation's order.
+    public var pages: [DashboardPage] { DashboardPage.allCases.filter { isAdmin || $0 != .audit } }
+  }
 
   // MARK: Pages
 
@@ -163,14 +171,20 @@ public enum Dashboard {
           + "or run <code>swift run shop-demo</code>.</p>"), context: context)
   }
 
-  /// A page asking for the admin key.
-  public static func login(next: String, failed: Bool) -> String {
-    var body = #"<section class="card"><h2>Sign in</h2>"#
-    if failed { body += #"<p class="error">That is not an admin key.</p>"# }
-    body += #"<form method="get" action="/login"><input type="hidden" name="next" value="\#(SVG.escape(next))">"#
-    body += #"<label>Admin key <input type="password" name="key" autocomplete="current-password"></label>"#
+  /// The sign-in page: a form that posts a read or admin key (never in the URL), with `problem`
+  /// said above it.
+  public static func login(next: String, problem: String? = nil, title: String = "Sign in") -> String {
+    var body = #"<section class="card"><h2>\#(SVG.escape(title))</h2>"#
+    if let problem { body += #"<p class="error">\#(SVG.escape(problem))</p>"# }
+    body += #"<form method="post" action="/login"><input type="hidden" name="next" value="\#(SVG.escape(next))">"#
+    body += #"<label>Read or admin key <input type="password" name="key" autocomplete="current-password"></label>"#
     body += "<button>Sign in</button></form></section>"
-    return document(title: "Sign in", header: "", body: body)
+    return document(title: title, header: "", body: body)
+  }
+
+  /// The audit trail: who (a key's id) did what, when.
+  public static func audit(_ entries: ReportTable, context: Context) -> String {
+    page("Audit", body: card("Audit trail (newest first)", table(entries)), context: context)
   }
 
   // MARK: Pieces
@@ -216,7 +230,7 @@ public enum Dashboard {
 
   static func page(_ title: String, body: String, context: Context) -> String {
     var header = "<nav>"
-    for page in pages {
+    for page in context.pages {
       let query = "?app=\(percent(context.app))&from=\(context.from)&to=\(context.to)&unit=\(context.unit.rawValue)"
       header +=
         #"<a href="\#(page.path)\#(query)"\#(page == context.page ? #" class="current""# : "")>\#(page.title)</a>"#
@@ -232,6 +246,10 @@ public enum Dashboard {
       header += #"<option value="\#(unit.rawValue)"\#(unit == context.unit ? " selected" : "")>\#(unit.title)</option>"#
     }
     header += "</select></label><button>Show</button></form>"
+    if !context.csrf.isEmpty {
+      header += #"<form class="signout" method="post" action="/logout">"#
+      header += #"<input type="hidden" name="csrf" value="\#(SVG.escape(context.csrf))"><button>Sign out</button></form>"#
+    }
     return document(title: "\(title) · \(context.app)", header: header, body: body)
   }
 
@@ -239,7 +257,8 @@ public enum Dashboard {
     text.addingPercentEncoding(withAllowedCharacters: .alphanumerics) ?? text
   }
 
-  static func document(title: String, header: String, body: String) -> String {
+  /// A whole page: `header` above `body`, with the dashboard's style.
+  public static func document(title: String, header: String, body: String) -> String {
     """
     <!doctype html><html lang="en"><head><meta charset="utf-8">
     <meta name="viewport" content="width=device-width, initial-scale=1">

@@ -8,6 +8,8 @@ public enum DashboardPage: String, CaseIterable, Sendable {
   case funnel
   case counters
   case revenue
+  /// The audit trail: admins only.
+  case audit
 
   /// The page at `path` (`/` or `/dashboard/<name>`), or `nil`.
   public init?(path: String) {

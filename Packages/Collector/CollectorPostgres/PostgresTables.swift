@@ -9,6 +9,8 @@ struct PostgresTables: Sendable {
   var events: String { "\"\(schema)\".events" }
   var counters: String { "\"\(schema)\".counters" }
   var keys: String { "\"\(schema)\".keys" }
+  var sessions: String { "\"\(schema)\".sessions" }
+  var audit: String { "\"\(schema)\".audit" }
   var migrationsTable: String { "\"\(schema)\".schema_migrations" }
 
   static func isValidSchema(_ name: String) -> Bool {
@@ -66,6 +68,18 @@ struct PostgresTables: Sendable {
       ] + rollups.createActivity + rollups.addActivity(from: events, where: "true"),
       rollups.createCommerce + rollups.addCommerce(from: events, where: "true"),
       [persons.create, rebuildPersons],
+      [
+        "ALTER TABLE \(keys) DROP CONSTRAINT IF EXISTS keys_scope_check",
+        "ALTER TABLE \(keys) ADD CONSTRAINT keys_scope_check CHECK (scope IN ('write', 'read', 'admin'))",
+        """
+        CREATE TABLE \(sessions) (
+          hash text PRIMARY KEY, key_id text NOT NULL, scope text NOT NULL, app text NOT NULL,
+          created_at bigint NOT NULL, last_used_at bigint NOT NULL, ended_at bigint
+        )
+        """,
+        "CREATE TABLE \(audit) (time bigint NOT NULL, actor text NOT NULL, action text NOT NULL, detail text NOT NULL)",
+        "CREATE INDEX audit_time ON \(audit) (time)",
+      ],
     ]
   }
 

@@ -84,22 +84,29 @@ extension SQLReports {
     return Funnel(window: window, appVersion: appVersion, steps: result, unit: unit)
   }
 
-  /// The furthest step one person or device reached: for each of its first-step events in time order, the
-  /// steps that follow in order within the window; the best attempt counts.
+  /// The furthest step one person or device reached, in one pass over its events (linear in them,
+  /// whatever their number): `latest[k]` is the latest start of a chain that has reached step `k`
+  /// within the window of that start. A later start is never worse (it leaves more of the window),
+  /// so keeping the latest is exact: the answer is that of walking from every first-step event and
+  /// keeping the best attempt. Steps are advanced from the last to the first, so one event never
+  /// counts as two steps.
   private static func walk(_ events: ArraySlice<SQLRow>, steps: [String], window: Int64, into reached: [Int64])
     -> [Int64]
   {
+    var latest = [Int64?](repeating: nil, count: steps.count)
     var best = 0
-    let list = Array(events)
-    for (start, event) in list.enumerated() where (event["name"].text ?? "") == steps[0] {
-      let began = event["t"].int ?? 0
-      var step = 1
-      for later in list[(start + 1)...] where step < steps.count {
-        let time = later["t"].int ?? 0
-        guard time - began <= window else { break }
-        if (later["name"].text ?? "") == steps[step] { step += 1 }
+    for event in events {
+      let name = event["name"].text ?? ""
+      let time = event["t"].int ?? 0
+      for step in stride(from: steps.count - 1, through: 1, by: -1) where steps[step] == name {
+        guard let start = latest[step - 1], time - start <= window else { continue }
+        latest[step] = max(latest[step] ?? start, start)
+        best = max(best, step + 1)
       }
-      best = max(best, step)
+      if steps[0] == name {
+        latest[0] = time
+        best = max(best, 1)
+      }
       if best == steps.count { break }
     }
     var reached = reached

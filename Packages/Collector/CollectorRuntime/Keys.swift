@@ -2,18 +2,58 @@ public import CollectorStore
 import Crypto
 import Foundation
 
-/// Write and admin keys: generated at random, stored as their SHA-256 only.
+/// Write, read and admin keys: generated at random, stored as their SHA-256 only.
 ///
-/// A key reads `ctw_<app-safe id><random>` (write) or `cta_…` (admin); its first 12 characters are
-/// its public id (`trackerctl keys list`, revocation). Keys provisioned through configuration are
-/// hashed at start and saved with ``KeyRing/provision(_:)``.
+/// A key reads `ctw_<random>` (write), `ctr_…` (read) or `cta_…` (admin); its id shows its first
+/// characters and part of its hash (`trackerctl keys list`, revocation). Keys provisioned through
+/// configuration are hashed at start and saved with ``KeyRing/provision(_:now:)``; configuration may
+/// give the hash instead of the key (`sha256:<64 hex digits>`, ``hashedPrefix``), so that whoever reads
+/// the command line or the configuration file learns no key.
 public enum AccessKeys {
   /// A new random key for `scope` (32 random characters from a 62-letter alphabet: 190 bits).
   public static func generate(scope: KeyRecord.Scope) -> String {
     let alphabet = Array("ABCDEFGHIJKLMNOPQRSTUVWXYZabcdefghijklmnopqrstuvwxyz0123456789")
     var generator = SystemRandomNumberGenerator()
     let random = String((0..<32).map { _ in alphabet[Int.random(in: 0..<alphabet.count, using: &generator)] })
-    return (scope == .write ? "ctw_" : "cta_") + random
+    return prefix(scope) + random
+  }
+
+  /// The prefix of generated keys of `scope`.
+  public static func prefix(_ scope: KeyRecord.Scope) -> String {
+    switch scope {
+    case .write: "ctw_"
+    case .read: "ctr_"
+    case .admin: "cta_"
+    }
+  }
+
+  /// How configuration names a key by its hash: `sha256:` and 64 lowercase hex digits
+  /// (`trackerctl keys hash` prints it).
+  public static let hashedPrefix = "sha256:"
+
+  /// The hash a configured value names: the hash itself for `sha256:<hex>`, else the key's hash.
+  public static func configuredHash(_ value: String) -> String {
+    isHashForm(value) ? String(value.dropFirst(hashedPrefix.count)).lowercased() : hash(value)
+  }
+
+  /// Whether `value` is a key given by its hash (`sha256:` and 64 hex digits).
+  public static func isHashForm(_ value: String) -> Bool {
+    guard value.hasPrefix(hashedPrefix) else { return false }
+    let digits = value.utf8.dropFirst(hashedPrefix.utf8.count)
+    return digits.count == 64 && digits.allSatisfy { byte in
+      (UInt8(ascii: "0")...UInt8(ascii: "9")).contains(byte) || (UInt8(ascii: "a")...UInt8(ascii: "f")).contains(byte)
+        || (UInt8(ascii: "A")...UInt8(ascii: "F")).contains(byte)
+    }
+  }
+
+  /// Compares two hashes in time that depends on their lengths only, never on where they differ.
+  public static func constantTimeEqual(_ lhs: String, _ rhs: String) -> Bool {
+    let left = Array(lhs.utf8)
+    let right = Array(rhs.utf8)
+    guard left.count == right.count else { return false }
+    var difference: UInt8 = 0
+    for index in left.indices { difference |= left[index] ^ right[index] }
+    return difference == 0
   }
 
   /// The stored hash of a key: SHA-256, lowercase hex.
@@ -24,20 +64,22 @@ public enum AccessKeys {
     }.joined()
   }
 
-  /// The record to store for `key`. Its id shows the key's first 8 characters (recognisable in a
-  /// list) and 8 hex digits of its hash (unique even when provisioned keys share a prefix).
+  /// The record to store for `key` (or for the hash it names, ``isHashForm(_:)``). Its id shows the
+  /// key's first 8 characters (recognisable in a list; `sha256:` for a hash) and 8 hex digits of its
+  /// hash (unique even when provisioned keys share a prefix): never enough of the key to use it.
   public static func record(for key: String, app: String, scope: KeyRecord.Scope, now: Int64) -> KeyRecord {
-    let digest = hash(key)
-    return KeyRecord(
-      id: "\(key.prefix(8))…\(digest.prefix(8))", app: app, scope: scope, hash: digest, createdAt: now)
+    let digest = configuredHash(key)
+    let shown = isHashForm(key) ? "sha256:" : String(key.prefix(8))
+    return KeyRecord(id: "\(shown)…\(digest.prefix(8))", app: app, scope: scope, hash: digest, createdAt: now)
   }
 }
 
-/// A key provisioned through configuration: `app=key` for write keys, or an admin key.
+/// A key provisioned through configuration: `app=key` for write keys, or a read or admin key; the
+/// key may be given by its hash (``AccessKeys/hashedPrefix``).
 public struct ProvisionedKey: Sendable, Hashable {
-  /// The app it writes to (`*` for admin keys).
+  /// The app it writes to (`*` for read and admin keys).
   public var app: String
-  /// The secret.
+  /// The secret, or `sha256:<hex>` naming it by its hash.
   public var key: String
   /// What it may do.
   public var scope: KeyRecord.Scope
@@ -77,7 +119,9 @@ public final class KeyRing: Sendable {
     let hash = AccessKeys.hash(key)
     let now = Date().timeIntervalSince1970
     if let cached = cache.value(for: hash, now: now) { return cached.record }
-    let record = try await store.key(hash: hash).flatMap { $0.revokedAt == nil ? $0 : nil }
+    let record = try await store.key(hash: hash).flatMap {
+      $0.revokedAt == nil && AccessKeys.constantTimeEqual($0.hash, hash) ? $0 : nil
+    }
     cache.set(hash, Cached(record: record, expires: now + cacheLifetime))
     return record
   }

@@ -13,10 +13,11 @@ public final class RateLimiter: @unchecked Sendable {
   private let lock = NSLock()
   private var buckets: [String: (tokens: Double, updated: Double)] = [:]
 
-  /// A limiter; `burst` defaults to twice the rate and is at least one full batch (2500 events).
-  public init(rate: Double?, burst: Double? = nil) {
+  /// A limiter; `burst` defaults to twice the rate and is at least `minimumBurst` (one full batch,
+  /// 2500 events, for ingestion).
+  public init(rate: Double?, burst: Double? = nil, minimumBurst: Double = 2500) {
     self.rate = rate.flatMap { $0 > 0 ? $0 : nil }
-    self.burst = max(burst ?? (rate ?? 0) * 2, 2500)
+    self.burst = max(burst ?? (rate ?? 0) * 2, minimumBurst, 1)
   }
 
   /// Takes `cost` tokens from `key`'s bucket at time `now` (seconds; default: the current time), or returns the whole seconds
@@ -27,6 +28,11 @@ public final class RateLimiter: @unchecked Sendable {
     let cost = min(max(Double(cost), 1), burst)
     lock.lock()
     defer { lock.unlock() }
+    if buckets.count >= 100_000, buckets[key] == nil {
+      // Bounded: many keys (client addresses, for sign-in) cannot grow the table without end; a
+      // bucket that has refilled holds nothing worth keeping.
+      buckets = buckets.filter { $0.value.tokens + (now - $0.value.updated) * rate < burst }
+    }
     var bucket = buckets[key] ?? (burst, now)
     bucket.tokens = min(burst, bucket.tokens + max(0, now - bucket.updated) * rate)
     bucket.updated = now

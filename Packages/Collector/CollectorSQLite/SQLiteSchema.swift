@@ -77,6 +77,33 @@ enum SQLiteSchema {
       "4-persons",
       [persons.create, persons.upsert(from: "events", where: "true", time: "occurred_at")].joined(separator: ";\n")
     ),
+    (
+      "5-read-keys-sessions-audit",
+      """
+      CREATE TABLE keys_new (
+        id TEXT NOT NULL PRIMARY KEY,
+        app TEXT NOT NULL,
+        scope TEXT NOT NULL CHECK (scope IN ('write', 'read', 'admin')),
+        hash TEXT NOT NULL UNIQUE,
+        created_at INTEGER NOT NULL,
+        revoked_at INTEGER
+      );
+      INSERT INTO keys_new SELECT id, app, scope, hash, created_at, revoked_at FROM keys;
+      DROP TABLE keys;
+      ALTER TABLE keys_new RENAME TO keys;
+      CREATE TABLE sessions (
+        hash TEXT NOT NULL PRIMARY KEY,
+        key_id TEXT NOT NULL,
+        scope TEXT NOT NULL,
+        app TEXT NOT NULL,
+        created_at INTEGER NOT NULL,
+        last_used_at INTEGER NOT NULL,
+        ended_at INTEGER
+      );
+      CREATE TABLE audit (time INTEGER NOT NULL, actor TEXT NOT NULL, action TEXT NOT NULL, detail TEXT NOT NULL);
+      CREATE INDEX audit_time ON audit (time);
+      """
+    ),
   ]
 
   /// The device-to-person table (filled from the events already stored when the migration runs).

@@ -49,6 +49,8 @@ public struct CollectorConfiguration: Sendable {
   /// The most connections open at once; past it new connections wait in the listen backlog until one
   /// closes (keep it under the process's descriptor limit, `ulimit -n`, minus the store's files).
   public var maximumConnections = 1_000
+  /// Sessions, cookies, proxies and the bounds on each request's work.
+  public var security = Security()
 
   /// The defaults.
   public init() {}
@@ -78,8 +80,10 @@ public struct CollectorConfiguration: Sendable {
     Setting(key: "clickhouse-database", help: "the ClickHouse database (default coretracker)"),
     Setting(key: "clickhouse-cluster", help: "the ClickHouse cluster to shard over (its remote_servers name)"),
     Setting(key: "clickhouse-shard-urls", help: "every shard's HTTP URL, url[,url...] (with clickhouse-cluster)"),
-    Setting(key: "write-keys", help: "write keys, app=key[,app=key...] (stored hashed)"),
-    Setting(key: "admin-keys", help: "admin keys for erasure and reports, key[,key...] (stored hashed)"),
+    Setting(key: "write-keys", help: "write keys, app=key[,app=key...] (stored hashed; a key may be sha256:<hex>)"),
+    Setting(
+      key: "read-keys", help: "read keys for reports, the dashboard and exports, key[,key...] (or sha256:<hex>)"),
+    Setting(key: "admin-keys", help: "admin keys for everything, erasure too, key[,key...] (or sha256:<hex>)"),
     Setting(key: "rate-limit", help: "events per second per key, 0 for none (default 20000; burst 2x, >= 2500)"),
     Setting(key: "max-event-age-days", help: "reject events older than this after skew correction (default 30)"),
     Setting(key: "retention-days", help: "delete events older than this many days (default: keep forever)"),
@@ -89,7 +93,7 @@ public struct CollectorConfiguration: Sendable {
     Setting(key: "read-timeout", help: "seconds a request may take to arrive, head to body end (default 30)"),
     Setting(key: "idle-timeout", help: "seconds an idle connection is kept open (default 60)"),
     Setting(key: "max-connections", help: "connections open at once; more wait for a free one (default 1000)"),
-  ]
+  ] + securitySettings
 
   /// The settings given on a command line as `--name value` or `--name=value`, by name; every
   /// name must be one of ``settings``.
@@ -181,6 +185,7 @@ public struct CollectorConfiguration: Sendable {
     try applyStorage(settings)
     try applyKeys(settings)
     try applyLimits(settings)
+    try applySecurity(settings)
   }
 
   private mutating func applyStorage(_ settings: SettingValues) throws(Problem) {
@@ -220,15 +225,28 @@ public struct CollectorConfiguration: Sendable {
 
   private mutating func applyKeys(_ settings: SettingValues) throws(Problem) {
     keys = try settings.pairs("write-keys").map { ProvisionedKey(app: $0.0, key: $0.1, scope: .write) }
-    for (app, key) in keys.map({ ($0.app, $0.key) }) where key.count < 16 || app.utf8.count > 64 {
-      throw settings.fail(
-        "write-keys", "write key of \(app) must have at least 16 characters and the app at most 64 bytes")
+    for key in keys where key.app.utf8.count > 64 {
+      throw settings.fail("write-keys", "the app of a write key has at most 64 bytes (\(key.app.prefix(64))…)")
     }
-    if let admin = settings.value("admin-keys") {
-      for key in admin.value.split(separator: ",").map({ $0.trimmingCharacters(in: .whitespaces) }) {
-        guard key.count >= 16 else { throw settings.fail("admin-keys", "admin keys must have at least 16 characters") }
-        keys.append(ProvisionedKey(app: "*", key: key, scope: .admin))
+    for key in keys { try Self.check(key.key, "write-keys", settings) }
+    for (name, scope) in [("read-keys", KeyRecord.Scope.read), ("admin-keys", .admin)] {
+      guard let list = settings.value(name) else { continue }
+      for key in list.value.split(separator: ",").map({ $0.trimmingCharacters(in: .whitespaces) }) {
+        try Self.check(key, name, settings)
+        keys.append(ProvisionedKey(app: "*", key: key, scope: scope))
       }
+    }
+  }
+
+  /// A configured key is at least 16 characters, or its hash in the `sha256:<hex>` form; the
+  /// refusal never repeats the key.
+  private static func check(_ key: String, _ setting: String, _ settings: SettingValues) throws(Problem) {
+    if key.hasPrefix(AccessKeys.hashedPrefix) {
+      guard AccessKeys.isHashForm(key) else {
+        throw settings.fail(setting, "\(setting): a hashed key is sha256: and 64 hex digits (trackerctl keys hash)")
+      }
+    } else if key.count < 16 {
+      throw settings.fail(setting, "\(setting): every key has at least 16 characters")
     }
   }
 
@@ -264,7 +282,7 @@ public struct CollectorConfiguration: Sendable {
 
 /// The settings' raw values with where each came from, read as the types settings take; every
 /// refusal names the setting, its source and what it must be.
-private struct SettingValues {
+struct SettingValues {
   typealias Problem = CollectorConfiguration.Problem
   let values: [String: (value: String, source: String)]
 

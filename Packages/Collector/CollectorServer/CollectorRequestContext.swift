@@ -6,19 +6,24 @@ import Foundation
 import HTTPTypes
 public import Hummingbird
 import Logging
-import NIOCore
+public import NIOCore
 
 /// What the middleware learns about a request before its handler runs: the key it presented (after
 /// ``KeyMiddleware``) and its body, read within limits and inflated (after ``BodyMiddleware``).
-public struct CollectorRequestContext: RequestContext {
+public struct CollectorRequestContext: RequestContext, RemoteAddressRequestContext {
   public var coreContext: CoreRequestContextStorage
   /// The authenticated key, once ``KeyMiddleware`` has run.
   var key: KeyRecord?
   /// The body, once ``BodyMiddleware`` has run.
   var body: [UInt8] = []
+  /// The dashboard session's token when the request was authenticated by its cookie.
+  var sessionToken: String?
+  /// The connection's peer.
+  public let remoteAddress: SocketAddress?
 
   public init(source: ApplicationRequestContextSource) {
     self.coreContext = CoreRequestContextStorage(source: source)
+    self.remoteAddress = source.channel.remoteAddress
   }
 
   /// The key ``KeyMiddleware`` authenticated (a route without it has none: a programming error
@@ -82,19 +87,30 @@ enum KeySource: Sendable {
   }
 }
 
-/// Authentication: the request's key must be a valid key of `scope` (401 without one or with an
-/// unknown one, 403 for a key of the other scope, 503 when the store does not answer).
+/// Authentication: the request's key must be a valid key whose scope allows `scope` (401 without
+/// one or with an unknown one, 403 for a key of another role, naming the role needed; 503 when the
+/// store does not answer).
+///
+/// With `sessions`, a request that presents no key may present a dashboard session's cookie instead;
+/// a state-changing request (anything but GET and HEAD) so authenticated must carry the session's
+/// CSRF token (`X-CSRF-Token`, or `csrf` in the query), or is refused with 403.
 struct KeyMiddleware: RouterMiddleware {
   typealias Context = CollectorRequestContext
   let scope: KeyRecord.Scope
   let source: KeySource
   let keyRing: KeyRing
+  var sessions: SessionRing?
 
   func handle(
     _ request: Request, context: Context, next: (Request, Context) async throws -> Response
   ) async throws -> Response {
     var context = context
-    context.key = try await authenticate(source.key(in: request))
+    if let sessions, source.key(in: request) == nil, let token = SessionCookie.token(in: request) {
+      context.key = try await session(token, sessions: sessions, request: request)
+      context.sessionToken = token
+    } else {
+      context.key = try await authenticate(source.key(in: request))
+    }
     return try await next(request, context)
   }
 
@@ -110,8 +126,32 @@ struct KeyMiddleware: RouterMiddleware {
       throw Refusal(.serviceUnavailable, "", "storage unavailable", retryAfter: 5)
     }
     guard let record else { throw Refusal(.unauthorized, "key", "is not a valid key") }
-    guard record.scope == scope else {
-      throw Refusal(.forbidden, "key", "is a \(record.scope.rawValue) key; this route needs a \(scope.rawValue) key")
+    return try Self.permit(record, scope)
+  }
+
+  /// The session's principal, when it is live, may do `scope` and (for a change) carries its CSRF token.
+  private func session(_ token: String, sessions: SessionRing, request: Request) async throws -> KeyRecord {
+    let record: SessionRecord?
+    do {
+      record = try await sessions.authenticate(token, now: EventCollector.now())
+    } catch {
+      throw Refusal(.serviceUnavailable, "", "storage unavailable", retryAfter: 5)
+    }
+    guard let record else { throw Refusal(.unauthorized, "session", "has ended; sign in again") }
+    if request.method != .get && request.method != .head {
+      let presented = request.headers[HTTPField.Name("X-CSRF-Token")!] ?? request.form.get("csrf")
+      guard SessionRing.checks(csrf: presented, token: token) else {
+        throw Refusal(.forbidden, "csrf", "a change made with a session needs the session's CSRF token")
+      }
+    }
+    let key = KeyRecord(id: record.keyID, app: record.app, scope: record.scope, hash: "", createdAt: record.createdAt)
+    return try Self.permit(key, scope)
+  }
+
+  private static func permit(_ record: KeyRecord, _ scope: KeyRecord.Scope) throws -> KeyRecord {
+    guard record.scope.allows(scope) else {
+      throw Refusal(
+        .forbidden, "key", "is a \(record.scope.rawValue) key; this needs a\(scope == .admin ? "n" : "") \(scope.rawValue) key")
     }
     return record
   }
@@ -122,12 +162,14 @@ struct KeyMiddleware: RouterMiddleware {
 struct BodyMiddleware: RouterMiddleware {
   typealias Context = CollectorRequestContext
   var limit: Int = CollectorLimits.maximumRequestBytes
+  /// The most bytes a gzip body may inflate to (a vendor's own body limit where it has one).
+  var inflatedLimit: Int = CollectorLimits.maximumDecompressedBytes
 
   func handle(
     _ request: Request, context: Context, next: (Request, Context) async throws -> Response
   ) async throws -> Response {
     var context = context
-    context.body = try await RequestBody.read(request, limit: limit)
+    context.body = try await RequestBody.read(request, limit: limit, inflatedLimit: inflatedLimit)
     return try await next(request, context)
   }
 }

@@ -34,6 +34,25 @@ extension EventCollector {
   /// The receiving time, ms since 1970.
   static func now() -> Int64 { Int64(Date().timeIntervalSince1970 * 1000) }
 
+  /// Runs a report through ``reportGate``: 503 with `Retry-After` when it cannot start or finish in time.
+  func report<T: Sendable>(_ work: @escaping @Sendable () async throws -> T) async throws -> T {
+    do {
+      return try await reportGate.run(work)
+    } catch let refused as ReportGate.Refused {
+      throw Refusal(.serviceUnavailable, "", refused.reason, retryAfter: refused.retryAfter)
+    }
+  }
+
+  /// Records an admin action in the audit trail; a store that cannot keep it is logged, not fatal
+  /// to an action already done.
+  func audited(_ key: KeyRecord, _ action: String, _ detail: String) async {
+    do {
+      try await audit.record(actor: key.id, action: action, detail: detail, now: Self.now())
+    } catch {
+      logger.error("audit: the store did not keep \(action) by \(key.id): \(error)")
+    }
+  }
+
   /// A route behind error mapping and metrics (``SurfaceMiddleware``), answering refusals with
   /// `answer` (the native JSON error by default).
   func surface(
@@ -43,8 +62,9 @@ extension EventCollector {
     SurfaceMiddleware(route: route, metrics: metrics, answer: answer)
   }
 
-  /// Authentication for `scope` with keys presented as `source`.
-  func keys(_ scope: KeyRecord.Scope, from source: KeySource) -> KeyMiddleware {
-    KeyMiddleware(scope: scope, source: source, keyRing: keyRing)
+  /// Authentication for `scope` with keys presented as `source`, or (`sessions`) a dashboard
+  /// session's cookie.
+  func keys(_ scope: KeyRecord.Scope, from source: KeySource, sessions: Bool = false) -> KeyMiddleware {
+    KeyMiddleware(scope: scope, source: source, keyRing: keyRing, sessions: sessions ? self.sessions : nil)
   }
 }

@@ -1,3 +1,4 @@
+import Foundation
 import HTTPTypes
 import Hummingbird
 import HummingbirdCore
@@ -71,13 +72,87 @@ final class ConnectionGuardHandler: ChannelDuplexHandler, RemovableChannelHandle
   }
 }
 
+/// Connections open per client address, shared by every connection's ``AddressLimitHandler``.
+final class AddressConnections: @unchecked Sendable {
+  // Safe: `open` is only touched under `lock`.
+  private let lock = NSLock()
+  private var open: [String: Int] = [:]
+  /// Connections one address may hold.
+  let limit: Int
+
+  init(limit: Int) { self.limit = limit }
+
+  /// Counts a new connection from `address`; false (and not counted) past the limit.
+  func admit(_ address: String) -> Bool {
+    lock.withLock {
+      let count = open[address, default: 0]
+      guard count < limit else { return false }
+      open[address] = count + 1
+      return true
+    }
+  }
+
+  /// Forgets a closed connection from `address`.
+  func release(_ address: String) {
+    lock.withLock {
+      let count = open[address, default: 1] - 1
+      open[address] = count > 0 ? count : nil
+    }
+  }
+}
+
+/// Closes a connection at once when its address already holds ``AddressConnections/limit``: idle
+/// connections from one address cannot use up the server's connections and lock others out.
+final class AddressLimitHandler: ChannelInboundHandler, RemovableChannelHandler {
+  typealias InboundIn = HTTPRequestPart
+  typealias InboundOut = HTTPRequestPart
+
+  private let connections: AddressConnections
+  private var admitted: String?
+
+  init(connections: AddressConnections) { self.connections = connections }
+
+  func handlerAdded(context: ChannelHandlerContext) {
+    if context.channel.isActive { admit(context) }
+  }
+
+  func channelActive(context: ChannelHandlerContext) {
+    admit(context)
+    context.fireChannelActive()
+  }
+
+  func channelInactive(context: ChannelHandlerContext) {
+    forget()
+    context.fireChannelInactive()
+  }
+
+  func handlerRemoved(context: ChannelHandlerContext) { forget() }
+
+  private func admit(_ context: ChannelHandlerContext) {
+    guard admitted == nil, let address = context.channel.remoteAddress?.ipAddress else { return }
+    if connections.admit(address) {
+      admitted = address
+    } else {
+      context.close(promise: nil)
+    }
+  }
+
+  private func forget() {
+    if let admitted { connections.release(admitted) }
+    admitted = nil
+  }
+}
+
 extension CollectorConfiguration {
-  /// The HTTP/1 server with the configured read and idle timeouts.
+  /// The HTTP/1 server with the configured read and idle timeouts and the per-address cap.
   var server: HTTPServerBuilder {
     let readTimeout = TimeAmount.milliseconds(Int64(readTimeoutSeconds * 1000))
+    let connections = AddressConnections(limit: security.maximumConnectionsPerAddress)
     return .http1(
       configuration: .init(
-        additionalChannelHandlers: [ConnectionGuardHandler(timeout: readTimeout)],
+        additionalChannelHandlers: [
+          AddressLimitHandler(connections: connections), ConnectionGuardHandler(timeout: readTimeout),
+        ],
         idleTimeout: .milliseconds(Int64(idleTimeoutSeconds * 1000))
       )
     )

@@ -12,97 +12,98 @@ import NIOCore
 
 /// The web dashboard at `/`: server-rendered HTML with SVG charts for every report.
 ///
-/// A browser signs in once with an admin key (`/login?key=…`, or the form the dashboard shows),
-/// kept in an HTTP-only, same-site cookie; `Authorization: Basic` (the key as password) and `Bearer`
-/// work too, for scripts.
+/// A browser signs in once with a read or admin key through the sign-in form (`POST /login`, never a
+/// key in a URL) and holds a server-side session in a cookie (``SessionCookie``); `POST /logout`
+/// ends it. `Authorization: Basic` (the key as password) and `Bearer` work too, for scripts. Every
+/// answer carries ``Response/dashboardHeaders``; reports run through the ``ReportGate``.
 struct DashboardController: Sendable {
   let collector: EventCollector
-  static let cookie = "collector_admin"
 
   func register(on router: some RouterMethods<CollectorRequestContext>) {
     let pages = router.behind(
+      DashboardHeadersMiddleware(),
       collector.surface("dashboard") { refusal in
-        let text = refusal.status == .badRequest ? SVG.escape(refusal.message) : "The store is unavailable."
-        return .html(refusal.status, "<!doctype html><p class=\"error\">\(text)</p>")
+        let text = refusal.status.code < 500 ? SVG.escape(refusal.message) : "The store is unavailable."
+        return .html(
+          refusal.status,
+          Dashboard.document(
+            title: "Error", header: #"<nav><a href="/">Overview</a></nav>"#, body: #"<p class="error">\#(text)</p>"#))
       })
-    pages.get("/") { request, _ in try await self.page(request, path: "/") }
+    pages.get("/") { request, context in try await self.page(request, context, path: "/") }
     pages.get("/dashboard/:page") { request, context in
-      try await self.page(request, path: "/dashboard/" + (context.parameters.get("page") ?? ""))
+      try await self.page(request, context, path: "/dashboard/" + (context.parameters.get("page") ?? ""))
     }
-    pages.get("/login") { request, _ in await self.login(request) }
-  }
-
-  // MARK: Sign-in
-
-  func login(_ request: Request) async -> Response {
-    let query = request.form
-    let next = SameSitePath.normalised(query.get("next"))
-    guard let key = query.secret("key"), await isAdmin(key) else {
-      return .html(.unauthorized, Dashboard.login(next: next, failed: query.secret("key") != nil))
-    }
-    let value = key.addingPercentEncoding(withAllowedCharacters: .alphanumerics) ?? key
-    return Response(
-      status: .seeOther,
-      headers: [
-        .location: next, .setCookie: "\(Self.cookie)=\(value); Path=/; HttpOnly; SameSite=Strict; Max-Age=2592000",
-      ])
-  }
-
-  private func presentedKey(_ request: Request) -> String? {
-    if let cookies = request.headers[.cookie] {
-      for part in cookies.split(separator: ";") {
-        let pair = part.trimmingCharacters(in: .whitespaces).split(separator: "=", maxSplits: 1)
-        if pair.count == 2, pair[0] == Self.cookie { return String(pair[1]).removingPercentEncoding }
-      }
-    }
-    return Credentials.basic(request) ?? Credentials.bearer(request)
-  }
-
-  private func isAdmin(_ key: String?) async -> Bool {
-    guard let key, !key.isEmpty, let record = try? await collector.keyRing.authenticate(key) else { return false }
-    return record.scope == .admin
+    pages.get("/login") { request, _ in self.loginForm(request) }
+    pages.post("/login") { request, context in try await self.signIn(request, context) }
+    pages.post("/logout") { request, _ in try await self.signOut(request) }
   }
 
   // MARK: Pages
 
-  func page(_ request: Request, path: String) async throws -> Response {
+  func page(_ request: Request, _ requestContext: CollectorRequestContext, path: String) async throws -> Response {
     let query = request.form
-    guard await isAdmin(presentedKey(request)) else {
+    guard let viewer = try await viewer(request) else {
       let next = path + (request.uri.query.map { "?" + $0 } ?? "")
-      return .html(.unauthorized, Dashboard.login(next: next, failed: false))
+      return .html(.unauthorized, Dashboard.login(next: next))
     }
     guard let page = DashboardPage(path: path) else {
-      return .html(
-        .notFound, Dashboard.login(next: "/", failed: false).replacingOccurrences(of: "Sign in", with: "Not found"))
+      return .html(.notFound, Dashboard.login(next: "/", problem: "There is no page \(path).", title: "Not found"))
+    }
+    if page == .audit, !viewer.isAdmin {
+      throw Refusal(.forbidden, "key", "the audit trail needs an admin key; this session is a read key's")
     }
     guard let reports = collector.reports else {
       return .html(.notImplemented, "<p>This store does not serve reports.</p>")
     }
     do {
-      let apps = try await reports.apps()
-      let app = query.get("app").flatMap { $0.isEmpty ? nil : $0 } ?? apps.first ?? ""
+      let context = try await pageContext(page, query: query, reports: reports, viewer: viewer)
+      if page == .audit { return .html(.ok, try await auditPage(context)) }
+      guard !context.app.isEmpty else { return .html(.ok, Dashboard.empty(context: context)) }
       let day: Int64 = 86_400_000
-      let today = Int64(Date().timeIntervalSince1970 * 1000) / day * day
-      let toText = query.get("to").flatMap { $0.isEmpty ? nil : $0 } ?? String(ReportTime.iso(today).prefix(10))
-      let fromText =
-        query.get("from").flatMap { $0.isEmpty ? nil : $0 } ?? String(ReportTime.iso(today - 6 * day).prefix(10))
-      guard let from = ReportTime.parse(fromText) else {
+      guard let from = ReportTime.parse(context.from), let lastDay = ReportTime.parse(context.to) else {
         throw FieldError(field: "from", reason: "pick days such as 2026-11-01")
       }
-      guard let lastDay = ReportTime.parse(toText) else {
-        throw FieldError(field: "to", reason: "pick days such as 2026-11-01")
+      let filter = try ReportFilter(app: context.app, from: from, to: lastDay + day, unit: context.unit)
+      let html = try await collector.report {
+        try await self.body(page, filter: filter, query: query, reports: reports, context: context)
       }
-      let unit = try ReportUnit(parameter: query.get("unit"))
-      let context = Dashboard.Context(app: app, apps: apps, from: fromText, to: toText, page: page, unit: unit)
-      guard !app.isEmpty else { return .html(.ok, Dashboard.empty(context: context)) }
-      let filter = try ReportFilter(app: app, from: from, to: lastDay + day, unit: unit)
-      return .html(.ok, try await body(page, filter: filter, query: query, reports: reports, context: context))
+      return .html(.ok, html)
     } catch let error as FieldError {
+      throw error
+    } catch let error as Refusal {
       throw error
     } catch {
       collector.logger.error("dashboard \(path) failed: \(error)")
       throw Refusal.storage("retry")
     }
+  }
+
+  /// The header's context: the app and range picked (checked, each error naming its field), the
+  /// unit, and what the viewer may do.
+  private func pageContext(
+    _ page: DashboardPage, query: FormQuery, reports: any ReportEngine, viewer: Viewer
+  ) async throws -> Dashboard.Context {
+    let apps = try await collector.report { try await reports.apps() }
+    let app = query.get("app").flatMap { $0.isEmpty ? nil : $0 } ?? apps.first ?? ""
+    let day: Int64 = 86_400_000
+    let today = Int64(Date().timeIntervalSince1970 * 1000) / day * day
+    let toText = query.get("to").flatMap { $0.isEmpty ? nil : $0 } ?? String(ReportTime.iso(today).prefix(10))
+    let fromText =
+      query.get("from").flatMap { $0.isEmpty ? nil : $0 } ?? String(ReportTime.iso(today - 6 * day).prefix(10))
+    guard ReportTime.parse(fromText) != nil else { throw FieldError(field: "from", reason: "pick days such as 2026-11-01") }
+    guard ReportTime.parse(toText) != nil else { throw FieldError(field: "to", reason: "pick days such as 2026-11-01") }
+    let unit = try ReportUnit(parameter: query.get("unit"))
+    return Dashboard.Context(
+      app: app, apps: apps, from: fromText, to: toText, page: page, unit: unit, csrf: viewer.csrf,
+      isAdmin: viewer.isAdmin)
+  }
+
+  private func auditPage(_ context: Dashboard.Context) async throws -> String {
+    let entries = try await collector.audit.entries(limit: 200)
+    let table = ReportTable(
+      columns: ["time", "key", "action", "detail"],
+      rows: entries.map { [ReportTime.iso($0.time), $0.actor, $0.action, $0.detail] })
+    return Dashboard.audit(table, context: context)
   }
 
   /// The `page` for `filter`.
@@ -155,6 +156,8 @@ struct DashboardController: Sendable {
         funnel, steps: steps, window: window, top: try await reports.topEvents(filter, limit: 50), context: context)
     case .counters:
       return Dashboard.counters(try await reports.counters(filter), context: context)
+    case .audit:
+      return try await auditPage(context)
     case .revenue:
       async let revenue = reports.revenue(filter)
       async let items = reports.topItems(

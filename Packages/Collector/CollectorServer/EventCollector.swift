@@ -34,6 +34,14 @@ public final class EventCollector: Sendable {
   public let limiter: RateLimiter
   /// Event rules (age limit).
   public let policy: IngestPolicy
+  /// Dashboard sessions.
+  public let sessions: SessionRing
+  /// The audit trail of admin actions.
+  public let audit: AuditTrail
+  /// Bounded concurrency and time for reports, on threads apart from ingestion.
+  public let reportGate: ReportGate
+  /// Sign-in attempts per client address.
+  let signInLimiter: RateLimiter
   /// The store's reports (the engine's capability), or `nil` when the store serves none (the report
   /// API then answers 501).
   public let reports: (any ReportEngine)?
@@ -55,6 +63,23 @@ public final class EventCollector: Sendable {
     )
     self.limiter = RateLimiter(rate: configuration.rateLimit)
     self.policy = IngestPolicy(maximumEventAgeDays: configuration.maximumEventAgeDays)
+    let security = configuration.security
+    self.sessions = SessionRing(
+      store: store, idleSeconds: security.sessionIdleSeconds, lifetimeSeconds: security.sessionLifetimeSeconds)
+    self.audit = AuditTrail(store: store) { entry in
+      logger.notice(
+        "audit",
+        metadata: [
+          "actor": .string(entry.actor), "action": .string(entry.action), "detail": .string(entry.detail),
+          "time": .stringConvertible(entry.time),
+        ])
+    }
+    self.reportGate = ReportGate(
+      concurrency: security.reportConcurrency, queue: security.reportQueue,
+      budget: .milliseconds(Int64(security.reportTimeoutSeconds * 1000)))
+    let perSecond = Double(security.signInAttemptsPerMinute) / 60
+    self.signInLimiter = RateLimiter(
+      rate: perSecond, burst: Double(security.signInAttemptsPerMinute), minimumBurst: 1)
   }
 
   /// Wraps an open SQL store, with its SQL reports.
@@ -77,6 +102,7 @@ public final class EventCollector: Sendable {
       for key in generatedKeys {
         switch key.scope {
         case .write: lines.append("development write key for app \"\(key.app)\": \(key.key)")
+        case .read: lines.append("development read key: \(key.key)")
         case .admin: lines.append("development admin key: \(key.key)")
         }
       }
@@ -97,6 +123,12 @@ public final class EventCollector: Sendable {
     let collector = EventCollector(configuration: configuration, store: store, reports: reports, logger: logger)
     let now = Int64(Date().timeIntervalSince1970 * 1000)
     try await collector.keyRing.provision(configuration.keys, now: now)
+    for key in configuration.keys {
+      let record = AccessKeys.record(for: key.key, app: key.app, scope: key.scope, now: now)
+      try await collector.audit.record(
+        actor: "collector", action: "key-provision", detail: "\(record.scope.rawValue) key \(record.id) for \(key.app)",
+        now: now)
+    }
     var generated: [ProvisionedKey] = []
     if configuration.keys.isEmpty, try await store.keys().isEmpty {
       generated = [

@@ -9,16 +9,21 @@ import Hummingbird
 import Logging
 import NIOCore
 
-/// Operations: `GET /health`, `GET /metrics`, `DELETE /v1/events` (erasure, admin key), and the
-/// benchmark ceilings `POST /bench/body` and `POST /bench/jsondecoder` when enabled.
+/// Operations: `GET /health`, `GET /metrics` (a read key: Prometheus' `authorization` setting),
+/// `DELETE /v1/events` (erasure: an admin key, or an admin session with its CSRF token),
+/// `GET /v1/audit` (the audit trail, admin), and the benchmark ceilings `POST /bench/body` and
+/// `POST /bench/jsondecoder` when enabled.
 struct OperationsController: Sendable {
   let collector: EventCollector
 
   func register(on router: some RouterMethods<CollectorRequestContext>) {
     router.behind(collector.surface("health")).get("/health") { _, _ in await self.health() }
-    router.behind(collector.surface("metrics")).get("/metrics") { _, _ in self.metricsText() }
-    router.behind(collector.surface("erase"), collector.keys(.admin, from: .bearer))
-      .delete("/v1/events") { request, _ in try await self.erase(request) }
+    router.behind(collector.surface("metrics"), collector.keys(.read, from: .bearer))
+      .get("/metrics") { _, _ in self.metricsText() }
+    router.behind(collector.surface("erase"), collector.keys(.admin, from: .bearer, sessions: true))
+      .delete("/v1/events") { request, context in try await self.erase(request, by: context.authenticatedKey()) }
+    router.behind(collector.surface("audit"), collector.keys(.admin, from: .bearer, sessions: true))
+      .get("/v1/audit") { request, _ in try await self.auditTrail(request) }
     if collector.configuration.benchmarkRoutes {
       router.behind(collector.surface("bench_body"), BodyMiddleware())
         .post("/bench/body") { _, context in Response.json(.ok, Array(#"{"bytes":\#(context.body.count)}"#.utf8)) }
@@ -47,8 +52,26 @@ struct OperationsController: Sendable {
       body: ResponseBody(byteBuffer: ByteBuffer(bytes: collector.metrics.exposition())))
   }
 
-  /// Erases one device's or one user's events and counters of one app.
-  func erase(_ request: Request) async throws -> Response {
+  /// The newest entries of the audit trail (`limit`, 1 to 1,000, default 100), newest first.
+  func auditTrail(_ request: Request) async throws -> Response {
+    let text = request.form.get("limit") ?? "100"
+    guard let limit = Int(text), (1...1_000).contains(limit) else {
+      throw Refusal(.badRequest, "limit", "is a whole number in 1...1000")
+    }
+    let entries: [AuditEntry]
+    do {
+      entries = try await collector.audit.entries(limit: limit)
+    } catch {
+      throw Refusal.storage("retry")
+    }
+    let encoder = JSONEncoder()
+    encoder.outputFormatting = [.sortedKeys, .withoutEscapingSlashes]
+    return .json(.ok, Array(try encoder.encode(["entries": entries])))
+  }
+
+  /// Erases one device's or one user's events and counters of one app, and records it in the
+  /// audit trail.
+  func erase(_ request: Request, by key: KeyRecord) async throws -> Response {
     let parameters = request.form
     guard let app = parameters.get("app"), !app.isEmpty else { throw Refusal(.badRequest, "app", "is required") }
     // Checked before the store sees them: `deviceId=victim%00x` must not erase `victim`, and
@@ -68,8 +91,11 @@ struct OperationsController: Sendable {
     } catch {
       throw Refusal.storage("nothing was erased")
     }
-    collector.logger.notice(
-      "erased \(report.events) events and \(report.counters) counters of \(report.devices) devices of app \(app)")
+    let who = [subject.deviceID.map { "device \($0)" }, subject.userID.map { "user \($0)" }].compactMap { $0 }
+    await collector.audited(
+      key, "erase",
+      "app \(app), \(who.joined(separator: " and ")): \(report.events) events, \(report.counters) counters, "
+        + "\(report.devices) devices")
     let body =
       #"{"deleted":\#(report.rows),"events":\#(report.events),"counters":\#(report.counters),"devices":\#(report.devices)}"#
     return .json(.ok, Array(body.utf8))

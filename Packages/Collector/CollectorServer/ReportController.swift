@@ -11,7 +11,9 @@ import NIOCore
 
 /// `GET /v1/reports/<name>`: every report as JSON, or CSV with `format=csv` (or `Accept: text/csv`).
 ///
-/// Reading needs an admin key (`Authorization: Bearer …`); write keys cannot read. Every request
+/// Reading needs a read or admin key (`Authorization: Bearer …`) or a dashboard session; write keys
+/// cannot read. Reports run through the collector's ``ReportGate``: 503 with `Retry-After` when too
+/// many run or one takes longer than its budget. Every request
 /// names the app and may give `from` and `to` (a day `2026-11-01`, an ISO 8601 time or ms since
 /// 1970; default: the 7 days up to now), `platform`, `appVersion` and `osVersion`. A bad parameter is
 /// a 400 naming it, as in the ingestion API.
@@ -19,7 +21,7 @@ struct ReportController: Sendable {
   let collector: EventCollector
 
   func register(on router: some RouterMethods<CollectorRequestContext>) {
-    router.behind(collector.surface("report"), collector.keys(.admin, from: .bearer))
+    router.behind(collector.surface("report"), collector.keys(.read, from: .bearer, sessions: true))
       .get("/v1/reports/:name") { request, context in
         try await self.report(request, name: context.parameters.get("name") ?? "")
       }
@@ -38,8 +40,12 @@ struct ReportController: Sendable {
     }
     let result: any ReportResult
     do {
-      result = try await reports.run(report, parameters: ReportParameters { query.get($0) })
+      result = try await collector.report {
+        try await reports.run(report, parameters: ReportParameters { query.get($0) })
+      }
     } catch let error as FieldError {
+      throw error
+    } catch let error as Refusal {
       throw error
     } catch {
       // The store's own text (SQL, paths) goes to the log, never into a response.

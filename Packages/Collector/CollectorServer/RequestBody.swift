@@ -10,7 +10,12 @@ import NIOCore
 enum RequestBody {
   /// The body of `request`: 413 past `limit` bytes, 400 for broken framing (a malformed chunked body
   /// is not "too large": clients would split batches that are fine), 400 for broken gzip.
-  static func read(_ request: Request, limit: Int) async throws -> [UInt8] {
+  ///
+  /// `inflatedLimit` bounds the inflated bytes of a gzip body: inflation stops at it, so a body that
+  /// inflates past it costs at most that many bytes of work.
+  static func read(
+    _ request: Request, limit: Int, inflatedLimit: Int = CollectorLimits.maximumDecompressedBytes
+  ) async throws -> [UInt8] {
     if let length = request.headers[.contentLength].flatMap(Int.init), length > limit {
       throw Refusal(.contentTooLarge, "", "the body is larger than \(limit) bytes")
     }
@@ -27,7 +32,7 @@ enum RequestBody {
     case nil, "identity":
       return Array(buffer.readableBytesView)
     case "gzip":
-      return try GzipReader.inflate(&buffer, limit: CollectorLimits.maximumDecompressedBytes)
+      return try GzipReader.inflate(&buffer, limit: inflatedLimit)
     case let other?:
       throw Refusal(
         .unsupportedMediaType, "", "content-encoding \(other) is not supported (gzip or none)")

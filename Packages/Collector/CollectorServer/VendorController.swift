@@ -11,6 +11,7 @@ import Hummingbird
 import Logging
 import MixpanelWire
 import NIOCore
+import WireJSON
 
 /// The vendor-compatible endpoints: GA4's Measurement Protocol (`/mp/collect`,
 /// `/debug/mp/collect`) and Mixpanel's `/import`, storing into the same event store, checked with
@@ -31,7 +32,8 @@ struct VendorController: Sendable {
           let violation = GA4Violation(fieldPath: refusal.field, code: .valueInvalid, message: refusal.reason)
           return refusal.response(body: Self.json(GA4ValidationResponse([violation])))
         },
-        collector.keys(.write, from: .query("api_secret")), BodyMiddleware()
+        collector.keys(.write, from: .query("api_secret")),
+        BodyMiddleware(inflatedLimit: GA4Limits.requestBodyLimit)
       )
       .post(RouterPath(path)) { request, context in
         try await self.ga4(request, context, route: route, validationOnly: validationOnly)
@@ -44,7 +46,8 @@ struct VendorController: Sendable {
           error: refusal.message)
         return refusal.response(body: Self.json(answer))
       },
-      collector.keys(.write, from: .basic), BodyMiddleware(limit: MixpanelLimits.maximumRequestBytes)
+      collector.keys(.write, from: .basic),
+      BodyMiddleware(limit: MixpanelLimits.maximumRequestBytes, inflatedLimit: MixpanelLimits.maximumRequestBytes)
     )
     .post("/import") { _, context in try await self.mixpanelImport(context) }
   }
@@ -62,6 +65,9 @@ struct VendorController: Sendable {
       throw Refusal(.badRequest, "firebase_app_id", "is required in the URL")
     }
     try ReportText.check(firebaseAppID, field: "firebase_app_id")
+    if let problem = GA4Limits.bodyBounds.problem(in: context.body) {
+      throw Refusal(.badRequest, "", "the body \(problem)")
+    }
     let decoded: GA4Request
     do {
       decoded = try JSONDecoder().decode(GA4Request.self, from: Data(context.body))

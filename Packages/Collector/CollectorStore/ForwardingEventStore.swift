@@ -41,5 +41,13 @@ extension ForwardingEventStore {
   public func revokeKey(id: String, at time: Int64) async throws -> Bool {
     try await base.revokeKey(id: id, at: time)
   }
+  public func saveSession(_ session: SessionRecord) async throws { try await base.saveSession(session) }
+  public func session(hash: String) async throws -> SessionRecord? { try await base.session(hash: hash) }
+  public func touchSession(hash: String, at time: Int64) async throws {
+    try await base.touchSession(hash: hash, at: time)
+  }
+  public func endSession(hash: String, at time: Int64) async throws { try await base.endSession(hash: hash, at: time) }
+  public func appendAudit(_ entry: AuditEntry) async throws { try await base.appendAudit(entry) }
+  public func auditTrail(limit: Int) async throws -> [AuditEntry] { try await base.auditTrail(limit: limit) }
   public func close() async throws { try await base.close() }
 }

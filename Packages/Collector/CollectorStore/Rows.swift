@@ -159,8 +159,16 @@ public struct KeyRecord: Sendable, Hashable {
   public enum Scope: String, Sendable, Hashable, CaseIterable {
     /// Send events for its app.
     case write
-    /// Read reports and erase data of every app.
+    /// Read reports, the dashboard and exports of every app; never erasure, keys or retention.
+    case read
+    /// Everything: reports, erasure, keys and the audit trail of every app.
     case admin
+
+    /// Whether a key of this scope may use a route that needs `needed`: admin keys may read,
+    /// nothing else stands in for another scope (an admin key cannot write events).
+    public func allows(_ needed: Self) -> Bool {
+      self == needed || (self == .admin && needed == .read)
+    }
   }
 
   /// A short public id (the first characters of the key), for listing and revoking.

@@ -1,3 +1,4 @@
+public import WireJSON
 /// The limits of the GA4 Measurement Protocol for Firebase app streams, as documented (see
 /// `wire-formats.md`). One copy for both sides: the Firebase service enforces them before sending,
 /// the collector's `/mp/collect` endpoints reject with the same codes.
@@ -18,6 +19,9 @@ public enum GA4Limits {
   public static let maximumUserPropertyValueLength = 36
   /// Bytes of a request body (strictly less than).
   public static let requestBodyLimit = 130_000
+  /// The shape a body may have, checked before it is decoded: a request nests 6 levels (request,
+  /// events, event, params, items, item); 20,000 values is more than a 130 kB body of real events holds.
+  public static let bodyBounds = JSONBounds(maximumDepth: 8, maximumElements: 20_000)
   /// Characters of a User-ID.
   public static let maximumUserIDLength = 256
   /// How far in the past an event may be (microseconds): 72 hours.

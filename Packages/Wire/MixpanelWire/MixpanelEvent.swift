@@ -1,3 +1,4 @@
+import WireJSON
 import Foundation
 
 /// Any JSON value a Mixpanel property may hold (lists and objects included).
@@ -103,6 +104,9 @@ public enum MixpanelBody {
   /// The entries of `body`, each an event or why it is not one (by position); throws when the body
   /// is neither a JSON array nor NDJSON.
   public static func decode(_ body: [UInt8]) throws(MixpanelViolation) -> [Result<MixpanelEvent, MixpanelViolation>] {
+    if let problem = MixpanelLimits.bodyBounds.problem(in: body) {
+      throw MixpanelViolation(field: "", message: "the body \(problem)")
+    }
     let decoder = JSONDecoder()
     let trimmed = body.drop(while: { $0 == 0x20 || $0 == 0x0A || $0 == 0x0D || $0 == 0x09 })
     if trimmed.first == UInt8(ascii: "[") {

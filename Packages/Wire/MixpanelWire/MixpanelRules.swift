@@ -1,3 +1,4 @@
+public import WireJSON
 /// The limits of Mixpanel's ingestion API (`/import`, `/track`), as documented (see
 /// `wire-formats.md`). One copy for both sides: the Mixpanel service enforces them before sending,
 /// the collector's `/import` endpoint rejects with the same rules.
@@ -6,6 +7,9 @@ public enum MixpanelLimits {
   public static let maximumEventsPerRequest = 2000
   /// Bytes of one request body (uncompressed).
   public static let maximumRequestBytes = 2 * 1024 * 1024
+  /// The shape a body may have, checked before it is decoded: nesting (the native API's 16) and
+  /// values (2,000 events of 100 properties; Mixpanel's own limit is 255 properties an event).
+  public static let bodyBounds = JSONBounds(maximumDepth: 16, maximumElements: 200_000)
   /// Bytes of one event (strictly less than).
   public static let eventByteLimit = 1024 * 1024
   /// Properties of one event (strictly less than).
