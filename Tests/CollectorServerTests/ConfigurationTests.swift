@@ -71,7 +71,7 @@ struct ConfigurationTests {
       (["write-keys": "ty"], [:], "--write-keys: write-keys must be name=value pairs separated by commas, not \"ty\""),
       (
         ["write-keys": "ty=short"], [:],
-        "--write-keys: write key of ty must have at least 16 characters and the app at most 64 bytes"
+        "--write-keys: every key has at least 16 characters, or is given as sha256:<64 hex digits>"
       ),
       (["colour": "red"], [:], "--colour: colour is not a setting (see --help)"),
       (

@@ -90,14 +90,14 @@ struct DashboardTests {
     try await collector.application(closesStore: false).test(.router) { client async throws in
       let (denied, form, _) = try await Self.get(client, "/")
       #expect(denied == .unauthorized && form.contains(#"name="key""#))
-      let (wrong, _, _) = try await Self.get(client, "/login?key=\(writeKey)&next=/")
-      #expect(wrong == .unauthorized)
-      let (signedIn, _, headers) = try await Self.get(client, "/login?key=\(adminKey)&next=/dashboard/retention")
-      #expect(signedIn == .seeOther && headers[.location] == "/dashboard/retention")
-      let cookie = try #require(headers[.setCookie]?.split(separator: ";").first.map(String.init))
-      #expect(headers[.setCookie]?.contains("HttpOnly") == true)
-      let (_, _, offsite) = try await Self.get(client, "/login?key=\(adminKey)&next=//evil.example")
-      #expect(offsite[.location] == "/")
+      let wrong = try await signIn(client, key: writeKey)
+      #expect(wrong.status == .unauthorized && wrong.cookie == nil)
+      let signedIn = try await signIn(client, key: adminKey, next: "/dashboard/retention")
+      #expect(signedIn.status == .seeOther && signedIn.headers[.location] == "/dashboard/retention")
+      let cookie = try #require(signedIn.cookie)
+      #expect(signedIn.headers[.setCookie]?.contains("HttpOnly") == true)
+      let offsite = try await signIn(client, key: adminKey, next: "//evil.example")
+      #expect(offsite.headers[.location] == "/")
 
       let (status, overview, _) = try await Self.get(client, "/", cookie: cookie)
       #expect(status == .ok)
@@ -138,8 +138,7 @@ struct DashboardTests {
     let collector = try await makeCollector()
     try await seed(collector)
     try await collector.application(closesStore: false).test(.router) { client async throws in
-      let (_, _, headers) = try await Self.get(client, "/login?key=\(adminKey)&next=/")
-      let cookie = try #require(headers[.setCookie]?.split(separator: ";").first.map(String.init))
+      let cookie = try #require(try await signIn(client, key: adminKey).cookie)
       let mau = #"<span class="name">MAU</span><span class="value">"#
       let (_, people, _) = try await Self.get(client, "/?app=ty", cookie: cookie)
       #expect(people.contains(mau + "4<") && people.contains(#"<option value="person" selected>People"#))
@@ -161,9 +160,9 @@ struct DashboardTests {
   }
 }
 
-/// The dashboard in a real headless Chromium (Debian's package, installed by `.ci/run`): each page
-/// loads without console errors with the expected number of chart points, and the overview is
-/// written as a screenshot at desktop and phone widths, the revenue page at desktop width (`artifacts/`).
+/// The dashboard in a real headless Chromium (Debian's package, installed by `.ci/run`), driven as a
+/// person would: sign in through the form, open each page (no console errors, the expected chart
+/// points), screenshots at desktop and phone widths (`artifacts/`), sign out.
 @Suite("Dashboard in Chromium", .serialized)
 struct DashboardBrowserTests {
   static let chromium = ["/usr/bin/chromium", "/usr/bin/chromium-browser", "/usr/bin/google-chrome"].first {
@@ -175,70 +174,83 @@ struct DashboardBrowserTests {
     if PostgresTestServer.isCI { #expect(Self.chromium != nil, ".ci/run installs Debian's chromium") }
   }
 
-  /// Runs Chromium on `url` with `arguments`; returns (stdout, stderr).
-  static func run(_ arguments: [String], url: String) async throws -> (String, String) {
+  /// Runs `Tests/Support/chromium-session.py` (the DevTools protocol over a pipe) against `base`.
+  static func session(base: String, key: String, pages: [String], screenshots: [(String, Int, Int, String)])
+    async throws -> [String: Any]
+  {
     let directory = TemporaryDirectory()
     try FileManager.default.createDirectory(at: directory.url, withIntermediateDirectories: true)
-    let out = directory.url.appendingPathComponent("out")
-    let err = directory.url.appendingPathComponent("err")
-    #expect(FileManager.default.createFile(atPath: out.path, contents: nil))
-    #expect(FileManager.default.createFile(atPath: err.path, contents: nil))
+    let script = URL(fileURLWithPath: #filePath).deletingLastPathComponent().deletingLastPathComponent()
+      .appendingPathComponent("Support/chromium-session.py")
+    let configuration: [String: Any] = [
+      "chromium": try #require(chromium), "base": base, "key": key,
+      "profile": directory.url.appendingPathComponent("profile").path, "pages": pages,
+      "screenshots": screenshots.map { [$0.0, $0.1, $0.2, $0.3] as [Any] },
+    ]
+    let output = directory.url.appendingPathComponent("out.json")
+    #expect(FileManager.default.createFile(atPath: output.path, contents: nil))
     let process = Process()
-    process.executableURL = URL(fileURLWithPath: try #require(chromium))
-    process.arguments =
-      [
-        "--headless", "--no-sandbox", "--disable-gpu", "--disable-dev-shm-usage", "--no-first-run",
-        "--user-data-dir=\(directory.url.appendingPathComponent("profile").path)", "--enable-logging=stderr", "--v=0",
-      ] + arguments + [url]
-    process.standardOutput = try FileHandle(forWritingTo: out)
-    process.standardError = try FileHandle(forWritingTo: err)
+    process.executableURL = URL(fileURLWithPath: "/usr/bin/env")
+    process.arguments = [
+      "python3", script.path, String(decoding: try JSONSerialization.data(withJSONObject: configuration), as: UTF8.self),
+    ]
+    process.standardOutput = try FileHandle(forWritingTo: output)
     try process.run()
-    let deadline = Date().addingTimeInterval(90)
+    let deadline = Date().addingTimeInterval(150)
     while process.isRunning && Date() < deadline { try await Task.sleep(for: .milliseconds(100)) }
     if process.isRunning { process.terminate() }
-    #expect(Date() < deadline, "Chromium did not finish within 90 s")
-    return (
-      String(decoding: (try? Data(contentsOf: out)) ?? Data(), as: UTF8.self),
-      String(decoding: (try? Data(contentsOf: err)) ?? Data(), as: UTF8.self)
-    )
+    let data = try Data(contentsOf: output)
+    return try #require(try JSONSerialization.jsonObject(with: data) as? [String: Any], "\(String(decoding: data, as: UTF8.self))")
   }
 
-  @Test(.enabled(if: chromium != nil)) func pagesLoadInChromiumAndTheOverviewIsCaptured() async throws {
-    let collector = try await makeCollector()
+  /// A person's session in a real browser: the sign-in form, pages, screenshots, sign-out. The key
+  /// is in no URL of the history, the cookie is the session's (flags set, no key in it), pages load
+  /// without console errors (the Content-Security-Policy blocks nothing they need), and after
+  /// signing out the old cookie opens no page.
+  @Test(.enabled(if: chromium != nil)) func aSessionInChromiumKeepsTheKeyOutOfURLsAndEndsOnSignOut() async throws {
+    let collector = try await makeCollector(configure: { $0.security.secureCookies = .always })
     try await seed(collector)
     try await collector.application(closesStore: false).test(.live) { client async throws in
       let base = "http://127.0.0.1:\(try #require(client.port))"
-      func signedIn(_ path: String) -> String {
-        "\(base)/login?key=\(adminKey)&next=\(path.addingPercentEncoding(withAllowedCharacters: .alphanumerics)!)"
-      }
       let pages: [(String, String, Int)] = [
         ("/", #"class="point""#, 7), ("/dashboard/events?app=ty", #"class="bar""#, 5),
         ("/dashboard/retention?app=ty", #"class="cell""#, 7), ("/dashboard/breakdowns?app=ty", #"class="bar""#, 5),
         ("/dashboard/funnel?app=ty&steps=product_viewed,add_to_cart", #"class="bar""#, 2),
         ("/dashboard/counters?app=ty", "No data in this range", 1),
-        ("/dashboard/revenue?app=ty", #"class="point""#, 7),
+        ("/dashboard/revenue?app=ty", #"class="point""#, 7), ("/dashboard/audit", "sign-in", 1),
       ]
-      for (path, needle, expected) in pages {
-        let (dom, log) = try await Self.run(["--dump-dom"], url: signedIn(path))
-        #expect(count(needle, in: dom) == expected, "\(path): \(dom.prefix(300))")
-        let consoleErrors = log.split(separator: "\n").filter {
-          $0.contains("CONSOLE") && !$0.contains("favicon")
-        }
-        #expect(consoleErrors.isEmpty, "\(path): \(consoleErrors)")
-      }
       try FileManager.default.createDirectory(atPath: "artifacts", withIntermediateDirectories: true)
+      let folder = FileManager.default.currentDirectoryPath + "/artifacts/"
       let shots = [
-        ("dashboard-overview.png", "1280,1000", "/"), ("dashboard-overview-phone.png", "390,1400", "/"),
-        ("dashboard-revenue.png", "1280,1200", "/dashboard/revenue?app=ty"),
+        (folder + "dashboard-overview.png", 1280, 1000, "/"), (folder + "dashboard-overview-phone.png", 390, 1400, "/"),
+        (folder + "dashboard-revenue.png", 1280, 1200, "/dashboard/revenue?app=ty"),
       ]
-      for (name, size, page) in shots {
-        let path = FileManager.default.currentDirectoryPath + "/artifacts/" + name
-        try? FileManager.default.removeItem(atPath: path)
-        _ = try await Self.run(
-          ["--screenshot=\(path)", "--window-size=\(size)", "--hide-scrollbars"], url: signedIn(page))
-        let png = try Data(contentsOf: URL(fileURLWithPath: path))
-        #expect(png.starts(with: [0x89, 0x50, 0x4E, 0x47]) && png.count > 10_000, "\(name)")
+      let result = try await Self.session(base: base, key: adminKey, pages: pages.map(\.0), screenshots: shots)
+      #expect(result["error"] == nil, "\(result["error"] ?? "")")
+      let history = try #require(result["history"] as? [String])
+      #expect(history.count >= 4 && history.allSatisfy { !$0.contains(adminKey) && !$0.contains("key=") }, "\(history)")
+      let afterSignIn = try #require(result["afterSignIn"] as? [String: Any])
+      #expect(afterSignIn["url"] as? String == base + "/dashboard/events")
+      let cookies = try #require(result["cookies"] as? [[String: Any]])
+      let cookie = try #require(cookies.first { ($0["name"] as? String) == "__Host-collector_session" }, "\(cookies)")
+      let token = try #require(cookie["value"] as? String)
+      #expect(token.count == 64 && !token.contains(adminKey) && !adminKey.contains(token))
+      #expect(cookie["httpOnly"] as? Bool == true && cookie["secure"] as? Bool == true)
+      #expect(cookie["sameSite"] as? String == "Strict" && cookie["path"] as? String == "/")
+      for (page, (path, needle, expected)) in zip(try #require(result["pages"] as? [[String: Any]]), pages) {
+        let html = page["html"] as? String ?? ""
+        #expect(count(needle, in: html) == expected, "\(path): \(html.prefix(300))")
+        #expect((page["console"] as? [String])?.isEmpty == true, "\(path): \(page["console"] ?? "")")
       }
+      for (path, _, _, _) in shots {
+        let png = try Data(contentsOf: URL(fileURLWithPath: path))
+        #expect(png.starts(with: [0x89, 0x50, 0x4E, 0x47]) && png.count > 10_000, "\(path)")
+      }
+      let afterSignOut = try #require(result["afterSignOut"] as? [String: Any])
+      #expect((afterSignOut["html"] as? String)?.contains(#"action="/login""#) == true)
+      #expect((result["cookiesAfterSignOut"] as? [[String: Any]])?.isEmpty == true)
+      let (status, _, _) = try await DashboardTests.get(client, "/", cookie: "__Host-collector_session=\(token)")
+      #expect(status == .unauthorized, "the old cookie no longer opens a page")
     }
   }
 }

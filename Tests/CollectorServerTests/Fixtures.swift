@@ -7,21 +7,43 @@ import CollectorServer
 import CollectorStore
 import CollectorWire
 import Foundation
+import HTTPTypes
+import HummingbirdTesting
 import Logging
+import NIOCore
 
 let writeKey = "test-write-key-0123456789"
 let adminKey = "test-admin-key-0123456789"
+let readKey = "test-read-key-0123456789"
+
+/// Signs in through the dashboard's form (`POST /login`): the answer's status, headers and the
+/// session cookie (`name=token`) when one was set.
+func signIn(_ client: some TestClientProtocol, key: String, next: String = "/", headers: HTTPFields = [:])
+  async throws -> (status: HTTPResponse.Status, headers: HTTPFields, cookie: String?)
+{
+  let form = "key=\(key.addingPercentEncoding(withAllowedCharacters: .alphanumerics)!)&next="
+    + next.addingPercentEncoding(withAllowedCharacters: .alphanumerics)!
+  var fields = headers
+  fields[.contentType] = "application/x-www-form-urlencoded"
+  return try await client.execute(uri: "/login", method: .post, headers: fields, body: ByteBuffer(string: form)) {
+    ($0.status, $0.headers, $0.headers[.setCookie]?.split(separator: ";").first.map(String.init))
+  }
+}
 
 /// A collector on a fresh SQLite file with one write key (app `ty`) and one admin key.
 func makeCollector(
-  rateLimit: Double? = nil, maximumQueuedRows: Int = 200_000, store: ((any EventStore) -> any EventStore)? = nil
+  rateLimit: Double? = nil, maximumQueuedRows: Int = 200_000, store: ((any EventStore) -> any EventStore)? = nil,
+  path: String? = nil, configure: (inout CollectorConfiguration) -> Void = { _ in }
 ) async throws -> EventCollector {
   var configuration = CollectorConfiguration()
+  configure(&configuration)
   configuration.port = 0
   configuration.rateLimit = rateLimit
   configuration.maximumQueuedRows = maximumQueuedRows
   configuration.benchmarkRoutes = true
-  let path = FileManager.default.temporaryDirectory.appendingPathComponent("collector-\(UUID().uuidString)")
+  let path =
+    path
+    ?? FileManager.default.temporaryDirectory.appendingPathComponent("collector-\(UUID().uuidString)")
     .appendingPathComponent("collector.sqlite").path
   let sqlite = try SQLiteEventStore(path: path, durability: .normal)
   try await sqlite.migrate()
@@ -39,7 +61,10 @@ func makeCollector(
   let collector = EventCollector(
     configuration: configuration, store: chosen, reports: reports, logger: Logger(label: "test"))
   try await collector.keyRing.provision(
-    [ProvisionedKey(app: "ty", key: writeKey, scope: .write), ProvisionedKey(app: "*", key: adminKey, scope: .admin)],
+    [
+      ProvisionedKey(app: "ty", key: writeKey, scope: .write), ProvisionedKey(app: "*", key: adminKey, scope: .admin),
+      ProvisionedKey(app: "*", key: readKey, scope: .read),
+    ],
     now: 0
   )
   return collector

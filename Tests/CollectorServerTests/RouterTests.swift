@@ -244,7 +244,11 @@ struct RouterTests {
       events[1].kind = ""
       _ = try await Self.post(client, "/v1/batch", Batches.body(events))
       _ = try await Self.post(client, "/v1/batch", Batches.body(events), key: nil)
-      let text = try await client.execute(uri: "/metrics", method: .get) { String(buffer: $0.body) }
+      let refused = try await client.execute(uri: "/metrics", method: .get) { $0.status }
+      #expect(refused == .unauthorized)
+      let text = try await client.execute(
+        uri: "/metrics", method: .get, headers: [.authorization: "Bearer \(readKey)"]
+      ) { String(buffer: $0.body) }
       #expect(text.contains(#"collector_requests_total{route="batch",status="200"} 1"#))
       #expect(text.contains(#"collector_requests_total{route="batch",status="401"} 1"#))
       #expect(text.contains(#"collector_events_accepted_total{route="batch"} 1"#))

@@ -243,10 +243,10 @@ public struct CollectorConfiguration: Sendable {
   private static func check(_ key: String, _ setting: String, _ settings: SettingValues) throws(Problem) {
     if key.hasPrefix(AccessKeys.hashedPrefix) {
       guard AccessKeys.isHashForm(key) else {
-        throw settings.fail(setting, "\(setting): a hashed key is sha256: and 64 hex digits (trackerctl keys hash)")
+        throw settings.fail(setting, "a key given by its hash is sha256: and 64 hex digits (trackerctl keys hash)")
       }
     } else if key.count < 16 {
-      throw settings.fail(setting, "\(setting): every key has at least 16 characters")
+      throw settings.fail(setting, "every key has at least 16 characters, or is given as sha256:<64 hex digits>")
     }
   }
 

@@ -63,6 +63,7 @@ struct ShopDemoCommand: AsyncParsableCommand {
       return
     }
     print("\ndashboard: \(outcome.collector.dashboardLink(Self.dashboardPath(from: outcome.from, to: outcome.to)))")
+    print("sign in with this run's admin key: \(outcome.collector.adminKey)")
     print("(Ctrl-C stops the collector; the data stays in \(directory.path))")
     fflush(nil)  // also into a pipe or a file: the link shows now, not at exit
     try await outcome.collector.waitUntilStopped()

@@ -97,10 +97,11 @@ public final class EmbeddedCollector: Sendable {
     )
   }
 
-  /// The dashboard's sign-in link, going on to `path`.
+  /// The dashboard's sign-in page, going on to `path` once signed in (the admin key is typed into
+  /// its form: a key never goes in a URL).
   public func dashboardLink(_ path: String = "/") -> String {
     let next = path.addingPercentEncoding(withAllowedCharacters: .alphanumerics) ?? "/"
-    return "\(url.absoluteString)/login?key=\(adminKey)&next=\(next)"
+    return "\(url.absoluteString)/login?next=\(next)"
   }
 
   /// Stops gracefully (finishing requests and commits) and closes the store.

@@ -40,9 +40,16 @@ public enum TrackerCtl {
     guard !app.isEmpty, app.utf8.count <= 256 else { throw CommandError("--app must be 1 to 256 bytes") }
     let key = AccessKeys.generate(scope: scope)
     let now = Int64(Date().timeIntervalSince1970 * 1000)
-    try await store.saveKey(AccessKeys.record(for: key, app: scope == .admin ? "*" : app, scope: scope, now: now))
+    let record = AccessKeys.record(for: key, app: scope == .write ? app : "*", scope: scope, now: now)
+    try await store.saveKey(record)
+    try await store.appendAudit(
+      AuditEntry(time: now, actor: "trackerctl", action: "key-create", detail: "\(scope.rawValue) key \(record.id)"))
     return key
   }
+
+  /// The form of `key` the collector's configuration takes instead of the key itself
+  /// (`sha256:<64 hex digits>`): whoever reads the configuration then learns no key.
+  public static func hashedKey(_ key: String) -> String { AccessKeys.hashedPrefix + AccessKeys.hash(key) }
 
   /// The keys as a table: id, app, scope, created, revoked.
   public static func listKeys(store: any EventStore) async throws -> ReportTable {
@@ -55,9 +62,11 @@ public enum TrackerCtl {
 
   /// Revokes the key with `id`; throws when there is none.
   public static func revokeKey(id: String, store: any EventStore) async throws {
-    guard try await store.revokeKey(id: id, at: Int64(Date().timeIntervalSince1970 * 1000)) else {
+    let now = Int64(Date().timeIntervalSince1970 * 1000)
+    guard try await store.revokeKey(id: id, at: now) else {
       throw CommandError("no active key has the id \(id) (trackerctl keys list shows them)")
     }
+    try await store.appendAudit(AuditEntry(time: now, actor: "trackerctl", action: "key-revoke", detail: "key \(id)"))
   }
 
   // MARK: Export

@@ -1,0 +1,159 @@
+#!/usr/bin/env python3
+"""Drives a headless Chromium through one dashboard session, as a person would, and prints what
+happened as JSON (for DashboardBrowserTests).
+
+It speaks the DevTools protocol over --remote-debugging-pipe (file descriptors 3 and 4, messages
+ended by NUL), so it needs nothing but Python's standard library. Steps: open the sign-in page,
+type the key into the form and submit it, read the browser's history and cookies, open each page
+(its DOM and console errors), take screenshots, press "Sign out", and read the page after.
+
+Usage: chromium-session.py '<json>' with keys chromium, base, key, profile, pages, screenshots
+([[path, width, height, page], ...]). Every wait is bounded; the whole run stops after 120 s.
+"""
+import base64, json, os, select, subprocess, sys, time
+
+config = json.loads(sys.argv[1])
+deadline = time.time() + 120
+to_browser_read, to_browser_write = os.pipe()
+from_browser_read, from_browser_write = os.pipe()
+
+
+def child_fds():
+    os.dup2(to_browser_read, 3)
+    os.dup2(from_browser_write, 4)
+
+
+browser = subprocess.Popen(
+    [config["chromium"], "--headless", "--remote-debugging-pipe", "--no-sandbox", "--disable-gpu",
+     "--disable-dev-shm-usage", "--no-first-run", "--user-data-dir=" + config["profile"], "about:blank"],
+    pass_fds=(3, 4), preexec_fn=child_fds, stdout=subprocess.DEVNULL, stderr=subprocess.DEVNULL)
+os.close(to_browser_read)
+os.close(from_browser_write)
+pending = b""
+events = []
+next_id = [0]
+console = []
+
+
+def send(method, params=None, session=None):
+    next_id[0] += 1
+    message = {"id": next_id[0], "method": method, "params": params or {}}
+    if session:
+        message["sessionId"] = session
+    os.write(to_browser_write, json.dumps(message).encode() + b"\0")
+    return next_id[0]
+
+
+def receive():
+    global pending
+    while b"\0" not in pending:
+        remaining = deadline - time.time()
+        if remaining <= 0:
+            raise TimeoutError("Chromium did not answer in time")
+        ready, _, _ = select.select([from_browser_read], [], [], remaining)
+        if ready:
+            chunk = os.read(from_browser_read, 1 << 20)
+            if not chunk:
+                raise EOFError("Chromium closed the pipe")
+            pending += chunk
+    message, pending = pending.split(b"\0", 1)
+    decoded = json.loads(message)
+    if decoded.get("method") == "Runtime.consoleAPICalled" and decoded["params"].get("type") == "error":
+        console.append(" ".join(str(a.get("value", a.get("description", ""))) for a in decoded["params"]["args"]))
+    if decoded.get("method") == "Log.entryAdded" and decoded["params"]["entry"].get("level") == "error":
+        entry = decoded["params"]["entry"]
+        if "favicon" not in entry.get("url", "") + entry.get("text", ""):
+            console.append(entry.get("text", ""))
+    return decoded
+
+
+def call(method, params=None, session=None):
+    number = send(method, params, session)
+    while True:
+        message = receive()
+        if message.get("id") == number:
+            if "error" in message:
+                raise RuntimeError(f"{method}: {message['error']}")
+            return message.get("result", {})
+        events.append(message)
+
+
+def wait_for(method):
+    for index, message in enumerate(events):
+        if message.get("method") == method:
+            del events[: index + 1]
+            return message
+    while True:
+        message = receive()
+        if message.get("method") == method:
+            return message
+
+
+target = call("Target.createTarget", {"url": "about:blank"})["targetId"]
+session = call("Target.attachToTarget", {"targetId": target, "flatten": True})["sessionId"]
+for domain in ("Page", "Runtime", "Log", "Network"):
+    call(domain + ".enable", session=session)
+
+
+def navigate(url):
+    events.clear()
+    call("Page.navigate", {"url": url}, session)
+    wait_for("Page.loadEventFired")
+
+
+def evaluate(expression):
+    return call("Runtime.evaluate", {"expression": expression, "returnByValue": True}, session)["result"].get("value")
+
+
+def submit(selector, fill=None):
+    events.clear()
+    script = ""
+    if fill:
+        script += f"document.querySelector({json.dumps(fill[0])}).value = {json.dumps(fill[1])};"
+    script += f"document.querySelector({json.dumps(selector)}).submit(); true"
+    evaluate(script)
+    wait_for("Page.loadEventFired")
+
+
+def history():
+    return [entry["url"] for entry in call("Page.getNavigationHistory", session=session)["entries"]]
+
+
+result = {}
+try:
+    base = config["base"]
+    navigate(base + "/login?next=%2Fdashboard%2Fevents")
+    result["signInPage"] = evaluate("document.documentElement.outerHTML")
+    submit('form[action="/login"]', ('input[name="key"]', config["key"]))
+    result["afterSignIn"] = {"url": evaluate("location.href"), "html": evaluate("document.documentElement.outerHTML")}
+    result["cookies"] = call("Network.getCookies", {"urls": [base + "/"]}, session)["cookies"]
+    result["pages"] = []
+    for path in config.get("pages", []):
+        console.clear()
+        navigate(base + path)
+        result["pages"].append(
+            {"path": path, "html": evaluate("document.documentElement.outerHTML"), "console": list(console)})
+    for path, width, height, page in config.get("screenshots", []):
+        call("Emulation.setDeviceMetricsOverride",
+             {"width": width, "height": height, "deviceScaleFactor": 1, "mobile": width < 600}, session)
+        navigate(base + page)
+        shot = call("Page.captureScreenshot", {"format": "png", "captureBeyondViewport": True}, session)
+        with open(path, "wb") as file:
+            file.write(base64.b64decode(shot["data"]))
+    navigate(base + "/")
+    submit('form[action="/logout"]')
+    result["afterSignOut"] = {"url": evaluate("location.href"), "html": evaluate("document.documentElement.outerHTML")}
+    result["history"] = history()
+    result["cookiesAfterSignOut"] = call("Network.getCookies", {"urls": [base + "/"]}, session)["cookies"]
+except Exception as error:  # reported to the test, which fails with it
+    result["error"] = f"{type(error).__name__}: {error}"
+finally:
+    try:
+        send("Browser.close")
+    except OSError:
+        pass
+    try:
+        browser.wait(timeout=10)
+    except subprocess.TimeoutExpired:
+        browser.kill()
+print(json.dumps(result))
