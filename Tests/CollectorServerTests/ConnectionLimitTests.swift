@@ -19,12 +19,22 @@ struct ConnectionLimitTests {
   final class RawConnection: @unchecked Sendable {  // one test uses it at a time
     let descriptor: Int32
 
-    init(port: Int, receiveTimeout seconds: Int = 10) throws {
+    /// A connection to `port` on 127.0.0.1 from the loopback address `source`.
+    init(port: Int, from source: String = "127.0.0.1", receiveTimeout seconds: Int = 10) throws {
       #if canImport(Glibc)
         descriptor = socket(AF_INET, Int32(SOCK_STREAM.rawValue), 0)
       #else
         descriptor = socket(AF_INET, SOCK_STREAM, 0)
       #endif
+      var local = sockaddr_in()
+      local.sin_family = sa_family_t(AF_INET)
+      local.sin_addr.s_addr = inet_addr(source)
+      let bound = withUnsafePointer(to: &local) {
+        $0.withMemoryRebound(to: sockaddr.self, capacity: 1) {
+          bind(descriptor, $0, socklen_t(MemoryLayout<sockaddr_in>.size))
+        }
+      }
+      guard bound == 0 else { throw POSIXError(.EADDRNOTAVAIL) }
       var address = sockaddr_in()
       address.sin_family = sa_family_t(AF_INET)
       address.sin_port = in_port_t(UInt16(port).bigEndian)
@@ -75,14 +85,15 @@ struct ConnectionLimitTests {
     }
   }
 
-  static func collector(readTimeout: Double = 30, idleTimeout: Double = 60, connections: Int = 1_000) async throws
-    -> EventCollector
-  {
+  static func collector(
+    readTimeout: Double = 30, idleTimeout: Double = 60, connections: Int = 1_000, perAddress: Int = 64
+  ) async throws -> EventCollector {
     let base = try await makeCollector()
     var configuration = base.configuration
     configuration.readTimeoutSeconds = readTimeout
     configuration.idleTimeoutSeconds = idleTimeout
     configuration.maximumConnections = connections
+    configuration.security.maximumConnectionsPerAddress = perAddress
     return EventCollector(
       configuration: configuration, store: base.store, reports: base.reports, logger: Logger(label: "test"))
   }
@@ -128,6 +139,25 @@ struct ConnectionLimitTests {
       #expect(ContinuousClock.now - started < .seconds(25))
       // The first idle connections were closed by the server.
       for connection in idle.prefix(10) { #expect(await connection.receive().closed) }
+    }
+  }
+
+  @Test("idle connections from one address do not stop another address's requests")
+  func idleFromOneAddress() async throws {
+    // Long idle timeout: only the per-address cap can keep a slot free for the second address.
+    let collector = try await Self.collector(idleTimeout: 120, connections: 16, perAddress: 8)
+    try await collector.application(closesStore: false).test(.live) { client async throws in
+      let port = try #require(client.port)
+      let idle = try (0..<40).map { _ in try RawConnection(port: port, from: "127.0.0.1", receiveTimeout: 2) }
+      // The ninth and later connections of 127.0.0.1 are closed at once.
+      #expect(await idle[39].receive().closed)
+      let started = ContinuousClock.now
+      let other = try RawConnection(port: port, from: "127.0.0.2", receiveTimeout: 30)
+      other.write("GET /health HTTP/1.1\r\nHost: x\r\nConnection: close\r\n\r\n")
+      let answer = await other.receive()
+      #expect(answer.text.hasPrefix("HTTP/1.1 200"), "\(answer.text)")
+      #expect(ContinuousClock.now - started < .seconds(20), "another address waited for the idle ones")
+      withExtendedLifetime(idle) {}
     }
   }
 

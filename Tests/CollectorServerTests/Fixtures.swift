@@ -33,7 +33,8 @@ func signIn(_ client: some TestClientProtocol, key: String, next: String = "/", 
 /// A collector on a fresh SQLite file with one write key (app `ty`) and one admin key.
 func makeCollector(
   rateLimit: Double? = nil, maximumQueuedRows: Int = 200_000, store: ((any EventStore) -> any EventStore)? = nil,
-  path: String? = nil, configure: (inout CollectorConfiguration) -> Void = { _ in }
+  path: String? = nil, logger: Logger = Logger(label: "test"),
+  configure: (inout CollectorConfiguration) -> Void = { _ in }
 ) async throws -> EventCollector {
   var configuration = CollectorConfiguration()
   configure(&configuration)
@@ -59,7 +60,7 @@ func makeCollector(
       nil
     }
   let collector = EventCollector(
-    configuration: configuration, store: chosen, reports: reports, logger: Logger(label: "test"))
+    configuration: configuration, store: chosen, reports: reports, logger: logger)
   try await collector.keyRing.provision(
     [
       ProvisionedKey(app: "ty", key: writeKey, scope: .write), ProvisionedKey(app: "*", key: adminKey, scope: .admin),

@@ -24,10 +24,12 @@ struct DashboardController: Sendable {
       DashboardHeadersMiddleware(),
       collector.surface("dashboard") { refusal in
         let text = refusal.status.code < 500 ? SVG.escape(refusal.message) : "The store is unavailable."
-        return .html(
+        var response = Response.html(
           refusal.status,
           Dashboard.document(
             title: "Error", header: #"<nav><a href="/">Overview</a></nav>"#, body: #"<p class="error">\#(text)</p>"#))
+        if let retryAfter = refusal.retryAfter { response.headers[.retryAfter] = String(retryAfter) }
+        return response
       })
     pages.get("/") { request, context in try await self.page(request, context, path: "/") }
     pages.get("/dashboard/:page") { request, context in
