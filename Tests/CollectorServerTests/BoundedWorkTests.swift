@@ -10,9 +10,15 @@ import Testing
 
 /// Bounded work for every request, measured as ratios and bounds in one run: a funnel is linear in
 /// one person's events, `/health` answers while large funnels run, deep vendor bodies and gzip
-/// bombs are refused without being worked through. Timing-sensitive, so `.ci/run` runs it in the
-/// plain pass only (not under ThreadSanitizer, which slows everything tenfold).
-@Suite("Bounded work", .serialized, .timeLimit(.minutes(5)))
+/// bombs are refused without being worked through.
+///
+/// Its bounds are times, which a machine running the rest of the suite in parallel (two cores, the
+/// crash and outage tests) cannot keep: it runs only with `COLLECTOR_TIMING_TESTS=1`, which `.ci/run`
+/// sets in a step of its own after `swift test`, with nothing else running (and not under
+/// ThreadSanitizer, which slows every path about tenfold).
+@Suite(
+  "Bounded work", .serialized, .timeLimit(.minutes(5)),
+  .enabled(if: ProcessInfo.processInfo.environment["COLLECTOR_TIMING_TESTS"] == "1"))
 struct BoundedWorkTests {
   /// `count` events on one device: `view` events with a `cart` every 50th, one second apart.
   static func oneDevice(_ count: Int, device: String = "heavy") -> [StoredEvent] {
@@ -70,13 +76,19 @@ struct BoundedWorkTests {
       let uri = "/v1/reports/funnel?app=ty&steps=view,cart,view&window=1d&from=2020-01-01"
       let port = try #require(client.port)
       let done = Finished()
-      // Each funnel on a connection of its own, so that both run at once.
-      let funnels = try (0..<2).map { _ in
-        let connection = try ConnectionLimitTests.RawConnection(port: port, receiveTimeout: 120)
-        return Task {
+      // Two funnels at once, each on connections of its own, four times in a row: two large funnels
+      // are running the whole time /health is probed.
+      let funnels = (0..<2).map { _ in
+        Task {
           defer { done.add() }
-          connection.write("GET \(uri) HTTP/1.1\r\nHost: x\r\nAuthorization: Bearer \(readKey)\r\nConnection: close\r\n\r\n")
-          return await connection.receive().text
+          var answers: [String] = []
+          for _ in 0..<4 {
+            let connection = try ConnectionLimitTests.RawConnection(port: port, receiveTimeout: 120)
+            connection.write(
+              "GET \(uri) HTTP/1.1\r\nHost: x\r\nAuthorization: Bearer \(readKey)\r\nConnection: close\r\n\r\n")
+            answers.append(await connection.receive().text)
+          }
+          return answers
         }
       }
       try await Task.sleep(for: .milliseconds(50))
@@ -92,13 +104,14 @@ struct BoundedWorkTests {
         }
         slowest = max(slowest, took)
         probes += 1
-        try await Task.sleep(for: .milliseconds(20))
+        try await Task.sleep(for: .milliseconds(10))
       }
       for funnel in funnels {
-        let answer = await funnel.value
-        #expect(answer.hasPrefix("HTTP/1.1 200") && answer.contains(#""devices":1"#), "\(answer.prefix(300))")
+        for answer in try await funnel.value {
+          #expect(answer.hasPrefix("HTTP/1.1 200") && answer.contains(#""devices":1"#), "\(answer.prefix(300))")
+        }
       }
-      #expect(probes >= 3, "the funnels ended before /health was measured: make them larger")
+      #expect(probes >= 10, "the funnels ended before /health was measured: make them larger")
       #expect(slowest < .milliseconds(100), "/health took \(slowest) while funnels ran (\(probes) probes)")
     }
   }

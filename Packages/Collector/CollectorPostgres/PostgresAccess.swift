@@ -87,7 +87,7 @@ extension PostgresEventStore {
 
   /// Runs one statement that returns nothing.
   private func execute(_ sql: String, _ binds: PostgresBindings) async throws {
-    try await guarded {
+    _ = try await guarded {
       try await client.query(PostgresQuery(unsafeSQL: sql, binds: binds), logger: logger)
     }
   }

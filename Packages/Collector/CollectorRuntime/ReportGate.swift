@@ -1,4 +1,4 @@
-import Dispatch
+import CollectorStore
 import Foundation
 
 /// Runs reports with bounded concurrency and a time budget, on threads of their own.
@@ -30,11 +30,12 @@ public final class ReportGate: Sendable {
   public let queue: Int
   /// The longest a report may take, waiting included.
   public let budget: Duration
-  private let executor = ReportExecutor()
+  private let executor: ReportExecutor
   private let state = Locked(State())
 
   /// A gate.
   public init(concurrency: Int, queue: Int, budget: Duration) {
+    self.executor = ReportExecutor(threads: max(1, concurrency))
     self.concurrency = max(1, concurrency)
     self.queue = max(0, queue)
     self.budget = budget
@@ -147,15 +148,17 @@ private final class Race<T: Sendable>: @unchecked Sendable {
   }
 }
 
-/// The threads reports run on: Dispatch's, apart from Swift concurrency's pool that serves requests.
-final class ReportExecutor: TaskExecutor, @unchecked Sendable {
-  // Safe: the queue is thread-safe and never changes.
-  private let queue = DispatchQueue(label: "collector.reports", qos: .utility, attributes: .concurrent)
+/// The threads reports run on: threads of their own (``BlockingThreads``), apart from Swift
+/// concurrency's pool that serves requests and from Dispatch's.
+final class ReportExecutor: TaskExecutor, Sendable {
+  private let threads: BlockingThreads
+
+  init(threads: Int) { self.threads = BlockingThreads(name: "collector-reports", count: threads) }
 
   func enqueue(_ job: consuming ExecutorJob) {
     let job = UnownedJob(job)
     let executor = asUnownedTaskExecutor()
-    queue.async { job.runSynchronously(on: executor) }
+    threads.submit { job.runSynchronously(on: executor) }
   }
 }
 

@@ -237,26 +237,33 @@ public final class SQLiteEventStore: EventStore {
     try await run { [pool] in try pool.close() }
   }
 
-  /// Runs blocking database work off the cooperative pool, mapping SQLite failures to
-  /// ``StoreError/unavailable(_:)``.
+  /// Runs blocking database work off the cooperative pool, on ``SQLiteWorker/operations``, mapping
+  /// SQLite failures to ``StoreError/unavailable(_:)``.
   func run<T: Sendable>(_ work: @escaping @Sendable () throws -> T) async throws -> T {
-    try await withCheckedThrowingContinuation { continuation in
-      SQLiteWorker.queue.async {
-        do {
-          continuation.resume(returning: try work())
-        } catch let error as StoreError {
-          continuation.resume(throwing: error)
-        } catch {
-          continuation.resume(throwing: StoreError.unavailable("\(error)"))
-        }
-      }
+    try await run(on: SQLiteWorker.operations, work)
+  }
+
+  /// Runs blocking database work on `threads`, mapping SQLite failures to
+  /// ``StoreError/unavailable(_:)``.
+  func run<T: Sendable>(on threads: BlockingThreads, _ work: @escaping @Sendable () throws -> T) async throws -> T {
+    do {
+      return try await threads.run(work)
+    } catch let error as StoreError {
+      throw error
+    } catch {
+      throw StoreError.unavailable("\(error)")
     }
   }
 }
 
-/// Blocking SQLite calls run here, never on Swift concurrency's fixed-size pool.
+/// Blocking SQLite calls run on threads of their own, never on Swift concurrency's fixed-size pool
+/// nor on Dispatch's (one thread per core): reports read on ``reports``, so that however long they
+/// take, writes, key look-ups and `/health` on ``operations`` are not queued behind them.
 enum SQLiteWorker {
-  static let queue = DispatchQueue(label: "CollectorSQLite.worker", attributes: .concurrent)
+  /// Writes, key and session look-ups, health checks, maintenance.
+  static let operations = BlockingThreads(name: "sqlite-operations", count: 4)
+  /// Report queries.
+  static let reports = BlockingThreads(name: "sqlite-reports", count: 2)
 }
 
 extension SQLiteEventStore: ReportQuerying, BulkLoading {
@@ -278,7 +285,7 @@ extension SQLiteEventStore: ReportQuerying, BulkLoading {
         case .null: nil
         }
       })
-    return try await run { [pool] in
+    return try await run(on: SQLiteWorker.reports) { [pool] in
       try pool.read { db in
         let rows = try Row.fetchAll(db, sql: sql, arguments: bound)
         let columns = rows.first.map { Array($0.columnNames) } ?? []

@@ -1,4 +1,4 @@
-public import CollectorRuntime
+import CollectorRuntime
 
 extension CollectorConfiguration {
   /// Sessions, cookies, proxies and the bounds on each request's work (Docs/Security.md).
