@@ -192,7 +192,8 @@ struct DashboardBrowserTests {
     let process = Process()
     process.executableURL = URL(fileURLWithPath: "/usr/bin/env")
     process.arguments = [
-      "python3", script.path, String(decoding: try JSONSerialization.data(withJSONObject: configuration), as: UTF8.self),
+      "python3", script.path,
+      String(decoding: try JSONSerialization.data(withJSONObject: configuration), as: UTF8.self),
     ]
     process.standardOutput = try FileHandle(forWritingTo: output)
     try process.run()
@@ -200,7 +201,8 @@ struct DashboardBrowserTests {
     while process.isRunning && Date() < deadline { try await Task.sleep(for: .milliseconds(100)) }
     if process.isRunning { process.terminate() }
     let data = try Data(contentsOf: output)
-    return try #require(try JSONSerialization.jsonObject(with: data) as? [String: Any], "\(String(decoding: data, as: UTF8.self))")
+    return try #require(
+      try JSONSerialization.jsonObject(with: data) as? [String: Any], "\(String(decoding: data, as: UTF8.self))")
   }
 
   /// A person's session in a real browser: the sign-in form, pages, screenshots, sign-out. The key

@@ -21,7 +21,8 @@ let readKey = "test-read-key-0123456789"
 func signIn(_ client: some TestClientProtocol, key: String, next: String = "/", headers: HTTPFields = [:])
   async throws -> (status: HTTPResponse.Status, headers: HTTPFields, cookie: String?)
 {
-  let form = "key=\(key.addingPercentEncoding(withAllowedCharacters: .alphanumerics)!)&next="
+  let form =
+    "key=\(key.addingPercentEncoding(withAllowedCharacters: .alphanumerics)!)&next="
     + next.addingPercentEncoding(withAllowedCharacters: .alphanumerics)!
   var fields = headers
   fields[.contentType] = "application/x-www-form-urlencoded"

@@ -21,8 +21,9 @@ struct SecurityTests {
     if let cookie { headers[.cookie] = cookie }
     if let bearer { headers[.authorization] = "Bearer \(bearer)" }
     if body != nil { headers[.contentType] = "application/x-www-form-urlencoded" }
-    return try await client.execute(uri: uri, method: method, headers: headers, body: body.map { ByteBuffer(string: $0) })
-    { ($0.status, $0.headers, String(buffer: $0.body)) }
+    return try await client.execute(
+      uri: uri, method: method, headers: headers, body: body.map { ByteBuffer(string: $0) }
+    ) { ($0.status, $0.headers, String(buffer: $0.body)) }
   }
 
   /// The CSRF token a page of the session shows in its sign-out form.
@@ -61,7 +62,8 @@ struct SecurityTests {
       #expect(try await Self.request(client, "/", cookie: session).status == .ok)
       let token = try await Self.csrf(client, cookie: session)
       let sessionErase = try await Self.request(
-        client, "/v1/events?app=ty&deviceId=d", method: .delete, cookie: session, headers: [.init("X-CSRF-Token")!: token])
+        client, "/v1/events?app=ty&deviceId=d", method: .delete, cookie: session,
+        headers: [.init("X-CSRF-Token")!: token])
       #expect(sessionErase.status == .forbidden)
       #expect(try await Self.request(client, "/dashboard/audit", cookie: session).status == .forbidden)
       #expect(try await Self.request(client, "/v1/audit", bearer: readKey).status == .forbidden)
@@ -81,7 +83,8 @@ struct SecurityTests {
       let erase = "/v1/events?app=ty&deviceId=nobody"
       #expect(try await Self.request(client, erase, method: .delete, cookie: session).status == .forbidden)
       let wrong: HTTPFields = [.init("X-CSRF-Token")!: String(repeating: "0", count: 64)]
-      #expect(try await Self.request(client, erase, method: .delete, cookie: session, headers: wrong).status == .forbidden)
+      #expect(
+        try await Self.request(client, erase, method: .delete, cookie: session, headers: wrong).status == .forbidden)
       let right: HTTPFields = [.init("X-CSRF-Token")!: token]
       #expect(try await Self.request(client, erase, method: .delete, cookie: session, headers: right).status == .ok)
       #expect(try await Self.request(client, "/logout", method: .post, cookie: session, body: "").status == .forbidden)
@@ -179,7 +182,8 @@ struct SecurityTests {
         let policy = headers[.init("Content-Security-Policy")!] ?? ""
         #expect(policy.contains("frame-ancestors 'none'") && !policy.contains("script-src"), "\(uri)")
         #expect(policy.contains("default-src 'none'"))
-        #expect(headers[.init("Referrer-Policy")!] == "no-referrer" && headers[.init("X-Content-Type-Options")!] == "nosniff")
+        #expect(
+          headers[.init("Referrer-Policy")!] == "no-referrer" && headers[.init("X-Content-Type-Options")!] == "nosniff")
       }
       var statuses: [HTTPResponse.Status] = []
       for _ in 0..<5 { statuses.append(try await signIn(client, key: "wrong-key-0123456789").status) }
@@ -204,6 +208,27 @@ struct SecurityTests {
       let page = try await Self.request(client, "/dashboard/audit", cookie: session)
       #expect(page.status == .ok && page.body.contains("device d9") && !page.body.contains(adminKey))
     }
+  }
+
+  @Test("a start records configured keys and a changed retention policy in the audit trail, once each")
+  func startAudit() async throws {
+    let path = FileManager.default.temporaryDirectory.appendingPathComponent("audit-\(UUID().uuidString)")
+      .appendingPathComponent("collector.sqlite").path
+    func start(_ retention: String) async throws -> [AuditEntry] {
+      let configuration = try CollectorConfiguration.resolve(
+        arguments: ["sqlite-path": path, "admin-keys": adminKey, "retention": retention], environment: [:])
+      let (collector, _) = try await EventCollector.open(configuration, logger: Logger(label: "test"))
+      let entries = try await collector.audit.entries(limit: 100)
+      try await collector.shutdown()
+      return entries
+    }
+    let first = try await start("ty=30")
+    #expect(first.filter { $0.action == "key-provision" }.count == 1)
+    #expect(first.filter { $0.action == "retention" }.map(\.detail) == ["default forever; per app: ty=30"])
+    #expect(try await start("ty=30").count == first.count, "an unchanged start records nothing")
+    let changed = try await start("ty=7")
+    #expect(changed.first?.action == "retention" && changed.first?.detail == "default forever; per app: ty=7")
+    #expect(changed.allSatisfy { !$0.detail.contains(adminKey) })
   }
 
   @Test("no key and no session token appears in any log line written while they are used")

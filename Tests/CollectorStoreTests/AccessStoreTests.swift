@@ -12,7 +12,8 @@ struct AccessStoreTests {
     let store = try await engine.open()
     for scope in KeyRecord.Scope.allCases {
       let record = KeyRecord(
-        id: "\(scope.rawValue)…1", app: "*", scope: scope, hash: String(repeating: "a", count: 60) + scope.rawValue.prefix(4),
+        id: "\(scope.rawValue)…1", app: "*", scope: scope,
+        hash: String(repeating: "a", count: 60) + scope.rawValue.prefix(4),
         createdAt: 1)
       try await store.saveKey(record)
       #expect(try await store.key(hash: record.hash)?.scope == scope)

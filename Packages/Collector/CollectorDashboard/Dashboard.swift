@@ -248,7 +248,8 @@ public enum Dashboard {
     header += "</select></label><button>Show</button></form>"
     if !context.csrf.isEmpty {
       header += #"<form class="signout" method="post" action="/logout">"#
-      header += #"<input type="hidden" name="csrf" value="\#(SVG.escape(context.csrf))"><button>Sign out</button></form>"#
+      header +=
+        #"<input type="hidden" name="csrf" value="\#(SVG.escape(context.csrf))"><button>Sign out</button></form>"#
     }
     return document(title: "\(title) · \(context.app)", header: header, body: body)
   }

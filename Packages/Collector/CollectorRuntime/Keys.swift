@@ -40,10 +40,11 @@ public enum AccessKeys {
   public static func isHashForm(_ value: String) -> Bool {
     guard value.hasPrefix(hashedPrefix) else { return false }
     let digits = value.utf8.dropFirst(hashedPrefix.utf8.count)
-    return digits.count == 64 && digits.allSatisfy { byte in
-      (UInt8(ascii: "0")...UInt8(ascii: "9")).contains(byte) || (UInt8(ascii: "a")...UInt8(ascii: "f")).contains(byte)
-        || (UInt8(ascii: "A")...UInt8(ascii: "F")).contains(byte)
-    }
+    return digits.count == 64
+      && digits.allSatisfy { byte in
+        (UInt8(ascii: "0")...UInt8(ascii: "9")).contains(byte) || (UInt8(ascii: "a")...UInt8(ascii: "f")).contains(byte)
+          || (UInt8(ascii: "A")...UInt8(ascii: "F")).contains(byte)
+      }
   }
 
   /// Compares two hashes in time that depends on their lengths only, never on where they differ.

@@ -66,34 +66,36 @@ public struct CollectorConfiguration: Sendable {
   }
 
   /// Every setting, in the order Docs/Collector.md lists them.
-  public static let settings: [Setting] = [
-    Setting(key: "host", help: "address to listen on (default 127.0.0.1; 0.0.0.0 for all interfaces)"),
-    Setting(key: "port", help: "port to listen on (default 8080; 0 picks a free port)"),
-    Setting(
-      key: "storage",
-      help: "sqlite, postgres or clickhouse (default sqlite; postgres or clickhouse when its url is set)"),
-    Setting(key: "sqlite-path", help: "the SQLite file (default collector-data/collector.sqlite)"),
-    Setting(key: "sqlite-durability", help: "full (fsync every commit, default) or normal (fsync at checkpoints)"),
-    Setting(key: "postgres-url", help: "postgres://user:password@host:5432/database[?sslmode=disable|prefer|require]"),
-    Setting(key: "postgres-schema", help: "the PostgreSQL schema (default public)"),
-    Setting(key: "clickhouse-url", help: "ClickHouse's HTTP interface, http://[user:password@]host:8123"),
-    Setting(key: "clickhouse-database", help: "the ClickHouse database (default coretracker)"),
-    Setting(key: "clickhouse-cluster", help: "the ClickHouse cluster to shard over (its remote_servers name)"),
-    Setting(key: "clickhouse-shard-urls", help: "every shard's HTTP URL, url[,url...] (with clickhouse-cluster)"),
-    Setting(key: "write-keys", help: "write keys, app=key[,app=key...] (stored hashed; a key may be sha256:<hex>)"),
-    Setting(
-      key: "read-keys", help: "read keys for reports, the dashboard and exports, key[,key...] (or sha256:<hex>)"),
-    Setting(key: "admin-keys", help: "admin keys for everything, erasure too, key[,key...] (or sha256:<hex>)"),
-    Setting(key: "rate-limit", help: "events per second per key, 0 for none (default 20000; burst 2x, >= 2500)"),
-    Setting(key: "max-event-age-days", help: "reject events older than this after skew correction (default 30)"),
-    Setting(key: "retention-days", help: "delete events older than this many days (default: keep forever)"),
-    Setting(key: "retention", help: "per-app retention in days, app=days[,app=days...]"),
-    Setting(key: "max-queued-rows", help: "rows waiting to commit before answering 503 (default 200000)"),
-    Setting(key: "benchmark-routes", help: "true to serve /bench/body and /bench/jsondecoder (default false)"),
-    Setting(key: "read-timeout", help: "seconds a request may take to arrive, head to body end (default 30)"),
-    Setting(key: "idle-timeout", help: "seconds an idle connection is kept open (default 60)"),
-    Setting(key: "max-connections", help: "connections open at once; more wait for a free one (default 1000)"),
-  ] + securitySettings
+  public static let settings: [Setting] =
+    [
+      Setting(key: "host", help: "address to listen on (default 127.0.0.1; 0.0.0.0 for all interfaces)"),
+      Setting(key: "port", help: "port to listen on (default 8080; 0 picks a free port)"),
+      Setting(
+        key: "storage",
+        help: "sqlite, postgres or clickhouse (default sqlite; postgres or clickhouse when its url is set)"),
+      Setting(key: "sqlite-path", help: "the SQLite file (default collector-data/collector.sqlite)"),
+      Setting(key: "sqlite-durability", help: "full (fsync every commit, default) or normal (fsync at checkpoints)"),
+      Setting(
+        key: "postgres-url", help: "postgres://user:password@host:5432/database[?sslmode=disable|prefer|require]"),
+      Setting(key: "postgres-schema", help: "the PostgreSQL schema (default public)"),
+      Setting(key: "clickhouse-url", help: "ClickHouse's HTTP interface, http://[user:password@]host:8123"),
+      Setting(key: "clickhouse-database", help: "the ClickHouse database (default coretracker)"),
+      Setting(key: "clickhouse-cluster", help: "the ClickHouse cluster to shard over (its remote_servers name)"),
+      Setting(key: "clickhouse-shard-urls", help: "every shard's HTTP URL, url[,url...] (with clickhouse-cluster)"),
+      Setting(key: "write-keys", help: "write keys, app=key[,app=key...] (stored hashed; a key may be sha256:<hex>)"),
+      Setting(
+        key: "read-keys", help: "read keys for reports, the dashboard and exports, key[,key...] (or sha256:<hex>)"),
+      Setting(key: "admin-keys", help: "admin keys for everything, erasure too, key[,key...] (or sha256:<hex>)"),
+      Setting(key: "rate-limit", help: "events per second per key, 0 for none (default 20000; burst 2x, >= 2500)"),
+      Setting(key: "max-event-age-days", help: "reject events older than this after skew correction (default 30)"),
+      Setting(key: "retention-days", help: "delete events older than this many days (default: keep forever)"),
+      Setting(key: "retention", help: "per-app retention in days, app=days[,app=days...]"),
+      Setting(key: "max-queued-rows", help: "rows waiting to commit before answering 503 (default 200000)"),
+      Setting(key: "benchmark-routes", help: "true to serve /bench/body and /bench/jsondecoder (default false)"),
+      Setting(key: "read-timeout", help: "seconds a request may take to arrive, head to body end (default 30)"),
+      Setting(key: "idle-timeout", help: "seconds an idle connection is kept open (default 60)"),
+      Setting(key: "max-connections", help: "connections open at once; more wait for a free one (default 1000)"),
+    ] + securitySettings
 
   /// The settings given on a command line as `--name value` or `--name=value`, by name; every
   /// name must be one of ``settings``.

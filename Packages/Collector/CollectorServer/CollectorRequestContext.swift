@@ -151,7 +151,8 @@ struct KeyMiddleware: RouterMiddleware {
   private static func permit(_ record: KeyRecord, _ scope: KeyRecord.Scope) throws -> KeyRecord {
     guard record.scope.allows(scope) else {
       throw Refusal(
-        .forbidden, "key", "is a \(record.scope.rawValue) key; this needs a\(scope == .admin ? "n" : "") \(scope.rawValue) key")
+        .forbidden, "key",
+        "is a \(record.scope.rawValue) key; this needs a\(scope == .admin ? "n" : "") \(scope.rawValue) key")
     }
     return record
   }

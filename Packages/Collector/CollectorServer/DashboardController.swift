@@ -92,7 +92,9 @@ struct DashboardController: Sendable {
     let toText = query.get("to").flatMap { $0.isEmpty ? nil : $0 } ?? String(ReportTime.iso(today).prefix(10))
     let fromText =
       query.get("from").flatMap { $0.isEmpty ? nil : $0 } ?? String(ReportTime.iso(today - 6 * day).prefix(10))
-    guard ReportTime.parse(fromText) != nil else { throw FieldError(field: "from", reason: "pick days such as 2026-11-01") }
+    guard ReportTime.parse(fromText) != nil else {
+      throw FieldError(field: "from", reason: "pick days such as 2026-11-01")
+    }
     guard ReportTime.parse(toText) != nil else { throw FieldError(field: "to", reason: "pick days such as 2026-11-01") }
     let unit = try ReportUnit(parameter: query.get("unit"))
     return Dashboard.Context(

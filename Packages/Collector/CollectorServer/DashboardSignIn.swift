@@ -93,7 +93,8 @@ extension DashboardController {
   func signOut(_ request: Request) async throws -> Response {
     let secure = SessionCookie.isSecure(request, collector.configuration.security)
     guard let token = SessionCookie.token(in: request) else {
-      return Response(status: .seeOther, headers: [.location: "/login", .setCookie: SessionCookie.clear(secure: secure)])
+      return Response(
+        status: .seeOther, headers: [.location: "/login", .setCookie: SessionCookie.clear(secure: secure)])
     }
     let form = FormQuery(String(decoding: try await RequestBody.read(request, limit: 16 * 1024), as: UTF8.self))
     let presented = request.headers[HTTPField.Name("X-CSRF-Token")!] ?? form.get("csrf")

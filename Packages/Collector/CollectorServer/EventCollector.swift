@@ -123,12 +123,7 @@ public final class EventCollector: Sendable {
     let collector = EventCollector(configuration: configuration, store: store, reports: reports, logger: logger)
     let now = Int64(Date().timeIntervalSince1970 * 1000)
     try await collector.keyRing.provision(configuration.keys, now: now)
-    for key in configuration.keys {
-      let record = AccessKeys.record(for: key.key, app: key.app, scope: key.scope, now: now)
-      try await collector.audit.record(
-        actor: "collector", action: "key-provision", detail: "\(record.scope.rawValue) key \(record.id) for \(key.app)",
-        now: now)
-    }
+    try await collector.auditConfiguration(now: now)
     var generated: [ProvisionedKey] = []
     if configuration.keys.isEmpty, try await store.keys().isEmpty {
       generated = [
@@ -138,6 +133,26 @@ public final class EventCollector: Sendable {
       try await collector.keyRing.provision(generated, now: now)
     }
     return (collector, StartupReport(storage: description, generatedKeys: generated))
+  }
+
+  /// Records in the audit trail what the configuration changed since the last start: keys it
+  /// provisions that the store did not hold, and a retention policy unlike the last one recorded.
+  func auditConfiguration(now: Int64) async throws {
+    let trail = try await audit.entries(limit: 1_000)
+    let recorded = Set(trail.filter { $0.action == "key-provision" }.map(\.detail))
+    for key in configuration.keys {
+      let record = AccessKeys.record(for: key.key, app: key.app, scope: key.scope, now: now)
+      let detail = "\(record.scope.rawValue) key \(record.id) for \(key.app)"
+      if !recorded.contains(detail) {
+        try await audit.record(actor: "collector", action: "key-provision", detail: detail, now: now)
+      }
+    }
+    let retention = configuration.retention
+    let perApp = retention.perApp.sorted { $0.key < $1.key }.map { "\($0.key)=\($0.value)" }.joined(separator: ",")
+    let policy =
+      "default \(retention.defaultDays.map { "\($0) days" } ?? "forever"); per app: \(perApp.isEmpty ? "none" : perApp)"
+    let last = trail.first { $0.action == "retention" }?.detail ?? "default forever; per app: none"
+    if policy != last { try await audit.record(actor: "collector", action: "retention", detail: policy, now: now) }
   }
 
   /// The configured engine: its store, its reports, and the storage in words.

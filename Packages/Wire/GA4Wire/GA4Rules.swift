@@ -1,4 +1,5 @@
 public import WireJSON
+
 /// The limits of the GA4 Measurement Protocol for Firebase app streams, as documented (see
 /// `wire-formats.md`). One copy for both sides: the Firebase service enforces them before sending,
 /// the collector's `/mp/collect` endpoints reject with the same codes.

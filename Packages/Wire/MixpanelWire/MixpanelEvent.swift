@@ -1,5 +1,5 @@
-import WireJSON
 import Foundation
+import WireJSON
 
 /// Any JSON value a Mixpanel property may hold (lists and objects included).
 public indirect enum MixpanelValue: Sendable, Hashable, Codable {

@@ -1,4 +1,5 @@
 public import WireJSON
+
 /// The limits of Mixpanel's ingestion API (`/import`, `/track`), as documented (see
 /// `wire-formats.md`). One copy for both sides: the Mixpanel service enforces them before sending,
 /// the collector's `/import` endpoint rejects with the same rules.

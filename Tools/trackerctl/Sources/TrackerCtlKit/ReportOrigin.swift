@@ -6,7 +6,7 @@ public import Foundation
   import FoundationNetworking
 #endif
 
-/// Where `trackerctl` reads reports: a running collector over HTTP (with an admin key), or a store
+/// Where `trackerctl` reads reports: a running collector over HTTP (with a read or admin key), or a store
 /// opened directly (a SQLite file, a PostgreSQL database, a ClickHouse database).
 public enum ReportOrigin: Sendable {
   /// `GET <url>/v1/reports/<name>` with `Authorization: Bearer <key>`.

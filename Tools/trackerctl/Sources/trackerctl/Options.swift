@@ -8,7 +8,7 @@ import TrackerCtlKit
 /// Where to read.
 struct OriginOptions: ParsableArguments {
   @Option(help: "A collector's base URL, e.g. http://127.0.0.1:8080 (or TRACKERCTL_URL).") var url: String?
-  @Option(help: "An admin key for --url (or TRACKERCTL_KEY).") var key: String?
+  @Option(help: "A read or admin key for --url (or TRACKERCTL_KEY).") var key: String?
   @Option(help: "A collector's SQLite file, read directly.") var sqlite: String?
   @Option(help: "A collector's PostgreSQL database, read directly.") var postgresUrl: String?
   @Option(help: "The PostgreSQL schema (default public).") var postgresSchema = "public"
@@ -42,7 +42,7 @@ struct OriginOptions: ParsableArguments {
       throw ValidationError("say where to read: --url (with --key), --sqlite, --postgres-url or --clickhouse-url")
     }
     guard let key = key ?? environment["TRACKERCTL_KEY"], !key.isEmpty else {
-      throw ValidationError("--url needs --key (an admin key) or TRACKERCTL_KEY")
+      throw ValidationError("--url needs --key (a read or admin key) or TRACKERCTL_KEY")
     }
     return .http(base, key: key)
   }

@@ -12,7 +12,7 @@ struct TrackerCtlCommand: AsyncParsableCommand {
     commandName: "trackerctl",
     abstract: "Reports, keys and exports of a CoreTracker collector.",
     discussion: """
-      Reads a running collector (--url with --key, an admin key; or TRACKERCTL_URL and TRACKERCTL_KEY) \
+      Reads a running collector (--url with --key, a read or admin key; or TRACKERCTL_URL and TRACKERCTL_KEY) \
       or its store directly (--sqlite FILE, or --postgres-url URL).
       """,
     subcommands: [ReportCommand.self, TailCommand.self, ExportCommand.self, KeysCommand.self, LoadCommand.self]
