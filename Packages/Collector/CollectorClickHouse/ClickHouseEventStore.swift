@@ -146,6 +146,7 @@ public final class ClickHouseEventStore: EventStore {
       summary.insertedCounters = larger.count
       summary.duplicateCounters = batch.counters.count - larger.count
     }
+    try await insertQuarantine(batch)
     return summary
   }
 

@@ -38,6 +38,8 @@ struct ClickHouseSchema: Sendable {
   var keys: String { table("keys") }
   var sessions: String { table("sessions") }
   var audit: String { table("audit") }
+  var quarantine: String { table("quarantine") }
+  var submissions: String { table("submissions") }
   var orders: String { table("orders") }
   var persons: String { table("persons") }
   var items: String { table("items") }
@@ -155,8 +157,26 @@ struct ClickHouseSchema: Sendable {
         """
       ],
       Self.access.flatMap(create),
+      Self.quarantine.flatMap(create),
     ]
   }
+
+  /// The quarantine (a newer `version` replaces an entry: its replay or new reasons) and the
+  /// SimpleAnalytics submission memory, of migration 4.
+  static let quarantine = [
+    Table(
+      name: "quarantine",
+      columns: """
+        id String, app String, route String, received_at Int64, entry String, truncated UInt8, reasons String,
+        replayed_at Nullable(Int64), version UInt64
+        """,
+      engine: "ReplacingMergeTree(version) ORDER BY (app, id)",
+      shardBy: "cityHash64(id)"),
+    Table(
+      name: "submissions",
+      columns: "app String, device_id String, received_at Int64, items String, counters String",
+      engine: "MergeTree ORDER BY (app, device_id, received_at)", shardBy: "cityHash64(device_id)"),
+  ]
 
   /// Dashboard sessions (a newer `version` replaces a row: the last use, or the end, which always
   /// wins) and the audit trail, of migration 3.

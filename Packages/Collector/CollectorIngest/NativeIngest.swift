@@ -5,10 +5,16 @@ public import CollectorWire
 public struct IngestPolicy: Sendable, Hashable {
   /// Events that occurred longer ago than this (after skew correction) are rejected (ms).
   public var maximumEventAge: Int64
+  /// The most bytes of free text where the sending client sets no limit (a SimpleAnalytics
+  /// description or counter name).
+  public var maximumFreeTextBytes: Int
 
-  /// A policy; `maximumEventAgeDays` defaults to 30 and is held to 1...36,500 days.
-  public init(maximumEventAgeDays: Int = 30) {
+  /// A policy; `maximumEventAgeDays` defaults to 30 and is held to 1...36,500 days,
+  /// `maximumFreeTextBytes` defaults to ``CollectorLimits/maximumFreeTextBytes`` and is held to
+  /// 1...32,768 (an event's size bound).
+  public init(maximumEventAgeDays: Int = 30, maximumFreeTextBytes: Int = CollectorLimits.maximumFreeTextBytes) {
     self.maximumEventAge = Int64(min(max(maximumEventAgeDays, 1), 36_500)) * 86_400_000
+    self.maximumFreeTextBytes = min(max(maximumFreeTextBytes, 1), CollectorLimits.maximumEventBytes)
   }
 
   /// The reason an event older than ``maximumEventAge`` is refused with: one text, written by the

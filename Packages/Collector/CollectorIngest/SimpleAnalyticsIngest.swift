@@ -1,77 +1,69 @@
 import CollectorStore
-public import CollectorWire
+import CollectorWire
 import Crypto
 
-/// Turns a decoded SimpleAnalytics payload into rows.
+/// Turns a decoded SimpleAnalytics payload into rows, entry by entry.
 ///
-/// Per-entry context keys win over the top level. Entries carry no id, so each item's event id is
-/// derived from its content (device, app name, description, timestamp, parameters) and its
-/// occurrence: the k-th identical item of a request (three taps on "Refresh" in one second) is a
-/// different event from the (k+1)-th, and a payload resent after a lost reply (the same items first,
-/// possibly followed by new ones) stores nothing twice. Descriptions and counter names are free text
-/// (the client sets no limit): empty or up to ``CollectorLimits/maximumFreeTextBytes``, without NUL.
-/// Items become events of kind `action`; counters
-/// become counter series keyed by device, app name, counter name and timestamp (``CounterSeries``: a
-/// resent, grown total replaces the newest stored one; a smaller one in the same second is a new
-/// total; an equal one is a replay). No skew correction: the payload has
-/// no send time.
+/// Each item becomes an event of kind `action` and each counter a counter total, or, when it breaks
+/// a rule, a rejection naming the field. Which id each gets — and so whether it is a resend of
+/// something stored or new — is ``SimpleAnalyticsSubmissions``' to decide: entries carry no id.
+/// Descriptions and counter names are free text (the client sets no limit): up to
+/// ``IngestPolicy/maximumFreeTextBytes``, without NUL. No skew correction: the payload has no send time.
 public enum SimpleAnalyticsIngest {
-  /// The rows of `payload` for `app`, received at `receivedAt` (ms since 1970).
-  public static func rows(
+  /// Each item of `payload` by its position: the event (its id still to be given), or why not.
+  static func items(
     of payload: DecodedSimpleAnalytics, app: String, receivedAt: Int64, policy: IngestPolicy
-  ) -> IngestResult {
-    var rejected = payload.rejected
-    var events: [StoredEvent] = []
-    var occurrences: [String: Int] = [:]
+  ) -> [Int: Result<StoredEvent, BatchResponse.Rejection>] {
+    var outcomes: [Int: Result<StoredEvent, BatchResponse.Rejection>] = [:]
+    for rejection in payload.rejected { outcomes[rejection.index] = .failure(rejection) }
     for item in payload.items {
-      switch event(item, top: payload.context, app: app, receivedAt: receivedAt, policy: policy) {
-      case .success(var event):
-        let seen = occurrences[event.eventID, default: 0]
-        occurrences[event.eventID] = seen + 1
-        // The first occurrence keeps the id stored before occurrences were counted.
-        if seen > 0 { event.eventID = ContentID.make([event.eventID, "occurrence", String(seen)]) }
-        events.append(event)
-      case .failure(let rejection): rejected.append(rejection)
-      }
+      outcomes[item.index] = event(item, top: payload.context, app: app, receivedAt: receivedAt, policy: policy)
     }
-    var counters: [StoredCounter] = []
-    for entry in payload.counters {
-      let context = merged(payload.context, entry.context)
-      guard FreeText.isValid(entry.name), entry.count >= 0,
-        let time = ISO8601Timestamp.parse(entry.timestamp), context.isBounded
-      else { continue }
-      counters.append(
-        StoredCounter(
-          app: app,
-          counterID: ContentID.make(["counter", context.deviceID, context.stored.appName, entry.name, entry.timestamp]),
-          deviceID: context.deviceID, name: entry.name, count: entry.count,
-          firstCountedAt: min(time.milliseconds, receivedAt), receivedAt: receivedAt, context: context.stored,
-          isSeries: true
-        )
-      )
-    }
-    rejected.sort { $0.index < $1.index }
-    return IngestResult(rows: StoreBatch(events: events, counters: counters), rejected: rejected)
+    return outcomes
   }
 
-  /// Counters the payload had that ``rows(of:app:receivedAt:policy:)`` could not store, with reasons.
-  public static func rejectedCounters(of payload: DecodedSimpleAnalytics) -> [BatchResponse.Rejection] {
-    var rejected = payload.rejectedCounters
+  /// Each counter of `payload` by its position: the total (its id still to be given), or why not.
+  static func counters(
+    of payload: DecodedSimpleAnalytics, app: String, receivedAt: Int64, policy: IngestPolicy
+  ) -> [Int: Result<StoredCounter, BatchResponse.Rejection>] {
+    var outcomes: [Int: Result<StoredCounter, BatchResponse.Rejection>] = [:]
+    for rejection in payload.rejectedCounters { outcomes[rejection.index] = .failure(rejection) }
     for entry in payload.counters {
       let path = "counters[\(entry.index)]"
-      let context = merged(payload.context, entry.context)
-      if !FreeText.isValid(entry.name) {
-        rejected.append(.init(index: entry.index, id: nil, field: "\(path).name", reason: FreeText.rule))
-      } else if entry.count < 0 {
-        rejected.append(.init(index: entry.index, id: nil, field: "\(path).count", reason: "is negative"))
-      } else if ISO8601Timestamp.parse(entry.timestamp) == nil {
-        rejected.append(.init(index: entry.index, id: nil, field: "\(path).timestamp", reason: ISO8601Timestamp.rule))
-      } else if !context.isBounded {
-        rejected.append(
-          .init(index: entry.index, id: nil, field: path, reason: "a context value \(BoundedText.nameRule)"))
+      func reject(_ field: String, _ reason: String) {
+        outcomes[entry.index] = .failure(.init(index: entry.index, id: nil, field: field, reason: reason))
       }
+      let context = merged(payload.context, entry.context)
+      guard FreeText.isValid(entry.name, policy) else {
+        reject("\(path).name", FreeText.rule(policy))
+        continue
+      }
+      guard entry.count >= 0 else {
+        reject("\(path).count", "is negative")
+        continue
+      }
+      guard let time = ISO8601Timestamp.parse(entry.timestamp) else {
+        reject("\(path).timestamp", ISO8601Timestamp.rule)
+        continue
+      }
+      guard context.isBounded else {
+        reject(path, "a context value \(BoundedText.nameRule)")
+        continue
+      }
+      outcomes[entry.index] = .success(
+        StoredCounter(
+          app: app, counterID: "", deviceID: context.deviceID, name: entry.name, count: entry.count,
+          firstCountedAt: min(time.milliseconds, receivedAt), receivedAt: receivedAt, context: context.stored))
     }
-    return rejected.sorted { $0.index < $1.index }
+    return outcomes
+  }
+
+  /// What identifies a counter across a device's submissions: its device, app, name and the time of
+  /// its first count (a resend carries the same time and a larger or equal count).
+  static func counterKey(_ payload: DecodedSimpleAnalytics, index: Int, raw: String) -> String {
+    guard let entry = payload.counters.first(where: { $0.index == index }) else { return raw }
+    let context = merged(payload.context, entry.context)
+    return "\(context.deviceID)\u{0}\(context.stored.appName)\u{0}\(entry.name)\u{0}\(entry.timestamp)"
   }
 
   private static func event(
@@ -81,7 +73,7 @@ public enum SimpleAnalyticsIngest {
     func reject(_ field: String, _ reason: String) -> Result<StoredEvent, BatchResponse.Rejection> {
       .failure(.init(index: item.index, id: nil, field: "\(path).\(field)", reason: reason))
     }
-    guard FreeText.isValid(item.name) else { return reject("description", FreeText.rule) }
+    guard FreeText.isValid(item.name, policy) else { return reject("description", FreeText.rule(policy)) }
     guard let time = ISO8601Timestamp.parse(item.timestamp) else { return reject("timestamp", ISO8601Timestamp.rule) }
     for key in item.parameters.keys where !BoundedText.isName(key) {
       return reject("parameters", "a key \(BoundedText.nameRule)")
@@ -99,10 +91,9 @@ public enum SimpleAnalyticsIngest {
     guard receivedAt - occurredAt <= policy.maximumEventAge else {
       return reject("timestamp", policy.tooOldReason)
     }
-    let id = ContentID.make([context.deviceID, context.stored.appName, item.name, item.timestamp, parameters])
     return .success(
       StoredEvent(
-        app: app, eventID: id, name: item.name, kind: "action", occurredAt: occurredAt,
+        app: app, eventID: "", name: item.name, kind: "action", occurredAt: occurredAt,
         utcOffsetMinutes: time.offsetMinutes, receivedAt: receivedAt, deviceID: context.deviceID, userID: nil,
         sessionID: nil, context: context.stored, parametersJSON: parameters
       )
@@ -132,12 +123,15 @@ public enum SimpleAnalyticsIngest {
   }
 }
 
-/// Free text where the sending client sets no limit: a SimpleAnalytics description or counter name.
+/// Free text where the sending client sets no limit: a SimpleAnalytics description or counter name,
+/// at most ``IngestPolicy/maximumFreeTextBytes`` (the `max-text-bytes` setting).
 enum FreeText {
-  static let rule = "must be at most \(CollectorLimits.maximumFreeTextBytes) bytes without U+0000"
+  static func rule(_ policy: IngestPolicy) -> String {
+    "must be at most \(policy.maximumFreeTextBytes) bytes without U+0000"
+  }
 
-  static func isValid(_ text: String) -> Bool {
-    text.utf8.count <= CollectorLimits.maximumFreeTextBytes && !text.utf8.contains(0)
+  static func isValid(_ text: String, _ policy: IngestPolicy) -> Bool {
+    text.utf8.count <= policy.maximumFreeTextBytes && !text.utf8.contains(0)
   }
 }
 

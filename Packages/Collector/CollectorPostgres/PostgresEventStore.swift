@@ -103,6 +103,7 @@ public final class PostgresEventStore: EventStore {
           summary.insertedCounters = inserted
           summary.duplicateCounters = batch.counters.count - inserted
         }
+        try await tables.insertQuarantine(batch, on: connection, logger: logger)
         return summary
       }
     }

@@ -11,6 +11,8 @@ struct PostgresTables: Sendable {
   var keys: String { "\"\(schema)\".keys" }
   var sessions: String { "\"\(schema)\".sessions" }
   var audit: String { "\"\(schema)\".audit" }
+  var quarantine: String { "\"\(schema)\".quarantine" }
+  var submissions: String { "\"\(schema)\".submissions" }
   var migrationsTable: String { "\"\(schema)\".schema_migrations" }
 
   static func isValidSchema(_ name: String) -> Bool {
@@ -80,6 +82,7 @@ struct PostgresTables: Sendable {
         "CREATE TABLE \(audit) (time bigint NOT NULL, actor text NOT NULL, action text NOT NULL, detail text NOT NULL)",
         "CREATE INDEX audit_time ON \(audit) (time)",
       ],
+      quarantineMigration,
     ]
   }
 

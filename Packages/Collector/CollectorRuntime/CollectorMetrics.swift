@@ -81,6 +81,24 @@ public final class CollectorMetrics: Sendable {
     ).increment(by: Int64(count))
   }
 
+  /// Counts entries kept in the quarantine, by route.
+  public func quarantined(_ count: Int, route: String) {
+    guard count > 0 else { return }
+    registry.makeCounter(
+      descriptor: Self.name("events_quarantined", "total", "Entries refused by the rules and kept in the quarantine"),
+      labels: [("route", route)]
+    ).increment(by: Int64(count))
+  }
+
+  /// Counts SimpleAnalytics requests that could not be told from a resend (read as the reading that
+  /// loses nothing; Docs/Collector.md).
+  public func ambiguousSubmission() {
+    registry.makeCounter(
+      descriptor: Self.name(
+        "simple_analytics_ambiguous", "total", "SimpleAnalytics requests that could not be told from a resend")
+    ).increment()
+  }
+
   /// The Prometheus text exposition.
   public func exposition() -> [UInt8] {
     var buffer: [UInt8] = []

@@ -51,7 +51,7 @@ public actor GroupCommitter {
   public func commit(_ rows: StoreBatch) async throws {
     if rows.isEmpty { return }
     guard !isShutDown else { throw CommitError.shutDown }
-    let size = rows.events.count + rows.counters.count
+    let size = rows.rowCount
     guard queuedRows + size <= maximumQueuedRows || queuedRows == 0 else { throw CommitError.overloaded }
     try await withCheckedThrowingContinuation { continuation in
       lastArrival = ContinuousClock.now
@@ -78,7 +78,7 @@ public actor GroupCommitter {
       var take = 0
       var rows = 0
       while take < waiting.count {
-        let size = waiting[take].rows.events.count + waiting[take].rows.counters.count
+        let size = waiting[take].rows.rowCount
         if take > 0 && rows + size > maximumRowsPerCommit { break }
         rows += size
         take += 1
@@ -90,6 +90,8 @@ public actor GroupCommitter {
       for entry in group {
         batch.events.append(contentsOf: entry.rows.events)
         batch.counters.append(contentsOf: entry.rows.counters)
+        batch.quarantined.append(contentsOf: entry.rows.quarantined)
+        batch.submissions.append(contentsOf: entry.rows.submissions)
       }
       let clock = ContinuousClock()
       let started = clock.now
@@ -128,5 +130,5 @@ public actor GroupCommitter {
   }
 
   /// Rows queued and not yet taken by a writer.
-  private var waitingRows: Int { waiting.reduce(0) { $0 + $1.rows.events.count + $1.rows.counters.count } }
+  private var waitingRows: Int { waiting.reduce(0) { $0 + $1.rows.rowCount } }
 }

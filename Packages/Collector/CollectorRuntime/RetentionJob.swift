@@ -16,8 +16,11 @@ public struct RetentionPolicy: Sendable, Hashable {
     self.perApp = perApp
   }
 
+  /// Days the quarantine keeps an entry (`nil`: forever).
+  public var quarantineDays: Int? = 30
+
   /// Whether anything is ever pruned.
-  public var isEnabled: Bool { defaultDays != nil || !perApp.isEmpty }
+  public var isEnabled: Bool { defaultDays != nil || !perApp.isEmpty || quarantineDays != nil }
 
   /// The cut-offs at `now` (ms since 1970).
   public func cutoffs(now: Int64) -> PruneCutoffs {
@@ -48,7 +51,11 @@ public struct RetentionJob: Service {
   @discardableResult
   public func runOnce(now: Int64? = nil) async throws -> Int {
     let now = now ?? Int64(Date().timeIntervalSince1970 * 1000)
-    let deleted = try await store.prune(policy.cutoffs(now: now))
+    var deleted = 0
+    if policy.defaultDays != nil || !policy.perApp.isEmpty { deleted += try await store.prune(policy.cutoffs(now: now)) }
+    if let days = policy.quarantineDays {
+      deleted += try await store.purgeQuarantine(app: nil, before: now - Int64(days) * 86_400_000)
+    }
     if deleted > 0 { logger.info("retention pruned \(deleted) rows") }
     return deleted
   }

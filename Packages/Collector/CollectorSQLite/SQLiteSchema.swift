@@ -104,6 +104,7 @@ enum SQLiteSchema {
       CREATE INDEX audit_time ON audit (time);
       """
     ),
+    ("6-quarantine-submissions", SQLiteQuarantine.migration),
   ]
 
   /// The device-to-person table (filled from the events already stored when the migration runs).
@@ -194,6 +195,7 @@ enum SQLiteRows {
         if try binder.step(db) { summary.insertedCounters += 1 } else { summary.duplicateCounters += 1 }
       }
     }
+    try SQLiteQuarantine.insert(batch, into: db)
     return summary
   }
 

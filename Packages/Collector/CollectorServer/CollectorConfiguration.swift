@@ -34,6 +34,8 @@ public struct CollectorConfiguration: Sendable {
   public var rateLimit: Double? = 20_000
   /// Events older than this are rejected.
   public var maximumEventAgeDays = 30
+  /// Bytes of free text where the client sets no limit (a SimpleAnalytics description or counter name).
+  public var maximumFreeTextBytes = 1_024
   /// Retention.
   public var retention = RetentionPolicy()
   /// Serve `/bench/body` and `/bench/jsondecoder` (the benchmark's ceilings). Off in production.
@@ -90,6 +92,8 @@ public struct CollectorConfiguration: Sendable {
       Setting(key: "max-event-age-days", help: "reject events older than this after skew correction (default 30)"),
       Setting(key: "retention-days", help: "delete events older than this many days (default: keep forever)"),
       Setting(key: "retention", help: "per-app retention in days, app=days[,app=days...]"),
+    Setting(key: "quarantine-retention-days", help: "days the quarantine keeps an entry, 0 for ever (default 30)"),
+    Setting(key: "max-text-bytes", help: "bytes of a SimpleAnalytics description or counter name (default 1024)"),
       Setting(key: "max-queued-rows", help: "rows waiting to commit before answering 503 (default 200000)"),
       Setting(key: "benchmark-routes", help: "true to serve /bench/body and /bench/jsondecoder (default false)"),
       Setting(key: "read-timeout", help: "seconds a request may take to arrive, head to body end (default 30)"),
@@ -269,6 +273,10 @@ public struct CollectorConfiguration: Sendable {
       retention.perApp[app] = number
     }
     if let rows = try settings.integer("max-queued-rows", 1000...100_000_000) { maximumQueuedRows = rows }
+    if let days = try settings.integer("quarantine-retention-days", 0...36500) {
+      retention.quarantineDays = days == 0 ? nil : days
+    }
+    if let bytes = try settings.integer("max-text-bytes", 1...32_768) { maximumFreeTextBytes = bytes }
     if let seconds = try settings.seconds("read-timeout") { readTimeoutSeconds = seconds }
     if let seconds = try settings.seconds("idle-timeout") { idleTimeoutSeconds = seconds }
     if let connections = try settings.integer("max-connections", 1...1_000_000) { maximumConnections = connections }

@@ -62,7 +62,8 @@ public final class EventCollector: Sendable {
       store: store, metrics: metrics, maximumQueuedRows: configuration.maximumQueuedRows
     )
     self.limiter = RateLimiter(rate: configuration.rateLimit)
-    self.policy = IngestPolicy(maximumEventAgeDays: configuration.maximumEventAgeDays)
+    self.policy = IngestPolicy(
+      maximumEventAgeDays: configuration.maximumEventAgeDays, maximumFreeTextBytes: configuration.maximumFreeTextBytes)
     let security = configuration.security
     self.sessions = SessionRing(
       store: store, idleSeconds: security.sessionIdleSeconds, lifetimeSeconds: security.sessionLifetimeSeconds)
@@ -190,6 +191,7 @@ public final class EventCollector: Sendable {
     ReportController(collector: self).register(on: router)
     DashboardController(collector: self).register(on: router)
     OperationsController(collector: self).register(on: router)
+    QuarantineController(collector: self).register(on: router)
     return router
   }
 

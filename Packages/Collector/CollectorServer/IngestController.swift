@@ -25,52 +25,87 @@ struct IngestController: Sendable {
 
   func batch(_ context: CollectorRequestContext) async throws -> Response {
     let key = try context.authenticatedKey()
-    let decoded = try BatchDecoder.decode(context.body)
+    let receivedAt = EventCollector.now()
+    let decoded: DecodedBatch
+    do {
+      decoded = try BatchDecoder.decode(context.body)
+    } catch {
+      try await quarantineUnreadable(context.body, route: NativeQuarantine.route, key: key, error: error)
+      throw error
+    }
     let total = decoded.events.count + decoded.rejected.count
     guard total <= CollectorLimits.maximumEventsPerBatch else {
       throw Refusal(
         .contentTooLarge, "events", "more than \(CollectorLimits.maximumEventsPerBatch) events in one batch")
     }
     collector.metrics.batch(size: total)
-    let result = try NativeIngest.rows(
-      of: decoded, app: key.app, receivedAt: EventCollector.now(), policy: collector.policy)
+    var result: IngestResult
+    do {
+      result = try NativeIngest.rows(of: decoded, app: key.app, receivedAt: receivedAt, policy: collector.policy)
+    } catch {
+      try await quarantineUnreadable(context.body, route: NativeQuarantine.route, key: key, error: error)
+      throw error
+    }
+    result.rows.quarantined = NativeQuarantine.entries(
+      result.rejected, body: context.body, app: key.app, receivedAt: receivedAt)
     try await collector.commit(result, key: key, route: "batch")
+    collector.metrics.quarantined(result.rows.quarantined.count, route: NativeQuarantine.route)
     let response = BatchResponse(accepted: result.rows.events.count, rejected: result.rejected)
     return .json(.ok, BatchWriter.response(response))
   }
 
+  /// Keeps a body that could not be read as a request in the quarantine, with why; the request is
+  /// still refused.
+  func quarantineUnreadable(_ body: [UInt8], route: String, key: KeyRecord, error: FieldError) async throws {
+    guard !body.isEmpty else { return }
+    let entry = UnreadableBody.entry(
+      body, route: route, app: key.app, receivedAt: EventCollector.now(), reason: error.description)
+    try await collector.commit(IngestResult(rows: StoreBatch(quarantined: [entry]), rejected: []), key: key, route: route)
+    collector.metrics.quarantined(1, route: route)
+  }
+
+  /// SimpleAnalytics: every entry is stored or quarantined before the 2xx (its client deletes what
+  /// a 2xx answered and resends everything else forever); a resend is told from new entries by the
+  /// device's remembered submissions (``SimpleAnalyticsSubmissions``).
   func simpleAnalytics(_ context: CollectorRequestContext) async throws -> Response {
     let key = try context.authenticatedKey()
-    let decoded = try SimpleAnalyticsDecoder.decode(context.body)
+    let receivedAt = EventCollector.now()
+    let route = SimpleAnalyticsSubmissions.route
+    let decoded: DecodedSimpleAnalytics
+    do {
+      decoded = try SimpleAnalyticsDecoder.decode(context.body)
+    } catch {
+      try await quarantineUnreadable(context.body, route: route, key: key, error: error)
+      throw error
+    }
     let total = decoded.items.count + decoded.rejected.count
     guard total <= CollectorLimits.maximumEventsPerBatch,
-      decoded.counters.count + decoded.rejectedCounters.count <= CollectorLimits.maximumCountersPerBatch
+      decoded.counters.count + decoded.rejectedCounters.count <= CollectorLimits.maximumCountersPerBatch,
+      let entries = RequestEntries(context.body, arrays: ["items", "counters"])
     else {
       throw Refusal(
         .contentTooLarge, "items", "more than \(CollectorLimits.maximumEventsPerBatch) items or counters")
     }
     collector.metrics.batch(size: total)
-    let result = SimpleAnalyticsIngest.rows(
-      of: decoded, app: key.app, receivedAt: EventCollector.now(), policy: collector.policy)
-    // What a resend already had, read before the commit: the answer says what is new.
-    let already: Int
+    let prior: [StoredSubmission]
     do {
-      already = try await collector.store.storedEventIDs(app: key.app, among: result.rows.events.map(\.eventID)).count
+      prior = try await collector.store.recentSubmissions(
+        app: key.app, deviceID: decoded.context["device_id"] ?? "", limit: SimpleAnalyticsSubmissions.remembered)
     } catch {
       throw Refusal.storage()
     }
-    try await collector.commit(result, key: key, route: "simple_analytics")
-    let rejected = result.rejected + SimpleAnalyticsIngest.rejectedCounters(of: decoded)
+    let outcome = SimpleAnalyticsSubmissions.rows(
+      of: decoded, entries: entries, app: key.app, receivedAt: receivedAt, policy: collector.policy, prior: prior)
+    try await collector.commit(IngestResult(rows: outcome.rows, rejected: []), key: key, route: route)
+    collector.metrics.quarantined(outcome.quarantined.count, route: route)
+    if outcome.ambiguous { collector.metrics.ambiguousSubmission() }
     var message =
-      "stored \(result.rows.events.count - already) items (\(already) already stored) "
-      + "and \(result.rows.counters.count) counters"
-    guard rejected.isEmpty else {
-      // The SimpleAnalytics client deletes whatever a 2xx answered: a refusal must not be one. The
-      // valid entries are committed (a resend of them stores nothing twice); the client keeps all.
+      "stored \(outcome.rows.events.count - outcome.resentItems) items (\(outcome.resentItems) already stored) "
+      + "and \(outcome.rows.counters.count) counters"
+    if !outcome.quarantined.isEmpty {
       message +=
-        "; refused \(rejected.count): "
-        + rejected.prefix(20).map { "\($0.field): \($0.reason)" }.joined(separator: "; ")
-      return .message(.unprocessableContent, message)
+        "; quarantined \(outcome.quarantined.count) (kept for a replay, see /v1/quarantine): "
+        + outcome.quarantined.prefix(20).map { "\($0.field): \($0.reason)" }.joined(separator: "; ")
     }
     return .message(.ok, message)
   }

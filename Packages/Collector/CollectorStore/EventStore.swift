@@ -14,7 +14,7 @@
 ///
 /// Implementing a new engine (ClickHouse, say) means conforming to this protocol, running
 /// `StoreConformance` against it, and adding it to `CollectorConfiguration.Storage`.
-public protocol EventStore: AccessStore {
+public protocol EventStore: AccessStore, QuarantineStore {
   /// Creates or upgrades the schema to the newest version. Safe to call on every start and from
   /// several instances at once.
   func migrate() async throws
@@ -125,21 +125,35 @@ public enum StoreError: Error, Sendable, Hashable, CustomStringConvertible {
   }
 }
 
-/// Rows written together in one transaction.
+/// Rows written together in one transaction: a request's events and counters, the entries it
+/// had that go to the quarantine, and (SimpleAnalytics) the submission it was.
 public struct StoreBatch: Sendable, Hashable {
   /// The events.
   public var events: [StoredEvent]
   /// The counter totals.
   public var counters: [StoredCounter]
+  /// Entries refused by the rules, kept for a replay (``QuarantinedEntry``); an id already kept is
+  /// kept once.
+  public var quarantined: [QuarantinedEntry]
+  /// SimpleAnalytics submissions committed with these rows (``StoredSubmission``).
+  public var submissions: [StoredSubmission]
 
   /// A batch of rows.
-  public init(events: [StoredEvent] = [], counters: [StoredCounter] = []) {
+  public init(
+    events: [StoredEvent] = [], counters: [StoredCounter] = [], quarantined: [QuarantinedEntry] = [],
+    submissions: [StoredSubmission] = []
+  ) {
     self.events = events
     self.counters = counters
+    self.quarantined = quarantined
+    self.submissions = submissions
   }
 
   /// Whether there is nothing to write.
-  public var isEmpty: Bool { events.isEmpty && counters.isEmpty }
+  public var isEmpty: Bool { events.isEmpty && counters.isEmpty && quarantined.isEmpty && submissions.isEmpty }
+
+  /// The rows it writes, of every kind.
+  public var rowCount: Int { events.count + counters.count + quarantined.count + submissions.count }
 }
 
 /// What one ``EventStore/write(_:)`` did.

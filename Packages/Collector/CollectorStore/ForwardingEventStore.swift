@@ -49,5 +49,17 @@ extension ForwardingEventStore {
   public func endSession(hash: String, at time: Int64) async throws { try await base.endSession(hash: hash, at: time) }
   public func appendAudit(_ entry: AuditEntry) async throws { try await base.appendAudit(entry) }
   public func auditTrail(limit: Int) async throws -> [AuditEntry] { try await base.auditTrail(limit: limit) }
+  public func quarantined(app: String?, limit: Int, includeReplayed: Bool) async throws -> [QuarantinedEntry] {
+    try await base.quarantined(app: app, limit: limit, includeReplayed: includeReplayed)
+  }
+  public func resolveQuarantined(id: String, replayedAt: Int64?, reasons: [String]) async throws {
+    try await base.resolveQuarantined(id: id, replayedAt: replayedAt, reasons: reasons)
+  }
+  public func purgeQuarantine(app: String?, before: Int64) async throws -> Int {
+    try await base.purgeQuarantine(app: app, before: before)
+  }
+  public func recentSubmissions(app: String, deviceID: String, limit: Int) async throws -> [StoredSubmission] {
+    try await base.recentSubmissions(app: app, deviceID: deviceID, limit: limit)
+  }
   public func close() async throws { try await base.close() }
 }
