@@ -26,8 +26,8 @@ enum Engine: String, CaseIterable, CustomStringConvertible, Sendable {
   /// The number of migrations the engine's schema has.
   var schemaVersion: Int {
     switch self {
-    case .sqlite, .postgres: 5
-    case .clickhouse, .clickhouseCluster: 3
+    case .sqlite, .postgres: 6
+    case .clickhouse, .clickhouseCluster: 4
     }
   }
 

@@ -35,7 +35,8 @@ public enum SimpleAnalyticsSubmissions {
   public struct Outcome: Sendable {
     /// Events, counters, quarantined entries and the submission, to commit together.
     public var rows: StoreBatch
-    /// Items recognised as a resend of what was stored before.
+    /// Items (stored ones; quarantined ones are not counted) recognised as a resend of what was
+    /// stored before.
     public var resentItems: Int
     /// What was quarantined and why, by position.
     public var quarantined: [BatchResponse.Rejection]
@@ -61,7 +62,6 @@ public enum SimpleAnalyticsSubmissions {
     var submission = StoredSubmission(app: app, deviceID: device, receivedAt: receivedAt, items: [], counters: [])
     let items = SimpleAnalyticsIngest.items(of: payload, app: app, receivedAt: receivedAt, policy: policy)
     let resentIDs = resend?.items.map(\.id) ?? []
-    outcome.resentItems = min(resentIDs.count, itemPrints.count)
     for (index, print) in itemPrints.enumerated() {
       let id = index < resentIDs.count ? resentIDs[index] : ContentID.make([print, key])
       submission.items.append(.init(fingerprint: print, id: id))
@@ -69,6 +69,7 @@ public enum SimpleAnalyticsSubmissions {
       case .success(var event)?:
         event.eventID = id
         outcome.rows.events.append(event)
+        if index < resentIDs.count { outcome.resentItems += 1 }
       case .failure(let rejection)?:
         outcome.quarantined.append(rejection)
         outcome.rows.quarantined.append(
