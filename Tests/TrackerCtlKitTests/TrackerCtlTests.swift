@@ -103,6 +103,30 @@ struct TrackerCtlTests {
     try await store.close()
   }
 
+  @Test func theQuarantineIsListedCountedReplayedAndPurgedOverHTTP() async throws {
+    let store = try await store(events: 0)
+    let admin = "test-admin-key-trackerctl"
+    let held = QuarantinedEntry(
+      id: "q-1", app: "shop", route: "batch", receivedAt: start, entry: "{}", reasons: ["events[0].name: is required"])
+    _ = try await store.write(StoreBatch(quarantined: [held]))
+    try await withLiveCollector(store, key: ProvisionedKey(app: "*", key: admin, scope: .admin)) { url in
+      let client = QuarantineClient(base: url, key: admin)
+      let listed = try await client.list(app: "shop", limit: 10)
+      #expect(listed.map(\.id) == ["q-1"] && listed.first?.reasons == held.reasons)
+      #expect(QuarantineClient.table(listed).text().contains("events[0].name: is required"))
+      let counts = try await client.counts(app: nil)
+      #expect(counts.rows == [["shop", "batch", "name: is required", "1"]])
+      // `{}` is no batch: still refused, with today's reason.
+      let (stored, kept) = try await client.replay(app: "shop")
+      #expect(stored == 0 && kept == 1)
+      #expect(try await client.list(app: "shop", limit: 10).first?.reasons.first?.contains("context") == true)
+      #expect(try await client.purge(app: "shop", before: "2999-01-01") == 1)
+      await #expect(throws: CommandError.self) { try await QuarantineClient(base: url, key: "wrong").list(app: nil, limit: 1) }
+    }
+    #expect(QueryText.encode(["event": "a+b c&d"]) == "event=a%2Bb%20c%26d")
+    try await store.close()
+  }
+
   @Test func keysAreCreatedListedAndRevoked() async throws {
     let store = try await store(events: 0)
     let key = try await TrackerCtl.createKey(app: "shop", scope: .write, store: store)

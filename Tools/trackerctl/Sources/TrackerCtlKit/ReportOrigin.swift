@@ -28,7 +28,8 @@ public enum ReportOrigin: Sendable {
       let type = try Report(named: name).resultType
       var components = URLComponents(
         url: url.appendingPathComponent("v1/reports/\(name)"), resolvingAgainstBaseURL: false)!
-      components.queryItems = parameters.sorted { $0.key < $1.key }.map { URLQueryItem(name: $0.key, value: $0.value) }
+      // Encoded so that `+` arrives as a plus (URLQueryItem leaves it, and the collector reads a space).
+      components.percentEncodedQuery = QueryText.encode(parameters)
       var request = URLRequest(url: components.url!)
       request.setValue("Bearer \(key)", forHTTPHeaderField: "Authorization")
       let (data, response) = try await URLSession.shared.data(for: request)

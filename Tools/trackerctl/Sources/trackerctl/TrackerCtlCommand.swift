@@ -15,6 +15,9 @@ struct TrackerCtlCommand: AsyncParsableCommand {
       Reads a running collector (--url with --key, a read or admin key; or TRACKERCTL_URL and TRACKERCTL_KEY) \
       or its store directly (--sqlite FILE, or --postgres-url URL).
       """,
-    subcommands: [ReportCommand.self, TailCommand.self, ExportCommand.self, KeysCommand.self, LoadCommand.self]
+    subcommands: [
+      ReportCommand.self, TailCommand.self, ExportCommand.self, KeysCommand.self, QuarantineCommand.self,
+      LoadCommand.self,
+    ]
   )
 }
