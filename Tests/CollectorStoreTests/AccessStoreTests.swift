@@ -52,3 +52,52 @@ struct AccessStoreTests {
     try await store.close()
   }
 }
+
+/// The quarantine and the SimpleAnalytics submission memory on every engine.
+@Suite("Quarantine store conformance")
+struct QuarantineStoreTests {
+  static func entry(_ id: String, app: String = "ty", at time: Int64) -> QuarantinedEntry {
+    QuarantinedEntry(
+      id: id, app: app, route: "batch", receivedAt: time, entry: #"{"events":[{"id":"\#(id)"}]}"#,
+      reasons: ["events[0].name: is required", "events[0].kind: is required"])
+  }
+
+  @Test("entries are kept once by id, listed newest first, resolved, purged", arguments: Engine.available)
+  func quarantine(engine: Engine) async throws {
+    let store = try await engine.open()
+    let first = Self.entry("q1", at: 1_000)
+    _ = try await store.write(StoreBatch(quarantined: [first, Self.entry("q2", at: 2_000)]))
+    _ = try await store.write(StoreBatch(quarantined: [first, Self.entry("q3", app: "dl", at: 3_000)]))
+    #expect(try await store.quarantined(app: "ty", limit: 10, includeReplayed: false).map(\.id) == ["q2", "q1"])
+    #expect(try await store.quarantined(app: nil, limit: 10, includeReplayed: false).first == Self.entry("q3", app: "dl", at: 3_000))
+    try await store.resolveQuarantined(id: "q1", replayedAt: 5_000, reasons: first.reasons)
+    try await store.resolveQuarantined(id: "q2", replayedAt: nil, reasons: ["events[0].name: still missing"])
+    #expect(try await store.quarantined(app: "ty", limit: 10, includeReplayed: false).map(\.reasons) == [["events[0].name: still missing"]])
+    #expect(try await store.quarantined(app: "ty", limit: 10, includeReplayed: true).last?.replayedAt == 5_000)
+    // Quarantined again by a retried request: the replay is not undone.
+    _ = try await store.write(StoreBatch(quarantined: [first]))
+    #expect(try await store.quarantined(app: "ty", limit: 10, includeReplayed: false).map(\.id) == ["q2"])
+    #expect(try await store.purgeQuarantine(app: "ty", before: 1_500) == 1)
+    #expect(try await store.purgeQuarantine(app: nil, before: 10_000) == 2)
+    #expect(try await store.quarantined(app: nil, limit: 10, includeReplayed: true).isEmpty)
+    try await store.close()
+  }
+
+  @Test("a device's submissions are remembered newest first, with their entries in order", arguments: Engine.available)
+  func submissions(engine: Engine) async throws {
+    let store = try await engine.open()
+    for index in 0..<20 {
+      let submission = StoredSubmission(
+        app: "ty", deviceID: "d1", receivedAt: Int64(index) * 1_000,
+        items: [.init(fingerprint: "f\(index)", id: "e\(index)"), .init(fingerprint: "g", id: "h\(index)")],
+        counters: [.init(fingerprint: "c", id: "k\(index)", count: Int64(index))])
+      _ = try await store.write(StoreBatch(submissions: [submission]))
+    }
+    let recent = try await store.recentSubmissions(app: "ty", deviceID: "d1", limit: 3)
+    #expect(recent.map(\.receivedAt) == [19_000, 18_000, 17_000])
+    #expect(recent.first?.items == [.init(fingerprint: "f19", id: "e19"), .init(fingerprint: "g", id: "h19")])
+    #expect(recent.first?.counters == [.init(fingerprint: "c", id: "k19", count: 19)])
+    #expect(try await store.recentSubmissions(app: "ty", deviceID: "d2", limit: 3).isEmpty)
+    try await store.close()
+  }
+}
