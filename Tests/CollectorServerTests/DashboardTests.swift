@@ -220,6 +220,7 @@ struct DashboardBrowserTests {
         ("/dashboard/funnel?app=ty&steps=product_viewed,add_to_cart", #"class="bar""#, 2),
         ("/dashboard/counters?app=ty", "No data in this range", 1),
         ("/dashboard/revenue?app=ty", #"class="point""#, 7), ("/dashboard/audit", "sign-in", 1),
+        ("/dashboard/quarantine?app=ty", "Held entries by reason", 1),
       ]
       try FileManager.default.createDirectory(atPath: "artifacts", withIntermediateDirectories: true)
       let folder = FileManager.default.currentDirectoryPath + "/artifacts/"

@@ -411,7 +411,8 @@ extension HostileInputTests {
         client, "/v1/simple-analytics?key=\(writeKey)", method: .post, key: nil, body: Array(simple.utf8))
       // The bad item is quarantined with its reason; the request is answered 2xx (its client deletes
       // what a 2xx answered, and nothing is lost).
-      #expect(sa.status == 200 && sa.text.contains("quarantined 1") && sa.text.contains("items[1].parameters"), "\(sa.text)")
+      #expect(
+        sa.status == 200 && sa.text.contains("quarantined 1") && sa.text.contains("items[1].parameters"), "\(sa.text)")
       try await Self.expectHealthy(client)
     }
     let names = Set(try await collector.store.events(app: "ty", limit: 100).map(\.name))

@@ -88,17 +88,27 @@ struct QuarantineTests {
     let path = FileManager.default.temporaryDirectory.appendingPathComponent("quarantine-\(UUID().uuidString)")
       .appendingPathComponent("collector.sqlite").path
     let before = try await makeCollector(path: path)
-    try await before.application(closesStore: false).test(.router) { client async throws in try await Self.refuse(client) }
+    try await before.application(closesStore: false).test(.router) { client async throws in
+      try await Self.refuse(client)
+    }
     try await before.shutdown()
     // Every entry's rows are committed, then the collector "dies" before recording any outcome.
     let cut = try await makeCollector(
-      store: { CutShort($0) }, path: path, configure: { $0.maximumFreeTextBytes = 4_096; $0.maximumEventAgeDays = 60 })
+      store: { CutShort($0) }, path: path,
+      configure: {
+        $0.maximumFreeTextBytes = 4_096
+        $0.maximumEventAgeDays = 60
+      })
     try await cut.application(closesStore: false).test(.router) { client async throws in
       #expect(try await Self.call(client, "/v1/quarantine/replay", method: .post).0 == .serviceUnavailable)
     }
     try await cut.shutdown()
     let again = try await makeCollector(
-      path: path, configure: { $0.maximumFreeTextBytes = 4_096; $0.maximumEventAgeDays = 60 })
+      path: path,
+      configure: {
+        $0.maximumFreeTextBytes = 4_096
+        $0.maximumEventAgeDays = 60
+      })
     try await again.application(closesStore: false).test(.router) { client async throws in
       let (_, replay) = try await Self.call(client, "/v1/quarantine/replay", method: .post)
       #expect(replay.contains(#""stored":2"#), "\(replay)")
@@ -108,12 +118,45 @@ struct QuarantineTests {
     try await again.store.close()
   }
 
+  @Test("the dashboard shows the quarantine to readers and replays it for admins, CSRF token required")
+  func dashboardPage() async throws {
+    let collector = try await makeCollector()
+    try await collector.application(closesStore: false).test(.router) { client async throws in
+      try await Self.refuse(client)
+      let admin = try #require(try await signIn(client, key: adminKey).cookie)
+      let reader = try #require(try await signIn(client, key: readKey).cookie)
+      let (pageStatus, page, _) = try await DashboardTests.get(client, "/dashboard/quarantine?app=ty", cookie: admin)
+      #expect(pageStatus == .ok, "\(pageStatus)")
+      #expect(page.contains("description: must be at most 1024 bytes") && page.contains("timestamp: is older than"))
+      #expect(page.contains(#"action="/quarantine/replay""#))
+      let (_, overview, _) = try await DashboardTests.get(client, "/?app=ty", cookie: admin)
+      #expect(overview.contains(#"<span class="name">Quarantined</span><span class="value">2</span>"#))
+      let (readerStatus, readerPage, _) = try await DashboardTests.get(
+        client, "/dashboard/quarantine?app=ty", cookie: reader)
+      #expect(readerStatus == .ok && !readerPage.contains("/quarantine/replay"))
+      let token = try await SecurityTests.csrf(client, cookie: admin)
+      let uri = "/quarantine/replay"
+      #expect(
+        try await SecurityTests.request(client, uri, method: .post, cookie: admin, body: "app=ty").status == .forbidden)
+      let readerToken = try await SecurityTests.csrf(client, cookie: reader)
+      let byReader = try await SecurityTests.request(
+        client, uri, method: .post, cookie: reader, body: "app=ty&csrf=\(readerToken)")
+      #expect(byReader.status == .forbidden)
+      let done = try await SecurityTests.request(
+        client, uri, method: .post, cookie: admin, body: "app=ty&csrf=\(token)")
+      #expect(done.status == .seeOther && done.headers[.location]?.contains("replayed=0%20stored") == true)
+      let (_, after, _) = try await DashboardTests.get(client, done.headers[.location] ?? "/", cookie: admin)
+      #expect(after.contains("Replayed: 0 stored, 2 still refused."))
+    }
+  }
+
   @Test("purging needs an admin key and a time; it deletes what arrived before it")
   func purge() async throws {
     let collector = try await makeCollector()
     try await collector.application(closesStore: false).test(.router) { client async throws in
       try await Self.refuse(client)
-      #expect(try await Self.call(client, "/v1/quarantine?before=2999-01-01", method: .delete, key: readKey).0 == .forbidden)
+      #expect(
+        try await Self.call(client, "/v1/quarantine?before=2999-01-01", method: .delete, key: readKey).0 == .forbidden)
       #expect(try await Self.call(client, "/v1/quarantine", method: .delete).0 == .badRequest)
       let (_, kept) = try await Self.call(client, "/v1/quarantine?before=2020-01-01", method: .delete)
       #expect(kept.contains(#""deleted":0"#))

@@ -201,7 +201,9 @@ struct RouterTests {
       // A resend after a lost reply: the same entries first, then a new one: only it is new.
       let resend = payload.replacingOccurrences(
         of: #"{"description":"Broken","timestamp":"yesterday"}"#,
-        with: #"{"description":"Broken","timestamp":"yesterday"},{"description":"Paid","timestamp":"2026-11-20T10:17:00Z"}"#)
+        with:
+          #"{"description":"Broken","timestamp":"yesterday"},{"description":"Paid","timestamp":"2026-11-20T10:17:00Z"}"#
+      )
       let (second, again, _) = try await Self.post(client, uri, Array(resend.utf8), key: nil)
       #expect(second == .ok && again.contains("stored 1 items (2 already stored) and 1 counters"), "\(again)")
       let (status, text, _) = try await Self.post(client, "/v1/simple-analytics", Array(payload.utf8), key: nil)

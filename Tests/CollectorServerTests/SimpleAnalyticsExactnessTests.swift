@@ -75,7 +75,8 @@ struct SimpleAnalyticsExactnessTests {
     let names = try await collector.store.events(app: "ty", limit: 10).map(\.name.count).sorted()
     #expect(names == [0, 6, 1_024])
     let held = try await collector.store.quarantined(app: "ty", limit: 10, includeReplayed: false)
-    #expect(held.count == 1 && held.first?.reasons == ["items[0].description: must be at most 1024 bytes without U+0000"])
+    #expect(
+      held.count == 1 && held.first?.reasons == ["items[0].description: must be at most 1024 bytes without U+0000"])
     #expect(held.first?.entry.contains(long) == true && held.first?.entry.contains("Opened") == false)
   }
 

@@ -121,7 +121,9 @@ struct TrackerCtlTests {
       #expect(stored == 0 && kept == 1)
       #expect(try await client.list(app: "shop", limit: 10).first?.reasons.first?.contains("context") == true)
       #expect(try await client.purge(app: "shop", before: "2999-01-01") == 1)
-      await #expect(throws: CommandError.self) { try await QuarantineClient(base: url, key: "wrong").list(app: nil, limit: 1) }
+      await #expect(throws: CommandError.self) {
+        try await QuarantineClient(base: url, key: "wrong").list(app: nil, limit: 1)
+      }
     }
     #expect(QueryText.encode(["event": "a+b c&d"]) == "event=a%2Bb%20c%26d")
     try await store.close()

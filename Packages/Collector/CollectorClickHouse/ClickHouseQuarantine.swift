@@ -54,7 +54,8 @@ extension ClickHouseEventStore {
 
   public func resolveQuarantined(id: String, replayedAt: Int64?, reasons: [String]) async throws {
     let rows = try await client.rows(
-      "SELECT \(Self.quarantineColumns) FROM \(schema.quarantine) FINAL WHERE id = \(ClickHouseSQL.literal(id)) LIMIT 1")
+      "SELECT \(Self.quarantineColumns) FROM \(schema.quarantine) FINAL WHERE id = \(ClickHouseSQL.literal(id)) LIMIT 1"
+    )
     guard let row = rows.first else { return }
     var entry = QuarantinedEntry(
       id: id, app: row["app"].text ?? "", route: row["route"].text ?? "", receivedAt: row["received_at"].int ?? 0,

@@ -49,7 +49,7 @@ public enum Dashboard {
   /// Figures against the previous range, active devices, sessions, events per day, top events.
   public static func overview(
     _ overview: Overview, series: TimeSeries, top: CountList, active: ActiveDevices, sessions: Sessions,
-    context: Context
+    quarantined: Int64 = 0, context: Context
   ) -> String {
     let figures: [(String, Int64, Int64?)] = [
       ("Events", overview.current.events, overview.previous.events),
@@ -58,7 +58,7 @@ public enum Dashboard {
       ("Sessions", overview.current.sessions, overview.previous.sessions),
       ("Counters", overview.current.counters, overview.previous.counters), ("DAU", active.daily, nil),
       ("WAU", active.weekly, nil), ("MAU", active.monthly, nil), ("New \(active.unit.plural)", active.new, nil),
-      ("Returning", active.returning, nil),
+      ("Returning", active.returning, nil), ("Quarantined", quarantined, nil),
     ]
     var body = #"<section class="figures">"#
     for (name, value, previous) in figures {

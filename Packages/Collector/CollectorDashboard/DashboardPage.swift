@@ -8,6 +8,8 @@ public enum DashboardPage: String, CaseIterable, Sendable {
   case funnel
   case counters
   case revenue
+  /// Entries refused by the rules, kept for a replay.
+  case quarantine
   /// The audit trail: admins only.
   case audit
 

@@ -52,7 +52,9 @@ public struct RetentionJob: Service {
   public func runOnce(now: Int64? = nil) async throws -> Int {
     let now = now ?? Int64(Date().timeIntervalSince1970 * 1000)
     var deleted = 0
-    if policy.defaultDays != nil || !policy.perApp.isEmpty { deleted += try await store.prune(policy.cutoffs(now: now)) }
+    if policy.defaultDays != nil || !policy.perApp.isEmpty {
+      deleted += try await store.prune(policy.cutoffs(now: now))
+    }
     if let days = policy.quarantineDays {
       deleted += try await store.purgeQuarantine(app: nil, before: now - Int64(days) * 86_400_000)
     }

@@ -38,6 +38,7 @@ struct DashboardController: Sendable {
     pages.get("/login") { request, _ in self.loginForm(request) }
     pages.post("/login") { request, context in try await self.signIn(request, context) }
     pages.post("/logout") { request, _ in try await self.signOut(request) }
+    pages.post("/quarantine/replay") { request, _ in try await self.replayQuarantine(request) }
   }
 
   // MARK: Pages
@@ -60,6 +61,7 @@ struct DashboardController: Sendable {
     do {
       let context = try await pageContext(page, query: query, reports: reports, viewer: viewer)
       if page == .audit { return .html(.ok, try await auditPage(context)) }
+      if page == .quarantine { return .html(.ok, try await quarantinePage(context, replayed: query.get("replayed"))) }
       guard !context.app.isEmpty else { return .html(.ok, Dashboard.empty(context: context)) }
       let day: Int64 = 86_400_000
       guard let from = ReportTime.parse(context.from), let lastDay = ReportTime.parse(context.to) else {
@@ -122,9 +124,11 @@ struct DashboardController: Sendable {
       async let top = reports.topEvents(filter, limit: 15)
       async let active = reports.activeDevices(filter)
       async let sessions = reports.sessions(filter)
+      let quarantined = try await collector.store.quarantined(app: filter.app, limit: 100_000, includeReplayed: false)
+        .filter { (filter.from..<filter.to).contains($0.receivedAt) }.count
       return Dashboard.overview(
         try await overview, series: try await series, top: try await top, active: try await active,
-        sessions: try await sessions, context: context)
+        sessions: try await sessions, quarantined: Int64(quarantined), context: context)
     case .events:
       let top = try await reports.topEvents(filter, limit: 50)
       let event = query.get("event").flatMap { $0.isEmpty ? nil : $0 } ?? top.rows.first?.name
@@ -162,6 +166,8 @@ struct DashboardController: Sendable {
       return Dashboard.counters(try await reports.counters(filter), context: context)
     case .audit:
       return try await auditPage(context)
+    case .quarantine:
+      return try await quarantinePage(context, replayed: nil)
     case .revenue:
       async let revenue = reports.revenue(filter)
       async let items = reports.topItems(

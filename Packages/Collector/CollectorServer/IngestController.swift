@@ -60,7 +60,8 @@ struct IngestController: Sendable {
     guard !body.isEmpty else { return }
     let entry = UnreadableBody.entry(
       body, route: route, app: key.app, receivedAt: EventCollector.now(), reason: error.description)
-    try await collector.commit(IngestResult(rows: StoreBatch(quarantined: [entry]), rejected: []), key: key, route: route)
+    try await collector.commit(
+      IngestResult(rows: StoreBatch(quarantined: [entry]), rejected: []), key: key, route: route)
     collector.metrics.quarantined(1, route: route)
   }
 

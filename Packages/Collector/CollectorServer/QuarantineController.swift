@@ -55,14 +55,19 @@ struct QuarantineController: Sendable {
 
   func replay(_ request: Request, by key: KeyRecord) async throws -> Response {
     let query = request.form
-    let app = try Self.app(query)
+    return .json(.ok, Self.json(try await replay(app: try Self.app(query), limit: try Self.limit(query), by: key)))
+  }
+
+  /// Replays up to `limit` held entries of `app` (every app when `nil`), oldest first, and records
+  /// the replay in the audit trail.
+  func replay(app: String?, limit: Int = 10_000, by key: KeyRecord) async throws -> ReplayReport {
+    if let app { try ReportText.check(app, field: "app") }
     let entries = try await stored {
-      try await collector.store.quarantined(app: app, limit: try Self.limit(query), includeReplayed: false)
+      try await collector.store.quarantined(app: app, limit: limit, includeReplayed: false)
     }
     var report = ReplayReport()
     for entry in entries.reversed() {
-      let outcome = Self.outcome(of: entry, policy: collector.policy)
-      switch outcome {
+      switch Self.outcome(of: entry, policy: collector.policy) {
       case .stored(let rows):
         try await collector.committer.commit(rows)
         try await stored {
@@ -71,13 +76,15 @@ struct QuarantineController: Sendable {
         }
         report.stored += 1
       case .refused(let reasons):
-        try await stored { try await collector.store.resolveQuarantined(id: entry.id, replayedAt: nil, reasons: reasons) }
+        try await stored {
+          try await collector.store.resolveQuarantined(id: entry.id, replayedAt: nil, reasons: reasons)
+        }
         report.kept += 1
       }
     }
     await collector.audited(
       key, "quarantine-replay", "app \(app ?? "*"): \(report.stored) stored, \(report.kept) still refused")
-    return .json(.ok, Self.json(report))
+    return report
   }
 
   func purge(_ request: Request, by key: KeyRecord) async throws -> Response {

@@ -34,12 +34,14 @@ public struct QuarantineClient: Sendable {
     let data = try await call("GET", "v1/quarantine/counts", ["app": app])
     let rows = try JSONDecoder().decode(Counted.self, from: data).counts
     return ReportTable(
-      columns: ["app", "route", "reason", "entries"], rows: rows.map { [$0.app, $0.route, $0.reason, String($0.count)] })
+      columns: ["app", "route", "reason", "entries"],
+      rows: rows.map { [$0.app, $0.route, $0.reason, String($0.count)] })
   }
 
   /// Replays held entries of `app` (all apps when `nil`): how many were stored and how many kept.
   public func replay(app: String?) async throws -> (stored: Int, kept: Int) {
-    let report = try JSONDecoder().decode(Replayed.self, from: try await call("POST", "v1/quarantine/replay", ["app": app]))
+    let report = try JSONDecoder().decode(
+      Replayed.self, from: try await call("POST", "v1/quarantine/replay", ["app": app]))
     return (report.stored, report.kept)
   }
 

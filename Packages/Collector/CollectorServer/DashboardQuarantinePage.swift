@@ -1,0 +1,47 @@
+import CollectorDashboard
+import CollectorReports
+import CollectorRuntime
+import CollectorStore
+import Foundation
+import Hummingbird
+
+extension DashboardController {
+  /// The quarantine page: held entries of the app by reason and the newest ones.
+  func quarantinePage(_ context: Dashboard.Context, replayed: String?) async throws -> String {
+    let app = context.app.isEmpty ? nil : context.app
+    let held = try await collector.store.quarantined(app: app, limit: 100_000, includeReplayed: false)
+    let counts = QuarantineCounts(held).rows
+    return Dashboard.quarantine(
+      counts: ReportTable(
+        columns: ["route", "reason", "entries"], rows: counts.map { [$0.route, $0.reason, String($0.count)] }),
+      entries: ReportTable(
+        columns: ["received", "route", "id", "reasons"],
+        rows: held.prefix(50).map {
+          [ReportTime.iso($0.receivedAt), $0.route, $0.id, $0.reasons.joined(separator: "; ")]
+        }),
+      replayed: replayed.map { "Replayed: \($0)." }, context: context)
+  }
+
+  /// `POST /quarantine/replay`: an admin session's replay (its CSRF token in the form),
+  /// then back to the page with the outcome.
+  func replayQuarantine(_ request: Request) async throws -> Response {
+    guard let token = SessionCookie.token(in: request),
+      let session = try await collector.sessions.authenticate(token, now: EventCollector.now())
+    else { throw Refusal(.unauthorized, "session", "has ended; sign in again") }
+    let form = FormQuery(String(decoding: try await RequestBody.read(request, limit: 16 * 1024), as: UTF8.self))
+    guard SessionRing.checks(csrf: form.get("csrf"), token: token) else {
+      throw Refusal(.forbidden, "csrf", "a replay needs the session's CSRF token (the page's Replay button)")
+    }
+    guard session.scope == .admin else {
+      throw Refusal(.forbidden, "key", "a replay needs an admin key; this session is a read key's")
+    }
+    let app = form.get("app").flatMap { $0.isEmpty ? nil : $0 }
+    let key = KeyRecord(id: session.keyID, app: session.app, scope: session.scope, hash: "", createdAt: 0)
+    let report = try await QuarantineController(collector: collector).replay(app: app, by: key)
+    let outcome = "\(report.stored) stored, \(report.kept) still refused"
+    let next =
+      "/dashboard/quarantine?app=\((app ?? "").addingPercentEncoding(withAllowedCharacters: .alphanumerics) ?? "")"
+      + "&replayed=\(outcome.addingPercentEncoding(withAllowedCharacters: .alphanumerics) ?? "")"
+    return Response(status: .seeOther, headers: [.location: next])
+  }
+}
