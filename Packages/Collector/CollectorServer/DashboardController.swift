@@ -112,6 +112,23 @@ struct DashboardController: Sendable {
     return Dashboard.audit(table, context: context)
   }
 
+  /// The overview: figures against the previous range, the quarantine's held entries, charts.
+  private func overviewPage(
+    _ filter: ReportFilter, reports: any ReportEngine, context: Dashboard.Context
+  ) async throws -> String {
+    let day: Int64 = 86_400_000
+    async let overview = reports.overview(filter)
+    async let series = reports.timeSeries(filter, bucket: (filter.to - filter.from) <= 2 * day ? .hour : .day)
+    async let top = reports.topEvents(filter, limit: 15)
+    async let active = reports.activeDevices(filter)
+    async let sessions = reports.sessions(filter)
+    let quarantined = try await collector.store.quarantined(app: filter.app, limit: 100_000, includeReplayed: false)
+      .filter { (filter.from..<filter.to).contains($0.receivedAt) }.count
+    return Dashboard.overview(
+      try await overview, series: try await series, top: try await top, active: try await active,
+      sessions: try await sessions, quarantined: Int64(quarantined), context: context)
+  }
+
   /// The `page` for `filter`.
   private func body(
     _ page: DashboardPage, filter: ReportFilter, query: FormQuery, reports: any ReportEngine, context: Dashboard.Context
@@ -119,16 +136,7 @@ struct DashboardController: Sendable {
     let day: Int64 = 86_400_000
     switch page {
     case .overview:
-      async let overview = reports.overview(filter)
-      async let series = reports.timeSeries(filter, bucket: (filter.to - filter.from) <= 2 * day ? .hour : .day)
-      async let top = reports.topEvents(filter, limit: 15)
-      async let active = reports.activeDevices(filter)
-      async let sessions = reports.sessions(filter)
-      let quarantined = try await collector.store.quarantined(app: filter.app, limit: 100_000, includeReplayed: false)
-        .filter { (filter.from..<filter.to).contains($0.receivedAt) }.count
-      return Dashboard.overview(
-        try await overview, series: try await series, top: try await top, active: try await active,
-        sessions: try await sessions, quarantined: Int64(quarantined), context: context)
+      return try await overviewPage(filter, reports: reports, context: context)
     case .events:
       let top = try await reports.topEvents(filter, limit: 50)
       let event = query.get("event").flatMap { $0.isEmpty ? nil : $0 } ?? top.rows.first?.name
