@@ -285,7 +285,7 @@ let package = Package(
     ),
     .target(
       name: "CollectorVendors",
-      dependencies: ["CollectorIngest", "CollectorStore", "GA4Wire", "MixpanelWire", "WireJSON"],
+      dependencies: ["CollectorIngest", "CollectorStore", "CollectorWire", "GA4Wire", "MixpanelWire", "WireJSON"],
       path: "Packages/Collector/CollectorVendors"
     ),
     .target(

@@ -150,6 +150,47 @@ struct QuarantineTests {
     }
   }
 
+  @Test("refused GA4 and Mixpanel events are quarantined; a fixed limit and a replay store the Mixpanel one")
+  func vendorRoutes() async throws {
+    let path = FileManager.default.temporaryDirectory.appendingPathComponent("quarantine-\(UUID().uuidString)")
+      .appendingPathComponent("collector.sqlite").path
+    let before = try await makeCollector(path: path)
+    let old = Int64(Date().timeIntervalSince1970) - 40 * 86_400
+    try await before.application(closesStore: false).test(.router) { client async throws in
+      let ga4 = #"""
+        {"app_instance_id":"0123456789abcdef0123456789abcdef","events":[{"name":"ok_event","params":{}},
+        {"name":"_reserved","params":{}}]}
+        """#
+      let collect = try await client.execute(
+        uri: "/mp/collect?firebase_app_id=1:1:ios:x&api_secret=\(writeKey)", method: .post,
+        body: ByteBuffer(string: ga4)
+      ) { $0.status }
+      #expect(collect == .ok)
+      let ndjson = [
+        #"{"event":"Fresh","properties":{"distinct_id":"u-1","time":\#(old + 40 * 86_400 - 60),"$insert_id":"f1"}}"#,
+        #"{"event":"Old","properties":{"distinct_id":"u-1","time":\#(old),"$insert_id":"o1"}}"#,
+      ].joined(separator: "\n")
+      let basic = "Basic " + Data("\(writeKey):".utf8).base64EncodedString()
+      let imported = try await client.execute(
+        uri: "/import?strict=1", method: .post, headers: [.authorization: basic], body: ByteBuffer(string: ndjson)
+      ) { $0.status }
+      #expect(imported == .badRequest)
+    }
+    let held = try await before.store.quarantined(app: "ty", limit: 10, includeReplayed: false)
+    #expect(Set(held.map(\.route)) == ["ga4_collect", "mixpanel_import"], "\(held)")
+    #expect(held.first { $0.route == "ga4_collect" }?.entry.contains("_reserved") == true)
+    #expect(held.first { $0.route == "ga4_collect" }?.entry.contains("ok_event") == false)
+    try await before.shutdown()
+    let after = try await makeCollector(path: path, configure: { $0.maximumEventAgeDays = 60 })
+    try await after.application(closesStore: false).test(.router) { client async throws in
+      let (_, replay) = try await Self.call(client, "/v1/quarantine/replay", method: .post)
+      #expect(replay.contains(#""stored":1"#) && replay.contains(#""kept":1"#), "\(replay)")
+    }
+    let names = try await after.store.events(app: "ty", limit: 10).map(\.name).sorted()
+    #expect(names == ["Fresh", "Old", "ok_event"])
+    try await after.store.close()
+  }
+
   @Test("purging needs an admin key and a time; it deletes what arrived before it")
   func purge() async throws {
     let collector = try await makeCollector()

@@ -2,6 +2,7 @@ import CollectorIngest
 import CollectorReports
 import CollectorRuntime
 import CollectorStore
+import CollectorVendors
 import CollectorWire
 import Foundation
 import HTTPTypes
@@ -106,6 +107,8 @@ struct QuarantineController: Sendable {
     switch entry.route {
     case NativeQuarantine.route: return NativeQuarantine.replay(entry, policy: policy)
     case SimpleAnalyticsSubmissions.route: return SimpleAnalyticsSubmissions.replay(entry, policy: policy)
+    case GA4Quarantine.route: return GA4Quarantine.replay(entry, policy: policy)
+    case MixpanelQuarantine.route: return MixpanelQuarantine.replay(entry, policy: policy)
     default: return .refused(entry.reasons)
     }
   }

@@ -79,11 +79,14 @@ struct VendorController: Sendable {
     let answer = Self.json(GA4ValidationResponse(report.all))
     if validationOnly { return .json(.ok, answer) }
     collector.metrics.batch(size: decoded.events.count)
-    let rows = GA4Ingest.rows(
+    var (rows, refused) = GA4Ingest.outcome(
       of: decoded, report: report, app: key.app, firebaseAppID: firebaseAppID, receivedAt: receivedAt,
       policy: collector.policy)
+    rows.quarantined = GA4Quarantine.entries(
+      refused: refused, body: context.body, firebaseAppID: firebaseAppID, app: key.app, receivedAt: receivedAt)
     try await collector.commit(IngestResult(rows: rows, rejected: []), key: key, route: route)
     collector.metrics.rejected(decoded.events.count - rows.events.count, reason: "invalid")
+    collector.metrics.quarantined(rows.quarantined.count, route: GA4Quarantine.route)
     return report.isValid ? Response(status: .noContent) : .json(.ok, answer)
   }
 
@@ -108,10 +111,13 @@ struct VendorController: Sendable {
         .badRequest, "", "\(entries.count) events; at most \(MixpanelLimits.maximumEventsPerRequest) per request")
     }
     collector.metrics.batch(size: entries.count)
-    let (rows, failed) = MixpanelIngest.rows(
-      of: entries, app: key.app, receivedAt: EventCollector.now(), policy: collector.policy)
+    let receivedAt = EventCollector.now()
+    var (rows, failed) = MixpanelIngest.rows(
+      of: entries, app: key.app, receivedAt: receivedAt, policy: collector.policy)
+    rows.quarantined = MixpanelQuarantine.entries(failed: failed, body: body, app: key.app, receivedAt: receivedAt)
     try await collector.commit(IngestResult(rows: rows, rejected: []), key: key, route: "mixpanel_import")
     collector.metrics.rejected(failed.count, reason: "invalid")
+    collector.metrics.quarantined(rows.quarantined.count, route: MixpanelQuarantine.route)
     if failed.isEmpty {
       return .json(
         .ok, Self.json(MixpanelImportResponse(code: 200, numRecordsImported: rows.events.count, status: "OK")))

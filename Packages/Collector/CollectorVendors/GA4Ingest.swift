@@ -20,12 +20,36 @@ public enum GA4Ingest {
     of request: GA4Request, report: GA4Validator.Report, app: String, firebaseAppID: String, receivedAt: Int64,
     policy: IngestPolicy
   ) -> StoreBatch {
-    guard report.request.isEmpty, let instance = request.appInstanceID else { return StoreBatch() }
+    outcome(
+      of: request, report: report, app: app, firebaseAppID: firebaseAppID, receivedAt: receivedAt, policy: policy
+    ).rows
+  }
+
+  /// The rows of the events of `request` that pass, and every other event's reasons by position
+  /// (GA4's violations, an age past the collector's limit, text PostgreSQL cannot hold): what the
+  /// quarantine keeps. A request-level violation refuses every event.
+  public static func outcome(
+    of request: GA4Request, report: GA4Validator.Report, app: String, firebaseAppID: String, receivedAt: Int64,
+    policy: IngestPolicy
+  ) -> (rows: StoreBatch, refused: [Int: [String]]) {
+    func reasons(_ violations: [GA4Violation]) -> [String] { violations.map { "\($0.fieldPath): \($0.message)" } }
+    guard report.request.isEmpty, let instance = request.appInstanceID else {
+      let all = reasons(report.request)
+      return (StoreBatch(), Dictionary(uniqueKeysWithValues: request.events.indices.map { ($0, all) }))
+    }
     var events: [StoredEvent] = []
-    for (index, event) in request.events.enumerated() where report.events[index] == nil {
+    var refused: [Int: [String]] = [:]
+    for (index, event) in request.events.enumerated() {
+      if let violations = report.events[index] {
+        refused[index] = reasons(violations)
+        continue
+      }
       let micros = event.timestampMicros ?? request.timestampMicros ?? receivedAt * 1000
       let occurredAt = min(micros / 1000, receivedAt)
-      guard receivedAt - occurredAt <= policy.maximumEventAge else { continue }
+      guard receivedAt - occurredAt <= policy.maximumEventAge else {
+        refused[index] = ["events[\(index)].timestamp_micros: \(policy.tooOldReason)"]
+        continue
+      }
       let parameters = json(event.params)
       var sessionID: Int64?
       if case .int(let session) = event.params["session_id"] { sessionID = session }
@@ -38,10 +62,14 @@ public enum GA4Ingest {
           context: StoredContext(appName: String(firebaseAppID.prefix(200)), library: "GA4 Measurement Protocol"),
           parametersJSON: parameters
         )
-      // GA4 drops an invalid event and keeps the others; text PostgreSQL cannot hold is invalid here.
-      if stored.fieldWithNUL == nil { events.append(stored) }
+      // Text PostgreSQL cannot hold refuses its event alone.
+      if let field = stored.fieldWithNUL {
+        refused[index] = ["events[\(index)].\(field): must not contain U+0000"]
+      } else {
+        events.append(stored)
+      }
     }
-    return StoreBatch(events: events)
+    return (StoreBatch(events: events), refused)
   }
 
   /// The parameters as stored: a JSON object with sorted keys (items and their parameters too).

@@ -32,6 +32,14 @@ public struct RequestEntries: Sendable {
     self.names = names
   }
 
+  /// The elements of a body that is a JSON array, as JSON text; `nil` when it is not one.
+  public static func arrayElements(_ body: [UInt8]) -> [String]? {
+    guard let value = try? Parser.document(body, named: "the body"), case .array(let elements) = value else {
+      return nil
+    }
+    return elements.map(text)
+  }
+
   /// The elements of the array `name` (empty when absent), as JSON text.
   public func elements(_ name: String) -> [String] { arrays[name] ?? [] }
 
