@@ -36,15 +36,19 @@ public enum GA4Quarantine {
   /// A quarantined GA4 entry read again under `policy`: its rows, or its reasons now.
   public static func replay(_ entry: QuarantinedEntry, policy: IngestPolicy) -> ReplayOutcome {
     struct Wrapper: Decodable {
-      var firebase_app_id: String
+      var firebaseAppID: String
       var request: GA4Request
+      enum CodingKeys: String, CodingKey {
+        case firebaseAppID = "firebase_app_id"
+        case request
+      }
     }
     guard let wrapper = try? JSONDecoder().decode(Wrapper.self, from: Data(entry.entry.utf8)) else {
       return .refused(["entry: is not a Measurement Protocol request"])
     }
     let report = GA4Validator.validate(wrapper.request, bodyBytes: 0, nowMicros: entry.receivedAt * 1000)
     let (rows, refused) = GA4Ingest.outcome(
-      of: wrapper.request, report: report, app: entry.app, firebaseAppID: wrapper.firebase_app_id,
+      of: wrapper.request, report: report, app: entry.app, firebaseAppID: wrapper.firebaseAppID,
       receivedAt: entry.receivedAt, policy: policy)
     guard refused.isEmpty else { return .refused(refused.keys.sorted().flatMap { refused[$0] ?? [] }) }
     return .stored(rows)
