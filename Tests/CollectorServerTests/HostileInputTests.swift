@@ -249,8 +249,14 @@ struct HostileInputTests {
   func erasureWithNUL() async throws {
     let collector = try await makeCollector()
     try await collector.application(closesStore: false).test(.router) { client async throws in
-      let body = Batches.body([Batches.event("v1", device: "victim"), Batches.event("e1", device: "")])
+      let body = Batches.body([Batches.event("v1", device: "victim")])
       #expect(try await Self.execute(client, "/v1/batch", method: .post, key: writeKey, body: body).status == 200)
+      // A device id may be empty where a client sends one so (SimpleAnalytics' `device_id: ""`); the
+      // native API refuses it, so the row is written directly.
+      var empty = try #require(try await collector.store.events(app: "ty", limit: 1).first)
+      empty.eventID = "e1"
+      empty.deviceID = ""
+      _ = try await collector.store.write(StoreBatch(events: [empty]))
       for query in ["deviceId=victim%00x", "deviceId=%00", "userId=%00", "deviceId=&userId="] {
         let answer = try await Self.execute(client, "/v1/events?app=ty&\(query)", method: .delete)
         #expect(answer.status == 400, "\(query): \(answer)")

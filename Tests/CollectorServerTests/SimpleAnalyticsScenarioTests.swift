@@ -81,7 +81,7 @@ struct SimpleAnalyticsScenarioTests {
   func newItemsAcrossRequests() async throws {
     let collector = try await makeCollector()
     let device = SimpleAnalyticsDevice("d1")
-    try await collector.application(closesStore: false).test(.router) { client async throws in
+    try await collector.application(closesStore: false).test(.live) { client async throws in
       device.add("Refresh")
       device.add("Refresh")
       try await device.submit(client)
@@ -102,7 +102,7 @@ struct SimpleAnalyticsScenarioTests {
   func countersAcrossRequests(counts: [Int64]) async throws {
     let collector = try await makeCollector()
     let device = SimpleAnalyticsDevice("d1")
-    try await collector.application(closesStore: false).test(.router) { client async throws in
+    try await collector.application(closesStore: false).test(.live) { client async throws in
       for (index, count) in counts.enumerated() {
         device.add("Tap \(index)")
         device.count("Foregrounded", by: count)
@@ -117,7 +117,7 @@ struct SimpleAnalyticsScenarioTests {
   func resends() async throws {
     let collector = try await makeCollector()
     let (a, b) = (SimpleAnalyticsDevice("a"), SimpleAnalyticsDevice("b"))
-    try await collector.application(closesStore: false).test(.router) { client async throws in
+    try await collector.application(closesStore: false).test(.live) { client async throws in
       a.add("Open")
       a.add("Refresh")
       a.count("Launch", by: 2)
@@ -151,7 +151,7 @@ struct SimpleAnalyticsScenarioTests {
   func poisonEntry() async throws {
     let collector = try await makeCollector()
     let device = SimpleAnalyticsDevice("d1")
-    try await collector.application(closesStore: false).test(.router) { client async throws in
+    try await collector.application(closesStore: false).test(.live) { client async throws in
       device.add("Open")
       device.add(String(repeating: "p", count: 1_100))
       device.add("Close")

@@ -42,11 +42,11 @@ struct StructuredValueTests {
     (#"{"long":\#(long)}"#, "parameters.long", "holds more than 500 elements"),
     (
       #"{"items":[{"item_id":"a","quantity":-1}]}"#, "parameters.items[0].quantity",
-      "must be a whole number of at least 1"
+      "must be a whole number from 1 to 1000000"
     ),
     (
       #"{"items":[{"item_id":"a","quantity":1.5}]}"#, "parameters.items[0].quantity",
-      "must be a whole number of at least 1"
+      "must be a whole number from 1 to 1000000"
     ),
     (#"{"items":[{"item_id":"a","price":"9.99"}]}"#, "parameters.items[0].price", "must be a number"),
     (#"{"items":[{"item_id":"a"},"b"]}"#, "parameters.items[1]", "must be an item (an object)"),

@@ -140,11 +140,11 @@ public enum NativeIngest {
     }
     guard BoundedText.isName(event.name) else { return reject("name", BoundedText.nameRule) }
     guard BoundedText.isName(event.kind) else { return reject("kind", BoundedText.nameRule) }
-    guard event.anonymousId.utf8.count <= CollectorLimits.maximumNameBytes,
+    guard !event.anonymousId.isEmpty, event.anonymousId.utf8.count <= CollectorLimits.maximumNameBytes,
       !CollectorLimits.hasControlCharacter(event.anonymousId)
     else {
       return reject(
-        "anonymousId", "must be at most \(CollectorLimits.maximumNameBytes) bytes without control characters")
+        "anonymousId", "must be 1 to \(CollectorLimits.maximumNameBytes) bytes without control characters")
     }
     if let user = event.userId,
       user.utf8.count > CollectorLimits.maximumNameBytes || CollectorLimits.hasControlCharacter(user)
@@ -156,6 +156,9 @@ public enum NativeIngest {
       if let problem = BoundedText.problem(in: value) {
         return reject("parameters.\(key)" + problem.path, problem.reason)
       }
+    }
+    if let problem = CommerceRules.problem(event: event.name, parameters: event.parameters) {
+      return reject(problem.path, problem.reason)
     }
     let parameters = ParameterJSON.encode(event.parameters)
     let size = parameters.utf8.count + event.name.utf8.count + event.id.utf8.count + event.anonymousId.utf8.count
@@ -174,7 +177,8 @@ public enum NativeIngest {
       StoredEvent(
         app: app, eventID: event.id, name: event.name, kind: event.kind, occurredAt: occurredAt,
         utcOffsetMinutes: event.utcOffsetMinutes, receivedAt: receivedAt, deviceID: event.anonymousId,
-        userID: event.userId, sessionID: event.sessionId, context: context, parametersJSON: parameters
+        userID: event.userId.flatMap { $0.isEmpty ? nil : $0 }, sessionID: event.sessionId, context: context,
+        parametersJSON: parameters
       )
     )
   }

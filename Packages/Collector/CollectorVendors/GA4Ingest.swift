@@ -1,5 +1,7 @@
 public import CollectorIngest
 public import CollectorStore
+import CollectorWire
+import Foundation
 public import GA4Wire
 import WireJSON
 
@@ -57,7 +59,8 @@ public enum GA4Ingest {
         StoredEvent(
           app: app, eventID: ContentID.make(["ga4", instance, event.name, String(micros), parameters]),
           name: event.name, kind: event.name == "screen_view" ? "screen_view" : "event", occurredAt: occurredAt,
-          utcOffsetMinutes: 0, receivedAt: receivedAt, deviceID: instance, userID: request.userID,
+          utcOffsetMinutes: 0, receivedAt: receivedAt, deviceID: instance,
+          userID: request.userID.flatMap { $0.isEmpty ? nil : $0 },
           sessionID: sessionID,
           context: StoredContext(appName: String(firebaseAppID.prefix(200)), library: "GA4 Measurement Protocol"),
           parametersJSON: parameters
@@ -65,6 +68,10 @@ public enum GA4Ingest {
       // Text PostgreSQL cannot hold refuses its event alone.
       if let field = stored.fieldWithNUL {
         refused[index] = ["events[\(index)].\(field): must not contain U+0000"]
+      } else if let problem = CommerceRules.problem(event: event.name, parametersJSON: parameters) {
+        refused[index] = [
+          "events[\(index)].\(problem.path.replacingOccurrences(of: "parameters", with: "params")): \(problem.reason)"
+        ]
       } else {
         events.append(stored)
       }

@@ -67,7 +67,7 @@ public enum MixpanelIngest {
       app: app, eventID: ContentID.make(["mixpanel", event.event, distinctID, String(time), insertID ?? ""]),
       name: bounded(event.event), kind: "event", occurredAt: occurredAt, utcOffsetMinutes: 0, receivedAt: receivedAt,
       deviceID: bounded(event.properties["$device_id"]?.string ?? distinctID),
-      userID: event.properties["$user_id"]?.string.map(bounded), sessionID: nil,
+      userID: event.properties["$user_id"]?.string.flatMap { $0.isEmpty ? nil : bounded($0) }, sessionID: nil,
       context: StoredContext(
         appVersion: text("$app_version_string"), appBuild: text("$app_build_number"), osName: text("$os"),
         osVersion: text("$os_version"), platform: text("$os"), deviceModel: text("$model"),

@@ -199,7 +199,9 @@ private func readParameters(
       case .failure(let problem): return (field() + problem.path, problem.reason)
       }
     }
-    if parameter == "items", let problem = CommerceRules.problem(inItems: parameters[parameter]!) {
+    // The shape of `items` is checked here, while decoding; its signs against the event's name (a
+    // refund's prices may be negative) with the other commerce rules (`CommerceRules`) at ingest.
+    if parameter == "items", let problem = CommerceRules.problem(inItems: parameters[parameter]!, refund: true) {
       return (field() + problem.path, problem.reason)
     }
   }

@@ -35,6 +35,13 @@ public enum GA4Validator {
     if (request.appInstanceID ?? "").isEmpty {
       report.request.append(
         GA4Violation(fieldPath: "app_instance_id", code: .valueRequired, message: "is required for app streams"))
+    } else if let instance = request.appInstanceID, instance.unicodeScalars.contains(where: { $0.value < 0x20 }) {
+      report.request.append(
+        GA4Violation(fieldPath: "app_instance_id", code: .valueInvalid, message: "must not contain control characters"))
+    }
+    if let userID = request.userID, userID.unicodeScalars.contains(where: { $0.value < 0x20 }) {
+      report.request.append(
+        GA4Violation(fieldPath: "user_id", code: .valueInvalid, message: "must not contain control characters"))
     }
     if let userID = request.userID, userID.count > GA4Limits.maximumUserIDLength {
       report.request.append(

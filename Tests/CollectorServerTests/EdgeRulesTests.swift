@@ -1,0 +1,86 @@
+import CollectorServer
+import CollectorStore
+import CollectorWire
+import Foundation
+import HTTPTypes
+import Hummingbird
+import HummingbirdTesting
+import NIOCore
+import Testing
+
+/// The edges an attacker tried: an empty user id is no user, an empty device id is refused, a GA4
+/// instance id with a NUL is refused (never 2xx and dropped), and commerce amounts and currencies
+/// are checked; whatever is refused is quarantined with its reason.
+@Suite("Edge rules")
+struct EdgeRulesTests {
+  static func native(_ client: some TestClientProtocol, _ events: [CollectorEvent]) async throws -> String {
+    try await client.execute(
+      uri: "/v1/batch", method: .post, headers: [.authorization: "Bearer \(writeKey)"],
+      body: ByteBuffer(bytes: Batches.body(events))
+    ) { String(buffer: $0.body) }
+  }
+
+  @Test("an empty userId is no user; an empty anonymousId is refused and quarantined")
+  func emptyIDs() async throws {
+    let collector = try await makeCollector()
+    try await collector.application(closesStore: false).test(.router) { client async throws in
+      var noUser = Batches.event("u0")
+      noUser.userId = ""
+      let answer = try await Self.native(client, [noUser, Batches.event("a0", device: "")])
+      #expect(answer.contains(#""accepted":1"#) && answer.contains("events[1].anonymousId"), "\(answer)")
+    }
+    let stored = try await collector.store.events(app: "ty", limit: 10)
+    #expect(stored.map(\.eventID) == ["u0"] && stored.first?.userID == nil)
+    #expect(try await collector.store.quarantined(app: "ty", limit: 10, includeReplayed: false).count == 1)
+  }
+
+  static let commerce: [(String, String, String?)] = [
+    ("purchase", #"{"currency":"usd","value":1}"#, "parameters.currency"),
+    ("purchase", #"{"currency":"<script>","value":1}"#, "parameters.currency"),
+    ("purchase", #"{"currency":"TRY","value":1e20}"#, "parameters.value"),
+    (
+      "purchase", #"{"currency":"TRY","items":[{"item_id":"a","price":1e14,"quantity":1000000}]}"#,
+      "parameters.items[0].price"
+    ),
+    ("purchase", #"{"currency":"TRY","items":[{"item_id":"a","price":-5}]}"#, "parameters.items[0].price"),
+    ("refund", #"{"currency":"TRY","value":-5,"items":[{"item_id":"a","price":-5}]}"#, nil),
+    ("purchase", #"{"currency":"TRY","value":129.9,"items":[{"item_id":"a","price":64.95,"quantity":2}]}"#, nil),
+  ]
+
+  @Test(
+    "commerce amounts are range-checked, currencies are ISO 4217, negative prices only on a refund", arguments: commerce
+  )
+  func commerceRules(name: String, parameters: String, field: String?) async throws {
+    let collector = try await makeCollector()
+    try await collector.application(closesStore: false).test(.router) { client async throws in
+      var event = Batches.event("c0")
+      event.name = name
+      event.parameters = try JSONDecoder().decode([String: CollectorValue].self, from: Data(parameters.utf8))
+      let answer = try await Self.native(client, [event])
+      if let field {
+        #expect(answer.contains(#""accepted":0"#) && answer.contains("events[0].\(field)"), "\(answer)")
+      } else {
+        #expect(answer.contains(#""accepted":1"#), "\(answer)")
+      }
+    }
+    let held = try await collector.store.quarantined(app: "ty", limit: 10, includeReplayed: false)
+    #expect(held.count == (field == nil ? 0 : 1))
+  }
+
+  @Test("a GA4 app_instance_id with a NUL is refused (not 2xx and dropped) and quarantined")
+  func ga4NUL() async throws {
+    let collector = try await makeCollector()
+    try await collector.application(closesStore: false).test(.router) { client async throws in
+      let body = #"{"app_instance_id":"abc\u0000def","events":[{"name":"screen_view","params":{}}]}"#
+      for path in ["/debug/mp/collect", "/mp/collect"] {
+        let answer = try await client.execute(
+          uri: "\(path)?firebase_app_id=1:1:ios:x&api_secret=\(writeKey)", method: .post, body: ByteBuffer(string: body)
+        ) { ($0.status, String(buffer: $0.body)) }
+        #expect(answer.0 == .ok && answer.1.contains("app_instance_id"), "\(path): \(answer)")
+      }
+    }
+    #expect(try await collector.store.eventCount(app: "ty") == 0)
+    let held = try await collector.store.quarantined(app: "ty", limit: 10, includeReplayed: false)
+    #expect(held.map(\.route) == ["ga4_collect"] && held.first?.reasons.first?.contains("app_instance_id") == true)
+  }
+}
