@@ -67,6 +67,32 @@ struct EdgeRulesTests {
     #expect(held.count == (field == nil ? 0 : 1))
   }
 
+  @Test("a key given twice refuses its event on every route, with the path, and quarantines it")
+  func duplicateKeys() async throws {
+    let collector = try await makeCollector()
+    try await collector.application(closesStore: false).test(.router) { client async throws in
+      let ga4 = #"""
+        {"app_instance_id":"0123456789abcdef0123456789abcdef","events":[{"name":"ok_event","params":{}},
+        {"name":"twice","params":{"value":1,"value":2}}]}
+        """#
+      let collect = try await client.execute(
+        uri: "/mp/collect?firebase_app_id=1:1:ios:x&api_secret=\(writeKey)", method: .post, body: ByteBuffer(string: ga4)
+      ) { String(buffer: $0.body) }
+      #expect(collect.contains("events[1].params.value"), "\(collect)")
+      let now = Int64(Date().timeIntervalSince1970)
+      let mixpanel = #"[{"event":"Ok","properties":{"distinct_id":"u","time":\#(now),"$insert_id":"i1"}},"#
+        + #"{"event":"Twice","properties":{"distinct_id":"u","time":\#(now),"$insert_id":"i2","plan":"a","plan":"b"}}]"#
+      let basic = "Basic " + Data("\(writeKey):".utf8).base64EncodedString()
+      let imported = try await client.execute(
+        uri: "/import?strict=1", method: .post, headers: [.authorization: basic], body: ByteBuffer(string: mixpanel)
+      ) { String(buffer: $0.body) }
+      #expect(imported.contains("properties.plan") && imported.contains("appears twice"), "\(imported)")
+    }
+    #expect(Set(try await collector.store.events(app: "ty", limit: 10).map(\.name)) == ["ok_event", "Ok"])
+    let held = try await collector.store.quarantined(app: "ty", limit: 10, includeReplayed: false)
+    #expect(Set(held.map(\.route)) == ["ga4_collect", "mixpanel_import"])
+  }
+
   @Test("a GA4 app_instance_id with a NUL is refused (not 2xx and dropped) and quarantined")
   func ga4NUL() async throws {
     let collector = try await makeCollector()

@@ -76,18 +76,22 @@ struct VendorController: Sendable {
     }
     let receivedAt = EventCollector.now()
     let report = GA4Validator.validate(decoded, bodyBytes: context.body.count, nowMicros: receivedAt * 1000)
-    let answer = Self.json(GA4ValidationResponse(report.all))
+    let twice = DuplicateKeys.paths(in: context.body).map {
+      GA4Violation(fieldPath: $0, code: .valueInvalid, message: "appears twice")
+    }
+    let answer = Self.json(GA4ValidationResponse(report.all + twice))
     if validationOnly { return .json(.ok, answer) }
     collector.metrics.batch(size: decoded.events.count)
+    let duplicates = DuplicateKeys.paths(in: context.body)
     var (rows, refused) = GA4Ingest.outcome(
       of: decoded, report: report, app: key.app, firebaseAppID: firebaseAppID, receivedAt: receivedAt,
-      policy: collector.policy)
+      policy: collector.policy, duplicates: duplicates)
     rows.quarantined = GA4Quarantine.entries(
       refused: refused, body: context.body, firebaseAppID: firebaseAppID, app: key.app, receivedAt: receivedAt)
     try await collector.commit(IngestResult(rows: rows, rejected: []), key: key, route: route)
     collector.metrics.rejected(decoded.events.count - rows.events.count, reason: "invalid")
     collector.metrics.quarantined(rows.quarantined.count, route: GA4Quarantine.route)
-    return report.isValid ? Response(status: .noContent) : .json(.ok, answer)
+    return report.isValid && twice.isEmpty ? Response(status: .noContent) : .json(.ok, answer)
   }
 
   // MARK: Mixpanel /import
@@ -100,12 +104,13 @@ struct VendorController: Sendable {
     guard body.count <= MixpanelLimits.maximumRequestBytes else {
       throw Refusal(.contentTooLarge, "", "the body is larger than \(MixpanelLimits.maximumRequestBytes) bytes")
     }
-    let entries: [Result<MixpanelEvent, MixpanelViolation>]
+    var entries: [Result<MixpanelEvent, MixpanelViolation>]
     do {
       entries = try MixpanelBody.decode(body)
     } catch {
       throw Refusal(.badRequest, error.field, error.message)
     }
+    entries = MixpanelQuarantine.refusingDuplicateKeys(entries, body: body)
     guard entries.count <= MixpanelLimits.maximumEventsPerRequest else {
       throw Refusal(
         .badRequest, "", "\(entries.count) events; at most \(MixpanelLimits.maximumEventsPerRequest) per request")

@@ -30,20 +30,25 @@ public enum GA4Ingest {
   /// The rows of the events of `request` that pass, and every other event's reasons by position
   /// (GA4's violations, an age past the collector's limit, text PostgreSQL cannot hold): what the
   /// quarantine keeps. A request-level violation refuses every event.
+  ///
+  /// `duplicates` are the paths of keys the body gives twice (``DuplicateKeys``): the event holding
+  /// one is refused, and one outside every event refuses them all.
   public static func outcome(
     of request: GA4Request, report: GA4Validator.Report, app: String, firebaseAppID: String, receivedAt: Int64,
-    policy: IngestPolicy
+    policy: IngestPolicy, duplicates: [String] = []
   ) -> (rows: StoreBatch, refused: [Int: [String]]) {
     func reasons(_ violations: [GA4Violation]) -> [String] { violations.map { "\($0.fieldPath): \($0.message)" } }
-    guard report.request.isEmpty, let instance = request.appInstanceID else {
-      let all = reasons(report.request)
+    let outside = duplicates.filter { !$0.hasPrefix("events[") }.map { "\($0): appears twice" }
+    guard report.request.isEmpty, outside.isEmpty, let instance = request.appInstanceID else {
+      let all = reasons(report.request) + outside
       return (StoreBatch(), Dictionary(uniqueKeysWithValues: request.events.indices.map { ($0, all) }))
     }
     var events: [StoredEvent] = []
     var refused: [Int: [String]] = [:]
     for (index, event) in request.events.enumerated() {
-      if let violations = report.events[index] {
-        refused[index] = reasons(violations)
+      let twice = duplicates.filter { $0.hasPrefix("events[\(index)].") }.map { "\($0): appears twice" }
+      if report.events[index] != nil || !twice.isEmpty {
+        refused[index] = reasons(report.events[index] ?? []) + twice
         continue
       }
       let micros = event.timestampMicros ?? request.timestampMicros ?? receivedAt * 1000

@@ -47,9 +47,12 @@ public enum GA4Quarantine {
       return .refused(["entry: is not a Measurement Protocol request"])
     }
     let report = GA4Validator.validate(wrapper.request, bodyBytes: 0, nowMicros: entry.receivedAt * 1000)
+    let duplicates = DuplicateKeys.paths(in: Array(entry.entry.utf8)).compactMap { path in
+      path.hasPrefix("request.") ? String(path.dropFirst("request.".count)) : nil
+    }
     let (rows, refused) = GA4Ingest.outcome(
       of: wrapper.request, report: report, app: entry.app, firebaseAppID: wrapper.firebaseAppID,
-      receivedAt: entry.receivedAt, policy: policy)
+      receivedAt: entry.receivedAt, policy: policy, duplicates: duplicates)
     guard refused.isEmpty else { return .refused(refused.keys.sorted().flatMap { refused[$0] ?? [] }) }
     return .stored(rows)
   }
@@ -86,6 +89,25 @@ public enum MixpanelQuarantine {
     }
   }
 
+  /// Entries holding a key given twice refused, with its path (one rule on every route).
+  public static func refusingDuplicateKeys(
+    _ entries: [Result<MixpanelEvent, MixpanelViolation>], body: [UInt8]
+  ) -> [Result<MixpanelEvent, MixpanelViolation>] {
+    let array = body.first { ![0x20, 0x0A, 0x0D, 0x09].contains($0) } == UInt8(ascii: "[")
+    let lines = array ? [body] : body.split(separator: 0x0A).map(Array.init).filter { $0.contains { $0 > 0x20 } }
+    var entries = entries
+    for (number, line) in lines.enumerated() {
+      for path in DuplicateKeys.paths(in: line) {
+        // `[3].properties.x` in an array; the line's own position in NDJSON.
+        let index = array ? Int(path.dropFirst().prefix { $0 != "]" }) ?? -1 : number
+        guard entries.indices.contains(index) else { continue }
+        let field = array ? String(path.drop { $0 != "." }.dropFirst()) : path
+        entries[index] = .failure(MixpanelViolation(field: field, message: "appears twice"))
+      }
+    }
+    return entries
+  }
+
   /// A quarantined Mixpanel event read again under `policy`: its row, or its reasons now.
   public static func replay(_ entry: QuarantinedEntry, policy: IngestPolicy) -> ReplayOutcome {
     let decoded: [Result<MixpanelEvent, MixpanelViolation>]
@@ -94,7 +116,8 @@ public enum MixpanelQuarantine {
     } catch {
       return .refused(["\(error.field): \(error.message)"])
     }
-    let (rows, failed) = MixpanelIngest.rows(of: decoded, app: entry.app, receivedAt: entry.receivedAt, policy: policy)
+    let checked = refusingDuplicateKeys(decoded, body: Array(entry.entry.utf8))
+    let (rows, failed) = MixpanelIngest.rows(of: checked, app: entry.app, receivedAt: entry.receivedAt, policy: policy)
     guard failed.isEmpty else { return .refused(failed.map { "\($0.field): \($0.message)" }) }
     return .stored(rows)
   }

@@ -90,3 +90,32 @@ public struct RequestEntries: Sendable {
     }
   }
 }
+
+/// Keys given twice in one JSON object: readers disagree on which one wins (Foundation's decoder
+/// keeps one, the native parser refuses), so every route refuses what holds one, with the path.
+public enum DuplicateKeys {
+  /// The paths of the keys given twice in `body` (`events[1].params.value`), in order; empty for a
+  /// body without any or one that is not JSON (other rules refuse it).
+  public static func paths(in body: [UInt8]) -> [String] {
+    guard let value = try? Parser.document(body, named: "the body") else { return [] }
+    var found: [String] = []
+    walk(value, path: "", into: &found)
+    return found
+  }
+
+  private static func walk(_ value: JSONValue, path: String, into found: inout [String]) {
+    switch value {
+    case .array(let elements):
+      for (index, element) in elements.enumerated() { walk(element, path: "\(path)[\(index)]", into: &found) }
+    case .object(let pairs):
+      var seen: Set<String> = []
+      for (key, member) in pairs {
+        let child = path.isEmpty ? key : "\(path).\(key)"
+        if !seen.insert(key).inserted { found.append(child) }
+        walk(member, path: child, into: &found)
+      }
+    default:
+      return
+    }
+  }
+}
