@@ -1,3 +1,4 @@
+import CollectorReports
 import CollectorServer
 import CollectorStore
 import CollectorWire
@@ -76,11 +77,13 @@ struct EdgeRulesTests {
         {"name":"twice","params":{"value":1,"value":2}}]}
         """#
       let collect = try await client.execute(
-        uri: "/mp/collect?firebase_app_id=1:1:ios:x&api_secret=\(writeKey)", method: .post, body: ByteBuffer(string: ga4)
+        uri: "/mp/collect?firebase_app_id=1:1:ios:x&api_secret=\(writeKey)", method: .post,
+        body: ByteBuffer(string: ga4)
       ) { String(buffer: $0.body) }
       #expect(collect.contains("events[1].params.value"), "\(collect)")
       let now = Int64(Date().timeIntervalSince1970)
-      let mixpanel = #"[{"event":"Ok","properties":{"distinct_id":"u","time":\#(now),"$insert_id":"i1"}},"#
+      let mixpanel =
+        #"[{"event":"Ok","properties":{"distinct_id":"u","time":\#(now),"$insert_id":"i1"}},"#
         + #"{"event":"Twice","properties":{"distinct_id":"u","time":\#(now),"$insert_id":"i2","plan":"a","plan":"b"}}]"#
       let basic = "Basic " + Data("\(writeKey):".utf8).base64EncodedString()
       let imported = try await client.execute(
@@ -91,6 +94,36 @@ struct EdgeRulesTests {
     #expect(Set(try await collector.store.events(app: "ty", limit: 10).map(\.name)) == ["ok_event", "Ok"])
     let held = try await collector.store.quarantined(app: "ty", limit: 10, includeReplayed: false)
     #expect(Set(held.map(\.route)) == ["ga4_collect", "mixpanel_import"])
+  }
+
+  @Test("every name a report lists can be opened: a tab or a line break in it, or an empty one")
+  func namesAsSent() async throws {
+    let collector = try await makeCollector()
+    let time = ISO8601DateFormatter().string(from: Date().addingTimeInterval(-60))
+    try await collector.application(closesStore: false).test(.router) { client async throws in
+      let payload = """
+        {"device_id":"n1","app_name":"Shop","items":[{"description":"Line\\nbreak","timestamp":"\(time)"},\
+        {"description":"Tab\\there","timestamp":"\(time)"},{"description":"","timestamp":"\(time)"},\
+        {"description":"Other","timestamp":"\(time)"},{"description":"Other","timestamp":"\(time)"}],"counters":[]}
+        """
+      let stored = try await client.execute(
+        uri: "/v1/simple-analytics?key=\(writeKey)", method: .post, body: ByteBuffer(string: payload)
+      ) { String(buffer: $0.body) }
+      #expect(stored.contains("stored 5 items"), "\(stored)")
+      for (name, encoded) in [("Line\nbreak", "Line%0Abreak"), ("Tab\there", "Tab%09here"), ("", "")] {
+        let (status, rows) = try await client.execute(
+          uri: "/v1/reports/events?app=ty&event=\(encoded)", method: .get,
+          headers: [.authorization: "Bearer \(readKey)"]
+        ) { ($0.status, String(buffer: $0.body)) }
+        #expect(status == .ok, "\(encoded): \(rows)")
+        let decoded = try JSONDecoder().decode(EventRows.self, from: Data(rows.utf8))
+        #expect(decoded.rows.map(\.name) == [name], "\(encoded)")
+      }
+      let session = try #require(try await signIn(client, key: readKey).cookie)
+      let (_, page, _) = try await DashboardTests.get(client, "/dashboard/events?app=ty&event=", cookie: session)
+      #expect(page.contains("Latest </h2>") || page.contains("<h2>Latest </h2>"), "the empty name's own rows")
+      #expect(!page.contains("<h2>Latest Other</h2>"))
+    }
   }
 
   @Test("a GA4 app_instance_id with a NUL is refused (not 2xx and dropped) and quarantined")

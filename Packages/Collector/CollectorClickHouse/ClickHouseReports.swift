@@ -117,7 +117,7 @@ public struct ClickHouseReports: ReportEngine {
   public func parameterValues(_ filter: ReportFilter, event: String, parameter: String, limit: Int) async throws
     -> CountList
   {
-    try ReportText.check(event, field: "event")
+    try ReportText.checkName(event, field: "event")
     try ReportText.check(parameter, field: "parameter")
     let index = "indexOf(param_keys, \(ClickHouseSQL.literal(parameter)))"
     let found = try await rows(

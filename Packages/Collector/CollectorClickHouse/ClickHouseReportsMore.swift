@@ -25,7 +25,7 @@ extension ClickHouseReports {
   public func eventRows(_ filter: ReportFilter, event: String?, limit: Int, after: String?) async throws -> EventRows {
     var conditions = Self.conditions(filter)
     if let event {
-      try ReportText.check(event, field: "event")
+      try ReportText.checkName(event, field: "event")
       conditions += " AND name = \(ClickHouseSQL.literal(event))"
     }
     let cursor = try SQLReports.cursor(after)

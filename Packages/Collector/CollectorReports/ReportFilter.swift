@@ -201,6 +201,18 @@ public enum ReportText {
   }
 }
 
+extension ReportText {
+  /// Throws ``FieldError`` for `field` when the event name `text` is longer than ``maximumBytes`` or
+  /// holds a NUL. Names are stored as sent (a SimpleAnalytics description may hold a tab or a line
+  /// break), so every name a report lists can be asked for again.
+  public static func checkName(_ text: String, field: String) throws(FieldError) {
+    guard text.utf8.count <= maximumBytes else {
+      throw FieldError(field: field, reason: "is longer than \(maximumBytes) bytes")
+    }
+    guard !text.utf8.contains(0) else { throw FieldError(field: field, reason: "must not contain U+0000") }
+  }
+}
+
 /// A report request that cannot be answered.
 @available(*, deprecated, renamed: "FieldError")
 public typealias ReportError = FieldError

@@ -125,7 +125,7 @@ public struct SQLReports: ReportEngine {
   public func parameterValues(_ filter: ReportFilter, event: String, parameter: String, limit: Int)
     async throws -> CountList
   {
-    try ReportText.check(event, field: "event")
+    try ReportText.checkName(event, field: "event")
     try ReportText.check(parameter, field: "parameter")
     var sql = SQLBuilder(store.dialect)
     let value = sql.parameter(parameter)
@@ -204,7 +204,7 @@ public struct SQLReports: ReportEngine {
   /// or an event name that is not report text.
   package static func checkTimeSeries(_ filter: ReportFilter, bucket: ReportBucket, event: String?) throws(FieldError) {
     guard bucket != .week else { throw FieldError(field: "bucket", reason: "is hour or day") }
-    if let event { try ReportText.check(event, field: "event") }
+    if let event { try ReportText.checkName(event, field: "event") }
     guard (filter.to - filter.from) / bucket.milliseconds <= 10_000 else {
       throw FieldError(field: "bucket", reason: "more than 10,000 \(bucket.rawValue)s in the range")
     }

@@ -34,7 +34,7 @@ extension SQLReports {
   {
     guard (2...10).contains(steps.count) else { throw FieldError(field: "steps", reason: "2 to 10 event names") }
     guard window > 0 else { throw FieldError(field: "window", reason: "must be positive") }
-    for step in steps { try ReportText.check(step, field: "steps") }
+    for step in steps { try ReportText.checkName(step, field: "steps") }
     var filter = filter
     if let appVersion {
       try ReportText.check(appVersion, field: "funnelAppVersion")
@@ -156,7 +156,7 @@ extension SQLReports {
     var sql = SQLBuilder(store.dialect)
     var conditions = sql.conditions(filter)
     if let event {
-      try ReportText.check(event, field: "event")
+      try ReportText.checkName(event, field: "event")
       conditions += " AND name = \(sql.bind(event))"
     }
     let ms = sql.ms("occurred_at")

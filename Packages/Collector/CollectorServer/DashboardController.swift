@@ -139,7 +139,8 @@ struct DashboardController: Sendable {
       return try await overviewPage(filter, reports: reports, context: context)
     case .events:
       let top = try await reports.topEvents(filter, limit: 50)
-      let event = query.get("event").flatMap { $0.isEmpty ? nil : $0 } ?? top.rows.first?.name
+      // An empty name is an event's name too (its row opens its own rows), not "none picked".
+      let event = query.get("event") ?? top.rows.first?.name
       let parameter = query.get("parameter").flatMap { $0.isEmpty ? nil : $0 }
       var values: CountList?
       var rows: EventRows?
