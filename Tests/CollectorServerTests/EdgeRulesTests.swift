@@ -126,6 +126,27 @@ struct EdgeRulesTests {
     }
   }
 
+  @Test("SimpleAnalytics' app_name is a dimension: breakdown by=app-name")
+  func appNameDimension() async throws {
+    let collector = try await makeCollector()
+    let time = ISO8601DateFormatter().string(from: Date().addingTimeInterval(-60))
+    try await collector.application(closesStore: false).test(.router) { client async throws in
+      for (device, name, items) in [("d1", "Shop", 2), ("d2", "Shop Lite", 1)] {
+        let entries = (0..<items).map { #"{"description":"Open \#($0)","timestamp":"\#(time)"}"# }
+        let payload =
+          #"{"device_id":"\#(device)","app_name":"\#(name)","items":[\#(entries.joined(separator: ","))],"counters":[]}"#
+        _ = try await client.execute(
+          uri: "/v1/simple-analytics?key=\(writeKey)", method: .post, body: ByteBuffer(string: payload)
+        ) { $0.status }
+      }
+      let (status, text) = try await client.execute(
+        uri: "/v1/reports/breakdown?app=ty&by=app-name&format=csv", method: .get,
+        headers: [.authorization: "Bearer \(readKey)"]
+      ) { ($0.status, String(buffer: $0.body)) }
+      #expect(status == .ok && text.contains("Shop,2,1") && text.contains("Shop Lite,1,1"), "\(text)")
+    }
+  }
+
   @Test("a GA4 app_instance_id with a NUL is refused (not 2xx and dropped) and quarantined")
   func ga4NUL() async throws {
     let collector = try await makeCollector()

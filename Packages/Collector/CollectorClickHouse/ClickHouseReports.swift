@@ -101,7 +101,9 @@ public struct ClickHouseReports: ReportEngine {
     var list = try await countList(
       filter, dimension: dimension.rawValue.replacingOccurrences(of: "-", with: " "), column: dimension.column,
       limit: 1_000)
-    if dimension != .platform { list.rows.sort { SemanticVersion($0.name) > SemanticVersion($1.name) } }
+    if dimension == .appVersion || dimension == .osVersion {
+      list.rows.sort { SemanticVersion($0.name) > SemanticVersion($1.name) }
+    }
     return list
   }
 

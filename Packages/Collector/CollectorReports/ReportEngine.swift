@@ -6,6 +6,9 @@ public enum ReportDimension: String, Sendable, CaseIterable {
   case osVersion = "os-version"
   /// The app version (in version order).
   case appVersion = "app-version"
+  /// The app's own name as its events carry it (SimpleAnalytics' `app_name`, the native context's
+  /// `appName`, GA4's `firebase_app_id`): several apps sending with one write key are told apart.
+  case appName = "app-name"
 }
 
 /// A store's reports: the capability an engine offers, answered in the engine's own query language.

@@ -87,7 +87,7 @@ extension ReportEngine {
       return try await retention(filter, period: period, byAppVersion: split != nil)
     case .breakdown:
       guard let dimension = ReportDimension(rawValue: parameters.text("by") ?? "platform") else {
-        throw FieldError(field: "by", reason: "is platform, os-version or app-version")
+        throw FieldError(field: "by", reason: "is platform, os-version, app-version or app-name")
       }
       return try await breakdown(filter, by: dimension)
     case .parameterValues:

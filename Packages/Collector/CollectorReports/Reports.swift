@@ -112,10 +112,11 @@ public struct SQLReports: ReportEngine {
   /// Shares by platform, OS version or app version; versions newest first, in version order
   /// (`10.0` above `9.0`).
   public func breakdown(_ filter: ReportFilter, by dimension: ReportDimension) async throws -> CountList {
+    // The rollups keep platform and versions; the app name is read from the events.
     var list = try await countList(
       filter, dimension: dimension.rawValue.replacingOccurrences(of: "-", with: " "), expression: dimension.column,
-      rollup: \.sessions, limit: 1_000)
-    if dimension != .platform {
+      rollup: dimension == .appName ? nil : \.sessions, limit: 1_000)
+    if dimension == .appVersion || dimension == .osVersion {
       list.rows.sort { SemanticVersion($0.name) > SemanticVersion($1.name) }
     }
     return list
@@ -148,11 +149,11 @@ public struct SQLReports: ReportEngine {
   }
 
   private func countList(
-    _ filter: ReportFilter, dimension: String, expression: String, rollup: KeyPath<RollupTables, String>, limit: Int
+    _ filter: ReportFilter, dimension: String, expression: String, rollup: KeyPath<RollupTables, String>?, limit: Int
   ) async throws -> CountList {
     var sql = SQLBuilder(store.dialect)
     let (table, count, conditions) =
-      if let rollups = rollups(filter) {
+      if let rollup, let rollups = rollups(filter) {
         (rollups[keyPath: rollup], "CAST(sum(events) AS BIGINT)", sql.rollupConditions(filter))
       } else {
         (store.eventsTable, "count(*)", sql.conditions(filter))
@@ -243,6 +244,7 @@ extension ReportDimension {
     case .platform: "platform"
     case .osVersion: "os_version"
     case .appVersion: "app_version"
+    case .appName: "app_name"
     }
   }
 }
