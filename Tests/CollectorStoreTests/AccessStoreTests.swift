@@ -69,6 +69,8 @@ struct QuarantineStoreTests {
     _ = try await store.write(StoreBatch(quarantined: [first, Self.entry("q2", at: 2_000)]))
     _ = try await store.write(StoreBatch(quarantined: [first, Self.entry("q3", app: "dl", at: 3_000)]))
     #expect(try await store.quarantined(app: "ty", limit: 10, includeReplayed: false).map(\.id) == ["q2", "q1"])
+    #expect(try await store.quarantinedCount(app: "ty", from: 0, to: 10_000) == 2)
+    #expect(try await store.quarantinedCount(app: "ty", from: 1_500, to: 10_000) == 1)
     #expect(
       try await store.quarantined(app: nil, limit: 10, includeReplayed: false).first
         == Self.entry("q3", app: "dl", at: 3_000))
@@ -82,6 +84,7 @@ struct QuarantineStoreTests {
     // Quarantined again by a retried request: the replay is not undone.
     _ = try await store.write(StoreBatch(quarantined: [first]))
     #expect(try await store.quarantined(app: "ty", limit: 10, includeReplayed: false).map(\.id) == ["q2"])
+    #expect(try await store.quarantinedCount(app: "ty", from: 0, to: 10_000) == 1)
     #expect(try await store.purgeQuarantine(app: "ty", before: 1_500) == 1)
     #expect(try await store.purgeQuarantine(app: nil, before: 10_000) == 2)
     #expect(try await store.quarantined(app: nil, limit: 10, includeReplayed: true).isEmpty)

@@ -52,6 +52,14 @@ extension ClickHouseEventStore {
     }
   }
 
+  public func quarantinedCount(app: String, from: Int64, to: Int64) async throws -> Int {
+    let rows = try await client.rows(
+      "SELECT toInt64(count()) AS n FROM (SELECT id, replayed_at, version FROM \(schema.quarantine) FINAL "
+        + "WHERE app = \(ClickHouseSQL.literal(app)) AND received_at >= \(ClickHouseSQL.literal(from)) "
+        + "AND received_at < \(ClickHouseSQL.literal(to))) WHERE isNull(replayed_at)")
+    return Int(rows.first?["n"].int ?? 0)
+  }
+
   public func resolveQuarantined(id: String, replayedAt: Int64?, reasons: [String]) async throws {
     let rows = try await client.rows(
       "SELECT \(Self.quarantineColumns) FROM \(schema.quarantine) FINAL WHERE id = \(ClickHouseSQL.literal(id)) LIMIT 1"

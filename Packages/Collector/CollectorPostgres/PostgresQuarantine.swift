@@ -98,6 +98,20 @@ extension PostgresEventStore {
     }
   }
 
+  public func quarantinedCount(app: String, from: Int64, to: Int64) async throws -> Int {
+    try await guarded {
+      var binds = PostgresBindings()
+      binds.append(app)
+      binds.append(from)
+      binds.append(to)
+      return try await Self.count(
+        client.query(
+          PostgresQuery(
+            unsafeSQL: "SELECT count(*)::bigint FROM \(tables.quarantine) WHERE app = $1 AND received_at >= $2 "
+              + "AND received_at < $3 AND replayed_at IS NULL", binds: binds), logger: logger))
+    }
+  }
+
   public func resolveQuarantined(id: String, replayedAt: Int64?, reasons: [String]) async throws {
     var binds = PostgresBindings()
     binds.append(replayedAt)

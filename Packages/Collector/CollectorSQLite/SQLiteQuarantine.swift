@@ -87,6 +87,17 @@ extension SQLiteEventStore {
     }
   }
 
+  public func quarantinedCount(app: String, from: Int64, to: Int64) async throws -> Int {
+    try await run { [pool] in
+      try pool.read { db in
+        try Int.fetchOne(
+          db,
+          sql: "SELECT count(*) FROM quarantine WHERE app = ? AND received_at >= ? AND received_at < ? "
+            + "AND replayed_at IS NULL", arguments: [app, from, to]) ?? 0
+      }
+    }
+  }
+
   public func resolveQuarantined(id: String, replayedAt: Int64?, reasons: [String]) async throws {
     try await run { [pool] in
       try pool.write { db in

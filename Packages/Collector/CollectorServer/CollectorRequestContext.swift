@@ -144,7 +144,7 @@ struct KeyMiddleware: RouterMiddleware {
         throw Refusal(.forbidden, "csrf", "a change made with a session needs the session's CSRF token")
       }
     }
-    let key = KeyRecord(id: record.keyID, app: record.app, scope: record.scope, hash: "", createdAt: record.createdAt)
+    let key = record.principal
     return try Self.permit(key, scope)
   }
 

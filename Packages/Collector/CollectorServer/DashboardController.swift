@@ -122,8 +122,7 @@ struct DashboardController: Sendable {
     async let top = reports.topEvents(filter, limit: 15)
     async let active = reports.activeDevices(filter)
     async let sessions = reports.sessions(filter)
-    let quarantined = try await collector.store.quarantined(app: filter.app, limit: 100_000, includeReplayed: false)
-      .filter { (filter.from..<filter.to).contains($0.receivedAt) }.count
+    let quarantined = try await collector.store.quarantinedCount(app: filter.app, from: filter.from, to: filter.to)
     return Dashboard.overview(
       try await overview, series: try await series, top: try await top, active: try await active,
       sessions: try await sessions, quarantined: Int64(quarantined), context: context)

@@ -36,7 +36,7 @@ extension DashboardController {
       throw Refusal(.forbidden, "key", "a replay needs an admin key; this session is a read key's")
     }
     let app = form.get("app").flatMap { $0.isEmpty ? nil : $0 }
-    let key = KeyRecord(id: session.keyID, app: session.app, scope: session.scope, hash: "", createdAt: 0)
+    let key = session.principal
     let report = try await QuarantineController(collector: collector).replay(app: app, by: key)
     let outcome = "\(report.stored) stored, \(report.kept) still refused"
     let next =

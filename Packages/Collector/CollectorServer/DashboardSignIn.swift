@@ -33,8 +33,7 @@ extension DashboardController {
         throw Refusal.storage("retry")
       }
       if let session, session.scope.allows(.read) {
-        let key = KeyRecord(id: session.keyID, app: session.app, scope: session.scope, hash: "", createdAt: 0)
-        return Viewer(key: key, csrf: SessionRing.csrf(for: token))
+        return Viewer(key: session.principal, csrf: SessionRing.csrf(for: token))
       }
     }
     guard let key = Credentials.basic(request) ?? Credentials.bearer(request), !key.isEmpty else { return nil }
@@ -109,8 +108,7 @@ extension DashboardController {
       throw Refusal.storage("retry")
     }
     if let session {
-      let key = KeyRecord(id: session.keyID, app: session.app, scope: session.scope, hash: "", createdAt: 0)
-      await collector.audited(key, "sign-out", "dashboard session ended")
+      await collector.audited(session.principal, "sign-out", "dashboard session ended")
     }
     return Response(status: .seeOther, headers: [.location: "/login", .setCookie: SessionCookie.clear(secure: secure)])
   }

@@ -34,6 +34,13 @@ public struct SessionRecord: Sendable, Hashable {
   }
 }
 
+extension SessionRecord {
+  /// Who acts through the session: the signing-in key's id, role and apps (never its hash).
+  public var principal: KeyRecord {
+    KeyRecord(id: keyID, app: app, scope: scope, hash: "", createdAt: createdAt)
+  }
+}
+
 /// One line of the audit trail: who (a key's public id, never the key) did what, when.
 public struct AuditEntry: Sendable, Hashable, Codable {
   /// When (ms, UTC).

@@ -52,6 +52,9 @@ extension ForwardingEventStore {
   public func quarantined(app: String?, limit: Int, includeReplayed: Bool) async throws -> [QuarantinedEntry] {
     try await base.quarantined(app: app, limit: limit, includeReplayed: includeReplayed)
   }
+  public func quarantinedCount(app: String, from: Int64, to: Int64) async throws -> Int {
+    try await base.quarantinedCount(app: app, from: from, to: to)
+  }
   public func resolveQuarantined(id: String, replayedAt: Int64?, reasons: [String]) async throws {
     try await base.resolveQuarantined(id: id, replayedAt: replayedAt, reasons: reasons)
   }

@@ -116,6 +116,9 @@ public protocol QuarantineStore: Sendable {
   /// ones too when `includeReplayed`.
   func quarantined(app: String?, limit: Int, includeReplayed: Bool) async throws -> [QuarantinedEntry]
 
+  /// How many entries of `app` that arrived in `from..<to` (ms) are held (not replayed).
+  func quarantinedCount(app: String, from: Int64, to: Int64) async throws -> Int
+
   /// Records the outcome of replaying the entry `id`: stored at `replayedAt`, or its new `reasons`.
   func resolveQuarantined(id: String, replayedAt: Int64?, reasons: [String]) async throws
 
