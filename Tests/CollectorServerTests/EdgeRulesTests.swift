@@ -126,7 +126,7 @@ struct EdgeRulesTests {
     }
   }
 
-  @Test("SimpleAnalytics' app_name is a dimension: breakdown by=app-name")
+  @Test("SimpleAnalytics' app_name is a dimension: breakdown by=app-name, and every report's appName filter")
   func appNameDimension() async throws {
     let collector = try await makeCollector()
     let time = ISO8601DateFormatter().string(from: Date().addingTimeInterval(-60))
@@ -144,6 +144,20 @@ struct EdgeRulesTests {
         headers: [.authorization: "Bearer \(readKey)"]
       ) { ($0.status, String(buffer: $0.body)) }
       #expect(status == .ok && text.contains("Shop,2,1") && text.contains("Shop Lite,1,1"), "\(text)")
+      func report(_ name: String, _ extra: String = "") async throws -> (HTTPResponse.Status, String) {
+        try await client.execute(
+          uri: "/v1/reports/\(name)?app=ty&appName=Shop%20Lite\(extra)", method: .get,
+          headers: [.authorization: "Bearer \(readKey)"]
+        ) { ($0.status, String(buffer: $0.body)) }
+      }
+      let (_, overview) = try await report("overview")
+      #expect(overview.contains(#""events":1"#), "\(overview)")
+      for name in ["top-events", "active-devices", "retention", "sessions", "counters", "events", "timeseries"] {
+        #expect(try await report(name).0 == .ok, "\(name)")
+      }
+      #expect(try await report("funnel", "&steps=Open%200,Open%201").0 == .ok)
+      let (refused, why) = try await report("revenue")
+      #expect(refused == .badRequest && why.contains("appName"), "\(why)")
     }
   }
 

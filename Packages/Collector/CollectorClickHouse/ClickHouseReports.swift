@@ -45,6 +45,7 @@ public struct ClickHouseReports: ReportEngine {
     if let platform = filter.platform { parts.append("platform = \(ClickHouseSQL.literal(platform))") }
     if let version = filter.appVersion { parts.append("app_version = \(ClickHouseSQL.literal(version))") }
     if let version = filter.osVersion { parts.append("os_version = \(ClickHouseSQL.literal(version))") }
+    if let name = filter.appName { parts.append("app_name = \(ClickHouseSQL.literal(name))") }
     return parts.joined(separator: " AND ")
   }
 

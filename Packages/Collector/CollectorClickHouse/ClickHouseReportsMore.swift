@@ -62,6 +62,7 @@ extension ClickHouseReports {
   // MARK: Commerce
 
   public func revenue(_ filter: ReportFilter) async throws -> Revenue {
+    try filter.refusingAppName("revenue")
     async let current = revenueDays(filter)
     async let previous = revenueDays(filter.previous)
     return SQLReports.revenue(filter, days: try await current, before: try await previous)
@@ -89,6 +90,7 @@ extension ClickHouseReports {
   }
 
   public func topItems(_ filter: ReportFilter, category: String?, brand: String?, limit: Int) async throws -> TopItems {
+    try filter.refusingAppName("top items")
     try SQLReports.checkTopItems(category: category, brand: brand)
     var conditions = [Self.conditions(filter, time: "t"), "event_id GLOBAL IN (\(firsts(filter, purchases: true)))"]
     if let category { conditions.append("category = \(ClickHouseSQL.literal(category))") }

@@ -18,6 +18,10 @@ public struct ReportFilter: Sendable, Hashable {
   public var appVersion: String?
   /// Only events of this OS version.
   public var osVersion: String?
+  /// Only events carrying this app name (SimpleAnalytics' `app_name`, the native context's
+  /// `appName`): read from the events, so it turns the rollups off; revenue and top items refuse it
+  /// (their facts do not keep the name).
+  public var appName: String?
   /// What active users, retention and funnels count: people (the default) or devices. Counting
   /// people needs identities: without any in the app, every device is a person of its own and both
   /// units give the same answers.
@@ -27,11 +31,13 @@ public struct ReportFilter: Sendable, Hashable {
   /// ``bounds``, the app is missing, or a text holds a control character.
   public init(
     app: String, from: Int64, to: Int64, platform: String? = nil, appVersion: String? = nil, osVersion: String? = nil,
-    unit: ReportUnit = .person
+    appName: String? = nil, unit: ReportUnit = .person
   ) throws(FieldError) {
     guard !app.isEmpty else { throw FieldError(field: "app", reason: "is required") }
     try ReportText.check(app, field: "app")
-    for (field, value) in [("platform", platform), ("appVersion", appVersion), ("osVersion", osVersion)] {
+    for (field, value) in [
+      ("platform", platform), ("appVersion", appVersion), ("osVersion", osVersion), ("appName", appName),
+    ] {
       if let value { try ReportText.check(value, field: field) }
     }
     guard Self.bounds.contains(from) else { throw FieldError(field: "from", reason: "is out of range") }
@@ -44,6 +50,7 @@ public struct ReportFilter: Sendable, Hashable {
     self.platform = platform.flatMap { $0.isEmpty ? nil : $0 }
     self.appVersion = appVersion.flatMap { $0.isEmpty ? nil : $0 }
     self.osVersion = osVersion.flatMap { $0.isEmpty ? nil : $0 }
+    self.appName = appName.flatMap { $0.isEmpty ? nil : $0 }
     self.unit = unit
   }
 
@@ -172,6 +179,7 @@ struct SQLBuilder {
     if let platform = filter.platform { parts.append("\(prefix)platform = \(bind(platform))") }
     if let version = filter.appVersion { parts.append("\(prefix)app_version = \(bind(version))") }
     if let version = filter.osVersion { parts.append("\(prefix)os_version = \(bind(version))") }
+    if let name = filter.appName { parts.append("\(prefix)app_name = \(bind(name))") }
     return parts
   }
 
@@ -197,6 +205,15 @@ public enum ReportText {
     }
     guard !CollectorLimits.hasControlCharacter(text) else {
       throw FieldError(field: field, reason: "must not contain control characters")
+    }
+  }
+}
+
+extension ReportFilter {
+  /// Throws ``FieldError`` naming `appName` for a report whose facts do not keep the app name.
+  package func refusingAppName(_ report: String) throws(FieldError) {
+    guard appName == nil else {
+      throw FieldError(field: "appName", reason: "does not filter \(report): its facts do not keep the app name")
     }
   }
 }

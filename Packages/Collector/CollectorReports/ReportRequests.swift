@@ -130,7 +130,8 @@ extension Report {
     }
     return try ReportFilter(
       app: app, from: from, to: to, platform: parameter("platform"), appVersion: parameter("appVersion"),
-      osVersion: parameter("osVersion"), unit: try ReportUnit(parameter: parameter("unit")))
+      osVersion: parameter("osVersion"), appName: parameter("appName"),
+      unit: try ReportUnit(parameter: parameter("unit")))
   }
 
   /// `90`, `90s`, `30m`, `2h`, `1d` as milliseconds, at most ``longestDuration``; `nil` for anything

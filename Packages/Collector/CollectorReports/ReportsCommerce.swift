@@ -7,6 +7,7 @@ package import CollectorWire
 extension SQLReports {
   /// Revenue per currency for the range and the range before, and per day of the range.
   public func revenue(_ filter: ReportFilter) async throws -> Revenue {
+    try filter.refusingAppName("revenue")
     async let current = revenueDays(filter)
     async let previous = revenueDays(filter.previous)
     return Self.revenue(filter, days: try await current, before: try await previous)
@@ -105,6 +106,7 @@ extension SQLReports {
 
   /// The items of purchases with the most revenue, optionally of one category or brand.
   public func topItems(_ filter: ReportFilter, category: String?, brand: String?, limit: Int) async throws -> TopItems {
+    try filter.refusingAppName("top items")
     try Self.checkTopItems(category: category, brand: brand)
     var sql = SQLBuilder(store.dialect)
     let items = firsts(filter, \.items, purchases: true, &sql)
