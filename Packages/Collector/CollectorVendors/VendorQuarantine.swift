@@ -75,9 +75,8 @@ public enum MixpanelQuarantine {
   ) -> [QuarantinedEntry] {
     guard !failed.isEmpty else { return [] }
     let elements =
-      RequestEntries.arrayElements(body)
-      ?? body.split(separator: 0x0A).map { String(decoding: $0, as: UTF8.self) }
-      .filter { !$0.trimmingCharacters(in: .whitespaces).isEmpty }
+      MixpanelBody.isArray(body)
+      ? RequestEntries.arrayElements(body) ?? [] : MixpanelBody.lines(of: body).map { String(decoding: $0, as: UTF8.self) }
     var reasons: [Int: [String]] = [:]
     for record in failed where elements.indices.contains(record.index) {
       reasons[record.index, default: []].append("\(record.field): \(record.message)")
@@ -93,8 +92,8 @@ public enum MixpanelQuarantine {
   public static func refusingDuplicateKeys(
     _ entries: [Result<MixpanelEvent, MixpanelViolation>], body: [UInt8]
   ) -> [Result<MixpanelEvent, MixpanelViolation>] {
-    let array = body.first { ![0x20, 0x0A, 0x0D, 0x09].contains($0) } == UInt8(ascii: "[")
-    let lines = array ? [body] : body.split(separator: 0x0A).map(Array.init).filter { $0.contains { $0 > 0x20 } }
+    let array = MixpanelBody.isArray(body)
+    let lines = array ? [body] : MixpanelBody.lines(of: body)
     var entries = entries
     for (number, line) in lines.enumerated() {
       for path in DuplicateKeys.paths(in: line) {

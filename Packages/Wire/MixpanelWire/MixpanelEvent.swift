@@ -116,7 +116,7 @@ public enum MixpanelBody {
       return values.map(event(from:))
     }
     var entries: [Result<MixpanelEvent, MixpanelViolation>] = []
-    for line in trimmed.split(separator: 0x0A) where line.contains(where: { $0 != 0x20 && $0 != 0x0D }) {
+    for line in lines(of: trimmed) {
       if let value = try? decoder.decode(MixpanelValue.self, from: Data(line)) {
         entries.append(event(from: value))
       } else {
@@ -125,6 +125,21 @@ public enum MixpanelBody {
     }
     guard !entries.isEmpty else { throw MixpanelViolation(field: "", message: "the body holds no events") }
     return entries
+  }
+
+  /// The lines of an NDJSON body that hold an entry, in order (blank lines and a line's `\r` aside):
+  /// entry `i` of ``decode(_:)`` is line `i` here.
+  public static func lines(of body: some Collection<UInt8>) -> [[UInt8]] {
+    var lines: [[UInt8]] = []
+    for line in body.split(separator: 0x0A) where line.contains(where: { $0 != 0x20 && $0 != 0x0D }) {
+      lines.append(Array(line))
+    }
+    return lines
+  }
+
+  /// Whether `body` is a JSON array (else NDJSON).
+  public static func isArray(_ body: some Collection<UInt8>) -> Bool {
+    body.first { $0 != 0x20 && $0 != 0x0A && $0 != 0x0D && $0 != 0x09 } == UInt8(ascii: "[")
   }
 
   private static func event(from value: MixpanelValue) -> Result<MixpanelEvent, MixpanelViolation> {
