@@ -76,7 +76,8 @@ public enum MixpanelQuarantine {
     guard !failed.isEmpty else { return [] }
     let elements =
       MixpanelBody.isArray(body)
-      ? RequestEntries.arrayElements(body) ?? [] : MixpanelBody.lines(of: body).map { String(decoding: $0, as: UTF8.self) }
+      ? RequestEntries.arrayElements(body) ?? []
+      : MixpanelBody.lines(of: body).map { String(decoding: $0, as: UTF8.self) }
     var reasons: [Int: [String]] = [:]
     for record in failed where elements.indices.contains(record.index) {
       reasons[record.index, default: []].append("\(record.field): \(record.message)")
