@@ -176,7 +176,9 @@ struct BoundedWorkTests {
         }
       }
       // Inflated in full, the 256 MiB bomb would take 16× the 16 MiB one; stopped at the limit, alike.
-      print("bounded work: gzip bombs of 16 and 64 MiB (\(small.count), \(large.count) bytes sent) refused in \(timings) (/v1/batch, /import)")
+      print(
+        "bounded work: gzip bombs of 16 and 64 MiB (\(small.count), \(large.count) bytes sent) refused in \(timings) (/v1/batch, /import)"
+      )
       for pair in [(timings[0], timings[1]), (timings[2], timings[3])] {
         #expect(Self.seconds(pair.1) / Self.seconds(pair.0) < 4, "\(pair.0) then \(pair.1)")
       }
