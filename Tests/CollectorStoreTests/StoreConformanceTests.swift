@@ -92,43 +92,6 @@ struct StoreConformanceTests {
     try await store.close()
   }
 
-  /// SimpleAnalytics totals (no ids, first-count time to the second): each case is a sequence of
-  /// reports of one counter in one second, each sent alone, and the total that must be stored.
-  static let seriesCases: [(String, [Int64], Int64)] = [
-    ("two sends within one second", [3, 2], 5),
-    ("a lost reply, then a resend with a grown total", [3, 5], 5),
-    ("a replay of identical bytes", [3, 3], 3),
-    ("two sends, the second's reply lost and resent grown", [3, 2, 4], 7),
-    ("three sends, each smaller", [5, 3, 1], 9),
-    ("a replay of an older report", [3, 2, 3], 5),
-  ]
-
-  @Test(
-    "SimpleAnalytics counter series: new totals in one second are added, resends and replays are not",
-    arguments: Engine.available, seriesCases)
-  func counterSeries(engine: Engine, series: (label: String, reports: [Int64], total: Int64)) async throws {
-    let store = try await engine.open()
-    var report = Rows.counter("Foregrounded", first: 1_000, count: 0, id: "sa-series")
-    report.isSeries = true
-    for count in series.reports {
-      report.count = count
-      _ = try await store.write(StoreBatch(counters: [report]))
-    }
-    let stored = try await store.counters(app: "ty")
-    #expect(stored.map(\.count).reduce(0, +) == series.total, "\(series.label): \(stored.map(\.count))")
-    // The same reports in one batch (requests merged by the group commit) give the same total.
-    let merged = try await engine.open()
-    let reports = series.reports.map { count -> StoredCounter in
-      var copy = report
-      copy.count = count
-      return copy
-    }
-    _ = try await merged.write(StoreBatch(counters: reports))
-    #expect(try await merged.counters(app: "ty").map(\.count).reduce(0, +) == series.total, "\(series.label)")
-    try await store.close()
-    try await merged.close()
-  }
-
   @Test("storedEventIDs names exactly the stored ids of the app", arguments: Engine.available)
   func storedEventIDs(engine: Engine) async throws {
     let store = try await engine.open()

@@ -138,8 +138,7 @@ public final class ClickHouseEventStore: EventStore {
       summary.duplicateEvents = batch.events.count - fresh.count
     }
     if !batch.counters.isEmpty {
-      let (rows, _) = CounterSeries.resolve(batch.counters, stored: try await storedSeries(batch.counters))
-      let larger = try await largerThanStored(rows)
+      let larger = try await largerThanStored(batch.counters)
       if !larger.isEmpty {
         try await insert(into: schema.counters, ClickHouseRows.counterColumns, ClickHouseRows.body(larger))
       }
@@ -155,22 +154,6 @@ public final class ClickHouseEventStore: EventStore {
   func insert(into table: String, _ columns: String, _ body: ByteBuffer) async throws {
     try await client.execute(
       "INSERT INTO \(table) (\(columns)) FORMAT JSONEachRow", body: body, settings: ["insert_distributed_sync": "1"])
-  }
-
-  /// The stored rows of the series among `counters`, by ``CounterSeries/key(_:)``.
-  private func storedSeries(_ counters: [StoredCounter]) async throws -> [String: [CounterSeries.Row]] {
-    var stored: [String: [CounterSeries.Row]] = [:]
-    for counter in counters where counter.isSeries && stored[CounterSeries.key(counter)] == nil {
-      let (lower, upper) = CounterSeries.bounds(counter.counterID)
-      let rows = try await client.rows(
-        "SELECT counter_id, max(count) AS count FROM \(schema.counters) WHERE app = \(ClickHouseSQL.literal(counter.app)) "
-          + "AND (counter_id = \(ClickHouseSQL.literal(counter.counterID)) OR (counter_id > \(ClickHouseSQL.literal(lower)) "
-          + "AND counter_id < \(ClickHouseSQL.literal(upper)))) GROUP BY counter_id ORDER BY counter_id")
-      stored[CounterSeries.key(counter)] = rows.map {
-        CounterSeries.Row(id: $0["counter_id"].text ?? "", count: $0["count"].int ?? 0)
-      }
-    }
-    return stored
   }
 
   /// The rows of `counters` (the largest per id) whose count is larger than the one stored.

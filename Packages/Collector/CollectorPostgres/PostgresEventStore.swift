@@ -95,9 +95,7 @@ public final class PostgresEventStore: EventStore {
           summary.duplicateEvents = batch.events.count - inserted
         }
         if !batch.counters.isEmpty {
-          // Replays resolve to nothing: they count among the duplicates below.
-          let (counters, _) = try await tables.resolvedCounters(batch.counters, on: connection, logger: logger)
-          let unique = PostgresTables.largestPerID(counters)
+          let unique = PostgresTables.largestPerID(batch.counters)
           let inserted =
             unique.isEmpty ? 0 : try await Self.count(connection.query(tables.insertCounters(unique), logger: logger))
           summary.insertedCounters = inserted

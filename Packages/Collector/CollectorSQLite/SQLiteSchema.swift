@@ -178,11 +178,9 @@ enum SQLiteRows {
       }
     }
     if !batch.counters.isEmpty {
-      let (counters, replays) = try resolvedCounters(batch.counters, db)
-      summary.duplicateCounters += replays
       let statement = try db.cachedStatement(sql: insertCounter)
       var binder = Binder(statement.sqliteStatement)
-      for counter in counters {
+      for counter in batch.counters {
         binder.start()
         binder.text(counter.app)
         binder.text(counter.counterID)
@@ -197,21 +195,6 @@ enum SQLiteRows {
     }
     try SQLiteQuarantine.insert(batch, into: db)
     return summary
-  }
-
-  /// Series counters (``CounterSeries``) resolved against the rows their series has stored.
-  static func resolvedCounters(_ counters: [StoredCounter], _ db: Database) throws -> ([StoredCounter], Int) {
-    var stored: [String: [CounterSeries.Row]] = [:]
-    for counter in counters where counter.isSeries && stored[CounterSeries.key(counter)] == nil {
-      let (lower, upper) = CounterSeries.bounds(counter.counterID)
-      stored[CounterSeries.key(counter)] = try Row.fetchAll(
-        db,
-        sql:
-          "SELECT counter_id, count FROM counters WHERE app = ? AND (counter_id = ? OR (counter_id > ? AND counter_id < ?))",
-        arguments: [counter.app, counter.counterID, lower, upper]
-      ).map { CounterSeries.Row(id: $0["counter_id"], count: $0["count"]) }
-    }
-    return CounterSeries.resolve(counters, stored: stored)
   }
 
   /// Binds a row's values in order and runs the statement once.

@@ -8,7 +8,8 @@
 /// - ``write(_:)`` is one transaction: when it returns, every row is durable; when it throws, none is
 ///   visible. Events already stored under the same key (app + event id) are skipped and counted as
 ///   duplicates; a counter total already stored under the same id (app + counter id) keeps the
-///   larger count; a series counter (``StoredCounter/isSeries``) follows ``CounterSeries``. Client
+///   larger count. Quarantined entries are kept once per id, with the batch's rows
+///   (``QuarantinedEntry``); submissions are remembered with them (``StoredSubmission``). Client
 ///   retries never double-count.
 /// - A method that cannot reach the storage throws ``StoreError/unavailable(_:)``.
 ///

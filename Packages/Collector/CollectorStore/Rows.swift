@@ -124,10 +124,6 @@ public struct StoredCounter: Sendable, Hashable {
   public var receivedAt: Int64
   /// The context columns.
   public var context: StoredContext
-  /// Whether ``counterID`` names a series of totals without ids of their own (SimpleAnalytics),
-  /// resolved by ``CounterSeries`` when written, instead of one total whose resends keep the larger
-  /// count.
-  public var isSeries: Bool
 
   /// A counter row.
   public init(
@@ -138,8 +134,7 @@ public struct StoredCounter: Sendable, Hashable {
     count: Int64,
     firstCountedAt: Int64,
     receivedAt: Int64,
-    context: StoredContext,
-    isSeries: Bool = false
+    context: StoredContext
   ) {
     self.app = app
     self.counterID = counterID
@@ -149,7 +144,6 @@ public struct StoredCounter: Sendable, Hashable {
     self.firstCountedAt = firstCountedAt
     self.receivedAt = receivedAt
     self.context = context
-    self.isSeries = isSeries
   }
 }
 
