@@ -42,6 +42,17 @@ public enum SimpleAnalyticsSubmissions {
     public var quarantined: [BatchResponse.Rejection]
     /// Whether the request could not be told from a resend (``SimpleAnalyticsSubmissions``).
     public var ambiguous: Bool
+
+    /// Keeps a refused entry (`entry`, a one-entry payload) in the quarantine under `id`.
+    mutating func quarantine(
+      _ rejection: BatchResponse.Rejection, id: String, app: String, receivedAt: Int64, entry: String
+    ) {
+      quarantined.append(rejection)
+      rows.quarantined.append(
+        QuarantinedEntry(
+          id: id, app: app, route: route, receivedAt: receivedAt, entry: entry,
+          reasons: ["\(rejection.field): \(rejection.reason)"]))
+    }
   }
 
   /// The rows of one request, read against `prior` (the device's remembered submissions, newest
@@ -71,11 +82,7 @@ public enum SimpleAnalyticsSubmissions {
         outcome.rows.events.append(event)
         if index < resentIDs.count { outcome.resentItems += 1 }
       case .failure(let rejection)?:
-        outcome.quarantined.append(rejection)
-        outcome.rows.quarantined.append(
-          QuarantinedEntry(
-            id: id, app: app, route: route, receivedAt: receivedAt, entry: entries.single("items", index),
-            reasons: ["\(rejection.field): \(rejection.reason)"]))
+        outcome.quarantine(rejection, id: id, app: app, receivedAt: receivedAt, entry: entries.single("items", index))
       case nil: break
       }
     }
@@ -91,11 +98,8 @@ public enum SimpleAnalyticsSubmissions {
         counter.counterID = id
         outcome.rows.counters.append(counter)
       case .failure(let rejection)?:
-        outcome.quarantined.append(rejection)
-        outcome.rows.quarantined.append(
-          QuarantinedEntry(
-            id: id, app: app, route: route, receivedAt: receivedAt, entry: entries.single("counters", index),
-            reasons: ["\(rejection.field): \(rejection.reason)"]))
+        outcome.quarantine(
+          rejection, id: id, app: app, receivedAt: receivedAt, entry: entries.single("counters", index))
       case nil: break
       }
     }
