@@ -95,6 +95,17 @@ struct SecurityTests {
     }
   }
 
+  @Test("revoking a key ends the sessions begun with it")
+  func revokedKeyEndsSessions() async throws {
+    let collector = try await makeCollector()
+    try await collector.application(closesStore: false).test(.router) { client async throws in
+      let session = try #require(try await signIn(client, key: readKey).cookie)
+      let id = AccessKeys.record(for: readKey, app: "*", scope: .read, now: 0).id
+      #expect(try await collector.store.revokeKey(id: id, at: 1))
+      #expect(try await Self.request(client, "/dashboard/counters", cookie: session).status == .unauthorized)
+    }
+  }
+
   @Test("a session outlives a collector restart on the same store")
   func sessionSurvivesRestart() async throws {
     let path = FileManager.default.temporaryDirectory.appendingPathComponent("restart-\(UUID().uuidString)")

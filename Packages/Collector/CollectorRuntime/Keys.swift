@@ -100,6 +100,7 @@ public final class KeyRing: Sendable {
   public let cacheLifetime: Double
   private let store: any EventStore
   private let cache = NSLockedDictionary()
+  private let active = NSLockedDictionary()
 
   /// A key ring over `store`.
   public init(store: any EventStore, cacheLifetime: Double = 10) {
@@ -127,9 +128,20 @@ public final class KeyRing: Sendable {
     return record
   }
 
+  /// Whether the key with public id `id` exists and is not revoked: a session begun with a key ends
+  /// when the key is revoked (within ``cacheLifetime``).
+  public func isActive(id: String) async throws -> Bool {
+    let now = Date().timeIntervalSince1970
+    if let cached = active.value(for: "", now: now)?.ids { return cached.contains(id) }
+    let ids = Set(try await store.keys().filter { $0.revokedAt == nil }.map(\.id))
+    active.set("", Cached(record: nil, expires: now + cacheLifetime, ids: ids))
+    return ids.contains(id)
+  }
+
   struct Cached: Sendable {
     var record: KeyRecord?
     var expires: Double
+    var ids: Set<String>? = nil
   }
 
   /// A small lock-protected cache (bounded: cleared when it grows past 10,000 entries).

@@ -27,12 +27,18 @@ public final class SessionRing: Sendable {
   /// Time after sign-in at which a session ends, used or not (seconds).
   public let lifetimeSeconds: Double
   private let store: any AccessStore
+  private let keyIsActive: @Sendable (String) async throws -> Bool
 
-  /// A ring over `store`.
-  public init(store: any AccessStore, idleSeconds: Double, lifetimeSeconds: Double) {
+  /// A ring over `store`; `keyIsActive` says whether the key a session began with (by its id) may
+  /// still be used: a revoked key's sessions end with it.
+  public init(
+    store: any AccessStore, idleSeconds: Double, lifetimeSeconds: Double,
+    keyIsActive: @escaping @Sendable (String) async throws -> Bool = { _ in true }
+  ) {
     self.store = store
     self.idleSeconds = idleSeconds
     self.lifetimeSeconds = lifetimeSeconds
+    self.keyIsActive = keyIsActive
   }
 
   /// Begins a session for an authenticated key, at `now` (ms).
@@ -45,14 +51,15 @@ public final class SessionRing: Sendable {
     return Started(token: token, record: record)
   }
 
-  /// The live session of `token` at `now` (ms): `nil` when unknown, ended, idle too long or too old.
+  /// The live session of `token` at `now` (ms): `nil` when unknown, ended, idle too long, too old,
+  /// or begun with a key since revoked.
   /// A use is recorded at most once a minute.
   public func authenticate(_ token: String, now: Int64) async throws -> SessionRecord? {
     guard Self.isToken(token) else { return nil }
     let hash = AccessKeys.hash(token)
     guard let record = try await store.session(hash: hash), AccessKeys.constantTimeEqual(record.hash, hash),
       record.endedAt == nil, now - record.lastUsedAt <= Int64(idleSeconds * 1000),
-      now - record.createdAt <= Int64(lifetimeSeconds * 1000)
+      now - record.createdAt <= Int64(lifetimeSeconds * 1000), try await keyIsActive(record.keyID)
     else { return nil }
     if now - record.lastUsedAt >= 60_000 { try await store.touchSession(hash: hash, at: now) }
     return record

@@ -65,8 +65,10 @@ public final class EventCollector: Sendable {
     self.policy = IngestPolicy(
       maximumEventAgeDays: configuration.maximumEventAgeDays, maximumFreeTextBytes: configuration.maximumFreeTextBytes)
     let security = configuration.security
+    let keyRing = self.keyRing
     self.sessions = SessionRing(
-      store: store, idleSeconds: security.sessionIdleSeconds, lifetimeSeconds: security.sessionLifetimeSeconds)
+      store: store, idleSeconds: security.sessionIdleSeconds, lifetimeSeconds: security.sessionLifetimeSeconds,
+      keyIsActive: { id in try await keyRing.isActive(id: id) })
     self.audit = AuditTrail(store: store) { entry in
       logger.notice(
         "audit",
