@@ -7,7 +7,8 @@ import Foundation
 /// cannot start, or has not finished, within `budget` (waiting included) is refused with
 /// ``Refused`` (the server answers 503 with `Retry-After`) and cancelled. Its turn is given back only
 /// when its work has really stopped, so the bound holds even for work that ignores cancellation.
-/// The work runs on the gate's executor, never on the threads that serve ingestion and `/health`.
+/// The work runs on the report threads (``ReportExecutor``), never on the threads that serve
+/// ingestion and `/health`.
 ///
 /// ```swift
 /// let gate = ReportGate(concurrency: 2, queue: 32, budget: .seconds(30))
@@ -30,12 +31,11 @@ public final class ReportGate: Sendable {
   public let queue: Int
   /// The longest a report may take, waiting included.
   public let budget: Duration
-  private let executor: ReportExecutor
+  private let executor = ReportExecutor.shared
   private let state = Locked(State())
 
   /// A gate.
   public init(concurrency: Int, queue: Int, budget: Duration) {
-    self.executor = ReportExecutor(threads: max(1, concurrency))
     self.concurrency = max(1, concurrency)
     self.queue = max(0, queue)
     self.budget = budget
@@ -150,10 +150,17 @@ private final class Race<T: Sendable>: @unchecked Sendable {
 
 /// The threads reports run on: threads of their own (``BlockingThreads``), apart from Swift
 /// concurrency's pool that serves requests and from Dispatch's.
+///
+/// One set per process (``shared``), whatever the number of collectors in it (tests make hundreds):
+/// each gate bounds how many of its reports run, and the threads are not made and ended with every
+/// collector.
 final class ReportExecutor: TaskExecutor, Sendable {
+  /// The process's report threads: at least 2, one per core beyond that.
+  static let shared = ReportExecutor(threads: max(2, ProcessInfo.processInfo.activeProcessorCount))
+
   private let threads: BlockingThreads
 
-  init(threads: Int) { self.threads = BlockingThreads(name: "collector-reports", count: threads) }
+  private init(threads: Int) { self.threads = BlockingThreads(name: "collector-reports", count: threads) }
 
   func enqueue(_ job: consuming ExecutorJob) {
     let job = UnownedJob(job)
