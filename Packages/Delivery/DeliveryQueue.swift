@@ -70,6 +70,10 @@ public final class DeliveryQueue: Sendable {
   /// Queued, in flight, delivered, dropped by reason (outbox and delivery), last error.
   public func statistics() -> ServiceStats { engine.statistics() }
 
+  /// Whether the outbox takes another record without evicting one, and no ended run's records wait
+  /// to move in first: what a service answers to ``TrackerService/hasRoom()``.
+  public func hasRoom() -> Bool { engine.outbox.hasRoom && !engine.outbox.hasWaitingRuns }
+
   /// Returns once the sending task has acted on every trigger so far (a threshold reached, a
   /// ``sendSoon()``, an interval) and waits for the next: the barrier tests use to say "nothing was
   /// sent" without sleeping.
@@ -117,6 +121,8 @@ final class DeliveryEngine: @unchecked Sendable {
     var idleWaiters: [CheckedContinuation<Void, Never>] = []
     /// The sending loop has ended: it is idle for good.
     var stopped = false
+    /// The queue was released: the loop ends after what it is doing.
+    var stopping = false
   }
 
   init(
@@ -182,6 +188,7 @@ final class DeliveryEngine: @unchecked Sendable {
   func recordDrop(_ reason: DropReason) { state.withLock { $0.dropped[reason, default: 0] += 1 } }
 
   func stop() {
+    state.withLock { $0.stopping = true }
     continuation.finish()
   }
 
@@ -237,8 +244,9 @@ final class DeliveryEngine: @unchecked Sendable {
       await drain()
       // Waiters whose records are done, or who cannot be helped before their deadline, return.
       releaseWaiters()
-      // Waiters still pending mean a retry is due: wait out the back-off, then go again.
-      while hasWaiters() {
+      // Waiters still pending mean a retry is due, and so does an outbox without room (a tracker
+      // with a journal waits for it): wait out the back-off, then go again.
+      while mustGoOn() {
         let wait = state.withLock { $0.notBefore.timeIntervalSince(clock.now()) }
         if wait > 0 { try? await clock.sleep(for: wait) }
         await drain()
@@ -250,16 +258,21 @@ final class DeliveryEngine: @unchecked Sendable {
     working(false)
   }
 
-  private func hasWaiters() -> Bool { state.withLock { !$0.waiters.isEmpty } }
+  private func mustGoOn() -> Bool {
+    let (waiters, stopping) = state.withLock { (!$0.waiters.isEmpty, $0.stopping) }
+    return !stopping && (waiters || !outbox.hasRoom || outbox.hasWaitingRuns)
+  }
 
   private func releaseWaiters(all: Bool = false) {
     let delivered = outbox.deliveredPosition
+    let waitingRuns = outbox.hasWaitingRuns
     let now = clock.now()
     let ready = state.withLock { state -> [Waiter] in
       let retryAt = state.notBefore
       var ready: [Waiter] = []
       state.waiters.removeAll { waiter in
-        let done = all || waiter.target <= delivered || retryAt > waiter.deadline || now >= waiter.deadline
+        let done =
+          all || (waiter.target <= delivered && !waitingRuns) || retryAt > waiter.deadline || now >= waiter.deadline
         if done { ready.append(waiter) }
         return done
       }
@@ -271,7 +284,8 @@ final class DeliveryEngine: @unchecked Sendable {
   /// Acknowledges through `position` and keeps the count of waiting records in step.
   private func acknowledge(through position: OutboxPosition, droppedAs reason: DropReason? = nil) -> Int {
     let removed = outbox.acknowledge(through: position, droppedAs: reason)
-    state.withLock { $0.pendingCounted = max(0, $0.pendingCounted - removed) }
+    let adopted = outbox.hasWaitingRuns ? outbox.adoptWaitingRuns() : 0
+    state.withLock { $0.pendingCounted = max(0, $0.pendingCounted - removed + adopted) }
     return removed
   }
 
@@ -280,11 +294,16 @@ final class DeliveryEngine: @unchecked Sendable {
     var limit = format.maximumRecords
     while true {
       if state.withLock({ $0.notBefore }) > clock.now() { return }
-      let records = outbox.read(maximumRecords: limit, maximumBytes: format.maximumBytes)
-      guard !records.isEmpty else { return }
+      // Read and marked in flight in one step: a record evicted from now on shares the outcome.
+      let records = outbox.readForSending(maximumRecords: limit, maximumBytes: format.maximumBytes)
+      guard !records.isEmpty else {
+        if outbox.hasWaitingRuns, outbox.adoptWaitingRuns() > 0 { continue }
+        return
+      }
       let slice = records[...]
       if dropExpired(slice) { continue }
       let batch = slice.prefix(max(1, min(format.batchLength(slice), limit)))
+      outbox.narrowInFlight(to: batch.last!.end)
       switch await send(batch) {
       case .delivered:
         succeeded(delivered: acknowledge(through: batch.last!.end))
@@ -332,7 +351,6 @@ final class DeliveryEngine: @unchecked Sendable {
       request.body = Gzip.compress(request.body)
       request.headers["Content-Encoding"] = "gzip"
     }
-    outbox.beginInFlight(through: batch.last!.end)
     state.withLock { $0.inFlight = batch.count }
     defer { state.withLock { $0.inFlight = 0 } }
     do {

@@ -43,24 +43,27 @@ public final class Outbox: @unchecked Sendable {
   /// Its bounds.
   public let configuration: OutboxConfiguration
 
-  private struct Segment {
+  struct Segment {
     let sequence: UInt64
     let file: MappedFile
     var end: Int  // offset after the last valid record
   }
 
-  private let lock = NSLock()
-  private var segments: [Segment] = []
-  private var cursor: OutboxPosition
-  private var queuedRecords = 0
-  private var queuedBytes = 0
-  private var dropped: [DropReason: Int] = [:]
-  /// The end of the batch being sent, if any, and how many of its records were evicted meanwhile:
-  /// they are counted when the send's outcome is known (delivered, or dropped), not at eviction.
-  private var inFlightEnd: OutboxPosition?
-  private var evictedInFlight = 0
-  private let cursorFile: OutboxCursorFile
+  let lock = NSLock()
+  var segments: [Segment] = []
+  var cursor: OutboxPosition
+  var queuedRecords = 0
+  var queuedBytes = 0
+  var dropped: [DropReason: Int] = [:]
+  /// The end of the batch being sent, if any, and the ends of its records evicted meanwhile (oldest
+  /// first): they are counted when the send's outcome is known (delivered, or dropped), not at eviction.
+  var inFlightEnd: OutboxPosition?
+  var evictedInFlight: [OutboxPosition] = []
+  let cursorFile: OutboxCursorFile
   private let owner: FileLock
+  /// Outboxes of ended runs whose records wait to move into this one as room allows
+  /// (``Outbox/openRun(in:configuration:)``), behind their own lock.
+  let waitingRuns = Locked<[WaitingRun]>([])
 
   /// Opens the outbox in `directory` (created if needed), recovering every valid record left there.
   ///
@@ -180,6 +183,30 @@ public final class Outbox: @unchecked Sendable {
     return result
   }
 
+  /// Reads the next batch to send, as ``read(maximumRecords:maximumBytes:after:)`` does, and marks
+  /// it in flight in the same step: a record evicted to stay within the bounds from then on shares
+  /// the batch's outcome (``acknowledge(through:droppedAs:)`` or ``endInFlight()``).
+  public func readForSending(maximumRecords: Int, maximumBytes: Int = .max) -> [OutboxRecord] {
+    let records = read(maximumRecords: maximumRecords, maximumBytes: maximumBytes)
+    lock.lock()
+    defer { lock.unlock() }
+    settleEvictedInFlight()
+    // Evicted between the read and now: such a record is not sent (the batch starts after it).
+    inFlightEnd = records.first(where: { $0.end > cursor }).map { _ in records.last!.end }
+    return records.filter { $0.end > cursor }
+  }
+
+  /// The batch in flight was cut to end at `end`: records evicted beyond it are dropped now.
+  public func narrowInFlight(to end: OutboxPosition) {
+    lock.lock()
+    defer { lock.unlock() }
+    guard let current = inFlightEnd, end < current else { return }
+    let beyond = evictedInFlight.filter { $0 > end }.count
+    if beyond > 0 { dropped[.outboxFull, default: 0] += beyond }
+    evictedInFlight.removeLast(beyond)
+    inFlightEnd = end
+  }
+
   /// Removes every record up to `position` (delivered, or given up on) and persists the fact.
   ///
   /// - Parameter reason: `nil` for delivered records; a reason to count them as dropped.
@@ -190,11 +217,10 @@ public final class Outbox: @unchecked Sendable {
     lock.lock()
     defer { lock.unlock() }
     // Records of the in-flight batch evicted while it was sent share its outcome.
-    var removed = inFlightEnd.map { position >= $0 } == true ? evictedInFlight : 0
-    if removed > 0 || inFlightEnd != nil {
-      inFlightEnd = nil
-      evictedInFlight = 0
-    }
+    let shared = evictedInFlight.prefix { $0 <= position }.count
+    evictedInFlight.removeFirst(shared)
+    var removed = shared
+    if let end = inFlightEnd, position >= end { settleEvictedInFlight() }
     while cursor < position, let record = recordSize(at: cursor) {
       removed += 1
       queuedRecords -= 1
@@ -207,30 +233,34 @@ public final class Outbox: @unchecked Sendable {
     return removed
   }
 
-  /// Marks the records up to `end` as being sent: if the outbox must evict some of them to stay
-  /// within its bounds, they are not counted as dropped yet; ``acknowledge(through:droppedAs:)``
-  /// counts them with the batch's outcome, ``endInFlight()`` as dropped (`outbox_full`).
-  public func beginInFlight(through end: OutboxPosition) {
-    lock.lock()
-    defer { lock.unlock() }
-    inFlightEnd = end
-    evictedInFlight = 0
-  }
-
   /// The batch being sent will not be acknowledged (it is retried later, or split): records evicted
   /// from it meanwhile are counted as dropped (`outbox_full`) now.
   public func endInFlight() {
     lock.lock()
     defer { lock.unlock() }
-    if evictedInFlight > 0 { dropped[.outboxFull, default: 0] += evictedInFlight }
+    settleEvictedInFlight()
+  }
+
+  /// Ends the in-flight state; records evicted from it and not yet settled count as dropped. Lock held.
+  private func settleEvictedInFlight() {
+    if !evictedInFlight.isEmpty { dropped[.outboxFull, default: 0] += evictedInFlight.count }
     inFlightEnd = nil
-    evictedInFlight = 0
+    evictedInFlight.removeAll()
+  }
+
+  /// Whether another record fits without evicting one: fewer records than the bound, and room for
+  /// one more segment file. A tracker with a journal waits while this is `false`.
+  public var hasRoom: Bool {
+    lock.lock()
+    defer { lock.unlock() }
+    return queuedRecords < configuration.maximumRecords
+      && segments.count < configuration.maximumBytes / configuration.segmentBytes
   }
 
   /// Counts one evicted record: dropped, or held with the in-flight batch it belongs to.
-  private func countEviction(_ record: (size: Int, next: OutboxPosition)) {
+  func countEviction(_ record: (size: Int, next: OutboxPosition)) {
     if let end = inFlightEnd, record.next <= end {
-      evictedInFlight += 1
+      evictedInFlight.append(record.next)
     } else {
       dropped[.outboxFull, default: 0] += 1
     }
@@ -253,11 +283,13 @@ public final class Outbox: @unchecked Sendable {
 
   /// The counts: waiting records and bytes, disk use, drops by reason.
   public var stats: OutboxStats {
+    // Ended runs' records first, apart: adoption holds their lock while it appends here.
+    let waiting = waitingRuns.withLock { $0.reduce(0) { $0 + $1.outbox.stats.records } }
     lock.lock()
     defer { lock.unlock() }
     return OutboxStats(
       // Records evicted from the batch in flight wait for its outcome like the others.
-      records: queuedRecords + evictedInFlight,
+      records: queuedRecords + evictedInFlight.count + waiting,
       bytes: queuedBytes,
       diskBytes: segments.count * configuration.segmentBytes,
       dropped: dropped
@@ -268,14 +300,14 @@ public final class Outbox: @unchecked Sendable {
 
   static func recordSize(_ payload: Int) -> Int { (recordHeaderSize + payload + 3) & ~3 }
 
-  private static func checksum(_ base: UnsafeMutableRawPointer, payloadCount: Int) -> UInt32 {
+  static func checksum(_ base: UnsafeMutableRawPointer, payloadCount: Int) -> UInt32 {
     let head = CRC32.checksum(UnsafeRawBufferPointer(start: base + 8, count: 9))
     return CRC32.checksum(UnsafeRawBufferPointer(start: base + recordHeaderSize, count: payloadCount), continuing: head)
   }
 
   /// The record at `position` (size and the position after it), following into the next segment
   /// at a segment's end; `nil` at the end of the outbox.
-  private func recordSize(at position: OutboxPosition) -> (size: Int, next: OutboxPosition)? {
+  func recordSize(at position: OutboxPosition) -> (size: Int, next: OutboxPosition)? {
     guard let index = segments.firstIndex(where: { $0.sequence >= position.segment }) else { return nil }
     var segment = segments[index]
     var offset =
@@ -291,7 +323,7 @@ public final class Outbox: @unchecked Sendable {
     return (size, OutboxPosition(segment: segment.sequence, offset: offset + size))
   }
 
-  private func dropOldestRecord() {
+  func dropOldestRecord() {
     guard let record = recordSize(at: cursor) else { return }
     cursor = record.next
     queuedRecords -= 1
@@ -301,7 +333,7 @@ public final class Outbox: @unchecked Sendable {
     cursorFile.write(cursor)
   }
 
-  private func addSegment() throws {
+  func addSegment() throws {
     // Keep the files within the byte bound: the oldest segment goes, with its waiting records.
     while (segments.count + 1) * configuration.segmentBytes > configuration.maximumBytes, let oldest = segments.first {
       let next = OutboxPosition(segment: oldest.sequence + 1, offset: 0)
@@ -323,7 +355,7 @@ public final class Outbox: @unchecked Sendable {
   }
 
   /// Deletes the files of segments wholly before the cursor (never the one being written unless asked).
-  private func removeSegmentsBeforeCursor(includingLast: Bool = false) {
+  func removeSegmentsBeforeCursor(includingLast: Bool = false) {
     while let first = segments.first, segments.count > (includingLast ? 0 : 1) {
       let fullyRead =
         first.sequence < cursor.segment
@@ -332,61 +364,5 @@ public final class Outbox: @unchecked Sendable {
       segments.removeFirst()
       try? FileManager.default.removeItem(at: first.file.url)
     }
-  }
-
-  private func segmentURL(_ sequence: UInt64) -> URL {
-    let hex = String(sequence, radix: 16)
-    return directory.appendingPathComponent("segment-" + String(repeating: "0", count: 16 - hex.count) + hex + ".ctq")
-  }
-
-  private static func sequence(ofSegmentNamed name: String) -> UInt64? {
-    guard name.hasPrefix("segment-"), name.hasSuffix(".ctq"), name.count == 8 + 16 + 4 else { return nil }
-    return UInt64(name.dropFirst(8).prefix(16), radix: 16)
-  }
-
-  /// Maps the existing segments, keeps their valid records, deletes segments already delivered.
-  private func recover() throws {
-    let names = (try? FileManager.default.contentsOfDirectory(atPath: directory.path)) ?? []
-    let sequences = names.compactMap(Self.sequence(ofSegmentNamed:)).sorted()
-    for sequence in sequences {
-      let url = segmentURL(sequence)
-      guard sequence >= cursor.segment else {
-        try? FileManager.default.removeItem(at: url)
-        continue
-      }
-      let (file, originalSize) = try MappedFile.open(url, size: configuration.segmentBytes)
-      let storedSequence = UInt64(littleEndian: file.base.loadUnaligned(fromByteOffset: 8, as: UInt64.self))
-      guard originalSize >= Self.segmentHeaderSize,
-        UInt32(littleEndian: file.base.load(fromByteOffset: 0, as: UInt32.self)) == Self.magic,
-        storedSequence == sequence
-      else {
-        // Not a segment this outbox wrote completely (torn at creation): nothing in it to keep.
-        try? FileManager.default.removeItem(at: url)
-        continue
-      }
-      var offset = Self.segmentHeaderSize
-      let limit = min(originalSize, configuration.segmentBytes)
-      while offset + Self.recordHeaderSize <= limit {
-        let base = file.base + offset
-        let length = Int(UInt32(littleEndian: base.load(fromByteOffset: 0, as: UInt32.self)))
-        let size = Self.recordSize(length)
-        guard length > 0, offset + size <= limit,
-          UInt32(littleEndian: base.load(fromByteOffset: 4, as: UInt32.self))
-            == Self.checksum(base, payloadCount: length)
-        else { break }
-        if sequence > cursor.segment || offset >= cursor.offset {
-          queuedRecords += 1
-          queuedBytes += size
-        }
-        offset += size
-      }
-      // Whatever follows the last valid record is damage or free space: clear it for new records.
-      (file.base + offset).initializeMemory(as: UInt8.self, repeating: 0, count: configuration.segmentBytes - offset)
-      segments.append(Segment(sequence: sequence, file: file, end: offset))
-    }
-    if let first = segments.first, first.sequence > cursor.segment {
-      cursor = OutboxPosition(segment: first.sequence, offset: 0)
-    }
-    while queuedRecords > configuration.maximumRecords { dropOldestRecord() }
   }
 }

@@ -16,14 +16,16 @@ extension Outbox {
   ///
   /// Each run's outbox is `runs/<uuid>/` under `directory`, held with an exclusive lock while the
   /// run lasts, so no two processes ever write or send the same records. At opening, every run
-  /// outbox nobody holds (its process ended or was killed) is adopted: its undelivered records are
-  /// appended to this run's, in order, and its folder is deleted. An outbox an earlier version kept
+  /// outbox nobody holds (its process ended or was killed) is taken (its lock held from then on):
+  /// its undelivered records move into this run's, in order, **as room allows** — what does not fit
+  /// now waits in its folder and moves as delivery makes room (``adoptWaitingRuns()``), so adoption
+  /// never evicts a record. An emptied folder is deleted. An outbox an earlier version kept
   /// directly in `directory` is adopted the same way. Records move in chunks of 256, each
   /// acknowledged in the dead run's outbox once copied: a process killed while adopting leaves at
   /// most one chunk in both outboxes, which the collector (and Mixpanel) de-duplicate by event id.
   /// Counter records carry no id: such a kill can count an increment twice.
   ///
-  /// - Returns: the outbox, and how many records it adopted.
+  /// - Returns: the outbox, and how many records it adopted at once.
   public static func openRun(
     in directory: URL, configuration: OutboxConfiguration = OutboxConfiguration()
   ) throws -> (outbox: Outbox, adopted: Int) {
@@ -41,41 +43,70 @@ extension Outbox {
       throw OutboxError.io("rename \(making.lastPathComponent)", errno)
     }
     let own = try Outbox(directory: final, configuration: configuration, owner: owner)
-    var adopted = 0
+    var waiting: [WaitingRun] = []
     let names = (try? FileManager.default.contentsOfDirectory(atPath: runs.path)) ?? []
     for name in names.sorted() where name != own.directory.lastPathComponent && !name.hasPrefix(".") {
-      adopted += own.adopt(runs.appendingPathComponent(name), deletingFolder: true)
+      let folder = runs.appendingPathComponent(name)
+      if let orphan = try? Outbox(directory: folder, configuration: configuration) {
+        waiting.append(WaitingRun(outbox: orphan, deletesFolder: true))
+      }
     }
-    if FileManager.default.fileExists(atPath: directory.appendingPathComponent(cursorName).path) {
-      adopted += own.adopt(directory, deletingFolder: false)
+    if FileManager.default.fileExists(atPath: directory.appendingPathComponent(cursorName).path),
+      let orphan = try? Outbox(directory: directory, configuration: configuration)
+    {
+      waiting.append(WaitingRun(outbox: orphan, deletesFolder: false))
     }
-    return (own, adopted)
+    own.waitingRuns.withLock { $0 = waiting }
+    return (own, own.adoptWaitingRuns())
   }
 
-  /// Appends the undelivered records of the outbox in `folder` (if no one holds it), then deletes
-  /// them: the whole folder, or (for an outbox kept directly in a service's folder) its own files.
-  private func adopt(_ folder: URL, deletingFolder: Bool) -> Int {
-    guard let orphan = try? Outbox(directory: folder, configuration: configuration) else { return 0 }
-    var count = 0
-    // Chunk by chunk, each acknowledged in the dead run's outbox once it is in this one: a process
-    // killed while adopting leaves at most one chunk in both.
-    while true {
-      let records = orphan.read(maximumRecords: 256)
-      guard let last = records.last else { break }
-      for record in records where append(kind: record.kind, timestamp: record.timestamp, payload: record.payload) {
-        count += 1
+  /// Whether ended runs' records still wait to move in.
+  public var hasWaitingRuns: Bool { waitingRuns.withLock { !$0.isEmpty } }
+
+  /// Moves ended runs' records in while there is room, oldest run first; deletes each run's files
+  /// once it is empty. The delivery queue calls it after every acknowledgement.
+  ///
+  /// - Returns: how many records moved.
+  @discardableResult
+  public func adoptWaitingRuns() -> Int {
+    waitingRuns.withLock { runs in
+      var count = 0
+      while let run = runs.first {
+        // Chunk by chunk, each acknowledged in the dead run's outbox once it is in this one: a
+        // process killed while adopting leaves at most one chunk in both.
+        while hasRoom {
+          let records = run.outbox.read(maximumRecords: 256)
+          guard let last = records.last else { break }
+          for record in records where append(kind: record.kind, timestamp: record.timestamp, payload: record.payload) {
+            count += 1
+          }
+          run.outbox.acknowledge(through: last.end)
+        }
+        guard run.outbox.stats.records == 0 else { break }
+        run.delete()
+        runs.removeFirst()
       }
-      orphan.acknowledge(through: last.end)
+      return count
     }
+  }
+}
+
+/// An ended run's outbox, held (its lock taken) while its records wait to move into a live one.
+struct WaitingRun {
+  let outbox: Outbox
+  /// The run had a folder of its own (`runs/<uuid>`); otherwise its files sit in a service's folder.
+  let deletesFolder: Bool
+
+  func delete() {
     let files = FileManager.default
-    if deletingFolder {
+    let folder = outbox.directory
+    if deletesFolder {
       try? files.removeItem(at: folder)
     } else {
       let names = (try? files.contentsOfDirectory(atPath: folder.path)) ?? []
-      for name in names where name.hasPrefix("segment-") || name == Self.cursorName || name == Self.ownerName {
+      for name in names where name.hasPrefix("segment-") || name == Outbox.cursorName || name == Outbox.ownerName {
         try? files.removeItem(at: folder.appendingPathComponent(name))
       }
     }
-    return count
   }
 }

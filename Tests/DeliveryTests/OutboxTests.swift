@@ -39,8 +39,7 @@ struct OutboxTests {
     let directory = TemporaryDirectory()
     let outbox = try Outbox(directory: directory.url, configuration: OutboxConfiguration(maximumRecords: 10))
     for index in 0..<10 { outbox.append(kind: 2, timestamp: 0, payload: payload(index)) }
-    let batch = outbox.read(maximumRecords: 4)
-    outbox.beginInFlight(through: batch.last!.end)
+    let batch = outbox.readForSending(maximumRecords: 4)
     // Six more records evict the four in flight and two waiting ones.
     for index in 10..<16 { outbox.append(kind: 2, timestamp: 0, payload: payload(index)) }
     #expect(outbox.stats.dropped[.outboxFull] == 2)

@@ -8,18 +8,25 @@ import Foundation
   import Musl
 #endif
 
-/// One process's journal file: a memory-mapped file the queue appends records to under its lock
-/// and the worker commits once the services have taken them.
+/// One process's journal file: a ring of records in a memory-mapped file that `track` appends to
+/// under the queue's lock and the worker reads and commits.
 ///
-/// Layout: a 128-byte header (magic, version, `head`, `committed`, the session), then records of
-/// a 4-byte length and a body. `head` is stored after a record's bytes, so a process killed while
-/// writing leaves the record invisible (and `track` had not returned). When the worker has caught
-/// up (`committed == head`) both go back to the first record, so the file stays small.
+/// Layout: a 128-byte header (magic, version, `head`, `tail`, the session), then records of a
+/// 4-byte length word and a body. `head` is stored after a record's bytes, so a process killed
+/// while writing leaves the record invisible (and `track` had not returned). Records are named by
+/// sequence numbers (the queue's marks), never by offsets, so the ring may wrap and drop without
+/// invalidating a mark.
+///
+/// The journal is the tracker's buffer: while the worker keeps up, events also wait in memory and
+/// the journal only protects them; when it falls behind (a full outbox pushes back), events wait
+/// in the journal alone (*spilled*, flagged in their length word) and the worker reads them back.
+/// The file grows up to ``TrackerJournal/maximumBytes`` (the disk budget); at that size it wraps,
+/// and only when it is full are the oldest records dropped to make room: those no one had read yet
+/// are lost and counted (``DropReason/diskBudget``).
 ///
 /// The file is named for the process run (`journal-<uuid>.ctj`) and held with an exclusive `flock`
 /// while the run lasts; at start a tracker adopts every journal in the directory nobody holds (its
-/// process died): copies their uncommitted records into its own, then deletes them. So several
-/// processes may share a directory (an app and its extensions), and each dead run is adopted once.
+/// process died): copies their uncommitted records into its own, then deletes them.
 ///
 /// Not thread-safe: ``EventQueue`` calls it with its lock held.
 final class JournalFile {
@@ -27,14 +34,25 @@ final class JournalFile {
   private(set) var file: MappedFile
   private var lock: FileLock?
   private let maximumBytes: Int
-  private(set) var head: Int
-  private var committed: Int
-  /// How many times `head` went back to the first record (in memory only: marks live in memory).
-  private var generation = 0
+  /// Offsets of the oldest live record and of where the next one goes; equal when empty.
+  private var tail: Int
+  private var head: Int
+  /// The sequence numbers of the record at `tail` and of the next record appended.
+  private(set) var tailSequence: UInt64 = 0
+  private(set) var headSequence: UInt64 = 0
+  /// Records below this were left by dead runs: they wait in the journal alone until read.
+  private var replayEnd: UInt64 = 0
+  /// Where the worker last read: every record below `readSequence` has been read or was in memory.
+  private var readSequence: UInt64 = 0
+  private var readOffset: Int
+  /// Events dropped for the disk budget before the worker read them, not yet taken by the queue.
+  private var lostEvents = 0
 
-  /// What opening found: the records to replay and the session the last run was in.
+  /// What opening found: the records to replay (a range of sequence numbers), how many of them are
+  /// events, and the session the last run was in.
   struct Recovered {
-    var commands: [EventQueue.Command] = []
+    var replay: Range<UInt64> = 0..<0
+    var events = 0
     var session: SessionState?
     var damagedRecords = 0
   }
@@ -63,7 +81,9 @@ final class JournalFile {
     for orphan in orphans(in: directory, besides: url) {
       journal.adopt(orphan, into: &recovered)
     }
-    journal.decodePending(into: &recovered)
+    journal.replayEnd = journal.headSequence
+    recovered.replay = 0..<journal.headSequence
+    recovered.events = journal.countEvents()
     // The session goes on in this run's file at once: a run killed before its first commit must not
     // take the session down with the journal it adopted.
     journal.store(recovered.session)
@@ -76,7 +96,8 @@ final class JournalFile {
     self.lock = lock
     self.maximumBytes = max(maximumBytes, file.size)
     head = JournalFormat.headerBytes
-    committed = head
+    tail = head
+    readOffset = head
     file.base.storeBytes(
       of: JournalFormat.magic.littleEndian, toByteOffset: JournalFormat.Header.magic, as: UInt32.self)
     file.base.storeBytes(
@@ -88,38 +109,63 @@ final class JournalFile {
   /// stays for the next run even when empty: it carries the session.
   func release() { lock = nil }
 
+  var isEmpty: Bool { tail == head }
+
   // MARK: Writing
 
-  /// Appends one record written by `encode`; grows the file when it is full. Returns whether the
-  /// record is in the journal (`false`: the journal is at its maximum size or cannot grow, or the
-  /// value cannot be journaled).
-  func append(_ encode: (inout JournalWriter) -> Void) -> Bool {
+  /// Appends one record written by `encode`; grows the file, wraps, or drops the oldest records
+  /// when it is full. Returns the record's sequence number, or `nil` when it is not in the journal
+  /// (larger than the whole budget, the file cannot grow, or the value cannot be journaled).
+  ///
+  /// - Parameter spilled: the record waits in the journal alone (the queue keeps no copy).
+  func append(spilled: Bool = false, _ encode: (inout JournalWriter) -> Void) -> UInt64? {
     while true {
-      var writer = JournalWriter(base: file.base, offset: head + JournalFormat.lengthBytes, limit: file.size)
+      var writer = JournalWriter(base: file.base, offset: head + JournalFormat.lengthBytes, limit: writeLimit)
       encode(&writer)
       switch writer.outcome {
       case .written:
-        let length = writer.offset - head - JournalFormat.lengthBytes
-        file.base.storeBytes(of: UInt32(length).littleEndian, toByteOffset: head, as: UInt32.self)
+        let length = UInt32(writer.offset - head - JournalFormat.lengthBytes)
+        let word = spilled ? length | JournalFormat.spilledFlag : length
+        file.base.storeBytes(of: word.littleEndian, toByteOffset: head, as: UInt32.self)
         head = writer.offset
+        headSequence += 1
         storePositions()
-        return true
+        return headSequence - 1
       case .unencodable:
-        return false
+        return nil
       case .full:
-        guard grow() else { return false }
+        guard makeRoom() else { return nil }
       }
     }
   }
 
-  /// Raw records copied from an adopted journal.
-  func appendRaw(_ bytes: UnsafeRawBufferPointer) -> Bool {
-    while bytes.count > file.size - head {
-      guard grow() else { return false }
+  /// Raw record bodies copied from an adopted journal.
+  private func appendRaw(_ body: UnsafeRawBufferPointer) -> Bool {
+    append { writer in writer.raw(body) } != nil
+  }
+
+  /// The end of the free space after `head`, keeping one byte between head and tail when wrapped.
+  private var writeLimit: Int {
+    head < tail ? tail - 1 : file.size
+  }
+
+  /// Frees space for a record that did not fit: returns `false` when nothing more can be done.
+  private func makeRoom() -> Bool {
+    if isEmpty {
+      guard head == JournalFormat.headerBytes else {
+        resetToStart()
+        return true
+      }
+      return grow()
     }
-    if let source = bytes.baseAddress { (file.base + head).copyMemory(from: source, byteCount: bytes.count) }
-    head += bytes.count
-    storePositions()
+    if head > tail {
+      if grow() { return true }
+      if tail > JournalFormat.headerBytes {
+        wrap()
+        return true
+      }
+    }
+    dropOldest()
     return true
   }
 
@@ -131,53 +177,116 @@ final class JournalFile {
     return true
   }
 
-  /// Everything before `end` reached the services; `session` is the worker's session after it.
-  ///
-  /// A mark from before the file last went back to its start is ignored: everything it named was
-  /// committed then.
-  func commit(upTo end: Mark, session: SessionState?) {
-    guard end.generation == generation else { return }
-    committed = max(committed, min(end.offset, head))
-    if committed == head {
-      head = JournalFormat.headerBytes
-      committed = head
-      generation &+= 1
+  /// Continues at the first record's place: marks the rest of the file as skipped.
+  private func wrap() {
+    if head + JournalFormat.lengthBytes <= file.size {
+      file.base.storeBytes(of: JournalFormat.wrapMarker.littleEndian, toByteOffset: head, as: UInt32.self)
+    }
+    head = JournalFormat.headerBytes
+    storePositions()
+  }
+
+  /// Drops the oldest record to make room; counts it when it was an event no one had read.
+  private func dropOldest() {
+    let record = JournalRing.record(in: file.base, size: file.size, at: tail)
+    let unread = tailSequence >= readSequence && (record.spilled || tailSequence < replayEnd)
+    if unread, record.length > 0, file.base.load(fromByteOffset: record.body, as: UInt8.self) == 1 {
+      lostEvents += 1
+    }
+    advanceTail(to: record.next)
+    storePositions()
+  }
+
+  private func advanceTail(to next: Int) {
+    tail = next
+    tailSequence += 1
+    if readSequence < tailSequence {
+      readSequence = tailSequence
+      readOffset = tail
+    }
+    if tail == head { resetToStart() }
+  }
+
+  private func resetToStart() {
+    head = JournalFormat.headerBytes
+    tail = head
+    readSequence = headSequence
+    readOffset = head
+    storePositions()
+  }
+
+  /// Events dropped for the disk budget since the last call.
+  func takeLostEvents() -> Int {
+    defer { lostEvents = 0 }
+    return lostEvents
+  }
+
+  // MARK: Reading and committing
+
+  /// Copies the bodies of up to `maximum` records from `start` (or the oldest one left) below
+  /// `end`; returns them and the sequence number after the last.
+  func read(from start: UInt64, below end: UInt64, maximum: Int) -> (bodies: [[UInt8]], next: UInt64) {
+    var sequence = max(start, tailSequence)
+    guard sequence < min(end, headSequence) else { return ([], max(sequence, min(end, headSequence))) }
+    var offset = readSequence <= sequence && readSequence >= tailSequence ? readOffset : tail
+    var at = readSequence <= sequence && readSequence >= tailSequence ? readSequence : tailSequence
+    while at < sequence {
+      offset = JournalRing.record(in: file.base, size: file.size, at: offset).next
+      at += 1
+    }
+    var bodies: [[UInt8]] = []
+    while sequence < min(end, headSequence), bodies.count < maximum {
+      let record = JournalRing.record(in: file.base, size: file.size, at: offset)
+      bodies.append(Array(UnsafeRawBufferPointer(start: file.base + record.body, count: record.length)))
+      offset = record.next
+      sequence += 1
+    }
+    readSequence = sequence
+    readOffset = offset
+    return (bodies, sequence)
+  }
+
+  /// Everything below `sequence` reached the services; `session` is the worker's session after it.
+  func commit(upTo sequence: UInt64, session: SessionState?) {
+    while tailSequence < min(sequence, headSequence) {
+      advanceTail(to: JournalRing.record(in: file.base, size: file.size, at: tail).next)
     }
     store(session)
     storePositions()
   }
 
-  /// A place in the journal: an offset, and how many times the file had gone back to its start.
-  struct Mark {
-    let offset: Int
-    let generation: Int
+  /// How many of the records waiting are events (read at start, to count the replay).
+  private func countEvents() -> Int {
+    var count = 0
+    var offset = tail
+    while offset != head {
+      let record = JournalRing.record(in: file.base, size: file.size, at: offset)
+      if record.length > 0, file.base.load(fromByteOffset: record.body, as: UInt8.self) == 1 { count += 1 }
+      offset = record.next
+    }
+    return count
   }
 
-  /// Where the next record will go.
-  var mark: Mark { Mark(offset: head, generation: generation) }
+  /// Copies the records of a dead run's file, from `tail` to `head`, into this one.
+  func copyRecords(of base: UnsafeMutableRawPointer, size: Int, tail: Int, head: Int) -> Bool {
+    var offset = tail
+    while offset != head {
+      let record = JournalRing.record(in: base, size: size, at: offset)
+      guard appendRaw(UnsafeRawBufferPointer(start: base + record.body, count: record.length)) else { return false }
+      offset = record.next
+    }
+    return true
+  }
+
+  /// Bytes free for records before the disk budget is reached.
+  var freeBytes: Int {
+    let used = head >= tail ? head - tail : file.size - tail + head - JournalFormat.headerBytes
+    return maximumBytes - JournalFormat.headerBytes - used
+  }
 
   private func storePositions() {
     file.base.storeBytes(
-      of: UInt64(committed).littleEndian, toByteOffset: JournalFormat.Header.committed, as: UInt64.self)
+      of: UInt64(tail).littleEndian, toByteOffset: JournalFormat.Header.committed, as: UInt64.self)
     file.base.storeBytes(of: UInt64(head).littleEndian, toByteOffset: JournalFormat.Header.head, as: UInt64.self)
-  }
-
-  func store(_ session: SessionState?) {
-    let base = file.base
-    typealias H = JournalFormat.Header
-    base.storeBytes(of: UInt64(session == nil ? 0 : 1).littleEndian, toByteOffset: H.hasSession, as: UInt64.self)
-    guard let session else { return }
-    base.storeBytes(of: UInt64(bitPattern: session.session.id).littleEndian, toByteOffset: H.sessionID, as: UInt64.self)
-    base.storeBytes(
-      of: UInt64(bitPattern: Int64(session.session.number)).littleEndian, toByteOffset: H.sessionNumber, as: UInt64.self
-    )
-    base.storeBytes(
-      of: session.session.startedAt.timeIntervalSince1970.bitPattern.littleEndian, toByteOffset: H.sessionStart,
-      as: UInt64.self)
-    base.storeBytes(
-      of: session.lastActivity.timeIntervalSince1970.bitPattern.littleEndian, toByteOffset: H.lastActivity,
-      as: UInt64.self)
-    base.storeBytes(
-      of: UInt64(bitPattern: Int64(session.eventCount)).littleEndian, toByteOffset: H.sessionEvents, as: UInt64.self)
   }
 }

@@ -74,7 +74,7 @@ extension JournalWriter {
       string(anonymousID)
       u64(id.high)
       u64(id.low)
-    case .track, .replayed, .count, .barrier:
+    case .track, .replayed, .journaled, .count, .barrier:
       return false
     }
     return true

@@ -17,7 +17,8 @@ extension JournalFile {
   }
 
   /// Copies the uncommitted records of a dead run's journal into this one, keeps its session if it
-  /// is the latest seen, then empties and deletes it. A journal another process holds is left alone.
+  /// is the latest seen, then empties and deletes it. A journal another process holds is left alone,
+  /// and so is one whose records do not fit in what is left of the disk budget (a later run takes it).
   func adopt(_ orphan: URL, into recovered: inout Recovered) {
     guard let lock = (try? FileLock.acquire(orphan, creating: false)) ?? nil else { return }
     let size = lock.size
@@ -27,20 +28,20 @@ extension JournalFile {
     }
     let base = mapped.base
     typealias H = JournalFormat.Header
+    let version = UInt32(littleEndian: base.loadUnaligned(fromByteOffset: H.version, as: UInt32.self))
     guard UInt32(littleEndian: base.loadUnaligned(fromByteOffset: H.magic, as: UInt32.self)) == JournalFormat.magic,
-      UInt32(littleEndian: base.loadUnaligned(fromByteOffset: H.version, as: UInt32.self)) == JournalFormat.version
+      JournalFormat.readableVersions.contains(version)
     else {
       recovered.damagedRecords += 1
       try? FileManager.default.removeItem(at: orphan)
       return
     }
     let head = Int(clamping: UInt64(littleEndian: base.loadUnaligned(fromByteOffset: H.head, as: UInt64.self)))
-    let committed = Int(
-      clamping: UInt64(littleEndian: base.loadUnaligned(fromByteOffset: H.committed, as: UInt64.self)))
-    if JournalFormat.headerBytes <= committed, committed <= head, head <= size {
-      if !appendRaw(UnsafeRawBufferPointer(start: base + committed, count: head - committed)) {
-        return  // no room: left for a later run, nothing lost
-      }
+    let tail = Int(clamping: UInt64(littleEndian: base.loadUnaligned(fromByteOffset: H.committed, as: UInt64.self)))
+    if let (end, bytes) = JournalRing.validate(base, size: size, tail: tail, head: head) {
+      guard bytes <= freeBytes else { return }  // no room: left for a later run, nothing lost
+      _ = copyRecords(of: base, size: size, tail: tail, head: end)
+      if end != head { recovered.damagedRecords += 1 }
     } else {
       recovered.damagedRecords += 1
     }
@@ -69,22 +70,78 @@ extension JournalFile {
     return SessionState(session: session, lastActivity: Date(timeIntervalSince1970: last), eventCount: Int(count))
   }
 
-  /// Decodes the records between `committed` and `head` (this run's, adopted ones included).
-  func decodePending(into recovered: inout Recovered) {
-    let bytes = UnsafeRawBufferPointer(
-      start: file.base + JournalFormat.headerBytes, count: head - JournalFormat.headerBytes)
-    var reader = JournalReader(bytes)
-    while !reader.isAtEnd {
-      guard let length = try? reader.u32(), let body = try? reader.bytes(Int(length)) else {
-        recovered.damagedRecords += 1
-        break
+  /// Keeps the worker's session in the header (read back by the next run).
+  func store(_ session: SessionState?) {
+    let base = file.base
+    typealias H = JournalFormat.Header
+    base.storeBytes(of: UInt64(session == nil ? 0 : 1).littleEndian, toByteOffset: H.hasSession, as: UInt64.self)
+    guard let session else { return }
+    base.storeBytes(of: UInt64(bitPattern: session.session.id).littleEndian, toByteOffset: H.sessionID, as: UInt64.self)
+    base.storeBytes(
+      of: UInt64(bitPattern: Int64(session.session.number)).littleEndian, toByteOffset: H.sessionNumber, as: UInt64.self
+    )
+    base.storeBytes(
+      of: session.session.startedAt.timeIntervalSince1970.bitPattern.littleEndian, toByteOffset: H.sessionStart,
+      as: UInt64.self)
+    base.storeBytes(
+      of: session.lastActivity.timeIntervalSince1970.bitPattern.littleEndian, toByteOffset: H.lastActivity,
+      as: UInt64.self)
+    base.storeBytes(
+      of: UInt64(bitPattern: Int64(session.eventCount)).littleEndian, toByteOffset: H.sessionEvents, as: UInt64.self)
+  }
+}
+
+/// Walking the records of a journal's ring: a length word (the high bit flags a spilled record,
+/// all ones marks the rest of the file as skipped), then the body.
+enum JournalRing {
+  struct Record {
+    /// The body's offset and length.
+    let body: Int
+    let length: Int
+    let spilled: Bool
+    /// Where the next record starts (before following a wrap).
+    let next: Int
+  }
+
+  /// Where the record at `offset` really starts: the first record's place after a wrap marker, or
+  /// when too few bytes are left for a length word.
+  static func start(in base: UnsafeMutableRawPointer, size: Int, at offset: Int) -> Int {
+    if offset + JournalFormat.lengthBytes > size { return JournalFormat.headerBytes }
+    let word = UInt32(littleEndian: base.loadUnaligned(fromByteOffset: offset, as: UInt32.self))
+    return word == JournalFormat.wrapMarker ? JournalFormat.headerBytes : offset
+  }
+
+  /// The record at `offset` in a file this process wrote (trusted).
+  static func record(in base: UnsafeMutableRawPointer, size: Int, at offset: Int) -> Record {
+    let at = start(in: base, size: size, at: offset)
+    let word = UInt32(littleEndian: base.loadUnaligned(fromByteOffset: at, as: UInt32.self))
+    let length = Int(word & ~JournalFormat.spilledFlag)
+    let body = at + JournalFormat.lengthBytes
+    return Record(body: body, length: length, spilled: word & JournalFormat.spilledFlag != 0, next: body + length)
+  }
+
+  /// Checks the framing of a file another run wrote, from `tail` to `head`: returns where the
+  /// sound records end (`head` when all are) and their bytes, or `nil` when the positions are not sane.
+  static func validate(_ base: UnsafeMutableRawPointer, size: Int, tail: Int, head: Int) -> (end: Int, bytes: Int)? {
+    let first = JournalFormat.headerBytes
+    guard first <= tail, tail <= size, first <= head, head <= size else { return nil }
+    var offset = tail
+    var bytes = 0
+    var wrapped = false
+    while offset != head {
+      let at = start(in: base, size: size, at: offset)
+      if at != offset {
+        guard !wrapped, head < tail else { return (offset, bytes) }
+        wrapped = true
       }
-      var record = JournalReader(body)
-      if let command = try? record.command(), record.isAtEnd {
-        recovered.commands.append(command)
-      } else {
-        recovered.damagedRecords += 1
-      }
+      let limit = wrapped || head >= tail ? head : size
+      guard at + JournalFormat.lengthBytes <= limit else { return (offset, bytes) }
+      let word = UInt32(littleEndian: base.loadUnaligned(fromByteOffset: at, as: UInt32.self))
+      let length = Int(word & ~JournalFormat.spilledFlag)
+      guard length <= limit - at - JournalFormat.lengthBytes else { return (offset, bytes) }
+      bytes += JournalFormat.lengthBytes + length
+      offset = at + JournalFormat.lengthBytes + length
     }
+    return (head, bytes)
   }
 }

@@ -62,6 +62,13 @@ struct JournalWriter {
     }
   }
 
+  /// Bytes copied as they are (a record body from an adopted journal).
+  mutating func raw(_ bytes: UnsafeRawBufferPointer) {
+    guard reserve(bytes.count), let source = bytes.baseAddress else { return }
+    (base + offset).copyMemory(from: source, byteCount: bytes.count)
+    offset += bytes.count
+  }
+
   /// A count written before its items are known: returns where to ``patch(_:at:)`` it.
   mutating func placeholder() -> Int {
     let at = offset
@@ -151,8 +158,14 @@ struct JournalWriter {
 enum JournalFormat {
   /// "CTJ1", little-endian.
   static let magic: UInt32 = 0x314A_5443
-  static let version: UInt32 = 1
-  /// Bytes before the first record: magic, version, head, committed and the session.
+  /// 2: a ring (wrap markers, the spilled flag); version 1 files (never wrapped) read the same.
+  static let version: UInt32 = 2
+  static let readableVersions: Set<UInt32> = [1, 2]
+  /// The length word's high bit: the record waits in the journal alone (the queue kept no copy).
+  static let spilledFlag: UInt32 = 1 << 31
+  /// A length word of all ones: the rest of the file is skipped, records go on after the header.
+  static let wrapMarker: UInt32 = .max
+  /// Bytes before the first record: magic, version, head, tail (`committed`) and the session.
   static let headerBytes = 128
   /// Each record starts with its body's length.
   static let lengthBytes = 4

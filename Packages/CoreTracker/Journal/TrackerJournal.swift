@@ -42,6 +42,10 @@ public struct TrackerJournal: Sendable, Hashable {
   /// (about 400,000 events of five parameters).
   public var maximumBytes: Int
 
+  /// How many events wait in memory for the tracker's worker; past it, events wait in the journal
+  /// alone (no memory beyond the file's pages) and the worker reads them back in order.
+  public static let eventsKeptInMemory = 8_192
+
   /// Creates a journal configuration; sizes are raised to at least one page.
   public init(directory: URL, initialBytes: Int = 256 << 10, maximumBytes: Int = 64 << 20) {
     self.directory = directory

@@ -30,6 +30,10 @@ public protocol TrackerService: Sendable {
   func sendSoon()
   /// The service's own counts (queued, in flight, delivered, dropped), or `nil` when it keeps none.
   func statistics() -> ServiceStats?
+  /// Whether the service can take another event without dropping one it holds. A tracker with a
+  /// ``TrackerJournal`` waits while it is `false` (the events wait in the journal meanwhile): a
+  /// service that uploads answers for its outbox. The default is `true`.
+  func hasRoom() -> Bool
 }
 
 extension TrackerService {
@@ -37,6 +41,7 @@ extension TrackerService {
   public func flush() async {}
   public func sendSoon() {}
   public func statistics() -> ServiceStats? { nil }
+  public func hasRoom() -> Bool { true }
 }
 
 /// Why an event (or a batch) was dropped. Open like ``ServiceID``: stages and services add their own.
@@ -64,6 +69,11 @@ public struct DropReason: RawRepresentable, Sendable, Hashable, Codable, Compara
   public static let noService = DropReason("no_service")
   /// The tracker was shut down before the event was processed.
   public static let shutdown = DropReason("shutdown")
+  /// The journal was at its disk budget (``TrackerJournal/maximumBytes``) and its oldest events,
+  /// not yet handed to the services, made room for newer ones.
+  public static let diskBudget = DropReason("disk_budget")
+  /// A journal record read back was damaged (a torn or corrupted file): the event could not be read.
+  public static let journalDamaged = DropReason("journal_damaged")
 }
 
 /// One service's counts, as read through ``Tracker/stats``.

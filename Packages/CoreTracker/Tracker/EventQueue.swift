@@ -14,15 +14,22 @@ import Foundation
 ///
 /// Each event gets its id here, under the lock, at `track` time. With a journal, the event is also
 /// written to it under the same lock (so the journal's order is the queue's), and the worker's next
-/// ``take(into:session:)`` commits what the previous batch handed to the services.
+/// ``take(into:checkpoints:session:)`` commits what the previous batch handed to the services.
+///
+/// The journal is the buffer: past ``spillThreshold`` events waiting in memory, an event waits in
+/// the journal alone (a ``Command/journaled(_:)`` range the worker reads back in order), so a worker
+/// held back by a full outbox costs disk, not memory, and nothing is refused for the queue's
+/// capacity while the journal has room.
 ///
 /// `@unchecked Sendable`: every stored property is read and written with `condition` locked
 /// (`journal` and `privacy` are set once in `init`).
 final class EventQueue: @unchecked Sendable {
   enum Command {
     case track(any CoreTrackable, Date, EventID)
-    /// An event read back from the journal after a crash, its parameters already scrubbed.
+    /// An event read back from the journal, its parameters already scrubbed.
     case replayed(GenericEvent, Date, EventID)
+    /// Records waiting in the journal alone (spilled, or left by a dead run), by sequence number.
+    case journaled(Range<UInt64>)
     case identify(String?)
     case userProperty(String, ParameterValue?)
     case defaultParameter(String, ParameterValue?)
@@ -41,6 +48,8 @@ final class EventQueue: @unchecked Sendable {
     var shutdown = 0
     var replayed = 0
     var unjournaled = 0
+    /// Events dropped from a full journal (the disk budget) before the worker read them.
+    var diskBudget = 0
   }
 
   private let condition = NSCondition()
@@ -54,7 +63,13 @@ final class EventQueue: @unchecked Sendable {
   private let journal: JournalFile?
   private let privacy: PrivacyStage
   /// The journal's head when the worker took its batch: what the next take commits.
-  private var takenUpTo: JournalFile.Mark?
+  private var takenUpTo: UInt64?
+  /// The worker gave up while held back (the queue closed): what it had not handed over stays in
+  /// the journal for the next run, so nothing more is committed.
+  private var abandoned = false
+  /// Flush barriers that also return when the worker is held back, by token.
+  private var heldBackWaiters: [Int: @Sendable () -> Void] = [:]
+  private var nextWaiterToken = 0
   /// Every ``checkpointInterval`` pending commands, where the journal stood: the worker commits
   /// at each as it goes, so a process killed in a long batch replays the rest only.
   private var checkpoints: [Checkpoint] = []
@@ -64,7 +79,7 @@ final class EventQueue: @unchecked Sendable {
   /// After the first `count` commands of a batch, the journal's head was `mark`.
   struct Checkpoint {
     let count: Int
-    let mark: JournalFile.Mark
+    let mark: UInt64
   }
   private var workerHasEnded = false
   private var endWaiters: [@Sendable () -> Void] = []
@@ -80,46 +95,70 @@ final class EventQueue: @unchecked Sendable {
   static let napInterval: TimeInterval = 0.002
   /// How many pending events make a caller wake a napping worker early.
   static let wakeThreshold = 512
+  /// With a journal: how many events wait in memory before the next ones wait in the journal alone.
+  static var spillThreshold: Int { TrackerJournal.eventsKeptInMemory }
+  /// How long the worker waits between two looks at a service without room.
+  static let heldBackInterval: TimeInterval = 0.005
 
   /// - Parameters:
-  ///   - replay: commands recovered from the journal, handled before anything tracked now.
+  ///   - replay: what a dead run left in the journal (streamed before anything tracked now), and
+  ///     how many of those records are events.
   init(
     capacity: Int, ids: EventIDGenerator, journal: JournalFile? = nil, privacy: PrivacyStage = PrivacyStage(),
-    replay: [Command] = []
+    replay: (records: Range<UInt64>, events: Int) = (0..<0, 0)
   ) {
     self.capacity = capacity
     self.ids = ids
     self.journal = journal
     self.privacy = privacy
     pending.reserveCapacity(min(capacity, 1024))
-    pending += replay
-    for case .replayed in replay { counts.replayed += 1 }
+    if !replay.records.isEmpty { pending.append(.journaled(replay.records)) }
+    counts.replayed = replay.events
   }
 
   /// Queues one tracked event; when full or closed, counts the drop instead.
   func enqueue(_ event: any CoreTrackable, at timestamp: Date) {
     condition.lock()
+    counts.tracked += 1
     if admit() { append(.track(event, timestamp, ids.next(at: timestamp))) }
     condition.unlock()
   }
 
-  /// Queues one tracked event and writes it to the journal before returning.
+  /// Queues one tracked event and writes it to the journal before returning; past the spill
+  /// threshold the event waits in the journal alone.
   func enqueue(_ event: any CoreTrackable, journaling entry: JournalEntry, at timestamp: Date) {
     condition.lock()
-    if admit() {
-      let id = ids.next(at: timestamp)
-      if let journal, !journal.append({ $0.track(entry, id: id, at: timestamp, privacy: privacy) }) {
-        counts.unjournaled += 1
-      }
-      append(.track(event, timestamp, id))
+    defer { condition.unlock() }
+    counts.tracked += 1
+    guard !isClosed else {
+      counts.shutdown += 1
+      return
     }
-    condition.unlock()
+    let id = ids.next(at: timestamp)
+    guard let journal else {
+      if admit() { append(.track(event, timestamp, id)) }
+      return
+    }
+    let spill = pendingTracks >= Self.spillThreshold
+    let sequence = journal.append(spilled: spill) { $0.track(entry, id: id, at: timestamp, privacy: privacy) }
+    counts.diskBudget += journal.takeLostEvents()
+    guard let sequence else {
+      counts.unjournaled += 1
+      if admit() { append(.track(event, timestamp, id)) }
+      return
+    }
+    guard spill else { return append(.track(event, timestamp, id)) }
+    if case .journaled(let range) = pending.last, range.upperBound == sequence {
+      pending[pending.count - 1] = .journaled(range.lowerBound..<sequence + 1)
+    } else {
+      pending.append(.journaled(sequence..<sequence + 1))
+    }
+    if worker == .sleeping { condition.signal() }
   }
 
   /// Counts one `track` call; whether the queue takes it (not closed, not full). Lock held.
   @inline(__always)
   private func admit() -> Bool {
-    counts.tracked += 1
     if isClosed {
       counts.shutdown += 1
       return false
@@ -136,7 +175,7 @@ final class EventQueue: @unchecked Sendable {
     pending.append(command)
     pendingTracks += 1
     if let journal, pending.count % Self.checkpointInterval == 0 {
-      checkpoints.append(Checkpoint(count: pending.count, mark: journal.mark))
+      checkpoints.append(Checkpoint(count: pending.count, mark: journal.headSequence))
     }
     if worker == .sleeping || (worker == .napping && pendingTracks >= Self.wakeThreshold) {
       condition.signal()
@@ -175,6 +214,7 @@ final class EventQueue: @unchecked Sendable {
     _ = journal.append { writer in
       if !writer.command(command, privacy: privacy) { writer.markUnencodable() }
     }
+    counts.diskBudget += journal.takeLostEvents()
   }
 
   /// Commits the previous batch to the journal (the worker handed it to the services; `session`
@@ -183,10 +223,10 @@ final class EventQueue: @unchecked Sendable {
   func take(into buffer: inout [Command], checkpoints taken: inout [Checkpoint], session: SessionState?) -> Bool {
     condition.lock()
     defer { condition.unlock() }
-    if let journal, let end = takenUpTo {
+    if let journal, let end = takenUpTo, !abandoned {
       journal.commit(upTo: end, session: session)
-      takenUpTo = nil
     }
+    takenUpTo = nil
     if pending.isEmpty && !isClosed {
       worker = .napping
       _ = condition.wait(until: Date(timeIntervalSinceNow: Self.napInterval))
@@ -200,14 +240,71 @@ final class EventQueue: @unchecked Sendable {
     swap(&pending, &buffer)
     swap(&checkpoints, &taken)
     pendingTracks = 0
-    takenUpTo = journal?.mark
+    takenUpTo = journal?.headSequence
     return true
   }
 
-  /// Commits the journal up to a checkpoint of the batch being handled.
-  func commit(_ checkpoint: Checkpoint, session: SessionState?) {
+  /// Commits the journal up to `sequence` (a checkpoint of the batch being handled, or the end of
+  /// the journaled records read so far).
+  func commit(upTo sequence: UInt64, session: SessionState?) {
     condition.lock()
-    journal?.commit(upTo: checkpoint.mark, session: session)
+    if !abandoned { journal?.commit(upTo: sequence, session: session) }
+    condition.unlock()
+  }
+
+  /// Copies up to `maximum` journaled records of `range` from `start` out of the journal (under the
+  /// lock: a memory copy); the worker decodes them without it.
+  func readJournal(_ range: Range<UInt64>, from start: UInt64, maximum: Int) -> (bodies: [[UInt8]], next: UInt64) {
+    condition.lock()
+    defer { condition.unlock() }
+    guard let journal else { return ([], range.upperBound) }
+    return journal.read(from: start, below: range.upperBound, maximum: maximum)
+  }
+
+  // MARK: Held back by a full service
+
+  /// The worker waits a moment for a service that has just said it has no room; flushes waiting
+  /// meanwhile return. Returns `false` once the queue is closed: the worker then gives up, and what
+  /// it had not handed over stays in the journal.
+  func waitForRoom() -> Bool {
+    condition.lock()
+    if isClosed {
+      abandoned = true
+      condition.unlock()
+      return false
+    }
+    let waiters = heldBackWaiters
+    heldBackWaiters = [:]
+    condition.unlock()
+    for waiter in waiters.values { waiter() }
+    condition.lock()
+    _ = condition.wait(until: Date(timeIntervalSinceNow: Self.heldBackInterval))
+    let closed = isClosed
+    if closed { abandoned = true }
+    condition.unlock()
+    return !closed
+  }
+
+  /// Runs `done` once every command queued before the call has been handled, or as soon as the
+  /// worker finds a service without room (the events behind it wait in the journal): what `flush`
+  /// waits for before it asks the services to deliver.
+  func barrierOrHeldBack(_ done: @escaping @Sendable () -> Void) {
+    let once = Once(done)
+    condition.lock()
+    let token = nextWaiterToken
+    nextWaiterToken += 1
+    heldBackWaiters[token] = once.run
+    condition.unlock()
+    enqueue(
+      .barrier { [weak self] in
+        self?.forgetWaiter(token)
+        once.run()
+      })
+  }
+
+  private func forgetWaiter(_ token: Int) {
+    condition.lock()
+    heldBackWaiters[token] = nil
     condition.unlock()
   }
 
@@ -246,5 +343,18 @@ final class EventQueue: @unchecked Sendable {
     condition.lock()
     defer { condition.unlock() }
     return counts
+  }
+}
+
+/// A closure run at most once, whoever calls it first.
+private final class Once: Sendable {
+  private let body: Locked<(@Sendable () -> Void)?>
+  init(_ body: @escaping @Sendable () -> Void) { self.body = Locked(body) }
+  @Sendable func run() {
+    let taken = body.withLock { body -> (@Sendable () -> Void)? in
+      defer { body = nil }
+      return body
+    }
+    taken?()
   }
 }

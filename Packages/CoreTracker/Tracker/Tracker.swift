@@ -29,6 +29,7 @@ public final class Tracker: CoreTracker {
   private let clock: @Sendable () -> Date
   private let serviceIDs: [ServiceID]
   private let journalError: String?
+  private let recoveredDamage: Int
   private let lifecycleSource: (any LifecycleSource)?
   private let lifecycleError = Locked<String?>(nil)
 
@@ -57,13 +58,12 @@ public final class Tracker: CoreTracker {
     let ids = configuration.idSeed.map(EventIDGenerator.init(seed:)) ?? EventIDGenerator()
     queue = EventQueue(
       capacity: configuration.queueCapacity, ids: ids, journal: journal, privacy: configuration.privacy,
-      replay: recovered.commands)
+      replay: (recovered.replay, recovered.events))
     engine = TrackingEngine(configuration: configuration, services: services, session: recovered.session)
     clock = configuration.clock
     serviceIDs = services.map(\.id)
-    self.journalError =
-      journalError
-      ?? (recovered.damagedRecords > 0 ? "\(recovered.damagedRecords) damaged journal records skipped" : nil)
+    self.journalError = journalError
+    recoveredDamage = recovered.damagedRecords
     let queue = queue
     let engine = engine
     let worker = Thread {
@@ -139,8 +139,13 @@ public final class Tracker: CoreTracker {
     queue.enqueue(.barrier { for service in services { service.sendSoon() } })
   }
 
+  /// Hands what was tracked before the call to the services and waits for them to deliver it (each
+  /// up to its flush timeout). With a journal, when a service's outbox is full the events behind it
+  /// wait in the journal: `flush` then delivers what the outboxes hold, and the rest follows.
   public func flush() async {
-    await handedOver()
+    await withCheckedContinuation { (continuation: CheckedContinuation<Void, Never>) in
+      queue.barrierOrHeldBack { continuation.resume() }
+    }
     await withTaskGroup(of: Void.self) { group in
       for service in engine.services { group.addTask { await service.flush() } }
     }
@@ -172,6 +177,8 @@ public final class Tracker: CoreTracker {
     var dropped = counts.dropped
     if queued.queueFull > 0 { dropped[.queueFull, default: 0] += queued.queueFull }
     if queued.shutdown > 0 { dropped[.shutdown, default: 0] += queued.shutdown }
+    if queued.diskBudget > 0 { dropped[.diskBudget, default: 0] += queued.diskBudget }
+    let damaged = recoveredDamage + counts.damaged
     var services = counts.services
     for service in engine.services {
       guard let own = service.statistics() else { continue }
@@ -187,12 +194,13 @@ public final class Tracker: CoreTracker {
       generated: counts.generated,
       routed: counts.routed,
       dropped: dropped,
-      queued: queued.tracked + queued.replayed - queued.queueFull - queued.shutdown - counts.handled,
+      queued: queued.tracked + queued.replayed - queued.queueFull - queued.shutdown - queued.diskBudget
+        - counts.handled,
       services: services,
       replayed: queued.replayed,
       untimed: counts.untimed,
       unjournaled: queued.unjournaled,
-      journalError: journalError,
+      journalError: journalError ?? (damaged > 0 ? "\(damaged) damaged journal records skipped" : nil),
       lifecycleError: lifecycleError.snapshot
     )
   }

@@ -12,6 +12,7 @@ final class TrackingEngine: @unchecked Sendable {
     var untimed = 0
     var handled = 0
     var routed = 0
+    var damaged = 0
     var dropped: [DropReason: Int] = [:]
     var services: [ServiceID: ServiceStats] = [:]
   }
@@ -36,6 +37,14 @@ final class TrackingEngine: @unchecked Sendable {
   private var sessionEventCount = 0
   /// Started timers by event name: when each was started.
   private var timers: [String: Date] = [:]
+  /// The queue the worker takes from (set when it starts).
+  private var queue: EventQueue?
+  /// With a journal, a service without room holds the worker back (the journal is the buffer);
+  /// without one, the service's outbox makes room by dropping its oldest records.
+  private var holdsBack = false
+  /// The queue closed while the worker was held back: nothing more is handed over; what is left
+  /// stays in the journal for the next run.
+  private var abandoned = false
   /// The most timers kept at once; starting one more discards the oldest.
   static let maximumTimers = 1_000
 
@@ -64,6 +73,8 @@ final class TrackingEngine: @unchecked Sendable {
 
   /// The worker's loop: runs until the queue is closed and drained.
   func run(queue: EventQueue) {
+    self.queue = queue
+    holdsBack = queue.isJournaling
     var batch: [EventQueue.Command] = []
     var checkpoints: [EventQueue.Checkpoint] = []
     while queue.take(into: &batch, checkpoints: &checkpoints, session: sessionState) {
@@ -71,7 +82,7 @@ final class TrackingEngine: @unchecked Sendable {
       for (index, command) in batch.enumerated() {
         handle(command)
         if next < checkpoints.endIndex, checkpoints[next].count == index + 1 {
-          queue.commit(checkpoints[next], session: sessionState)
+          queue.commit(upTo: checkpoints[next].mark, session: sessionState)
           next += 1
         }
       }
@@ -82,6 +93,10 @@ final class TrackingEngine: @unchecked Sendable {
   }
 
   private func handle(_ command: EventQueue.Command) {
+    if abandoned {
+      if case .barrier(let done) = command { done() }
+      return
+    }
     switch command {
     case .track(let event, let timestamp, let id):
       updateSession(at: timestamp, by: id)
@@ -91,6 +106,8 @@ final class TrackingEngine: @unchecked Sendable {
       updateSession(at: timestamp, by: id)
       process(event, id: id, at: timestamp, replayed: true)
       delta.handled += 1
+    case .journaled(let range):
+      handleJournaled(range)
     case .identify(let userID):
       self.userID = userID
     case .userProperty(let key, let value):
@@ -115,6 +132,47 @@ final class TrackingEngine: @unchecked Sendable {
       publishStats()
       done()
     }
+  }
+
+  /// Reads journaled records back in chunks, handles them in order, and commits after each chunk.
+  private func handleJournaled(_ range: Range<UInt64>) {
+    guard let queue else { return }
+    var next = range.lowerBound
+    while next < range.upperBound, !abandoned {
+      let (bodies, after) = queue.readJournal(range, from: next, maximum: EventQueue.checkpointInterval)
+      for body in bodies {
+        body.withUnsafeBytes { bytes in
+          var reader = JournalReader(bytes)
+          if let command = try? reader.command(), reader.isAtEnd {
+            handle(command)
+          } else {
+            delta.damaged += 1
+            if body.first == JournalFormat.Record.track.rawValue {
+              delta.handled += 1
+              drop(.journalDamaged)
+            }
+          }
+        }
+        if abandoned { return }
+      }
+      next = after
+      queue.commit(upTo: after, session: sessionState)
+      if bodies.isEmpty { return }
+    }
+  }
+
+  /// Waits, with a journal, until `service` has room for one more event. Returns `false` when the
+  /// queue closed meanwhile (the worker gives up; the journal keeps the rest).
+  private func awaitRoom(for service: any TrackerService) -> Bool {
+    guard holdsBack, !service.hasRoom(), let queue else { return true }
+    publishStats()
+    while !service.hasRoom() {
+      guard queue.waitForRoom() else {
+        abandoned = true
+        return false
+      }
+    }
+    return true
   }
 
   // MARK: Enrichment and sessions
@@ -225,6 +283,7 @@ final class TrackingEngine: @unchecked Sendable {
         delta.services[service.id, default: ServiceStats()].dropped[.consent, default: 0] += 1
         continue
       }
+      guard awaitRoom(for: service) else { return }
       service.receive(envelope.shaped(for: service.id))
       receivers += 1
       delta.services[service.id, default: ServiceStats()].received += 1
@@ -263,7 +322,8 @@ final class TrackingEngine: @unchecked Sendable {
   /// Adds the worker's local counts to the shared ones.
   private func publishStats() {
     guard
-      delta.handled > 0 || delta.generated > 0 || delta.counted > 0 || delta.untimed > 0 || !delta.dropped.isEmpty
+      delta.handled > 0 || delta.damaged > 0 || delta.generated > 0 || delta.counted > 0 || delta.untimed > 0
+        || !delta.dropped.isEmpty
         || !delta.services.isEmpty
     else { return }
     let published = delta
@@ -274,6 +334,7 @@ final class TrackingEngine: @unchecked Sendable {
       counts.untimed += published.untimed
       counts.handled += published.handled
       counts.routed += published.routed
+      counts.damaged += published.damaged
       counts.dropped.merge(published.dropped, uniquingKeysWith: +)
       for (id, service) in published.services {
         counts.services[id, default: ServiceStats()].received += service.received

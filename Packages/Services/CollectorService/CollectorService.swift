@@ -100,6 +100,8 @@ public final class CollectorService: TrackerService {
   public func statistics() -> ServiceStats? { queue.statistics() }
 
   public func sendSoon() { queue.sendSoon() }
+
+  public func hasRoom() -> Bool { queue.hasRoom() }
 }
 
 extension Date {

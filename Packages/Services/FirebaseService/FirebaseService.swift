@@ -110,6 +110,8 @@ public final class FirebaseService: TrackerService {
 
   public func sendSoon() { queue.sendSoon() }
 
+  public func hasRoom() -> Bool { queue.hasRoom() }
+
   /// Delivery counts, drops by reason (`ga4_name_invalid`, `expired`, ...) and repairs by reason.
   public func statistics() -> ServiceStats? { delivery.statistics() }
 }

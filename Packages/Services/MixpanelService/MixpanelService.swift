@@ -104,6 +104,8 @@ public final class MixpanelService: TrackerService {
 
   public func sendSoon() { queue.sendSoon() }
 
+  public func hasRoom() -> Bool { queue.hasRoom() }
+
   /// Delivery counts, drops by reason (`rejected_by_server` for `failed_records`, ...) and repairs.
   public func statistics() -> ServiceStats? { delivery.statistics() }
 }

@@ -119,6 +119,8 @@ public final class SimpleAnalyticsService: TrackerService {
   public func statistics() -> ServiceStats? { queue.statistics() }
 
   public func sendSoon() { queue.sendSoon() }
+
+  public func hasRoom() -> Bool { queue.hasRoom() }
 }
 
 extension SimpleAnalyticsService.EncoderState {

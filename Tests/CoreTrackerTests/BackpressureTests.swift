@@ -1,0 +1,163 @@
+import CoreTracker
+import CoreTrackerTesting
+import Foundation
+import Testing
+
+/// A service with a bound the test moves: it has room while it holds fewer events than `capacity`,
+/// as an outbox has until delivery empties it.
+final class RoomService: TrackerService, Sendable {
+  let id: ServiceID
+  private let state: Locked<(events: [TrackedEvent], capacity: Int)>
+
+  init(id: ServiceID = .collector, capacity: Int = .max) {
+    self.id = id
+    state = Locked(([], capacity))
+  }
+
+  func receive(_ event: TrackedEvent) { state.withLock { $0.events.append(event) } }
+  func hasRoom() -> Bool { state.withLock { $0.events.count < $0.capacity } }
+  func setCapacity(_ capacity: Int) { state.withLock { $0.capacity = capacity } }
+  var events: [TrackedEvent] { state.snapshot.events }
+  var count: Int { state.withLock { $0.events.count } }
+
+  /// The `i` parameters received, in order.
+  var indices: [Int] {
+    events.compactMap { event in
+      if case .int(let index) = event.parameters["i"] { return index }
+      return nil
+    }
+  }
+}
+
+/// Waits (polling, bounded) until `condition` holds.
+func eventually(_ seconds: TimeInterval = 30, _ condition: () -> Bool) async -> Bool {
+  let deadline = Date().addingTimeInterval(seconds)
+  while !condition() {
+    if Date() > deadline { return false }
+    try? await Task.sleep(nanoseconds: 1_000_000)
+  }
+  return true
+}
+
+private func probe(_ index: Int) -> GenericEvent {
+  GenericEvent("probe", parameters: ["i": .int(index)])
+}
+
+@Suite("The journal is the buffer")
+struct BackpressureTests {
+  /// A service without room holds the worker back; events beyond the in-memory share wait in the
+  /// journal; nothing is refused or evicted, and once there is room every event arrives, in order.
+  @Test func aServiceWithoutRoomHoldsTheWorkerBackAndLosesNothing() async throws {
+    let folder = JournalFolder()
+    let service = RoomService(capacity: 100)
+    let tracker = Tracker(services: [service], configuration: journalingConfiguration(folder.url, clock: ManualClock()))
+    let total = TrackerJournal.eventsKeptInMemory * 2 + 500
+    for index in 0..<total { tracker.track(probe(index)) }
+    #expect(await eventually { service.count == 100 })
+    // Held back: flush returns (it cannot deliver what the service has no room for).
+    await tracker.flush()
+    let held = tracker.stats
+    #expect(held.totalDropped == 0)
+    #expect(held.queued == total - 100)
+    #expect(service.count == 100)
+
+    service.setCapacity(.max)
+    await tracker.flush()
+    let inOrder = service.indices == Array(0..<total)
+    #expect(inOrder, "received \(service.count) of \(total)")
+    let stats = tracker.stats
+    #expect(stats.totalDropped == 0 && stats.queued == 0 && stats.unjournaled == 0)
+    #expect(stats.tracked == stats.routed)
+  }
+
+  /// Past the disk budget the journal drops its oldest records; only events that waited in the
+  /// journal alone are lost, counted as `disk_budget`: the balance holds, the newest arrive.
+  @Test func pastTheDiskBudgetTheOldestWaitingEventsAreDroppedAndCounted() async throws {
+    let folder = JournalFolder()
+    let service = RoomService(capacity: 0)
+    let tracker = Tracker(
+      services: [service],
+      configuration: journalingConfiguration(folder.url, clock: ManualClock(), maximumBytes: 64 << 10))
+    let total = TrackerJournal.eventsKeptInMemory + 6_000
+    for index in 0..<total { tracker.track(probe(index)) }
+    let dropped = tracker.stats.dropped(.diskBudget)
+    service.setCapacity(.max)
+    await tracker.flush()
+
+    let indices = service.indices
+    #expect(dropped > 0)
+    #expect(indices.count > TrackerJournal.eventsKeptInMemory)
+    #expect(tracker.stats.dropped(.diskBudget) == dropped)
+    #expect(indices.count + dropped == total)
+    // In order, with one gap: the oldest of the events that waited in the journal alone.
+    #expect(zip(indices, indices.dropFirst()).allSatisfy { $0 < $1 })
+    let gaps = zip(indices, indices.dropFirst()).filter { $1 != $0 + 1 }
+    #expect(gaps.count == 1)
+    #expect(gaps.first.map { $0.1 - $0.0 - 1 } == dropped)
+    #expect(indices.last == total - 1)
+    let stats = tracker.stats
+    #expect(stats.tracked == stats.routed + stats.totalDropped + stats.queued)
+  }
+
+  /// A dead run's full journal (tens of thousands of events) replays completely into a service
+  /// that makes room only as it "delivers", a thousand at a time.
+  @Test func aFullJournalFromADeadRunReplaysCompletely() async throws {
+    let folder = JournalFolder()
+    let clock = ManualClock()
+    let stuck = RoomService(capacity: 0)
+    let total = 30_000
+    let first = Tracker(services: [stuck], configuration: journalingConfiguration(folder.folder("a"), clock: clock))
+    for index in 0..<total { first.track(probe(index)) }
+    await first.flush()
+    _ = try copyJournal(from: folder.folder("a"), to: folder.folder("b"))
+
+    let service = RoomService(capacity: 1_000)
+    let second = Tracker(services: [service], configuration: journalingConfiguration(folder.folder("b"), clock: clock))
+    #expect(second.stats.replayed == total)
+    let delivering = Task {
+      while service.count < total {
+        service.setCapacity(service.count + 1_000)
+        try await Task.sleep(nanoseconds: 2_000_000)
+      }
+    }
+    #expect(await eventually { service.count == total })
+    delivering.cancel()
+    await second.flush()
+    let inOrder = service.indices == Array(0..<total)
+    #expect(inOrder, "received \(service.count) of \(total)")
+    #expect(second.stats.totalDropped == 0 && second.stats.queued == 0)
+    await first.shutdown()
+  }
+
+  /// Shut down while held back: `shutdown` returns, and what was not handed over stays in the
+  /// journal; the next run delivers it.
+  @Test func shutdownWhileHeldBackLeavesTheRestForTheNextRun() async throws {
+    let folder = JournalFolder()
+    let clock = ManualClock()
+    let held = RoomService(capacity: 10)
+    let first = Tracker(services: [held], configuration: journalingConfiguration(folder.url, clock: clock))
+    for index in 0..<100 { first.track(probe(index)) }
+    #expect(await eventually { held.count == 10 })
+    await first.shutdown()
+
+    let next = RoomService()
+    let second = Tracker(services: [next], configuration: journalingConfiguration(folder.url, clock: clock))
+    await second.flush()
+    #expect(held.indices == Array(0..<10))
+    #expect(Set(next.indices).isSuperset(of: 10..<100))
+    // What comes again (handed over since the last commit) comes under the same ids: de-duplicated.
+    let firstIDs = Dictionary(uniqueKeysWithValues: held.events.map { ($0.parameters["i"], $0.id) })
+    let again = next.events.filter { firstIDs[$0.parameters["i"]] != nil }
+    #expect(again.allSatisfy { firstIDs[$0.parameters["i"]] == $0.id })
+  }
+
+  /// Without a journal there is nowhere to wait: the tracker never waits for room (the outbox makes
+  /// room by dropping its oldest records, counted).
+  @Test func withoutAJournalTheWorkerNeverWaits() async {
+    let service = RoomService(capacity: 0)
+    let tracker = Tracker(services: [service], configuration: TrackerConfiguration(emitsSessionEvents: false))
+    for index in 0..<50 { tracker.track(probe(index)) }
+    await tracker.flush()
+    #expect(service.indices == Array(0..<50))
+  }
+}
