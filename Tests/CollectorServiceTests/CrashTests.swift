@@ -101,6 +101,81 @@ struct CrashTests {
     #expect(sessionStarts.count == 1)
   }
 
+  /// A producer tracking 20,000 events/s into an outbox of about 2,800 events, against a collector
+  /// that answers each request of 250 events after 50 ms (about 5,000 events/s): the outbox fills
+  /// within a fraction of a second and the journal holds the rest. The producer is killed with
+  /// SIGKILL at random moments (some within its first milliseconds), 15 times, each run going on
+  /// from where the last one's `track` returned, up to 40,000 events; a last run delivers what
+  /// waits. Every event arrives exactly once (by id), nothing is dropped, one `session_start`.
+  @Test(.timeLimit(.minutes(4)))
+  func aProducerFasterThanASlowCollectorKilledAtRandomLosesNothing() async throws {
+    let server = try await TestHTTPServer.start { _ in TestResponse(delay: 0.05) }
+    defer { Task { await server.stop() } }
+    let directory = TemporaryDirectory()
+    try FileManager.default.createDirectory(at: directory.url, withIntermediateDirectories: true)
+    let outbox = directory.url.appendingPathComponent("outbox")
+    let progressFile = directory.url.appendingPathComponent("progress")
+    let total = 40_000
+    var environment = ProcessInfo.processInfo.environment
+    environment["CRASH_HELPER_SMALL_OUTBOX"] = "1"
+    environment["CRASH_HELPER_LIMIT"] = String(total)
+
+    var random = SystemRandomNumberGenerator()
+    var returned = 0
+    for run in 0..<15 {
+      let process = Process()
+      process.executableURL = helperURL
+      process.environment = environment
+      process.arguments = [outbox.path, server.url.absoluteString, String(returned), progressFile.path]
+      try process.run()
+      let early = run % 4 == 1
+      let pause =
+        early
+        ? UInt64.random(in: 2_000_000...30_000_000, using: &random)
+        : UInt64.random(
+          in: 100_000_000...600_000_000, using: &random)
+      try await Task.sleep(nanoseconds: pause)
+      kill(process.processIdentifier, SIGKILL)
+      process.waitUntilExit()
+      returned = max(returned, readProgress(progressFile))
+    }
+    let flush = Process()
+    flush.executableURL = helperURL
+    flush.environment = environment
+    flush.arguments = [outbox.path, server.url.absoluteString, "--flush"]
+    let output = Pipe()
+    flush.standardOutput = output
+    try flush.run()
+    flush.waitUntilExit()
+    let summary = String(decoding: output.fileHandleForReading.readDataToEndOfFile(), as: UTF8.self)
+    #expect(flush.terminationStatus == 0, "\(summary)")
+    #expect(summary.contains("dropped=[]") && summary.contains("tracker-dropped=0"), "\(summary)")
+
+    var byID: [String: Int] = [:]
+    var sessionStarts = Set<String>()
+    var received = 0
+    for request in server.requests where request.uri.hasPrefix("/v1/batch") {
+      let batch = try JSONDecoder().decode(CollectorBatch.self, from: Data(request.body))
+      for event in batch.events {
+        if event.name == SessionEvent.start { sessionStarts.insert(event.id) }
+        guard case .int(let index) = event.parameters["i"] else { continue }
+        received += 1
+        byID[event.id] = Int(index)
+      }
+    }
+    let indices = byID.values.sorted()
+    let arrived = Set(indices)
+    let lost = (0..<returned).filter { !arrived.contains($0) }
+    print(
+      "backpressure crash test: 15 kills, \(returned) events returned by track, \(arrived.count) arrived "
+        + "(\(received - arrived.count) duplicate deliveries removed by id), \(lost.count) lost, "
+        + "session starts: \(sessionStarts.count); last run: \(summary)")
+    #expect(returned > 10_000)
+    #expect(Set(indices).count == indices.count, "an event arrived under two ids")
+    #expect(lost.isEmpty, "lost: \(lost.prefix(20))")
+    #expect(sessionStarts.count == 1)
+  }
+
   /// Three processes (an app, a widget, a share extension) track into one folder (outbox, journal,
   /// anonymous id) at once and are killed with SIGKILL at random, 12 times, restarted each time; at
   /// the end all are killed and a last run delivers what waits. Every event `track` returned for in

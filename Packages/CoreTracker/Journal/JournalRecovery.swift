@@ -48,6 +48,9 @@ extension JournalFile {
     if let session = Self.session(in: base), session.lastActivity >= (recovered.session?.lastActivity ?? .distantPast) {
       recovered.session = session
     }
+    // The session moves with the records, before the orphan goes: a run killed right after this
+    // must not replay the records into a new session (a second `session_start`).
+    store(recovered.session)
     // Emptied before it is deleted: a process that opened it before the unlink finds nothing.
     base.storeBytes(of: UInt64(head).littleEndian, toByteOffset: H.committed, as: UInt64.self)
     try? FileManager.default.removeItem(at: orphan)

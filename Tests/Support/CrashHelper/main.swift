@@ -6,6 +6,11 @@
 //   crash-helper <outbox dir> <collector URL> --lifecycle <version>           one app run: start,
 //       "work", background, terminate, deliver (lifecycle state in `<outbox dir>-state`)
 //
+// With CRASH_HELPER_LIMIT=<n> in the environment it stops tracking at index n (then idles until
+// killed) and paces itself at 20,000 events/s; with CRASH_HELPER_SMALL_OUTBOX=1 the outbox holds
+// about 2,800 events (1 MiB) and batches hold 250, so a slow collector fills it and the journal
+// must hold the rest (backpressure).
+//
 // After each `track` returns it stores the next index into a memory-mapped progress file, which the
 // kernel keeps when the process is killed: the test reads exactly which events `track` returned for.
 // The tracker journals into `<outbox dir>-journal`, so what a killed run had not handed to the
@@ -29,9 +34,15 @@ guard arguments.count >= 4 else {
 // Bounds far above what the test tracks: the only losses left are the crash window itself (a busy
 // machine, a whole test suite in parallel, must not turn into `queue_full` or `outbox_full` drops,
 // which are counted losses by design but not what this test is about).
+let environment = ProcessInfo.processInfo.environment
+let smallOutbox = environment["CRASH_HELPER_SMALL_OUTBOX"] == "1"
+let limit = environment["CRASH_HELPER_LIMIT"].flatMap { Int($0) }
 let collector = try CollectorService(
   endpoint: URL(string: arguments[2])!, writeKey: "crash-test", directory: URL(fileURLWithPath: arguments[1]),
-  outbox: OutboxConfiguration(maximumBytes: 256 << 20, maximumRecords: 2_000_000),
+  outbox: smallOutbox
+    ? OutboxConfiguration(maximumBytes: 1 << 20, segmentBytes: 256 << 10)
+    : OutboxConfiguration(maximumBytes: 256 << 20, maximumRecords: 2_000_000),
+  batchSize: smallOutbox ? 250 : .max,
   retry: RetryPolicy(initialDelay: 0.01, maximumDelay: 0.1),
   policy: FlushPolicy(count: 100, interval: 0.2, flushTimeout: 60)
 )
@@ -60,10 +71,18 @@ if let error = tracker.stats.journalError {
 }
 
 if arguments[3] == "--flush" {
-  await tracker.flush()
+  // A flush delivers what the outbox holds; with backpressure the journal may hold more: go on
+  // until both are empty (bounded).
+  let deadline = Date().addingTimeInterval(150)
+  repeat {
+    await tracker.flush()
+  } while (tracker.stats.queued > 0 || (collector.statistics()?.queued ?? 0) > 0) && Date() < deadline
   let stats = collector.statistics()
-  print("queued=\(stats?.queued ?? -1) delivered=\(stats?.delivered ?? -1)")
-  exit(stats?.queued == 0 ? 0 : 1)
+  let dropped = stats?.dropped.map { "\($0.key)=\($0.value)" }.sorted().joined(separator: ",") ?? ""
+  print(
+    "queued=\(stats?.queued ?? -1) delivered=\(stats?.delivered ?? -1) tracker-queued=\(tracker.stats.queued) "
+      + "dropped=[\(dropped)] tracker-dropped=\(tracker.stats.totalDropped)")
+  exit(stats?.queued == 0 && tracker.stats.queued == 0 ? 0 : 1)
 }
 
 let first = Int(arguments[3])!
@@ -74,10 +93,18 @@ else { exit(3) }
 var index = first
 let tag: ParameterValue? = arguments.count > 5 ? .string(arguments[5]) : nil
 while true {
+  if let limit, index >= limit {
+    sleep(1)
+    continue
+  }
   var parameters: EventParameters = ["i": .int(index)]
   parameters["p"] = tag
   tracker.track(GenericEvent("crash_probe", parameters: parameters))
   index += 1
   progress.storeBytes(of: Int64(index), as: Int64.self)
-  if index % 5 == 0 { usleep(1000) }
+  if limit != nil {
+    if index % 20 == 0 { usleep(1000) }
+  } else if index % 5 == 0 {
+    usleep(1000)
+  }
 }
