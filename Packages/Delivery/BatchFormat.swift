@@ -28,6 +28,12 @@ public protocol BatchFormat: Sendable {
   func request(for records: ArraySlice<OutboxRecord>, sentAt: Date) -> HTTPRequest
   /// What `response` means for `records`. Default: ``RetryPolicy/outcome(status:headers:)``.
   func outcome(of response: HTTPResponse, for records: ArraySlice<OutboxRecord>) -> DeliveryOutcome
+  /// The ids of the events `records` hold, oldest first, for delivery reports that ask for them.
+  /// Default: none (the format does not know them).
+  func eventIDs(in records: ArraySlice<OutboxRecord>) -> [String]
+  /// Whether `record` counts in the service's delivered and dropped events. Default: every record
+  /// does; a format with records that are not events (a drop report) says `false` for those.
+  func countsAsEvent(_ record: OutboxRecord) -> Bool
 }
 
 extension BatchFormat {
@@ -36,6 +42,10 @@ extension BatchFormat {
   public func outcome(of response: HTTPResponse, for records: ArraySlice<OutboxRecord>) -> DeliveryOutcome {
     RetryPolicy.outcome(status: response.status, headers: response.headers)
   }
+
+  public func eventIDs(in records: ArraySlice<OutboxRecord>) -> [String] { [] }
+
+  public func countsAsEvent(_ record: OutboxRecord) -> Bool { true }
 }
 
 /// When delivery sends without being asked.

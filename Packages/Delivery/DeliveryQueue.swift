@@ -59,6 +59,10 @@ public final class DeliveryQueue: Sendable {
   /// Counts a record the service refused before it reached the outbox (too large, unencodable).
   public func recordDrop(_ reason: DropReason) { engine.recordDrop(reason) }
 
+  /// Sends a ``DeliveryReport`` to `observer` for every batch delivered, refused or retried and
+  /// every record dropped from now on (the service's ``TrackerService/observeDelivery(_:)``).
+  public func observe(_ observer: DeliveryObserver) { engine.observe(observer) }
+
   /// Asks for a send now without waiting for it: call it when the app goes to the background or
   /// terminates.
   public func sendSoon() { engine.trigger() }
@@ -86,22 +90,23 @@ public final class DeliveryQueue: Sendable {
 /// immutable; `run` is the only sender, so one request is in flight at a time.
 final class DeliveryEngine: @unchecked Sendable {
   let outbox: Outbox
-  private let format: any BatchFormat
-  private let transport: any HTTPTransport
-  private let retry: RetryPolicy
-  private let policy: FlushPolicy
-  private let clock: any DeliveryClock
+  let format: any BatchFormat
+  let transport: any HTTPTransport
+  let retry: RetryPolicy
+  let policy: FlushPolicy
+  let clock: any DeliveryClock
   private let triggers: AsyncStream<Void>
   private let continuation: AsyncStream<Void>.Continuation
-  private let state: Locked<State>
+  let state: Locked<State>
+  let observer = Locked<DeliveryObserver?>(nil)
 
-  private struct Waiter {
+  struct Waiter {
     let target: OutboxPosition
     let deadline: Date
     let continuation: CheckedContinuation<Void, Never>
   }
 
-  private struct State {
+  struct State {
     var threshold: Int?
     /// Records waiting that count toward the threshold (SimpleAnalytics: items and new counters).
     var pendingCounted = 0
@@ -185,7 +190,15 @@ final class DeliveryEngine: @unchecked Sendable {
     for waiter in ready { waiter.resume() }
   }
 
-  func recordDrop(_ reason: DropReason) { state.withLock { $0.dropped[reason, default: 0] += 1 } }
+  func recordDrop(_ reason: DropReason) {
+    state.withLock { $0.dropped[reason, default: 0] += 1 }
+    report(.dropped(reason), count: 1)
+  }
+
+  func observe(_ observer: DeliveryObserver) {
+    self.observer.withLock { $0 = observer }
+    outbox.observeDrops { reason, count in observer.report(DeliveryReport(service: nil, outcome: .dropped(reason), count: count)) }
+  }
 
   func stop() {
     state.withLock { $0.stopping = true }
@@ -279,104 +292,5 @@ final class DeliveryEngine: @unchecked Sendable {
       return ready
     }
     for waiter in ready { waiter.continuation.resume() }
-  }
-
-  /// Acknowledges through `position` and keeps the count of waiting records in step.
-  private func acknowledge(through position: OutboxPosition, droppedAs reason: DropReason? = nil) -> Int {
-    let removed = outbox.acknowledge(through: position, droppedAs: reason)
-    let adopted = outbox.hasWaitingRuns ? outbox.adoptWaitingRuns() : 0
-    state.withLock { $0.pendingCounted = max(0, $0.pendingCounted - removed + adopted) }
-    return removed
-  }
-
-  /// Sends batches until the outbox is empty or a send must be retried later.
-  private func drain() async {
-    var limit = format.maximumRecords
-    while true {
-      if state.withLock({ $0.notBefore }) > clock.now() { return }
-      // Read and marked in flight in one step: a record evicted from now on shares the outcome.
-      let records = outbox.readForSending(maximumRecords: limit, maximumBytes: format.maximumBytes)
-      guard !records.isEmpty else {
-        if outbox.hasWaitingRuns, outbox.adoptWaitingRuns() > 0 { continue }
-        return
-      }
-      let slice = records[...]
-      if dropExpired(slice) { continue }
-      let batch = slice.prefix(max(1, min(format.batchLength(slice), limit)))
-      outbox.narrowInFlight(to: batch.last!.end)
-      switch await send(batch) {
-      case .delivered:
-        succeeded(delivered: acknowledge(through: batch.last!.end))
-        limit = format.maximumRecords
-      case .partial(let rejected):
-        let removed = acknowledge(through: batch.last!.end)
-        let refused = min(removed, rejected.count)
-        succeeded(delivered: removed - refused, rejected: refused)
-        limit = format.maximumRecords
-      case .drop(let reason, let error):
-        let removed = acknowledge(through: batch.last!.end)
-        state.withLock {
-          $0.dropped[reason, default: 0] += removed
-          $0.lastError = error
-        }
-      case .split:
-        outbox.endInFlight()
-        if batch.count == 1 {
-          let removed = acknowledge(through: batch.last!.end)
-          state.withLock {
-            $0.dropped[.tooLargeForServer, default: 0] += removed
-            $0.lastError = "HTTP 413 for a single record"
-          }
-        } else {
-          limit = max(1, batch.count / 2)
-        }
-      case .retry(let after, let error):
-        outbox.endInFlight()
-        state.withLock { state in
-          state.attempt += 1
-          state.notBefore = clock.now().addingTimeInterval(
-            retry.delay(attempt: state.attempt, retryAfter: after, random: &state.random)
-          )
-          state.lastError = error
-          if let count = policy.count { state.threshold = count + policy.failureIncrement * state.attempt }
-        }
-        return
-      }
-    }
-  }
-
-  private func send(_ batch: ArraySlice<OutboxRecord>) async -> DeliveryOutcome {
-    var request = format.request(for: batch, sentAt: clock.now())
-    if format.acceptsGzip {
-      request.body = Gzip.compress(request.body)
-      request.headers["Content-Encoding"] = "gzip"
-    }
-    state.withLock { $0.inFlight = batch.count }
-    defer { state.withLock { $0.inFlight = 0 } }
-    do {
-      let response = try await transport.send(request)
-      return format.outcome(of: response, for: batch)
-    } catch {
-      return .retry(after: nil, error: "\(error)")
-    }
-  }
-
-  private func succeeded(delivered: Int, rejected: Int = 0) {
-    state.withLock { state in
-      state.delivered += delivered
-      if rejected > 0 { state.dropped[.rejectedByServer, default: 0] += rejected }
-      state.attempt = 0
-      state.notBefore = .distantPast
-      state.threshold = policy.count
-    }
-  }
-
-  /// Drops leading records older than the maximum event age; `true` if it dropped any.
-  private func dropExpired(_ records: ArraySlice<OutboxRecord>) -> Bool {
-    let oldest = Int64((clock.now().timeIntervalSince1970 - retry.maximumEventAge) * 1000)
-    let expired = records.prefix { $0.timestamp < oldest }
-    guard let last = expired.last else { return false }
-    _ = acknowledge(through: last.end, droppedAs: .expired)
-    return true
   }
 }

@@ -64,6 +64,8 @@ public final class Outbox: @unchecked Sendable {
   /// Outboxes of ended runs whose records wait to move into this one as room allows
   /// (``Outbox/openRun(in:configuration:)``), behind their own lock.
   let waitingRuns = Locked<[WaitingRun]>([])
+  /// Told of every record the outbox drops, with the reason (the delivery queue's reports).
+  private let dropObserver = Locked<(@Sendable (DropReason, Int) -> Void)?>(nil)
 
   /// Opens the outbox in `directory` (created if needed), recovering every valid record left there.
   ///
@@ -88,6 +90,19 @@ public final class Outbox: @unchecked Sendable {
     try recover()
   }
 
+  /// Calls `observer` with every drop from now on (reason and count), under the outbox's lock:
+  /// it must not call back into the outbox.
+  public func observeDrops(_ observer: @escaping @Sendable (DropReason, Int) -> Void) {
+    dropObserver.withLock { $0 = observer }
+  }
+
+  /// Counts `count` records dropped for `reason` and tells the observer. Lock held.
+  func countDrop(_ reason: DropReason, _ count: Int = 1) {
+    guard count > 0 else { return }
+    dropped[reason, default: 0] += count
+    dropObserver.snapshot?(reason, count)
+  }
+
   // MARK: Writing
 
   /// Appends a record. Never blocks on the disk; when the outbox is full the oldest records make room.
@@ -101,7 +116,7 @@ public final class Outbox: @unchecked Sendable {
     lock.lock()
     defer { lock.unlock() }
     guard Self.segmentHeaderSize + size <= configuration.segmentBytes else {
-      dropped[.recordTooLarge, default: 0] += 1
+      countDrop(.recordTooLarge)
       return false
     }
     while queuedRecords >= configuration.maximumRecords { dropOldestRecord() }
@@ -109,7 +124,7 @@ public final class Outbox: @unchecked Sendable {
       do {
         try addSegment()
       } catch {
-        dropped[.outboxIOError, default: 0] += 1
+        countDrop(.outboxIOError)
         return false
       }
     }
@@ -202,7 +217,7 @@ public final class Outbox: @unchecked Sendable {
     defer { lock.unlock() }
     guard let current = inFlightEnd, end < current else { return }
     let beyond = evictedInFlight.filter { $0 > end }.count
-    if beyond > 0 { dropped[.outboxFull, default: 0] += beyond }
+    countDrop(.outboxFull, beyond)
     evictedInFlight.removeLast(beyond)
     inFlightEnd = end
   }
@@ -227,7 +242,7 @@ public final class Outbox: @unchecked Sendable {
       queuedBytes -= record.size
       cursor = record.next
     }
-    if let reason, removed > 0 { dropped[reason, default: 0] += removed }
+    if let reason { countDrop(reason, removed) }
     removeSegmentsBeforeCursor()
     cursorFile.write(cursor)
     return removed
@@ -243,7 +258,7 @@ public final class Outbox: @unchecked Sendable {
 
   /// Ends the in-flight state; records evicted from it and not yet settled count as dropped. Lock held.
   private func settleEvictedInFlight() {
-    if !evictedInFlight.isEmpty { dropped[.outboxFull, default: 0] += evictedInFlight.count }
+    countDrop(.outboxFull, evictedInFlight.count)
     inFlightEnd = nil
     evictedInFlight.removeAll()
   }
@@ -262,7 +277,7 @@ public final class Outbox: @unchecked Sendable {
     if let end = inFlightEnd, record.next <= end {
       evictedInFlight.append(record.next)
     } else {
-      dropped[.outboxFull, default: 0] += 1
+      countDrop(.outboxFull)
     }
   }
 

@@ -16,8 +16,6 @@ public enum DeliveryOutcome: Sendable, Hashable {
 }
 
 extension DropReason {
-  /// The server refused the batch with a 4xx other than 408, 413 and 429.
-  public static let rejectedByServer = DropReason("rejected_by_server")
   /// One record was larger than the server accepts even alone (413 on a batch of one).
   public static let tooLargeForServer = DropReason("too_large_for_server")
   /// Older than the maximum event age before it could be delivered.

@@ -23,9 +23,10 @@ private func readProgress(_ url: URL) -> Int {
 }
 
 /// A last run of the helper on `outbox`: adopts what the killed runs left and delivers it.
-private func deliverWhatWaits(_ outbox: URL, _ server: URL) throws {
+private func deliverWhatWaits(_ outbox: URL, _ server: URL, environment: [String: String]? = nil) throws {
   let flush = Process()
   flush.executableURL = helperURL
+  if let environment { flush.environment = environment }
   flush.arguments = [outbox.path, server.absoluteString, "--flush"]
   try flush.run()
   flush.waitUntilExit()
@@ -174,6 +175,58 @@ struct CrashTests {
     #expect(Set(indices).count == indices.count, "an event arrived under two ids")
     #expect(lost.isEmpty, "lost: \(lost.prefix(20))")
     #expect(sessionStarts.count == 1)
+  }
+
+  /// The same producer with the collector down and a journal of 256 KiB: past the disk budget the
+  /// oldest events drop. Killed 6 times, then the collector comes back and a last run delivers what
+  /// waits: every event `track` returned for arrived once, or is counted as `disk_budget` in the drop
+  /// reports the collector received (de-duplicated by report id) — exactly, none unaccounted.
+  @Test(.timeLimit(.minutes(3)))
+  func pastTheDiskBudgetEveryLostEventIsInTheReportTheCollectorReceives() async throws {
+    let down = LockedFlag(true)
+    let server = try await TestHTTPServer.start { _ in down.value ? TestResponse(status: 503) : TestResponse() }
+    defer { Task { await server.stop() } }
+    let directory = TemporaryDirectory()
+    try FileManager.default.createDirectory(at: directory.url, withIntermediateDirectories: true)
+    let outbox = directory.url.appendingPathComponent("outbox")
+    let progressFile = directory.url.appendingPathComponent("progress")
+    var environment = ProcessInfo.processInfo.environment
+    environment["CRASH_HELPER_SMALL_OUTBOX"] = "1"
+    environment["CRASH_HELPER_LIMIT"] = "30000"
+    environment["CRASH_HELPER_JOURNAL_BYTES"] = String(256 << 10)
+    var returned = 0
+    var random = SystemRandomNumberGenerator()
+    for _ in 0..<6 {
+      let process = Process()
+      process.executableURL = helperURL
+      process.environment = environment
+      process.arguments = [outbox.path, server.url.absoluteString, String(returned), progressFile.path]
+      try process.run()
+      try await Task.sleep(nanoseconds: UInt64.random(in: 150_000_000...500_000_000, using: &random))
+      kill(process.processIdentifier, SIGKILL)
+      process.waitUntilExit()
+      returned = max(returned, readProgress(progressFile))
+    }
+    down.value = false
+    try deliverWhatWaits(outbox, server.url, environment: environment)
+
+    var arrived = Set<Int>()
+    var reports: [String: [CollectorDropReport.Dropped]] = [:]
+    for request in server.requests where request.uri.hasPrefix("/v1/batch") {
+      guard let batch = try? JSONDecoder().decode(CollectorBatch.self, from: Data(request.body)) else { continue }
+      for event in batch.events {
+        if case .int(let index) = event.parameters["i"] { arrived.insert(Int(index)) }
+      }
+      for report in batch.diagnostics ?? [] { reports[report.id] = report.dropped }
+    }
+    let counted = reports.values.joined().filter { $0.reason == "disk_budget" }.reduce(0) { $0 + Int($1.count) }
+    let lost = (0..<returned).filter { !arrived.contains($0) }.count
+    print(
+      "disk budget test: \(returned) returned by track, \(arrived.count) arrived, \(lost) lost, "
+        + "\(counted) counted as disk_budget in \(reports.count) drop reports")
+    #expect(lost > 0, "the budget was never reached: the test proves nothing")
+    #expect(counted == lost)
+    #expect(arrived.isSubset(of: Set(0..<returned)))
   }
 
   /// Three processes (an app, a widget, a share extension) track into one folder (outbox, journal,

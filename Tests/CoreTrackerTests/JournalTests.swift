@@ -220,11 +220,12 @@ struct JournalTests {
 
     var bytes = [UInt8](try Data(contentsOf: copy))
     let head = Int(bytes[8]) | Int(bytes[9]) << 8
+    let records = 4096  // records start after the header and its drop ledger
     switch damage {
     case .randomBytes: bytes = (0..<2000).map { _ in UInt8.random(in: 0...255) }
     case .truncatedRecord: bytes = Array(bytes[0..<(head - 3)])
-    case .hugeRecordLength: bytes.replaceSubrange(128..<132, with: [0xff, 0xff, 0xff, 0x7f])
-    case .unknownRecordType: bytes[132] = 0xee
+    case .hugeRecordLength: bytes.replaceSubrange(records..<records + 4, with: [0xff, 0xff, 0xff, 0x7f])
+    case .unknownRecordType: bytes[records + 4] = 0xee
     case .unknownValueTag: bytes[head - 14] = 0xee  // the tag of "hello", the last value (then 5 + 4 + 4 bytes)
     case .emptyFile: bytes = []
     case .headBeyondFile: bytes.replaceSubrange(8..<16, with: [0xff, 0xff, 0xff, 0xff, 0, 0, 0, 0])

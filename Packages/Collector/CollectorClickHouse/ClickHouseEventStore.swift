@@ -146,6 +146,7 @@ public final class ClickHouseEventStore: EventStore {
       summary.duplicateCounters = batch.counters.count - larger.count
     }
     try await insertQuarantine(batch)
+    try await insertClientDrops(batch)
     return summary
   }
 

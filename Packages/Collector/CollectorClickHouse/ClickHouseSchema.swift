@@ -39,6 +39,7 @@ struct ClickHouseSchema: Sendable {
   var sessions: String { table("sessions") }
   var audit: String { table("audit") }
   var quarantine: String { table("quarantine") }
+  var clientDrops: String { table("client_drops") }
   var submissions: String { table("submissions") }
   var orders: String { table("orders") }
   var persons: String { table("persons") }
@@ -158,6 +159,7 @@ struct ClickHouseSchema: Sendable {
       ],
       Self.access.flatMap(create),
       Self.quarantine.flatMap(create),
+      create(Self.clientDrops),
     ]
   }
 
@@ -177,6 +179,15 @@ struct ClickHouseSchema: Sendable {
       columns: "app String, device_id String, received_at Int64, items String, counters String",
       engine: "MergeTree ORDER BY (app, device_id, received_at)", shardBy: "cityHash64(device_id)"),
   ]
+
+  /// Client drop reports, of migration 5: appended; reads take each (app, report, service, reason) once.
+  static let clientDrops = Table(
+    name: "client_drops",
+    columns: """
+      app String, report_id String, service String, reason String, count Int64, device_id String, app_name String,
+      app_version String, platform String, reported_at Int64, received_at Int64
+      """,
+    engine: "ReplacingMergeTree ORDER BY (app, report_id, service, reason)", shardBy: "cityHash64(device_id)")
 
   /// Dashboard sessions (a newer `version` replaces a row: the last use, or the end, which always
   /// wins) and the audit trail, of migration 3.

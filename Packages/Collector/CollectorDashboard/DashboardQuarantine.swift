@@ -6,8 +6,11 @@ extension Dashboard {
   ///
   /// `counts` has columns route, reason, entries; `entries` received, route, id, reasons;
   /// `replayed` is the outcome of a replay just run, said above the tables.
+  ///
+  /// `drops`, when given, is what the app's devices reported dropping over the page's days (the
+  /// events that never arrived, beside those that arrived and were refused).
   public static func quarantine(
-    counts: ReportTable, entries: ReportTable, replayed: String?, context: Context
+    drops: ClientDrops? = nil, counts: ReportTable, entries: ReportTable, replayed: String?, context: Context
   ) -> String {
     var body = ""
     if let replayed { body += card("Replay", "<p>\(SVG.escape(replayed))</p>") }
@@ -23,6 +26,11 @@ extension Dashboard {
     body += card("Quarantine", actions)
     body += card("Held entries by reason", counts.rows.isEmpty ? #"<p class="empty">Nothing held.</p>"# : table(counts))
     body += card("Newest entries", entries.rows.isEmpty ? #"<p class="empty">Nothing held.</p>"# : table(entries))
+    if let drops {
+      let text = "<p>\(SVG.escape(drops.summary)) (\(SVG.escape(context.from)) to \(SVG.escape(context.to)), "
+        + "as devices reported them; these events never reached the collector).</p>"
+      body += card("Dropped on devices", drops.drops.isEmpty ? text : text + table(drops.table))
+    }
     return page("Quarantine", body: body, context: context)
   }
 }

@@ -41,6 +41,24 @@ public struct IngestResult: Sendable, Hashable {
   }
 }
 
+extension NativeIngest {
+  /// The lines of the batch's drop reports (`diagnostics`), with the batch's app context. A report
+  /// time outside the valid range is replaced by the time it was received.
+  static func clientDrops(
+    _ reports: [CollectorDropReport], app: String, context: StoredContext, receivedAt: Int64
+  ) -> [StoredClientDrop] {
+    reports.flatMap { report in
+      let reportedAt = CollectorLimits.validTimes.contains(report.timestamp) ? report.timestamp : receivedAt
+      return report.dropped.map { entry in
+        StoredClientDrop(
+          app: app, reportID: report.id, service: entry.service ?? "", reason: entry.reason, count: entry.count,
+          deviceID: report.anonymousId, appName: context.appName, appVersion: context.appVersion,
+          platform: context.platform, reportedAt: reportedAt, receivedAt: receivedAt)
+      }
+    }
+  }
+}
+
 /// Turns a decoded native batch into rows: bounds, clock-skew correction, future clamp, age limit.
 ///
 /// Skew: `occurredAt = timestamp + (receivedAt − sentAt)` (Segment's rule), then clamped to
@@ -105,7 +123,8 @@ public enum NativeIngest {
       )
     }
     rejected.sort { $0.index < $1.index }
-    return IngestResult(rows: StoreBatch(events: events, counters: counters), rejected: rejected)
+    let drops = clientDrops(batch.diagnostics, app: app, context: context, receivedAt: receivedAt)
+    return IngestResult(rows: StoreBatch(events: events, counters: counters, clientDrops: drops), rejected: rejected)
   }
 
   static func storedContext(_ context: CollectorContext) throws(FieldError) -> StoredContext {

@@ -28,12 +28,39 @@ public enum NativeQuarantine {
     }
   }
 
+  /// The quarantined entries for drop reports (`diagnostics`) that broke a rule: each kept as a batch
+  /// of its own, like a refused event.
+  public static func entries(refusedDiagnostics refused: [FieldError], body: [UInt8], app: String, receivedAt: Int64)
+    -> [QuarantinedEntry]
+  {
+    guard !refused.isEmpty, let parts = RequestEntries(body, arrays: ["events", "counters", "diagnostics"]) else {
+      return []
+    }
+    let reports = parts.elements("diagnostics")
+    var reasons: [Int: [String]] = [:]
+    for error in refused {
+      let digits = error.field.dropFirst("diagnostics[".count).prefix { $0.isNumber }
+      guard error.field.hasPrefix("diagnostics["), let index = Int(digits), reports.indices.contains(index) else {
+        continue
+      }
+      reasons[index, default: []].append("\(error.field): \(error.reason)")
+    }
+    return reasons.keys.sorted().map { index in
+      QuarantinedEntry(
+        id: ContentID.make([route, app, reports[index]]), app: app, route: route, receivedAt: receivedAt,
+        entry: parts.single("diagnostics", index), reasons: reasons[index] ?? [])
+    }
+  }
+
   /// A quarantined native event read again under `policy`: its rows, or its reasons now.
   public static func replay(_ entry: QuarantinedEntry, policy: IngestPolicy) -> ReplayOutcome {
     do {
       let decoded = try BatchDecoder.decode(Array(entry.entry.utf8))
       let result = try NativeIngest.rows(of: decoded, app: entry.app, receivedAt: entry.receivedAt, policy: policy)
-      guard result.rejected.isEmpty else { return .refused(result.rejected.map { "\($0.field): \($0.reason)" }) }
+      guard result.rejected.isEmpty, decoded.refusedDiagnostics.isEmpty else {
+        return .refused(
+          result.rejected.map { "\($0.field): \($0.reason)" } + decoded.refusedDiagnostics.map(\.description))
+      }
       return .stored(result.rows)
     } catch {
       return .refused(["\(error.field): \(error.reason)"])

@@ -102,6 +102,7 @@ public final class PostgresEventStore: EventStore {
           summary.duplicateCounters = batch.counters.count - inserted
         }
         try await tables.insertQuarantine(batch, on: connection, logger: logger)
+        try await tables.insertClientDrops(batch, on: connection, logger: logger)
         return summary
       }
     }

@@ -83,6 +83,7 @@ struct PostgresTables: Sendable {
         "CREATE INDEX audit_time ON \(audit) (time)",
       ],
       quarantineMigration,
+      clientDropsMigration,
     ]
   }
 

@@ -92,6 +92,7 @@ public actor GroupCommitter {
         batch.counters.append(contentsOf: entry.rows.counters)
         batch.quarantined.append(contentsOf: entry.rows.quarantined)
         batch.submissions.append(contentsOf: entry.rows.submissions)
+        batch.clientDrops.append(contentsOf: entry.rows.clientDrops)
       }
       let clock = ContinuousClock()
       let started = clock.now

@@ -105,6 +105,7 @@ enum SQLiteSchema {
       """
     ),
     ("6-quarantine-submissions", SQLiteQuarantine.migration),
+    ("7-client-drops", SQLiteClientDrops.migration),
   ]
 
   /// The device-to-person table (filled from the events already stored when the migration runs).
@@ -194,6 +195,7 @@ enum SQLiteRows {
       }
     }
     try SQLiteQuarantine.insert(batch, into: db)
+    try SQLiteClientDrops.insert(batch, into: db)
     return summary
   }
 

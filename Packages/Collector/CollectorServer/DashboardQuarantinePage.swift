@@ -6,12 +6,19 @@ import Foundation
 import Hummingbird
 
 extension DashboardController {
-  /// The quarantine page: held entries of the app by reason and the newest ones.
+  /// The quarantine page: held entries of the app by reason and the newest ones, and what the
+  /// app's devices reported dropping over the page's days.
   func quarantinePage(_ context: Dashboard.Context, replayed: String?) async throws -> String {
     let app = context.app.isEmpty ? nil : context.app
     let held = try await collector.store.quarantined(app: app, limit: 100_000, includeReplayed: false)
     let counts = QuarantineCounts(held).rows
+    var drops: ClientDrops?
+    if let app, let from = ReportTime.parse(context.from), let lastDay = ReportTime.parse(context.to) {
+      let filter = try ReportFilter(app: app, from: from, to: lastDay + 86_400_000, unit: context.unit)
+      drops = try await ClientDrops.load(from: collector.store, filter)
+    }
     return Dashboard.quarantine(
+      drops: drops,
       counts: ReportTable(
         columns: ["route", "reason", "entries"], rows: counts.map { [$0.route, $0.reason, String($0.count)] }),
       entries: ReportTable(

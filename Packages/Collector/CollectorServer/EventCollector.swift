@@ -191,6 +191,7 @@ public final class EventCollector: Sendable {
     IngestController(collector: self).register(on: router)
     VendorController(collector: self).register(on: router)
     ReportController(collector: self).register(on: router)
+    ClientDropController(collector: self).register(on: router)
     DashboardController(collector: self).register(on: router)
     OperationsController(collector: self).register(on: router)
     QuarantineController(collector: self).register(on: router)

@@ -46,8 +46,10 @@ struct IngestController: Sendable {
       try await quarantineUnreadable(context.body, route: NativeQuarantine.route, key: key, error: error)
       throw error
     }
-    result.rows.quarantined = NativeQuarantine.entries(
-      result.rejected, body: context.body, app: key.app, receivedAt: receivedAt)
+    result.rows.quarantined =
+      NativeQuarantine.entries(result.rejected, body: context.body, app: key.app, receivedAt: receivedAt)
+      + NativeQuarantine.entries(
+        refusedDiagnostics: decoded.refusedDiagnostics, body: context.body, app: key.app, receivedAt: receivedAt)
     try await collector.commit(result, key: key, route: "batch")
     collector.metrics.quarantined(result.rows.quarantined.count, route: NativeQuarantine.route)
     let response = BatchResponse(accepted: result.rows.events.count, rejected: result.rejected)

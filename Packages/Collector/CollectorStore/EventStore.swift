@@ -15,7 +15,7 @@
 ///
 /// Implementing a new engine (ClickHouse, say) means conforming to this protocol, running
 /// `StoreConformance` against it, and adding it to `CollectorConfiguration.Storage`.
-public protocol EventStore: AccessStore, QuarantineStore {
+public protocol EventStore: AccessStore, QuarantineStore, ClientDropStore {
   /// Creates or upgrades the schema to the newest version. Safe to call on every start and from
   /// several instances at once.
   func migrate() async throws
@@ -138,23 +138,31 @@ public struct StoreBatch: Sendable, Hashable {
   public var quarantined: [QuarantinedEntry]
   /// SimpleAnalytics submissions committed with these rows (``StoredSubmission``).
   public var submissions: [StoredSubmission]
+  /// Lines of client drop reports (``StoredClientDrop``); a report id, service and reason kept
+  /// before is kept once.
+  public var clientDrops: [StoredClientDrop]
 
   /// A batch of rows.
   public init(
     events: [StoredEvent] = [], counters: [StoredCounter] = [], quarantined: [QuarantinedEntry] = [],
-    submissions: [StoredSubmission] = []
+    submissions: [StoredSubmission] = [], clientDrops: [StoredClientDrop] = []
   ) {
     self.events = events
     self.counters = counters
     self.quarantined = quarantined
     self.submissions = submissions
+    self.clientDrops = clientDrops
   }
 
   /// Whether there is nothing to write.
-  public var isEmpty: Bool { events.isEmpty && counters.isEmpty && quarantined.isEmpty && submissions.isEmpty }
+  public var isEmpty: Bool {
+    events.isEmpty && counters.isEmpty && quarantined.isEmpty && submissions.isEmpty && clientDrops.isEmpty
+  }
 
   /// The rows it writes, of every kind.
-  public var rowCount: Int { events.count + counters.count + quarantined.count + submissions.count }
+  public var rowCount: Int {
+    events.count + counters.count + quarantined.count + submissions.count + clientDrops.count
+  }
 }
 
 /// What one ``EventStore/write(_:)`` did.

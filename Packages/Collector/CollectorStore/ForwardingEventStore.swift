@@ -64,5 +64,13 @@ extension ForwardingEventStore {
   public func recentSubmissions(app: String, deviceID: String, limit: Int) async throws -> [StoredSubmission] {
     try await base.recentSubmissions(app: app, deviceID: deviceID, limit: limit)
   }
+
+  public func clientDrops(app: String, from: Int64, to: Int64, appName: String?) async throws -> [ClientDropTotal] {
+    try await base.clientDrops(app: app, from: from, to: to, appName: appName)
+  }
+
+  public func clientDropDevices(app: String, from: Int64, to: Int64, appName: String?) async throws -> Int64 {
+    try await base.clientDropDevices(app: app, from: from, to: to, appName: appName)
+  }
   public func close() async throws { try await base.close() }
 }

@@ -47,6 +47,8 @@ final class JournalFile {
   private var readOffset: Int
   /// Events dropped for the disk budget before the worker read them, not yet taken by the queue.
   private var lostEvents = 0
+  /// Drops counted by service and reason in the header, kept across kills until reported.
+  private(set) var ledger: DropLedger
 
   /// What opening found: the records to replay (a range of sequence numbers), how many of them are
   /// events, and the session the last run was in.
@@ -98,11 +100,17 @@ final class JournalFile {
     head = JournalFormat.headerBytes
     tail = head
     readOffset = head
+    ledger = DropLedger(base: file.base, fresh: true)
     file.base.storeBytes(
       of: JournalFormat.magic.littleEndian, toByteOffset: JournalFormat.Header.magic, as: UInt32.self)
     file.base.storeBytes(
       of: JournalFormat.version.littleEndian, toByteOffset: JournalFormat.Header.version, as: UInt32.self)
     storePositions()
+  }
+
+  /// The run's id, from the file's name (`journal-<uuid>.ctj`): drop reports are named after it.
+  var runID: String {
+    String(url.deletingPathExtension().lastPathComponent.dropFirst("journal-".count))
   }
 
   /// Lets another tracker adopt the file (the worker has ended: nothing more is written). The file
@@ -174,6 +182,7 @@ final class JournalFile {
     let size = min(maximumBytes, file.size * 2)
     guard let (bigger, _) = try? MappedFile.open(url, size: size) else { return false }
     file = bigger
+    ledger.rebase(bigger.base)
     return true
   }
 
@@ -192,6 +201,8 @@ final class JournalFile {
     let unread = tailSequence >= readSequence && (record.spilled || tailSequence < replayEnd)
     if unread, record.length > 0, file.base.load(fromByteOffset: record.body, as: UInt8.self) == 1 {
       lostEvents += 1
+      // Counted on disk with the drop itself: the record of it survives what the event did not.
+      ledger.add(service: "", reason: DropReason.diskBudget.rawValue, count: 1)
     }
     advanceTail(to: record.next)
     storePositions()
@@ -268,10 +279,10 @@ final class JournalFile {
   }
 
   /// Copies the records of a dead run's file, from `tail` to `head`, into this one.
-  func copyRecords(of base: UnsafeMutableRawPointer, size: Int, tail: Int, head: Int) -> Bool {
+  func copyRecords(of base: UnsafeMutableRawPointer, size: Int, first: Int, tail: Int, head: Int) -> Bool {
     var offset = tail
     while offset != head {
-      let record = JournalRing.record(in: base, size: size, at: offset)
+      let record = JournalRing.record(in: base, size: size, first: first, at: offset)
       guard appendRaw(UnsafeRawBufferPointer(start: base + record.body, count: record.length)) else { return false }
       offset = record.next
     }

@@ -22,7 +22,9 @@ extension JournalFile {
   func adopt(_ orphan: URL, into recovered: inout Recovered) {
     guard let lock = (try? FileLock.acquire(orphan, creating: false)) ?? nil else { return }
     let size = lock.size
-    guard size >= JournalFormat.headerBytes, let (mapped, _) = try? MappedFile.open(orphan, size: size) else {
+    guard size >= JournalFormat.headerBytes(version: 1), let (mapped, _) = try? MappedFile.open(orphan, size: size)
+    else {
+      if size > 0 { recovered.damagedRecords += 1 }
       try? FileManager.default.removeItem(at: orphan)
       return
     }
@@ -30,7 +32,7 @@ extension JournalFile {
     typealias H = JournalFormat.Header
     let version = UInt32(littleEndian: base.loadUnaligned(fromByteOffset: H.version, as: UInt32.self))
     guard UInt32(littleEndian: base.loadUnaligned(fromByteOffset: H.magic, as: UInt32.self)) == JournalFormat.magic,
-      JournalFormat.readableVersions.contains(version)
+      JournalFormat.readableVersions.contains(version), JournalFormat.headerBytes(version: version) <= size
     else {
       recovered.damagedRecords += 1
       try? FileManager.default.removeItem(at: orphan)
@@ -38,9 +40,10 @@ extension JournalFile {
     }
     let head = Int(clamping: UInt64(littleEndian: base.loadUnaligned(fromByteOffset: H.head, as: UInt64.self)))
     let tail = Int(clamping: UInt64(littleEndian: base.loadUnaligned(fromByteOffset: H.committed, as: UInt64.self)))
-    if let (end, bytes) = JournalRing.validate(base, size: size, tail: tail, head: head) {
+    let first = JournalFormat.headerBytes(version: version)
+    if let (end, bytes) = JournalRing.validate(base, size: size, first: first, tail: tail, head: head) {
       guard bytes <= freeBytes else { return }  // no room: left for a later run, nothing lost
-      _ = copyRecords(of: base, size: size, tail: tail, head: end)
+      _ = copyRecords(of: base, size: size, first: first, tail: tail, head: end)
       if end != head { recovered.damagedRecords += 1 }
     } else {
       recovered.damagedRecords += 1
@@ -48,6 +51,7 @@ extension JournalFile {
     if let session = Self.session(in: base), session.lastActivity >= (recovered.session?.lastActivity ?? .distantPast) {
       recovered.session = session
     }
+    if version > 1 { ledger.adopt(DropLedger(base: base)) }
     // The session moves with the records, before the orphan goes: a run killed right after this
     // must not replay the records into a new session (a second `session_start`).
     store(recovered.session)
@@ -108,15 +112,19 @@ enum JournalRing {
 
   /// Where the record at `offset` really starts: the first record's place after a wrap marker, or
   /// when too few bytes are left for a length word.
-  static func start(in base: UnsafeMutableRawPointer, size: Int, at offset: Int) -> Int {
-    if offset + JournalFormat.lengthBytes > size { return JournalFormat.headerBytes }
+  static func start(
+    in base: UnsafeMutableRawPointer, size: Int, first: Int = JournalFormat.headerBytes, at offset: Int
+  ) -> Int {
+    if offset + JournalFormat.lengthBytes > size { return first }
     let word = UInt32(littleEndian: base.loadUnaligned(fromByteOffset: offset, as: UInt32.self))
-    return word == JournalFormat.wrapMarker ? JournalFormat.headerBytes : offset
+    return word == JournalFormat.wrapMarker ? first : offset
   }
 
   /// The record at `offset` in a file this process wrote (trusted).
-  static func record(in base: UnsafeMutableRawPointer, size: Int, at offset: Int) -> Record {
-    let at = start(in: base, size: size, at: offset)
+  static func record(
+    in base: UnsafeMutableRawPointer, size: Int, first: Int = JournalFormat.headerBytes, at offset: Int
+  ) -> Record {
+    let at = start(in: base, size: size, first: first, at: offset)
     let word = UInt32(littleEndian: base.loadUnaligned(fromByteOffset: at, as: UInt32.self))
     let length = Int(word & ~JournalFormat.spilledFlag)
     let body = at + JournalFormat.lengthBytes
@@ -125,14 +133,15 @@ enum JournalRing {
 
   /// Checks the framing of a file another run wrote, from `tail` to `head`: returns where the
   /// sound records end (`head` when all are) and their bytes, or `nil` when the positions are not sane.
-  static func validate(_ base: UnsafeMutableRawPointer, size: Int, tail: Int, head: Int) -> (end: Int, bytes: Int)? {
-    let first = JournalFormat.headerBytes
+  static func validate(
+    _ base: UnsafeMutableRawPointer, size: Int, first: Int, tail: Int, head: Int
+  ) -> (end: Int, bytes: Int)? {
     guard first <= tail, tail <= size, first <= head, head <= size else { return nil }
     var offset = tail
     var bytes = 0
     var wrapped = false
     while offset != head {
-      let at = start(in: base, size: size, at: offset)
+      let at = start(in: base, size: size, first: first, at: offset)
       if at != offset {
         guard !wrapped, head < tail else { return (offset, bytes) }
         wrapped = true

@@ -165,8 +165,12 @@ enum JournalFormat {
   static let spilledFlag: UInt32 = 1 << 31
   /// A length word of all ones: the rest of the file is skipped, records go on after the header.
   static let wrapMarker: UInt32 = .max
-  /// Bytes before the first record: magic, version, head, tail (`committed`) and the session.
-  static let headerBytes = 128
+  /// Bytes before the first record: magic, version, head, tail (`committed`), the session, and the
+  /// drop ledger (``DropLedger``).
+  static let headerBytes = 4096
+
+  /// Where records start in a file of `version` (version 1 had no ledger).
+  static func headerBytes(version: UInt32) -> Int { version == 1 ? 128 : headerBytes }
   /// Each record starts with its body's length.
   static let lengthBytes = 4
   /// Lists and objects deeper than this are not journaled (validation drops them anyway).
@@ -183,6 +187,8 @@ enum JournalFormat {
     static let sessionStart = 48
     static let lastActivity = 56
     static let sessionEvents = 64
+    /// The drop ledger's region.
+    static let ledger = 128
   }
 
   /// The first byte of a record's body.

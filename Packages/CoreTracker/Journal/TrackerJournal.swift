@@ -46,10 +46,11 @@ public struct TrackerJournal: Sendable, Hashable {
   /// alone (no memory beyond the file's pages) and the worker reads them back in order.
   public static let eventsKeptInMemory = 8_192
 
-  /// Creates a journal configuration; sizes are raised to at least one page.
+  /// Creates a journal configuration; sizes are raised to at least 8 KiB (a 4 KiB header with the
+  /// drop ledger, and room for records).
   public init(directory: URL, initialBytes: Int = 256 << 10, maximumBytes: Int = 64 << 20) {
     self.directory = directory
-    self.initialBytes = max(4096, initialBytes)
+    self.initialBytes = max(8192, initialBytes)
     self.maximumBytes = max(self.initialBytes, maximumBytes)
   }
 }

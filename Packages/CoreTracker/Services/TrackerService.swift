@@ -34,6 +34,13 @@ public protocol TrackerService: Sendable {
   /// ``TrackerJournal`` waits while it is `false` (the events wait in the journal meanwhile): a
   /// service that uploads answers for its outbox. The default is `true`.
   func hasRoom() -> Bool
+  /// Starts sending ``DeliveryReport``s to `observer`: the tracker attaches one when it starts. A
+  /// service that uploads reports every batch delivered, refused or retried and every event it
+  /// drops. The default does nothing.
+  func observeDelivery(_ observer: DeliveryObserver)
+  /// Takes a report of drops for the backend's diagnostics, on the tracker's worker. The collector's
+  /// service sends it with its next batch; the default ignores it.
+  func receive(_ report: DropReport)
 }
 
 extension TrackerService {
@@ -42,6 +49,8 @@ extension TrackerService {
   public func sendSoon() {}
   public func statistics() -> ServiceStats? { nil }
   public func hasRoom() -> Bool { true }
+  public func observeDelivery(_ observer: DeliveryObserver) {}
+  public func receive(_ report: DropReport) {}
 }
 
 /// Why an event (or a batch) was dropped. Open like ``ServiceID``: stages and services add their own.

@@ -132,6 +132,7 @@ final class EventQueue: @unchecked Sendable {
     counts.tracked += 1
     guard !isClosed else {
       counts.shutdown += 1
+      journal?.ledger.add(service: "", reason: DropReason.shutdown.rawValue, count: 1)
       return
     }
     let id = ids.next(at: timestamp)
@@ -161,10 +162,12 @@ final class EventQueue: @unchecked Sendable {
   private func admit() -> Bool {
     if isClosed {
       counts.shutdown += 1
+      journal?.ledger.add(service: "", reason: DropReason.shutdown.rawValue, count: 1)
       return false
     }
     if pendingTracks >= capacity {
       counts.queueFull += 1
+      journal?.ledger.add(service: "", reason: DropReason.queueFull.rawValue, count: 1)
       return false
     }
     return true
@@ -261,6 +264,37 @@ final class EventQueue: @unchecked Sendable {
     return journal.read(from: start, below: range.upperBound, maximum: maximum)
   }
 
+  // MARK: The drop ledger (with a journal; without one, drops are counted in memory only)
+
+  /// Counts drops in the journal's ledger, where they survive the process.
+  func recordDrop(service: ServiceID?, reason: DropReason, count: Int) {
+    condition.lock()
+    journal?.ledger.add(service: service?.rawValue ?? "", reason: reason.rawValue, count: count)
+    condition.unlock()
+  }
+
+  /// The pending drop report, or a new one of what is unreported; `nil` when there is none.
+  func beginDropReport() -> (id: String, entries: [DropLedger.Entry])? {
+    condition.lock()
+    defer { condition.unlock() }
+    guard let journal else { return nil }
+    return journal.ledger.pending ?? journal.ledger.beginReport(idPrefix: journal.runID)
+  }
+
+  /// The report begun reached the services.
+  func endDropReport() {
+    condition.lock()
+    journal?.ledger.endReport()
+    condition.unlock()
+  }
+
+  /// Every drop the ledger holds (this run's and adopted ones), reported or not.
+  var recordedDrops: [DropLedger.Entry] {
+    condition.lock()
+    defer { condition.unlock() }
+    return journal?.ledger.totals ?? []
+  }
+
   // MARK: Held back by a full service
 
   /// The worker waits a moment for a service that has just said it has no room; flushes waiting
@@ -343,18 +377,5 @@ final class EventQueue: @unchecked Sendable {
     condition.lock()
     defer { condition.unlock() }
     return counts
-  }
-}
-
-/// A closure run at most once, whoever calls it first.
-private final class Once: Sendable {
-  private let body: Locked<(@Sendable () -> Void)?>
-  init(_ body: @escaping @Sendable () -> Void) { self.body = Locked(body) }
-  @Sendable func run() {
-    let taken = body.withLock { body -> (@Sendable () -> Void)? in
-      defer { body = nil }
-      return body
-    }
-    taken?()
   }
 }

@@ -32,6 +32,7 @@ public final class Tracker: CoreTracker {
   private let recoveredDamage: Int
   private let lifecycleSource: (any LifecycleSource)?
   private let lifecycleError = Locked<String?>(nil)
+  private let reports: DeliveryReportHub
 
   /// Creates a tracker over `services` and starts its worker thread.
   ///
@@ -59,12 +60,17 @@ public final class Tracker: CoreTracker {
     queue = EventQueue(
       capacity: configuration.queueCapacity, ids: ids, journal: journal, privacy: configuration.privacy,
       replay: (recovered.replay, recovered.events))
-    engine = TrackingEngine(configuration: configuration, services: services, session: recovered.session)
+    let queue = queue
+    reports = DeliveryReportHub(
+      record: { service, reason, count in queue.recordDrop(service: service, reason: reason, count: count) },
+      warn: configuration.warning)
+    for service in services { service.observeDelivery(reports.observer(for: service.id)) }
+    engine = TrackingEngine(
+      configuration: configuration, services: services, reports: reports, session: recovered.session)
     clock = configuration.clock
     serviceIDs = services.map(\.id)
     self.journalError = journalError
     recoveredDamage = recovered.damagedRecords
-    let queue = queue
     let engine = engine
     let worker = Thread {
       engine.run(queue: queue)
@@ -83,6 +89,7 @@ public final class Tracker: CoreTracker {
   deinit {
     lifecycleSource?.stop()
     queue.close()
+    reports.finish()
   }
 
   /// The services events are routed to, in order.
@@ -170,6 +177,41 @@ public final class Tracker: CoreTracker {
     }
   }
 
+  /// Delivery reports from now on, per service and batch: delivered, refused with the server's
+  /// reasons, dropped with a reason, retried. Each call makes a stream of its own; it ends when
+  /// the tracker is released. With `includingEventIDs`, delivered reports carry their events' ids
+  /// where the service knows them (the collector's). Keeps the newest 10,000 reports unread.
+  public func deliveryReports(includingEventIDs: Bool = false) -> AsyncStream<DeliveryReport> {
+    let (stream, continuation) = AsyncStream.makeStream(
+      of: DeliveryReport.self, bufferingPolicy: .bufferingNewest(10_000))
+    let token = reports.subscribe(wantsEventIDs: includingEventIDs, finish: { continuation.finish() }) {
+      continuation.yield($0)
+    }
+    continuation.onTermination = { [weak reports] _ in reports?.unsubscribe(token) }
+    return stream
+  }
+
+  /// Calls `handler` with every delivery report from now on, on the thread that made it (a
+  /// service's sending task or the tracker's worker): keep it short. See ``deliveryReports(includingEventIDs:)``.
+  ///
+  /// - Returns: a subscription; ``DeliverySubscription/cancel()`` stops the reports.
+  @discardableResult
+  public func onDelivery(
+    includingEventIDs: Bool = false, _ handler: @escaping @Sendable (DeliveryReport) -> Void
+  ) -> DeliverySubscription {
+    let token = reports.subscribe(wantsEventIDs: includingEventIDs, finish: {}, handler)
+    return DeliverySubscription { [weak reports] in reports?.unsubscribe(token) }
+  }
+
+  /// Every drop the journal's ledger holds, by service (`nil`: the tracker) and reason: this run's
+  /// and those of dead runs it adopted, reported to the collector or not. Empty without a journal.
+  public var recordedDrops: [DropReport.Entry] {
+    queue.recordedDrops.map {
+      DropReport.Entry(
+        service: $0.service.isEmpty ? nil : ServiceID($0.service), reason: DropReason($0.reason), count: $0.count)
+    }
+  }
+
   /// A snapshot of the counts: tracked, generated, routed, dropped by reason, queued, per service.
   public var stats: TrackerStats {
     let queued = queue.snapshot
@@ -234,5 +276,21 @@ public final class SharedTracker<Value: Sendable>: Sendable {
   /// Replaces the shared value; call it once, at start-up, before any presenter is made.
   public func bootstrap(_ value: Value) {
     state.withLock { $0 = value }
+  }
+}
+
+/// Delivery reports going to a closure (``Tracker/onDelivery(includingEventIDs:_:)``) until cancelled.
+public final class DeliverySubscription: Sendable {
+  private let stop: Locked<(@Sendable () -> Void)?>
+
+  init(_ stop: @escaping @Sendable () -> Void) { self.stop = Locked(stop) }
+
+  /// Stops the reports; calling it again does nothing.
+  public func cancel() {
+    let stop = self.stop.withLock { stop -> (@Sendable () -> Void)? in
+      defer { stop = nil }
+      return stop
+    }
+    stop?()
   }
 }

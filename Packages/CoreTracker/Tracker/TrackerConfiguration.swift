@@ -48,6 +48,9 @@ public struct TrackerConfiguration: Sendable {
   /// App lifecycle tracking: installed / updated / opened / backgrounded events, sending on
   /// background, the session's end on terminate. `nil` (the default): none. See ``AppLifecycle``.
   public var lifecycle: AppLifecycle?
+  /// Where the tracker says what an app must not miss: a service refused with 401 or 403 (a wrong
+  /// or revoked write key), once per service. Default: a line on standard error.
+  public var warning: @Sendable (String) -> Void
 
   /// Creates a configuration; every parameter has a production default.
   public init(
@@ -66,7 +69,8 @@ public struct TrackerConfiguration: Sendable {
     clock: @escaping @Sendable () -> Date = { Date() },
     idSeed: UInt64? = nil,
     journal: TrackerJournal? = nil,
-    lifecycle: AppLifecycle? = nil
+    lifecycle: AppLifecycle? = nil,
+    warning: @escaping @Sendable (String) -> Void = TrackerConfiguration.standardError
   ) {
     self.context = context
     self.anonymousID = anonymousID
@@ -84,6 +88,12 @@ public struct TrackerConfiguration: Sendable {
     self.idSeed = idSeed
     self.journal = journal
     self.lifecycle = lifecycle
+    self.warning = warning
+  }
+
+  /// Writes a line to standard error: the default ``warning``.
+  @Sendable public static func standardError(_ message: String) {
+    FileHandle.standardError.write(Data((message + "\n").utf8))
   }
 
   /// The stages in the order the tracker runs them after enrichment and consent.

@@ -45,13 +45,18 @@ final class TrackingEngine: @unchecked Sendable {
   /// The queue closed while the worker was held back: nothing more is handed over; what is left
   /// stays in the journal for the next run.
   private var abandoned = false
+  private var dropReporting: DropReporting
   /// The most timers kept at once; starting one more discards the oldest.
   static let maximumTimers = 1_000
 
   /// - Parameter session: the session a previous run left in the journal, continued if the next
   ///   event comes within the timeout.
-  init(configuration: TrackerConfiguration, services: [any TrackerService], session restored: SessionState? = nil) {
+  init(
+    configuration: TrackerConfiguration, services: [any TrackerService], reports: DeliveryReportHub,
+    session restored: SessionState? = nil
+  ) {
     self.services = services
+    dropReporting = DropReporting(hub: reports, clock: configuration.clock)
     stages = configuration.stages
     privacy = configuration.privacy
     context = ContextBox(configuration.context)
@@ -82,6 +87,8 @@ final class TrackingEngine: @unchecked Sendable {
       for (index, command) in batch.enumerated() {
         handle(command)
         if next < checkpoints.endIndex, checkpoints[next].count == index + 1 {
+          // Drops counted (the ledger) before the events that caused them are committed.
+          publishStats()
           queue.commit(upTo: checkpoints[next].mark, session: sessionState)
           next += 1
         }
@@ -89,6 +96,7 @@ final class TrackingEngine: @unchecked Sendable {
       batch.removeAll(keepingCapacity: true)
       checkpoints.removeAll(keepingCapacity: true)
       publishStats()
+      reportDrops(force: false)
     }
   }
 
@@ -130,6 +138,7 @@ final class TrackingEngine: @unchecked Sendable {
       anonymousID = newAnonymousID
     case .barrier(let done):
       publishStats()
+      reportDrops(force: true)
       done()
     }
   }
@@ -156,6 +165,7 @@ final class TrackingEngine: @unchecked Sendable {
         if abandoned { return }
       }
       next = after
+      publishStats()
       queue.commit(upTo: after, session: sessionState)
       if bodies.isEmpty { return }
     }
@@ -319,7 +329,13 @@ final class TrackingEngine: @unchecked Sendable {
     delta.dropped[reason, default: 0] += 1
   }
 
-  /// Adds the worker's local counts to the shared ones.
+  private func reportDrops(force: Bool) {
+    dropReporting.handOver(
+      force: force, services: services, consent: consent, context: context.value, anonymousID: anonymousID,
+      queue: queue)
+  }
+
+  /// Adds the worker's local counts to the shared ones and reports the drops among them.
   private func publishStats() {
     guard
       delta.handled > 0 || delta.damaged > 0 || delta.generated > 0 || delta.counted > 0 || delta.untimed > 0
@@ -341,6 +357,7 @@ final class TrackingEngine: @unchecked Sendable {
         counts.services[id, default: ServiceStats()].dropped.merge(service.dropped, uniquingKeysWith: +)
       }
     }
+    dropReporting.published(dropped: published.dropped, services: published.services, queue: queue)
   }
 }
 

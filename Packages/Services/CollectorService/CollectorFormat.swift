@@ -51,6 +51,15 @@ struct RecordEncoder {
     }
   }
 
+  mutating func dropReport(_ report: DropReport) -> [UInt8] {
+    let wire = CollectorDropReport(
+      id: report.id, timestamp: report.timestamp.milliseconds, anonymousId: report.anonymousID,
+      dropped: report.entries.map {
+        CollectorDropReport.Dropped(service: $0.service?.rawValue, reason: $0.reason.rawValue, count: Int64($0.count))
+      })
+    return framed(report.context, BatchWriter.dropReport(wire))
+  }
+
   mutating func counter(_ counter: CounterIncrement) -> [UInt8] {
     framed(counter.context, CollectorCounter.recordBody(for: counter))
   }
@@ -109,8 +118,26 @@ struct CollectorFormat: BatchFormat {
         context: records.first.map { contexts?.context(of: $0.payload) ?? Self.inlineContext($0.payload) },
         events: events,
         counters: CollectorCounter.totals(of: records, kind: CollectorService.RecordKind.counter.rawValue),
+        diagnostics: records.filter { $0.kind == CollectorService.RecordKind.diagnostics.rawValue }.map(\.payload),
         sentAt: sentAt)
     )
+  }
+
+  /// The ids of the event records: each event's JSON starts with its id (``EventWriter``).
+  func eventIDs(in records: ArraySlice<OutboxRecord>) -> [String] {
+    records.filter { $0.kind == CollectorService.RecordKind.event.rawValue }.compactMap { record in
+      let body = RecordFraming.body(record.payload)
+      let prefix = Array(#"{"id":""#.utf8)
+      guard body.starts(with: prefix) else { return nil }
+      let start = body.startIndex + prefix.count
+      guard let end = body[start...].firstIndex(of: UInt8(ascii: "\"")) else { return nil }
+      return String(decoding: body[start..<end], as: UTF8.self)
+    }
+  }
+
+  /// Drop reports are not events: they count neither as delivered nor as dropped.
+  func countsAsEvent(_ record: OutboxRecord) -> Bool {
+    record.kind != CollectorService.RecordKind.diagnostics.rawValue
   }
 
   /// The record's inline context, or the all-empty one when it references a context that is gone.
@@ -119,11 +146,13 @@ struct CollectorFormat: BatchFormat {
   }
 
   /// The native batch: `sentAt`, the records' shared context, their events and counter totals.
-  static func body(context: [UInt8]?, events: [[UInt8]], counters: [CollectorCounter], sentAt: Date) -> [UInt8] {
+  static func body(
+    context: [UInt8]?, events: [[UInt8]], counters: [CollectorCounter], diagnostics: [[UInt8]] = [], sentAt: Date
+  ) -> [UInt8] {
     BatchWriter.batch(
       sentAt: sentAt.milliseconds, context: context ?? RecordEncoder.unknownContext,
       events: events.map(RecordFraming.body),
-      counters: counters)
+      counters: counters, diagnostics: diagnostics.map(RecordFraming.body))
   }
 
   /// 2xx with the partial-success body: rejected events are dropped, the rest delivered.

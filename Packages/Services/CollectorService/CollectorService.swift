@@ -39,6 +39,8 @@ public final class CollectorService: TrackerService {
   enum RecordKind: UInt8 {
     case event = 2
     case counter = 3
+    /// A drop report, sent in the next batch's `diagnostics`.
+    case diagnostics = 4
   }
 
   /// Creates the service.
@@ -95,6 +97,14 @@ public final class CollectorService: TrackerService {
     queue.enqueue(kind: RecordKind.counter.rawValue, timestamp: counter.timestamp.milliseconds, payload: record)
   }
 
+  /// Stores the report; the next batch of its context carries it in `diagnostics`.
+  public func receive(_ report: DropReport) {
+    let record = encoder.withLock { $0.dropReport(report) }
+    queue.enqueue(
+      kind: RecordKind.diagnostics.rawValue, timestamp: report.timestamp.milliseconds, payload: record,
+      countsTowardThreshold: false)
+  }
+
   public func flush() async { await queue.flush() }
 
   public func statistics() -> ServiceStats? { queue.statistics() }
@@ -102,6 +112,8 @@ public final class CollectorService: TrackerService {
   public func sendSoon() { queue.sendSoon() }
 
   public func hasRoom() -> Bool { queue.hasRoom() }
+
+  public func observeDelivery(_ observer: DeliveryObserver) { queue.observe(observer) }
 }
 
 extension Date {

@@ -112,6 +112,8 @@ public final class FirebaseService: TrackerService {
 
   public func hasRoom() -> Bool { queue.hasRoom() }
 
+  public func observeDelivery(_ observer: DeliveryObserver) { queue.observe(observer) }
+
   /// Delivery counts, drops by reason (`ga4_name_invalid`, `expired`, ...) and repairs by reason.
   public func statistics() -> ServiceStats? { delivery.statistics() }
 }

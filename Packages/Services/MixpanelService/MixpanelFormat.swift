@@ -1,3 +1,4 @@
+import CoreTracker
 import Delivery
 import Foundation
 import MixpanelWire

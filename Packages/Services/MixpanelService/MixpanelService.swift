@@ -106,6 +106,8 @@ public final class MixpanelService: TrackerService {
 
   public func hasRoom() -> Bool { queue.hasRoom() }
 
+  public func observeDelivery(_ observer: DeliveryObserver) { queue.observe(observer) }
+
   /// Delivery counts, drops by reason (`rejected_by_server` for `failed_records`, ...) and repairs.
   public func statistics() -> ServiceStats? { delivery.statistics() }
 }

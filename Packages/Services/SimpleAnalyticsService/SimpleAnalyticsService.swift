@@ -121,6 +121,8 @@ public final class SimpleAnalyticsService: TrackerService {
   public func sendSoon() { queue.sendSoon() }
 
   public func hasRoom() -> Bool { queue.hasRoom() }
+
+  public func observeDelivery(_ observer: DeliveryObserver) { queue.observe(observer) }
 }
 
 extension SimpleAnalyticsService.EncoderState {

@@ -35,6 +35,10 @@ public struct DecodedBatch: Sendable, Hashable {
   public var counters: [CollectorCounter]
   /// The events that were not valid, by index in the request.
   public var rejected: [BatchResponse.Rejection]
+  /// The client's drop reports (`diagnostics`).
+  public var diagnostics: [CollectorDropReport] = []
+  /// Drop reports that broke a rule, with the field and the reason (the batch's events are kept).
+  public var refusedDiagnostics: [FieldError] = []
 
   /// A decoded batch (for other decoders and tests).
   public init(

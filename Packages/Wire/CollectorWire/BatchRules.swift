@@ -11,6 +11,8 @@ extension Parser {
     var events: [CollectorEvent] = []
     var counters: [CollectorCounter] = []
     var rejected: [BatchResponse.Rejection] = []
+    var diagnostics: [CollectorDropReport] = []
+    var refusedDiagnostics: [FieldError] = []
     var seen: Set<String> = []
     for (key, value) in top {
       guard seen.insert(key).inserted else { throw fail(key, "appears twice") }
@@ -31,13 +33,25 @@ extension Parser {
       case "counters":
         guard case .array(let items) = value else { throw fail("counters", "must be an array") }
         for (index, item) in items.enumerated() { counters.append(try Self.counter(item, index: index)) }
+      case "diagnostics":
+        guard case .array(let items) = value else { throw fail("diagnostics", "must be an array") }
+        for (index, item) in items.enumerated() {
+          do throws(FieldError) {
+            diagnostics.append(try Self.dropReport(item, index: index))
+          } catch {
+            refusedDiagnostics.append(error)
+          }
+        }
       default:
         throw fail(key, "is not a field of a batch")
       }
     }
     guard let context else { throw fail("context", "is required") }
     guard seen.contains("events") else { throw fail("events", "is required") }
-    return DecodedBatch(sentAt: sentAt, context: context, events: events, counters: counters, rejected: rejected)
+    var batch = DecodedBatch(sentAt: sentAt, context: context, events: events, counters: counters, rejected: rejected)
+    batch.diagnostics = diagnostics
+    batch.refusedDiagnostics = refusedDiagnostics
+    return batch
   }
 
   static func context(_ value: JSONValue) throws(FieldError) -> CollectorContext {

@@ -33,7 +33,8 @@ public enum BatchWriter {
   /// A batch from written parts: `context` from ``context(_:)``, each event from ``EventWriter`` or
   /// ``event(_:)``.
   public static func batch(
-    sentAt: Int64, context: [UInt8], events: [ArraySlice<UInt8>], counters: [CollectorCounter] = []
+    sentAt: Int64, context: [UInt8], events: [ArraySlice<UInt8>], counters: [CollectorCounter] = [],
+    diagnostics: [ArraySlice<UInt8>] = []
   ) -> [UInt8] {
     var json = JSONWriter(capacity: events.reduce(context.count + 64 + counters.count * 128) { $0 + $1.count + 1 })
     json.beginObject()
@@ -49,6 +50,13 @@ public enum BatchWriter {
     json.beginArray()
     for counter in counters { write(counter, to: &json) }
     json.endArray()
+    // Only when there are some: a batch without reports reads as before on older collectors.
+    if !diagnostics.isEmpty {
+      json.key("diagnostics")
+      json.beginArray()
+      for report in diagnostics { json.raw(report) }
+      json.endArray()
+    }
     json.endObject()
     return json.bytes
   }
@@ -57,7 +65,7 @@ public enum BatchWriter {
   public static func batch(_ batch: CollectorBatch) -> [UInt8] {
     Self.batch(
       sentAt: batch.sentAt, context: context(batch.context), events: batch.events.map { event($0)[...] },
-      counters: batch.counters)
+      counters: batch.counters, diagnostics: (batch.diagnostics ?? []).map { dropReport($0)[...] })
   }
 
   /// The collector's answer to a batch.

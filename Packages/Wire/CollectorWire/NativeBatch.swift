@@ -15,6 +15,8 @@ public struct CollectorBatch: Codable, Sendable, Hashable {
   public var events: [CollectorEvent]
   /// Counter totals since the last successful send (SimpleAnalytics' `countItem`).
   public var counters: [CollectorCounter]
+  /// The client's reports of events it dropped (absent when there are none).
+  public var diagnostics: [CollectorDropReport]?
 
   /// Creates a batch.
   public init(sentAt: Int64, context: CollectorContext, events: [CollectorEvent], counters: [CollectorCounter] = []) {

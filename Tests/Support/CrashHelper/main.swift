@@ -9,7 +9,8 @@
 // With CRASH_HELPER_LIMIT=<n> in the environment it stops tracking at index n (then idles until
 // killed) and paces itself at 20,000 events/s; with CRASH_HELPER_SMALL_OUTBOX=1 the outbox holds
 // about 2,800 events (1 MiB) and batches hold 250, so a slow collector fills it and the journal
-// must hold the rest (backpressure).
+// must hold the rest (backpressure); CRASH_HELPER_JOURNAL_BYTES=<n> bounds the journal (the disk
+// budget) so that a long outage drops its oldest events (counted, and reported to the collector).
 //
 // After each `track` returns it stores the next index into a memory-mapped progress file, which the
 // kernel keeps when the process is killed: the test reads exactly which events `track` returned for.
@@ -60,7 +61,8 @@ if arguments[3] == "--lifecycle", arguments.count >= 5 {
   exit(collector.statistics()?.queued == 0 ? 0 : 1)
 }
 
-let journal = TrackerJournal(directory: URL(fileURLWithPath: arguments[1] + "-journal"))
+let journalBytes = environment["CRASH_HELPER_JOURNAL_BYTES"].flatMap { Int($0) } ?? 64 << 20
+let journal = TrackerJournal(directory: URL(fileURLWithPath: arguments[1] + "-journal"), maximumBytes: journalBytes)
 let anonymousID = try AnonymousID.loadOrCreate(in: URL(fileURLWithPath: arguments[1] + "-state"))
 let tracker = Tracker(
   services: [collector],

@@ -63,7 +63,7 @@ public struct QuarantineClient: Sendable {
       })
   }
 
-  private func call(_ method: String, _ path: String, _ parameters: [String: String?]) async throws -> Data {
+  func call(_ method: String, _ path: String, _ parameters: [String: String?]) async throws -> Data {
     var components = URLComponents(url: base.appendingPathComponent(path), resolvingAgainstBaseURL: false)!
     components.percentEncodedQuery = QueryText.encode(parameters.compactMapValues { $0 })
     var request = URLRequest(url: components.url!)

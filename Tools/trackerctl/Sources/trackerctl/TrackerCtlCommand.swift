@@ -17,7 +17,7 @@ struct TrackerCtlCommand: AsyncParsableCommand {
       """,
     subcommands: [
       ReportCommand.self, TailCommand.self, ExportCommand.self, KeysCommand.self, QuarantineCommand.self,
-      LoadCommand.self,
+      LoadCommand.self, DropsCommand.self,
     ]
   )
 }

@@ -1,0 +1,66 @@
+import Foundation
+
+/// The worker's part of drop reporting: it tells the hub (the app's subscribers, the durable ledger)
+/// of the drops each batch counted, and now and then hands a ``DropReport`` of what the ledger
+/// holds unreported to the services that carry diagnostics.
+struct DropReporting {
+  /// The most often a report is handed over while drops keep coming (a flush hands one at once).
+  static let interval: TimeInterval = 10
+
+  let hub: DeliveryReportHub
+  let clock: @Sendable () -> Date
+  private var lastReport = Date.distantPast
+  /// The queue's drop counts already told.
+  private var toldQueue = EventQueue.Counts()
+
+  init(hub: DeliveryReportHub, clock: @escaping @Sendable () -> Date) {
+    self.hub = hub
+    self.clock = clock
+  }
+
+  /// The drops a batch counted: recorded in the ledger and told to subscribers. The queue's own
+  /// drops (queue full, shut down, disk budget) were recorded where they happened: only told.
+  mutating func published(dropped: [DropReason: Int], services: [ServiceID: ServiceStats], queue: EventQueue?) {
+    let now = clock()
+    for (reason, count) in dropped {
+      hub.receive(DeliveryReport(service: nil, outcome: .dropped(reason), count: count, date: now))
+    }
+    for (service, stats) in services {
+      for (reason, count) in stats.dropped {
+        hub.receive(DeliveryReport(service: service, outcome: .dropped(reason), count: count, date: now))
+      }
+    }
+    guard let queue else { return }
+    let counts = queue.snapshot
+    let told = toldQueue
+    toldQueue = counts
+    for (reason, count) in [
+      (DropReason.queueFull, counts.queueFull - told.queueFull), (.shutdown, counts.shutdown - told.shutdown),
+      (.diskBudget, counts.diskBudget - told.diskBudget),
+    ] where count > 0 {
+      hub.receive(DeliveryReport(service: nil, outcome: .dropped(reason), count: count, date: now), recorded: true)
+    }
+  }
+
+  /// Hands the services a report of the unreported drops (or the one a crash left pending), at most
+  /// every ``interval`` unless `force`; not while a service lacks room or the user opted out.
+  mutating func handOver(
+    force: Bool, services: [any TrackerService], consent: Consent, context: TrackingContext, anonymousID: String,
+    queue: EventQueue?
+  ) {
+    let now = clock()
+    guard let queue, force || now.timeIntervalSince(lastReport) >= Self.interval, !consent.isOptedOut,
+      services.allSatisfy({ $0.hasRoom() }), let (id, entries) = queue.beginDropReport()
+    else { return }
+    lastReport = now
+    let report = DropReport(
+      id: id,
+      entries: entries.map {
+        DropReport.Entry(
+          service: $0.service.isEmpty ? nil : ServiceID($0.service), reason: DropReason($0.reason), count: $0.count)
+      },
+      timestamp: now, context: context, anonymousID: anonymousID)
+    for service in services where consent.allows(service.id) { service.receive(report) }
+    queue.endDropReport()
+  }
+}
