@@ -197,7 +197,9 @@ final class DeliveryEngine: @unchecked Sendable {
 
   func observe(_ observer: DeliveryObserver) {
     self.observer.withLock { $0 = observer }
-    outbox.observeDrops { reason, count in observer.report(DeliveryReport(service: nil, outcome: .dropped(reason), count: count)) }
+    outbox.observeDrops { reason, count in
+      observer.report(DeliveryReport(service: nil, outcome: .dropped(reason), count: count))
+    }
   }
 
   func stop() {

@@ -60,7 +60,8 @@ extension DeliveryEngine {
           $0.dropped[reason, default: 0] += removed
           $0.lastError = error
         }
-        report(reason == .rejectedByServer ? .refused(status: status, reasons: [error]) : .dropped(reason), count: removed)
+        report(
+          reason == .rejectedByServer ? .refused(status: status, reasons: [error]) : .dropped(reason), count: removed)
       case .split:
         outbox.endInFlight()
         if batch.count == 1 {

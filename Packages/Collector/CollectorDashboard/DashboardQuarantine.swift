@@ -27,7 +27,8 @@ extension Dashboard {
     body += card("Held entries by reason", counts.rows.isEmpty ? #"<p class="empty">Nothing held.</p>"# : table(counts))
     body += card("Newest entries", entries.rows.isEmpty ? #"<p class="empty">Nothing held.</p>"# : table(entries))
     if let drops {
-      let text = "<p>\(SVG.escape(drops.summary)) (\(SVG.escape(context.from)) to \(SVG.escape(context.to)), "
+      let text =
+        "<p>\(SVG.escape(drops.summary)) (\(SVG.escape(context.from)) to \(SVG.escape(context.to)), "
         + "as devices reported them; these events never reached the collector).</p>"
       body += card("Dropped on devices", drops.drops.isEmpty ? text : text + table(drops.table))
     }

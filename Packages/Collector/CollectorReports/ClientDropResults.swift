@@ -30,7 +30,8 @@ public struct ClientDrops: ReportResult, Hashable {
     async let drops = store.clientDrops(app: filter.app, from: filter.from, to: filter.to, appName: filter.appName)
     async let devices = store.clientDropDevices(
       app: filter.app, from: filter.from, to: filter.to, appName: filter.appName)
-    return ClientDrops(app: filter.app, from: filter.from, to: filter.to, devices: try await devices, drops: try await drops)
+    return ClientDrops(
+      app: filter.app, from: filter.from, to: filter.to, devices: try await devices, drops: try await drops)
   }
 
   /// One line: "3 devices reported 1,204 events dropped: disk_budget 1,100, consent 104".
@@ -58,6 +59,8 @@ public struct ClientDrops: ReportResult, Hashable {
   public var table: ReportTable {
     ReportTable(
       columns: ["service", "reason", "events", "devices"],
-      rows: drops.map { [$0.service.isEmpty ? "(tracker)" : $0.service, $0.reason, String($0.count), String($0.devices)] })
+      rows: drops.map {
+        [$0.service.isEmpty ? "(tracker)" : $0.service, $0.reason, String($0.count), String($0.devices)]
+      })
   }
 }

@@ -35,7 +35,9 @@ struct ClientDropController: Sendable {
     guard query.get("format") == "csv" else { return .json(.ok, ReportController.json(result)) }
     return Response(
       status: .ok,
-      headers: [.contentType: "text/csv; charset=utf-8", .contentDisposition: "attachment; filename=\"client-drops.csv\""],
+      headers: [
+        .contentType: "text/csv; charset=utf-8", .contentDisposition: "attachment; filename=\"client-drops.csv\"",
+      ],
       body: ResponseBody(byteBuffer: ByteBuffer(string: result.table.csv)))
   }
 }

@@ -19,10 +19,11 @@ import Foundation
 ///
 /// The journal is the tracker's buffer: while the worker keeps up, events also wait in memory and
 /// the journal only protects them; when it falls behind (a full outbox pushes back), events wait
-/// in the journal alone (*spilled*, flagged in their length word) and the worker reads them back.
-/// The file grows up to ``TrackerJournal/maximumBytes`` (the disk budget); at that size it wraps,
-/// and only when it is full are the oldest records dropped to make room: those no one had read yet
-/// are lost and counted (``DropReason/diskBudget``).
+/// in the journal alone and the worker reads them back. The file grows up to
+/// ``TrackerJournal/maximumBytes`` (the disk budget); at that size it wraps, and when it is full the
+/// oldest records make room: each event dropped is counted (``DropReason/diskBudget``, in the
+/// ledger with the drop). Records the worker holds (``protectedEnd``) are never dropped; if only
+/// those are left, the new event is the one dropped (and counted).
 ///
 /// The file is named for the process run (`journal-<uuid>.ctj`) and held with an exclusive `flock`
 /// while the run lasts; at start a tracker adopts every journal in the directory nobody holds (its
@@ -40,12 +41,16 @@ final class JournalFile {
   /// The sequence numbers of the record at `tail` and of the next record appended.
   private(set) var tailSequence: UInt64 = 0
   private(set) var headSequence: UInt64 = 0
-  /// Records below this were left by dead runs: they wait in the journal alone until read.
-  private var replayEnd: UInt64 = 0
-  /// Where the worker last read: every record below `readSequence` has been read or was in memory.
+  /// Records below this are in the worker's hands (taken in memory, or read back): never dropped.
+  var protectedEnd: UInt64 = 0
+  /// Called once before the first record an append drops: the queue makes what waits in memory
+  /// wait in the journal alone, so that a dropped record is a dropped event (counted), never one
+  /// that a copy in memory would still deliver.
+  var beforeDropping: (() -> Void)?
+  /// The worker's reading place: a sequence number and the offset of its record.
   private var readSequence: UInt64 = 0
   private var readOffset: Int
-  /// Events dropped for the disk budget before the worker read them, not yet taken by the queue.
+  /// Events dropped for the disk budget, not yet taken by the queue.
   private var lostEvents = 0
   /// Drops counted by service and reason in the header, kept across kills until reported.
   private(set) var ledger: DropLedger
@@ -83,7 +88,6 @@ final class JournalFile {
     for orphan in orphans(in: directory, besides: url) {
       journal.adopt(orphan, into: &recovered)
     }
-    journal.replayEnd = journal.headSequence
     recovered.replay = 0..<journal.headSequence
     recovered.events = journal.countEvents()
     // The session goes on in this run's file at once: a run killed before its first commit must not
@@ -121,35 +125,54 @@ final class JournalFile {
 
   // MARK: Writing
 
+  /// What became of a record given to ``append(_:)``.
+  enum Appended {
+    /// In the journal, under this sequence number.
+    case journaled(UInt64)
+    /// Not journaled: larger than the whole budget, the file could not grow, or the value cannot be
+    /// journaled. The event goes on without the journal's protection.
+    case notJournaled
+    /// The journal is full of records the worker holds: the event is dropped (and counted).
+    case overBudget
+  }
+
   /// Appends one record written by `encode`; grows the file, wraps, or drops the oldest records
-  /// when it is full. Returns the record's sequence number, or `nil` when it is not in the journal
-  /// (larger than the whole budget, the file cannot grow, or the value cannot be journaled).
-  ///
-  /// - Parameter spilled: the record waits in the journal alone (the queue keeps no copy).
-  func append(spilled: Bool = false, _ encode: (inout JournalWriter) -> Void) -> UInt64? {
+  /// when it is full.
+  func append(_ encode: (inout JournalWriter) -> Void) -> Appended {
+    var warned = false
     while true {
       var writer = JournalWriter(base: file.base, offset: head + JournalFormat.lengthBytes, limit: writeLimit)
       encode(&writer)
       switch writer.outcome {
       case .written:
         let length = UInt32(writer.offset - head - JournalFormat.lengthBytes)
-        let word = spilled ? length | JournalFormat.spilledFlag : length
-        file.base.storeBytes(of: word.littleEndian, toByteOffset: head, as: UInt32.self)
+        file.base.storeBytes(of: length.littleEndian, toByteOffset: head, as: UInt32.self)
         head = writer.offset
         headSequence += 1
         storePositions()
-        return headSequence - 1
+        return .journaled(headSequence - 1)
       case .unencodable:
-        return nil
+        return .notJournaled
       case .full:
-        guard makeRoom() else { return nil }
+        // A record larger than the whole budget never fits: nothing is dropped for it.
+        guard JournalFormat.lengthBytes + writer.wanted < maximumBytes - JournalFormat.headerBytes else {
+          return .notJournaled
+        }
+        switch makeRoom(warned: &warned) {
+        case .made: continue
+        case .tooLarge: return .notJournaled
+        case .protected:
+          ledger.add(service: "", reason: DropReason.diskBudget.rawValue, count: 1)
+          return .overBudget
+        }
       }
     }
   }
 
   /// Raw record bodies copied from an adopted journal.
   private func appendRaw(_ body: UnsafeRawBufferPointer) -> Bool {
-    append { writer in writer.raw(body) } != nil
+    if case .journaled = append({ writer in writer.raw(body) }) { return true }
+    return false
   }
 
   /// The end of the free space after `head`, keeping one byte between head and tail when wrapped.
@@ -157,24 +180,33 @@ final class JournalFile {
     head < tail ? tail - 1 : file.size
   }
 
-  /// Frees space for a record that did not fit: returns `false` when nothing more can be done.
-  private func makeRoom() -> Bool {
+  private enum Room {
+    case made, tooLarge, protected
+  }
+
+  /// Frees space for a record that did not fit.
+  private func makeRoom(warned: inout Bool) -> Room {
     if isEmpty {
       guard head == JournalFormat.headerBytes else {
         resetToStart()
-        return true
+        return .made
       }
-      return grow()
+      return grow() ? .made : .tooLarge
     }
     if head > tail {
-      if grow() { return true }
+      if grow() { return .made }
       if tail > JournalFormat.headerBytes {
         wrap()
-        return true
+        return .made
       }
     }
+    guard tailSequence >= protectedEnd else { return .protected }
+    if !warned {
+      warned = true
+      beforeDropping?()
+    }
     dropOldest()
-    return true
+    return .made
   }
 
   private func grow() -> Bool {
@@ -195,11 +227,10 @@ final class JournalFile {
     storePositions()
   }
 
-  /// Drops the oldest record to make room; counts it when it was an event no one had read.
+  /// Drops the oldest record to make room and counts it when it is an event.
   private func dropOldest() {
     let record = JournalRing.record(in: file.base, size: file.size, at: tail)
-    let unread = tailSequence >= readSequence && (record.spilled || tailSequence < replayEnd)
-    if unread, record.length > 0, file.base.load(fromByteOffset: record.body, as: UInt8.self) == 1 {
+    if record.length > 0, file.base.load(fromByteOffset: record.body, as: UInt8.self) == 1 {
       lostEvents += 1
       // Counted on disk with the drop itself: the record of it survives what the event did not.
       ledger.add(service: "", reason: DropReason.diskBudget.rawValue, count: 1)

@@ -98,14 +98,13 @@ extension JournalFile {
   }
 }
 
-/// Walking the records of a journal's ring: a length word (the high bit flags a spilled record,
-/// all ones marks the rest of the file as skipped), then the body.
+/// Walking the records of a journal's ring: a length word (all ones marks the rest of the file as
+/// skipped), then the body.
 enum JournalRing {
   struct Record {
     /// The body's offset and length.
     let body: Int
     let length: Int
-    let spilled: Bool
     /// Where the next record starts (before following a wrap).
     let next: Int
   }
@@ -126,9 +125,9 @@ enum JournalRing {
   ) -> Record {
     let at = start(in: base, size: size, first: first, at: offset)
     let word = UInt32(littleEndian: base.loadUnaligned(fromByteOffset: at, as: UInt32.self))
-    let length = Int(word & ~JournalFormat.spilledFlag)
+    let length = Int(word)
     let body = at + JournalFormat.lengthBytes
-    return Record(body: body, length: length, spilled: word & JournalFormat.spilledFlag != 0, next: body + length)
+    return Record(body: body, length: length, next: body + length)
   }
 
   /// Checks the framing of a file another run wrote, from `tail` to `head`: returns where the
@@ -149,7 +148,7 @@ enum JournalRing {
       let limit = wrapped || head >= tail ? head : size
       guard at + JournalFormat.lengthBytes <= limit else { return (offset, bytes) }
       let word = UInt32(littleEndian: base.loadUnaligned(fromByteOffset: at, as: UInt32.self))
-      let length = Int(word & ~JournalFormat.spilledFlag)
+      let length = Int(word)
       guard length <= limit - at - JournalFormat.lengthBytes else { return (offset, bytes) }
       bytes += JournalFormat.lengthBytes + length
       offset = at + JournalFormat.lengthBytes + length

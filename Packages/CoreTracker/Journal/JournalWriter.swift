@@ -15,6 +15,9 @@ struct JournalWriter {
   private let limit: Int
   private(set) var offset: Int
   private(set) var outcome = Outcome.written
+  /// The bytes the record needs, counted on even past the limit (a full writer tells the journal
+  /// how much room to make).
+  private(set) var wanted = 0
 
   init(base: UnsafeMutableRawPointer, offset: Int, limit: Int) {
     self.base = base
@@ -23,6 +26,7 @@ struct JournalWriter {
   }
 
   private mutating func reserve(_ count: Int) -> Bool {
+    wanted += count
     guard outcome == .written else { return false }
     guard count <= limit - offset else {
       outcome = .full
@@ -158,11 +162,10 @@ struct JournalWriter {
 enum JournalFormat {
   /// "CTJ1", little-endian.
   static let magic: UInt32 = 0x314A_5443
-  /// 2: a ring (wrap markers, the spilled flag); version 1 files (never wrapped) read the same.
+  /// 2: a ring (wrap markers) after a 4 KiB header with the drop ledger; version 1 files (a 128-byte
+  /// header, never wrapped) read the same.
   static let version: UInt32 = 2
   static let readableVersions: Set<UInt32> = [1, 2]
-  /// The length word's high bit: the record waits in the journal alone (the queue kept no copy).
-  static let spilledFlag: UInt32 = 1 << 31
   /// A length word of all ones: the rest of the file is skipped, records go on after the header.
   static let wrapMarker: UInt32 = .max
   /// Bytes before the first record: magic, version, head, tail (`committed`), the session, and the

@@ -65,7 +65,8 @@ public struct DeliveryReport: Sendable, Hashable, CustomStringConvertible {
     case .delivered: return "\(who): delivered \(count)"
     case .refused(let status, let reasons):
       let key = status == 401 || status == 403 ? " (wrong or revoked write key)" : ""
-      return "\(who): refused \(count), HTTP \(status)\(key)\(reasons.isEmpty ? "" : ": " + reasons.joined(separator: "; "))"
+      return
+        "\(who): refused \(count), HTTP \(status)\(key)\(reasons.isEmpty ? "" : ": " + reasons.joined(separator: "; "))"
     case .dropped(let reason): return "\(who): dropped \(count) (\(reason))"
     case .retrying(let error): return "\(who): will retry \(count) (\(error))"
     }

@@ -52,24 +52,30 @@ final class EventQueue: @unchecked Sendable {
     var diskBudget = 0
   }
 
-  private let condition = NSCondition()
+  let condition = NSCondition()
   private let capacity: Int
   private var pending: [Command] = []
+  /// With a journal: each pending command's journal sequence number (`.max`: not in the journal).
+  private var pendingSequences: [UInt64] = []
   private var pendingTracks = 0
+  /// With a journal: events wait in the journal alone until the worker takes what is pending.
+  private var spilling = false
+  /// The sequence number after the newest journaled command pending in memory.
+  private var memoryEnd: UInt64 = 0
   private var worker = WorkerState.running
-  private var isClosed = false
+  var isClosed = false
   private var counts = Counts()
   private var ids: EventIDGenerator
-  private let journal: JournalFile?
+  let journal: JournalFile?
   private let privacy: PrivacyStage
   /// The journal's head when the worker took its batch: what the next take commits.
   private var takenUpTo: UInt64?
   /// The worker gave up while held back (the queue closed): what it had not handed over stays in
   /// the journal for the next run, so nothing more is committed.
-  private var abandoned = false
+  var abandoned = false
   /// Flush barriers that also return when the worker is held back, by token.
-  private var heldBackWaiters: [Int: @Sendable () -> Void] = [:]
-  private var nextWaiterToken = 0
+  var heldBackWaiters: [Int: @Sendable () -> Void] = [:]
+  var nextWaiterToken = 0
   /// Every ``checkpointInterval`` pending commands, where the journal stood: the worker commits
   /// at each as it goes, so a process killed in a long batch replays the rest only.
   private var checkpoints: [Checkpoint] = []
@@ -112,8 +118,12 @@ final class EventQueue: @unchecked Sendable {
     self.journal = journal
     self.privacy = privacy
     pending.reserveCapacity(min(capacity, 1024))
-    if !replay.records.isEmpty { pending.append(.journaled(replay.records)) }
+    if !replay.records.isEmpty {
+      pending.append(.journaled(replay.records))
+      pendingSequences.append(.max)
+    }
     counts.replayed = replay.events
+    journal?.beforeDropping = { [unowned self] in self.keepPendingInJournalOnly() }
   }
 
   /// Queues one tracked event; when full or closed, counts the drop instead.
@@ -140,21 +150,45 @@ final class EventQueue: @unchecked Sendable {
       if admit() { append(.track(event, timestamp, id)) }
       return
     }
-    let spill = pendingTracks >= Self.spillThreshold
-    let sequence = journal.append(spilled: spill) { $0.track(entry, id: id, at: timestamp, privacy: privacy) }
+    if pendingTracks >= Self.spillThreshold { spilling = true }
+    let appended = journal.append { $0.track(entry, id: id, at: timestamp, privacy: privacy) }
     counts.diskBudget += journal.takeLostEvents()
-    guard let sequence else {
+    switch appended {
+    case .overBudget:
+      counts.diskBudget += 1
+    case .notJournaled:
       counts.unjournaled += 1
       if admit() { append(.track(event, timestamp, id)) }
-      return
+    case .journaled(let sequence):
+      if spilling {
+        appendJournaled(sequence)
+      } else {
+        append(.track(event, timestamp, id), sequence: sequence)
+      }
     }
-    guard spill else { return append(.track(event, timestamp, id)) }
+  }
+
+  /// A record that waits in the journal alone: extends the pending range it follows, or starts one.
+  private func appendJournaled(_ sequence: UInt64) {
     if case .journaled(let range) = pending.last, range.upperBound == sequence {
       pending[pending.count - 1] = .journaled(range.lowerBound..<sequence + 1)
     } else {
       pending.append(.journaled(sequence..<sequence + 1))
+      pendingSequences.append(.max)
     }
     if worker == .sleeping { condition.signal() }
+  }
+
+  /// Before the journal drops records for the disk budget: what waits in memory (and in the
+  /// journal) waits in the journal alone from now on, so each record dropped is an event lost,
+  /// counted, and no copy in memory delivers it anyway. Lock held (called from the journal).
+  private func keepPendingInJournalOnly() {
+    guard memoryEnd > 0 else { return }
+    (pending, pendingSequences) = JournalRanges.journalOnly(pending[...], pendingSequences[...])
+    pendingTracks = JournalRanges.eventsInMemory(pending)
+    checkpoints.removeAll()
+    spilling = true
+    memoryEnd = 0
   }
 
   /// Counts one `track` call; whether the queue takes it (not closed, not full). Lock held.
@@ -174,8 +208,12 @@ final class EventQueue: @unchecked Sendable {
   }
 
   @inline(__always)
-  private func append(_ command: Command) {
+  private func append(_ command: Command, sequence: UInt64 = .max) {
     pending.append(command)
+    if journal != nil {
+      pendingSequences.append(sequence)
+      if sequence != .max { memoryEnd = sequence + 1 }
+    }
     pendingTracks += 1
     if let journal, pending.count % Self.checkpointInterval == 0 {
       checkpoints.append(Checkpoint(count: pending.count, mark: journal.headSequence))
@@ -206,24 +244,36 @@ final class EventQueue: @unchecked Sendable {
       if case .barrier(let done) = command { done() }
       return
     }
-    journalCommand(command)
-    pending.append(command)
+    if let journal {
+      let appended = journal.append { writer in
+        if !writer.command(command, privacy: privacy) { writer.markUnencodable() }
+      }
+      counts.diskBudget += journal.takeLostEvents()
+      switch appended {
+      case .journaled(let sequence) where spilling:
+        appendJournaled(sequence)
+      case .journaled(let sequence):
+        pending.append(command)
+        pendingSequences.append(sequence)
+        memoryEnd = sequence + 1
+      case .notJournaled, .overBudget:
+        pending.append(command)
+        pendingSequences.append(.max)
+      }
+    } else {
+      pending.append(command)
+    }
     if worker != .running { condition.signal() }
     condition.unlock()
-  }
-
-  private func journalCommand(_ command: Command) {
-    guard let journal else { return }
-    _ = journal.append { writer in
-      if !writer.command(command, privacy: privacy) { writer.markUnencodable() }
-    }
-    counts.diskBudget += journal.takeLostEvents()
   }
 
   /// Commits the previous batch to the journal (the worker handed it to the services; `session`
   /// is the worker's session after it), then blocks until commands are pending and swaps them into
   /// `buffer` (which must be empty). Returns `false` once the queue is closed and drained.
-  func take(into buffer: inout [Command], checkpoints taken: inout [Checkpoint], session: SessionState?) -> Bool {
+  func take(
+    into buffer: inout [Command], sequences: inout [UInt64], checkpoints taken: inout [Checkpoint],
+    session: SessionState?
+  ) -> Bool {
     condition.lock()
     defer { condition.unlock() }
     if let journal, let end = takenUpTo, !abandoned {
@@ -241,105 +291,17 @@ final class EventQueue: @unchecked Sendable {
     worker = .running
     if pending.isEmpty { return false }
     swap(&pending, &buffer)
+    swap(&pendingSequences, &sequences)
     swap(&checkpoints, &taken)
     pendingTracks = 0
-    takenUpTo = journal?.headSequence
-    return true
-  }
-
-  /// Commits the journal up to `sequence` (a checkpoint of the batch being handled, or the end of
-  /// the journaled records read so far).
-  func commit(upTo sequence: UInt64, session: SessionState?) {
-    condition.lock()
-    if !abandoned { journal?.commit(upTo: sequence, session: session) }
-    condition.unlock()
-  }
-
-  /// Copies up to `maximum` journaled records of `range` from `start` out of the journal (under the
-  /// lock: a memory copy); the worker decodes them without it.
-  func readJournal(_ range: Range<UInt64>, from start: UInt64, maximum: Int) -> (bodies: [[UInt8]], next: UInt64) {
-    condition.lock()
-    defer { condition.unlock() }
-    guard let journal else { return ([], range.upperBound) }
-    return journal.read(from: start, below: range.upperBound, maximum: maximum)
-  }
-
-  // MARK: The drop ledger (with a journal; without one, drops are counted in memory only)
-
-  /// Counts drops in the journal's ledger, where they survive the process.
-  func recordDrop(service: ServiceID?, reason: DropReason, count: Int) {
-    condition.lock()
-    journal?.ledger.add(service: service?.rawValue ?? "", reason: reason.rawValue, count: count)
-    condition.unlock()
-  }
-
-  /// The pending drop report, or a new one of what is unreported; `nil` when there is none.
-  func beginDropReport() -> (id: String, entries: [DropLedger.Entry])? {
-    condition.lock()
-    defer { condition.unlock() }
-    guard let journal else { return nil }
-    return journal.ledger.pending ?? journal.ledger.beginReport(idPrefix: journal.runID)
-  }
-
-  /// The report begun reached the services.
-  func endDropReport() {
-    condition.lock()
-    journal?.ledger.endReport()
-    condition.unlock()
-  }
-
-  /// Every drop the ledger holds (this run's and adopted ones), reported or not.
-  var recordedDrops: [DropLedger.Entry] {
-    condition.lock()
-    defer { condition.unlock() }
-    return journal?.ledger.totals ?? []
-  }
-
-  // MARK: Held back by a full service
-
-  /// The worker waits a moment for a service that has just said it has no room; flushes waiting
-  /// meanwhile return. Returns `false` once the queue is closed: the worker then gives up, and what
-  /// it had not handed over stays in the journal.
-  func waitForRoom() -> Bool {
-    condition.lock()
-    if isClosed {
-      abandoned = true
-      condition.unlock()
-      return false
+    spilling = false
+    if let journal {
+      takenUpTo = journal.headSequence
+      // What the worker now holds in memory is not the journal's to drop.
+      journal.protectedEnd = max(journal.protectedEnd, memoryEnd)
+      memoryEnd = 0
     }
-    let waiters = heldBackWaiters
-    heldBackWaiters = [:]
-    condition.unlock()
-    for waiter in waiters.values { waiter() }
-    condition.lock()
-    _ = condition.wait(until: Date(timeIntervalSinceNow: Self.heldBackInterval))
-    let closed = isClosed
-    if closed { abandoned = true }
-    condition.unlock()
-    return !closed
-  }
-
-  /// Runs `done` once every command queued before the call has been handled, or as soon as the
-  /// worker finds a service without room (the events behind it wait in the journal): what `flush`
-  /// waits for before it asks the services to deliver.
-  func barrierOrHeldBack(_ done: @escaping @Sendable () -> Void) {
-    let once = Once(done)
-    condition.lock()
-    let token = nextWaiterToken
-    nextWaiterToken += 1
-    heldBackWaiters[token] = once.run
-    condition.unlock()
-    enqueue(
-      .barrier { [weak self] in
-        self?.forgetWaiter(token)
-        once.run()
-      })
-  }
-
-  private func forgetWaiter(_ token: Int) {
-    condition.lock()
-    heldBackWaiters[token] = nil
-    condition.unlock()
+    return true
   }
 
   /// Refuses new events from now on; the worker drains what is pending, then stops.

@@ -21,7 +21,7 @@ final class TrackingEngine: @unchecked Sendable {
   /// The counts other threads read; the worker adds its local ``delta`` once per batch (and before
   /// a flush barrier), so the hot loop takes no lock per event.
   let stats = Locked(Counts())
-  private var delta = Counts()
+  var delta = Counts()
   private let stages: [any PipelineStage]
   private let privacy: PrivacyStage
   private let context: ContextBox
@@ -31,20 +31,20 @@ final class TrackingEngine: @unchecked Sendable {
   private var userID: String?
   private var userProperties = EventParameters()
   private var defaultParameters: EventParameters
-  private var consent: Consent
+  var consent: Consent
   private var session: TrackingSession?
   private var lastActivity = Date.distantPast
   private var sessionEventCount = 0
   /// Started timers by event name: when each was started.
   private var timers: [String: Date] = [:]
   /// The queue the worker takes from (set when it starts).
-  private var queue: EventQueue?
+  var queue: EventQueue?
   /// With a journal, a service without room holds the worker back (the journal is the buffer);
   /// without one, the service's outbox makes room by dropping its oldest records.
-  private var holdsBack = false
+  var holdsBack = false
   /// The queue closed while the worker was held back: nothing more is handed over; what is left
   /// stays in the journal for the next run.
-  private var abandoned = false
+  var abandoned = false
   private var dropReporting: DropReporting
   /// The most timers kept at once; starting one more discards the oldest.
   static let maximumTimers = 1_000
@@ -77,16 +77,39 @@ final class TrackingEngine: @unchecked Sendable {
   }
 
   /// The worker's loop: runs until the queue is closed and drained.
+  ///
+  /// With a journal, an event whose services have no room holds the worker back: the rest of its
+  /// batch is left to the journal (``JournalRanges``), where the disk budget may drop the oldest
+  /// of it (counted), and the worker waits, then reads it back.
   func run(queue: EventQueue) {
     self.queue = queue
     holdsBack = queue.isJournaling
     var batch: [EventQueue.Command] = []
+    var sequences: [UInt64] = []
     var checkpoints: [EventQueue.Checkpoint] = []
-    while queue.take(into: &batch, checkpoints: &checkpoints, session: sessionState) {
-      var next = checkpoints.startIndex
-      for (index, command) in batch.enumerated() {
-        handle(command)
-        if next < checkpoints.endIndex, checkpoints[next].count == index + 1 {
+    while queue.take(into: &batch, sequences: &sequences, checkpoints: &checkpoints, session: sessionState) {
+      var index = 0
+      var next = 0
+      while index < batch.count {
+        let sequence = index < sequences.count ? sequences[index] : .max
+        if holdsBack, !abandoned, case .track(let event, _, _) = batch[index], !roomFor(event.services) {
+          guard sequence != .max else {
+            // Not in the journal: it can only wait here (or, if the queue closes, be given up).
+            _ = waitForRoom(event.services)
+            handle(batch[index])
+            index += 1
+            continue
+          }
+          (batch, sequences) = JournalRanges.journalOnly(batch[index...], sequences[index...])
+          (index, next) = (0, 0)
+          checkpoints.removeAll()
+          publishStats()
+          queue.release(from: sequence, session: sessionState)
+          continue
+        }
+        handle(batch[index])
+        index += 1
+        if next < checkpoints.endIndex, checkpoints[next].count == index {
           // Drops counted (the ledger) before the events that caused them are committed.
           publishStats()
           queue.commit(upTo: checkpoints[next].mark, session: sessionState)
@@ -94,13 +117,14 @@ final class TrackingEngine: @unchecked Sendable {
         }
       }
       batch.removeAll(keepingCapacity: true)
+      sequences.removeAll(keepingCapacity: true)
       checkpoints.removeAll(keepingCapacity: true)
       publishStats()
       reportDrops(force: false)
     }
   }
 
-  private func handle(_ command: EventQueue.Command) {
+  func handle(_ command: EventQueue.Command) {
     if abandoned {
       if case .barrier(let done) = command { done() }
       return
@@ -143,52 +167,10 @@ final class TrackingEngine: @unchecked Sendable {
     }
   }
 
-  /// Reads journaled records back in chunks, handles them in order, and commits after each chunk.
-  private func handleJournaled(_ range: Range<UInt64>) {
-    guard let queue else { return }
-    var next = range.lowerBound
-    while next < range.upperBound, !abandoned {
-      let (bodies, after) = queue.readJournal(range, from: next, maximum: EventQueue.checkpointInterval)
-      for body in bodies {
-        body.withUnsafeBytes { bytes in
-          var reader = JournalReader(bytes)
-          if let command = try? reader.command(), reader.isAtEnd {
-            handle(command)
-          } else {
-            delta.damaged += 1
-            if body.first == JournalFormat.Record.track.rawValue {
-              delta.handled += 1
-              drop(.journalDamaged)
-            }
-          }
-        }
-        if abandoned { return }
-      }
-      next = after
-      publishStats()
-      queue.commit(upTo: after, session: sessionState)
-      if bodies.isEmpty { return }
-    }
-  }
-
-  /// Waits, with a journal, until `service` has room for one more event. Returns `false` when the
-  /// queue closed meanwhile (the worker gives up; the journal keeps the rest).
-  private func awaitRoom(for service: any TrackerService) -> Bool {
-    guard holdsBack, !service.hasRoom(), let queue else { return true }
-    publishStats()
-    while !service.hasRoom() {
-      guard queue.waitForRoom() else {
-        abandoned = true
-        return false
-      }
-    }
-    return true
-  }
-
   // MARK: Enrichment and sessions
 
   /// The session as the journal keeps it between runs.
-  private var sessionState: SessionState? {
+  var sessionState: SessionState? {
     session.map { SessionState(session: $0, lastActivity: lastActivity, eventCount: sessionEventCount) }
   }
 
@@ -293,7 +275,6 @@ final class TrackingEngine: @unchecked Sendable {
         delta.services[service.id, default: ServiceStats()].dropped[.consent, default: 0] += 1
         continue
       }
-      guard awaitRoom(for: service) else { return }
       service.receive(envelope.shaped(for: service.id))
       receivers += 1
       delta.services[service.id, default: ServiceStats()].received += 1
@@ -325,7 +306,7 @@ final class TrackingEngine: @unchecked Sendable {
     for service in services where consent.allows(service.id) { service.receive(increment) }
   }
 
-  private func drop(_ reason: DropReason) {
+  func drop(_ reason: DropReason) {
     delta.dropped[reason, default: 0] += 1
   }
 
@@ -336,7 +317,7 @@ final class TrackingEngine: @unchecked Sendable {
   }
 
   /// Adds the worker's local counts to the shared ones and reports the drops among them.
-  private func publishStats() {
+  func publishStats() {
     guard
       delta.handled > 0 || delta.damaged > 0 || delta.generated > 0 || delta.counted > 0 || delta.untimed > 0
         || !delta.dropped.isEmpty

@@ -94,7 +94,8 @@ extension Parser {
       case ("anonymousId", .string(let text)): anonymousID = try checked(text, "\(path).anonymousId")
       case ("dropped", .array(let items)):
         guard items.count <= CollectorDropReport.maximumEntries else {
-          throw FieldError(field: "\(path).dropped", reason: "holds more than \(CollectorDropReport.maximumEntries) entries")
+          throw FieldError(
+            field: "\(path).dropped", reason: "holds more than \(CollectorDropReport.maximumEntries) entries")
         }
         dropped = try items.enumerated().map { (index, item) throws(FieldError) in
           try droppedEntry(item, path: "\(path).dropped[\(index)]")
@@ -104,7 +105,8 @@ extension Parser {
       }
     }
     guard let id, let timestamp, let anonymousID, let dropped else {
-      let missing = [("id", id == nil), ("timestamp", timestamp == nil), ("anonymousId", anonymousID == nil)]
+      let missing =
+        [("id", id == nil), ("timestamp", timestamp == nil), ("anonymousId", anonymousID == nil)]
         .first { $0.1 }?.0 ?? "dropped"
       throw FieldError(field: "\(path).\(missing)", reason: "is required")
     }

@@ -1,0 +1,114 @@
+import Foundation
+
+/// The queue's side of the journal for the worker: commits, reading records back, the hold a
+/// worker gives up when a service has no room, and the drop ledger. Every call takes the queue's
+/// lock (the journal is not thread-safe).
+extension EventQueue {
+  /// The worker was held back at `sequence` and left the rest of its batch to the journal: what it
+  /// handled before is committed, and from `sequence` on the journal may drop what it must.
+  func release(from sequence: UInt64, session: SessionState?) {
+    condition.lock()
+    if let journal, !abandoned {
+      journal.commit(upTo: sequence, session: session)
+      journal.protectedEnd = sequence
+    }
+    condition.unlock()
+  }
+
+  /// Commits the journal up to `sequence` (a checkpoint of the batch being handled, or the end of
+  /// the journaled records read so far).
+  func commit(upTo sequence: UInt64, session: SessionState?) {
+    condition.lock()
+    if !abandoned { journal?.commit(upTo: sequence, session: session) }
+    condition.unlock()
+  }
+
+  /// Copies up to `maximum` journaled records of `range` from `start` out of the journal (under the
+  /// lock: a memory copy); the worker decodes them without it.
+  func readJournal(_ range: Range<UInt64>, from start: UInt64, maximum: Int) -> (bodies: [[UInt8]], next: UInt64) {
+    condition.lock()
+    defer { condition.unlock() }
+    guard let journal else { return ([], range.upperBound) }
+    let read = journal.read(from: start, below: range.upperBound, maximum: maximum)
+    journal.protectedEnd = max(journal.protectedEnd, read.next)
+    return read
+  }
+
+  // MARK: The drop ledger (with a journal; without one, drops are counted in memory only)
+
+  /// Counts drops in the journal's ledger, where they survive the process.
+  func recordDrop(service: ServiceID?, reason: DropReason, count: Int) {
+    condition.lock()
+    journal?.ledger.add(service: service?.rawValue ?? "", reason: reason.rawValue, count: count)
+    condition.unlock()
+  }
+
+  /// The pending drop report, or a new one of what is unreported; `nil` when there is none.
+  func beginDropReport() -> (id: String, entries: [DropLedger.Entry])? {
+    condition.lock()
+    defer { condition.unlock() }
+    guard let journal else { return nil }
+    return journal.ledger.pending ?? journal.ledger.beginReport(idPrefix: journal.runID)
+  }
+
+  /// The report begun reached the services.
+  func endDropReport() {
+    condition.lock()
+    journal?.ledger.endReport()
+    condition.unlock()
+  }
+
+  /// Every drop the ledger holds (this run's and adopted ones), reported or not.
+  var recordedDrops: [DropLedger.Entry] {
+    condition.lock()
+    defer { condition.unlock() }
+    return journal?.ledger.totals ?? []
+  }
+
+  // MARK: Held back by a full service
+
+  /// The worker waits a moment for a service that has just said it has no room; flushes waiting
+  /// meanwhile return. Returns `false` once the queue is closed: the worker then gives up, and what
+  /// it had not handed over stays in the journal.
+  func waitForRoom() -> Bool {
+    condition.lock()
+    if isClosed {
+      abandoned = true
+      condition.unlock()
+      return false
+    }
+    let waiters = heldBackWaiters
+    heldBackWaiters = [:]
+    condition.unlock()
+    for waiter in waiters.values { waiter() }
+    condition.lock()
+    _ = condition.wait(until: Date(timeIntervalSinceNow: Self.heldBackInterval))
+    let closed = isClosed
+    if closed { abandoned = true }
+    condition.unlock()
+    return !closed
+  }
+
+  /// Runs `done` once every command queued before the call has been handled, or as soon as the
+  /// worker finds a service without room (the events behind it wait in the journal): what `flush`
+  /// waits for before it asks the services to deliver.
+  func barrierOrHeldBack(_ done: @escaping @Sendable () -> Void) {
+    let once = Once(done)
+    condition.lock()
+    let token = nextWaiterToken
+    nextWaiterToken += 1
+    heldBackWaiters[token] = once.run
+    condition.unlock()
+    enqueue(
+      .barrier { [weak self] in
+        self?.forgetWaiter(token)
+        once.run()
+      })
+  }
+
+  private func forgetWaiter(_ token: Int) {
+    condition.lock()
+    heldBackWaiters[token] = nil
+    condition.unlock()
+  }
+}
