@@ -109,3 +109,47 @@ struct QuarantineStoreTests {
     try await store.close()
   }
 }
+
+@Suite("Client drop store conformance")
+struct ClientDropStoreTests {
+  static func line(
+    _ report: String, _ reason: String, _ count: Int64, device: String, service: String = "", app: String = "ty",
+    appName: String = "Trendyol", at time: Int64
+  ) -> StoredClientDrop {
+    StoredClientDrop(
+      app: app, reportID: report, service: service, reason: reason, count: count, deviceID: device,
+      appName: appName, appVersion: "1.0", platform: "iOS", reportedAt: time, receivedAt: time)
+  }
+
+  @Test(
+    "a report sent again counts once; totals by service and reason, devices counted once", arguments: Engine.available)
+  func totals(engine: Engine) async throws {
+    let store = try await engine.open()
+    let first = [
+      Self.line("r1", "disk_budget", 1_100, device: "d1", at: 1_000),
+      Self.line("r1", "consent", 4, device: "d1", service: "collector", at: 1_000),
+    ]
+    _ = try await store.write(StoreBatch(clientDrops: first))
+    _ = try await store.write(StoreBatch(clientDrops: first))  // the same report, sent again after a crash
+    _ = try await store.write(
+      StoreBatch(clientDrops: [
+        Self.line("r2", "consent", 100, device: "d2", service: "collector", at: 2_000),
+        Self.line("r3", "disk_budget", 7, device: "d3", appName: "Dolap", at: 3_000),
+        Self.line("r4", "disk_budget", 9, device: "d4", app: "dl", at: 3_000),
+        Self.line("r5", "disk_budget", 50, device: "d5", at: 20_000),
+      ]))
+    let totals = try await store.clientDrops(app: "ty", from: 0, to: 10_000, appName: nil)
+    #expect(
+      totals == [
+        ClientDropTotal(service: "", reason: "disk_budget", count: 1_107, devices: 2),
+        ClientDropTotal(service: "collector", reason: "consent", count: 104, devices: 2),
+      ])
+    #expect(try await store.clientDropDevices(app: "ty", from: 0, to: 10_000, appName: nil) == 3)
+    #expect(
+      try await store.clientDrops(app: "ty", from: 0, to: 10_000, appName: "Dolap") == [
+        ClientDropTotal(service: "", reason: "disk_budget", count: 7, devices: 1)
+      ])
+    #expect(try await store.clientDropDevices(app: "ty", from: 1_500, to: 10_000, appName: "Trendyol") == 1)
+    try await store.close()
+  }
+}

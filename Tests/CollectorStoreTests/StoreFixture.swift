@@ -26,8 +26,8 @@ enum Engine: String, CaseIterable, CustomStringConvertible, Sendable {
   /// The number of migrations the engine's schema has.
   var schemaVersion: Int {
     switch self {
-    case .sqlite, .postgres: 6
-    case .clickhouse, .clickhouseCluster: 4
+    case .sqlite, .postgres: 7
+    case .clickhouse, .clickhouseCluster: 5
     }
   }
 

@@ -129,6 +129,22 @@ struct TrackerCtlTests {
     try await store.close()
   }
 
+  @Test func clientDropsAreReadOverHTTP() async throws {
+    let store = try await store(events: 0)
+    let reader = "test-read-key-trackerctl"
+    let line = StoredClientDrop(
+      app: "shop", reportID: "r-1", service: "", reason: "disk_budget", count: 1_100, deviceID: "d-1",
+      appName: "Shop", appVersion: "1.0", platform: "iOS", reportedAt: start, receivedAt: start)
+    _ = try await store.write(StoreBatch(clientDrops: [line]))
+    try await withLiveCollector(store, key: ProvisionedKey(app: "*", key: reader, scope: .read)) { url in
+      let drops = try await QuarantineClient(base: url, key: reader).clientDrops(
+        app: "shop", from: String(start - 86_400_000), to: String(start + 86_400_000), appName: nil)
+      #expect(drops.summary == "1 device reported 1,100 events dropped: disk_budget 1,100")
+      #expect(drops.table.rows == [["(tracker)", "disk_budget", "1100", "1"]])
+    }
+    try await store.close()
+  }
+
   @Test func keysAreCreatedListedAndRevoked() async throws {
     let store = try await store(events: 0)
     let key = try await TrackerCtl.createKey(app: "shop", scope: .write, store: store)
