@@ -40,28 +40,9 @@ extension DeliveryEngine {
       outbox.narrowInFlight(to: batch.last!.end)
       let (outcome, status) = await send(batch)
       switch outcome {
-      case .delivered:
-        let removed = acknowledge(through: batch.last!.end) - notEvents(batch)
-        succeeded(delivered: removed)
-        report(.delivered, count: removed, ids: { format.eventIDs(in: batch) })
+      case .delivered, .partial, .drop:
+        settle(outcome, status: status, batch: batch)
         limit = format.maximumRecords
-      case .partial(let rejected):
-        let removed = acknowledge(through: batch.last!.end) - notEvents(batch)
-        let refused = min(removed, rejected.count)
-        succeeded(delivered: removed - refused, rejected: refused)
-        report(.delivered, count: removed - refused) {
-          format.eventIDs(in: batch).enumerated().filter { rejected[$0.offset] == nil }.map(\.element)
-        }
-        report(.refused(status: status, reasons: Array(Set(rejected.values)).sorted()), count: refused)
-        limit = format.maximumRecords
-      case .drop(let reason, let error):
-        let removed = acknowledge(through: batch.last!.end) - notEvents(batch)
-        state.withLock {
-          $0.dropped[reason, default: 0] += removed
-          $0.lastError = error
-        }
-        report(
-          reason == .rejectedByServer ? .refused(status: status, reasons: [error]) : .dropped(reason), count: removed)
       case .split:
         outbox.endInFlight()
         if batch.count == 1 {
@@ -87,6 +68,31 @@ extension DeliveryEngine {
         report(.retrying(error: error), count: batch.count - notEvents(batch))
         return
       }
+    }
+  }
+
+  /// A batch answered for good (delivered, partly refused, or refused): acknowledged, counted and
+  /// reported.
+  private func settle(_ outcome: DeliveryOutcome, status: Int, batch: ArraySlice<OutboxRecord>) {
+    let removed = acknowledge(through: batch.last!.end) - notEvents(batch)
+    switch outcome {
+    case .partial(let rejected):
+      let refused = min(removed, rejected.count)
+      succeeded(delivered: removed - refused, rejected: refused)
+      report(.delivered, count: removed - refused) {
+        format.eventIDs(in: batch).enumerated().filter { rejected[$0.offset] == nil }.map(\.element)
+      }
+      report(.refused(status: status, reasons: Array(Set(rejected.values)).sorted()), count: refused)
+    case .drop(let reason, let error):
+      state.withLock {
+        $0.dropped[reason, default: 0] += removed
+        $0.lastError = error
+      }
+      report(
+        reason == .rejectedByServer ? .refused(status: status, reasons: [error]) : .dropped(reason), count: removed)
+    default:
+      succeeded(delivered: removed)
+      report(.delivered, count: removed, ids: { format.eventIDs(in: batch) })
     }
   }
 

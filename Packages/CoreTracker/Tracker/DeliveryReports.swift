@@ -33,18 +33,20 @@ final class DeliveryReportHub: Sendable {
 
   /// The observer the tracker attaches to `service`.
   func observer(for service: ServiceID) -> DeliveryObserver {
-    DeliveryObserver(wantsEventIDs: { [weak self] in self?.wantsEventIDs ?? false }) { [weak self] report in
-      var report = report
-      report.service = service
-      self?.receive(report)
-    }
+    DeliveryObserver(
+      wantsEventIDs: { [weak self] in self?.wantsEventIDs ?? false },
+      report: { [weak self] report in
+        var report = report
+        report.service = service
+        self?.receive(report)
+      })
   }
 
   var wantsEventIDs: Bool { state.withLock { $0.subscribers.values.contains(where: \.wantsEventIDs) } }
 
   func subscribe(
     wantsEventIDs: Bool, finish: @escaping @Sendable () -> Void,
-    _ handler: @escaping @Sendable (DeliveryReport) -> Void
+    handler: @escaping @Sendable (DeliveryReport) -> Void
   ) -> Int {
     state.withLock { state in
       defer { state.next += 1 }

@@ -184,9 +184,8 @@ public final class Tracker: CoreTracker {
   public func deliveryReports(includingEventIDs: Bool = false) -> AsyncStream<DeliveryReport> {
     let (stream, continuation) = AsyncStream.makeStream(
       of: DeliveryReport.self, bufferingPolicy: .bufferingNewest(10_000))
-    let token = reports.subscribe(wantsEventIDs: includingEventIDs, finish: { continuation.finish() }) {
-      continuation.yield($0)
-    }
+    let token = reports.subscribe(
+      wantsEventIDs: includingEventIDs, finish: { continuation.finish() }, handler: { continuation.yield($0) })
     continuation.onTermination = { [weak reports] _ in reports?.unsubscribe(token) }
     return stream
   }
@@ -199,7 +198,7 @@ public final class Tracker: CoreTracker {
   public func onDelivery(
     includingEventIDs: Bool = false, _ handler: @escaping @Sendable (DeliveryReport) -> Void
   ) -> DeliverySubscription {
-    let token = reports.subscribe(wantsEventIDs: includingEventIDs, finish: {}, handler)
+    let token = reports.subscribe(wantsEventIDs: includingEventIDs, finish: {}, handler: handler)
     return DeliverySubscription { [weak reports] in reports?.unsubscribe(token) }
   }
 
