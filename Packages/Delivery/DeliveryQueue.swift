@@ -59,6 +59,12 @@ public final class DeliveryQueue: Sendable {
   /// Counts a record the service refused before it reached the outbox (too large, unencodable).
   public func recordDrop(_ reason: DropReason) { engine.recordDrop(reason) }
 
+  /// Drops every record waiting (this run's and ended runs' not yet moved in), counted for `reason`
+  /// and reported: consent was withdrawn.
+  public func discardQueued(_ reason: DropReason) {
+    engine.discard(reason)
+  }
+
   /// Sends a ``DeliveryReport`` to `observer` for every batch delivered, refused or retried and
   /// every record dropped from now on (the service's ``TrackerService/observeDelivery(_:)``).
   public func observe(_ observer: DeliveryObserver) { engine.observe(observer) }
@@ -193,6 +199,13 @@ final class DeliveryEngine: @unchecked Sendable {
   func recordDrop(_ reason: DropReason) {
     state.withLock { $0.dropped[reason, default: 0] += 1 }
     report(.dropped(reason), count: 1)
+  }
+
+  func discard(_ reason: DropReason) {
+    repeat {
+      _ = outbox.acknowledge(through: outbox.endPosition, droppedAs: reason)
+    } while outbox.hasWaitingRuns && outbox.adoptWaitingRuns() > 0
+    state.withLock { $0.pendingCounted = 0 }
   }
 
   func observe(_ observer: DeliveryObserver) {

@@ -41,6 +41,9 @@ public protocol TrackerService: Sendable {
   /// Takes a report of drops for the backend's diagnostics, on the tracker's worker. The collector's
   /// service sends it with its next batch; the default ignores it.
   func receive(_ report: DropReport)
+  /// Drops everything the service holds and has not sent, counted for `reason`: the user withdrew
+  /// consent for it, and nothing collected before must be sent after. The default does nothing.
+  func discardQueued(_ reason: DropReason)
 }
 
 extension TrackerService {
@@ -51,6 +54,7 @@ extension TrackerService {
   public func hasRoom() -> Bool { true }
   public func observeDelivery(_ observer: DeliveryObserver) {}
   public func receive(_ report: DropReport) {}
+  public func discardQueued(_ reason: DropReason) {}
 }
 
 /// Why an event (or a batch) was dropped. Open like ``ServiceID``: stages and services add their own.

@@ -22,7 +22,7 @@ struct DropReporting {
   /// drops (queue full, shut down, disk budget) were recorded where they happened: only told.
   mutating func published(dropped: [DropReason: Int], services: [ServiceID: ServiceStats], queue: EventQueue?) {
     let now = clock()
-    for (reason, count) in dropped {
+    for (reason, count) in dropped where count > 0 {
       hub.receive(DeliveryReport(service: nil, outcome: .dropped(reason), count: count, date: now))
     }
     for (service, stats) in services {

@@ -62,6 +62,10 @@ final class EventQueue: @unchecked Sendable {
   private var spilling = false
   /// The sequence number after the newest journaled command pending in memory.
   private var memoryEnd: UInt64 = 0
+  /// The consent last set, and how many times it was set: a withdrawal applies to everything not
+  /// yet handed over, before the worker reaches the command (see ``TrackingEngine``).
+  private var latestConsent: Consent
+  private var consentGeneration = 0
   private var worker = WorkerState.running
   var isClosed = false
   private var counts = Counts()
@@ -111,8 +115,9 @@ final class EventQueue: @unchecked Sendable {
   ///     how many of those records are events.
   init(
     capacity: Int, ids: EventIDGenerator, journal: JournalFile? = nil, privacy: PrivacyStage = PrivacyStage(),
-    replay: (records: Range<UInt64>, events: Int) = (0..<0, 0)
+    replay: (records: Range<UInt64>, events: Int) = (0..<0, 0), consent: Consent = .granted
   ) {
+    latestConsent = consent
     self.capacity = capacity
     self.ids = ids
     self.journal = journal
@@ -239,6 +244,10 @@ final class EventQueue: @unchecked Sendable {
   private func enqueue(_ make: (inout EventIDGenerator) -> Command) {
     condition.lock()
     let command = make(&ids)
+    if case .consent(let consent) = command {
+      latestConsent = consent
+      consentGeneration += 1
+    }
     guard !isClosed else {
       condition.unlock()
       if case .barrier(let done) = command { done() }
@@ -333,6 +342,13 @@ final class EventQueue: @unchecked Sendable {
     }
     endWaiters.append(body)
     condition.unlock()
+  }
+
+  /// The consent last set and its generation (the worker applies a withdrawal when it changes).
+  var consent: (Consent, Int) {
+    condition.lock()
+    defer { condition.unlock() }
+    return (latestConsent, consentGeneration)
   }
 
   var snapshot: Counts {

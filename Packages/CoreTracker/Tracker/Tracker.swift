@@ -46,6 +46,10 @@ public final class Tracker: CoreTracker {
   /// reason in ``TrackerStats/journalError``. With a ``TrackerConfiguration/lifecycle``, it then
   /// tracks the start events (installed or updated, opened) and starts listening to the source.
   public init(services: [any TrackerService], configuration: TrackerConfiguration = TrackerConfiguration()) {
+    var configuration = configuration
+    if let folder = configuration.journal?.directory, let saved = ConsentFile.load(from: folder) {
+      configuration.consent = saved  // the user's last word, kept across restarts
+    }
     var journal: JournalFile?
     var recovered = JournalFile.Recovered()
     var journalError: String?
@@ -59,7 +63,7 @@ public final class Tracker: CoreTracker {
     let ids = configuration.idSeed.map(EventIDGenerator.init(seed:)) ?? EventIDGenerator()
     queue = EventQueue(
       capacity: configuration.queueCapacity, ids: ids, journal: journal, privacy: configuration.privacy,
-      replay: (recovered.replay, recovered.events))
+      replay: (recovered.replay, recovered.events), consent: configuration.consent)
     let queue = queue
     reports = DeliveryReportHub(
       record: { service, reason, count in queue.recordDrop(service: service, reason: reason, count: count) },

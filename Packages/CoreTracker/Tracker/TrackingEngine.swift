@@ -13,6 +13,9 @@ final class TrackingEngine: @unchecked Sendable {
     var handled = 0
     var routed = 0
     var damaged = 0
+    /// Events dropped for consent because every service they named was denied: in `dropped` for the
+    /// tracker's counts, but reported per service (each denial), not twice.
+    var deniedEverywhere = 0
     var dropped: [DropReason: Int] = [:]
     var services: [ServiceID: ServiceStats] = [:]
   }
@@ -31,7 +34,15 @@ final class TrackingEngine: @unchecked Sendable {
   private var userID: String?
   private var userProperties = EventParameters()
   private var defaultParameters: EventParameters
+  /// The consent in force (``TrackingEngineConsent``): what both of the two below allow.
   var consent: Consent
+  /// The consent of the last consent command handled, in order.
+  var orderedConsent: Consent
+  /// The consent the app set last, and the queue's count of consent changes when it was read.
+  var latestConsent: Consent
+  var consentGeneration = 0
+  /// Where the latest consent is kept across restarts (the journal's folder), if anywhere.
+  let consentFolder: URL?
   private var session: TrackingSession?
   private var lastActivity = Date.distantPast
   private var sessionEventCount = 0
@@ -66,6 +77,9 @@ final class TrackingEngine: @unchecked Sendable {
     userID = configuration.userID
     defaultParameters = configuration.defaultParameters
     consent = configuration.consent
+    orderedConsent = configuration.consent
+    latestConsent = configuration.consent
+    consentFolder = configuration.journal?.directory
     if let restored {
       session = restored.session
       lastActivity = restored.lastActivity
@@ -88,6 +102,7 @@ final class TrackingEngine: @unchecked Sendable {
     var sequences: [UInt64] = []
     var checkpoints: [EventQueue.Checkpoint] = []
     while queue.take(into: &batch, sequences: &sequences, checkpoints: &checkpoints, session: sessionState) {
+      refreshConsent()
       var index = 0
       var next = 0
       while index < batch.count {
@@ -147,7 +162,7 @@ final class TrackingEngine: @unchecked Sendable {
     case .defaultParameter(let key, let value):
       defaultParameters[key] = value
     case .consent(let consent):
-      self.consent = consent
+      orderedConsentChanged(consent)
     case .count(let name, let amount, let timestamp):
       countIncrement(name, amount, at: timestamp)
     case .endSession(let id):
@@ -283,6 +298,7 @@ final class TrackingEngine: @unchecked Sendable {
       delta.routed += 1
     } else {
       drop(deniedByConsent > 0 ? .consent : .noService)
+      if deniedByConsent > 0 { delta.deniedEverywhere += 1 }
     }
   }
 
@@ -319,7 +335,8 @@ final class TrackingEngine: @unchecked Sendable {
   /// Adds the worker's local counts to the shared ones and reports the drops among them.
   func publishStats() {
     guard
-      delta.handled > 0 || delta.damaged > 0 || delta.generated > 0 || delta.counted > 0 || delta.untimed > 0
+      delta.handled > 0 || delta.damaged > 0 || delta.deniedEverywhere > 0 || delta.generated > 0 || delta.counted > 0
+        || delta.untimed > 0
         || !delta.dropped.isEmpty
         || !delta.services.isEmpty
     else { return }
@@ -338,7 +355,9 @@ final class TrackingEngine: @unchecked Sendable {
         counts.services[id, default: ServiceStats()].dropped.merge(service.dropped, uniquingKeysWith: +)
       }
     }
-    dropReporting.published(dropped: published.dropped, services: published.services, queue: queue)
+    var trackerDrops = published.dropped
+    trackerDrops[.consent] = (trackerDrops[.consent] ?? 0) - published.deniedEverywhere
+    dropReporting.published(dropped: trackerDrops, services: published.services, queue: queue)
   }
 }
 

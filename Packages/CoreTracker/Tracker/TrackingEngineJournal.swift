@@ -61,6 +61,8 @@ extension TrackingEngine {
     guard let queue else { return true }
     publishStats()
     while !roomFor(selection) {
+      refreshConsent()  // a service the user just denied holds nothing back any more
+      if roomFor(selection) { break }
       guard queue.waitForRoom() else {
         abandoned = true
         return false

@@ -114,6 +114,8 @@ public final class CollectorService: TrackerService {
   public func hasRoom() -> Bool { queue.hasRoom() }
 
   public func observeDelivery(_ observer: DeliveryObserver) { queue.observe(observer) }
+
+  public func discardQueued(_ reason: DropReason) { queue.discardQueued(reason) }
 }
 
 extension Date {

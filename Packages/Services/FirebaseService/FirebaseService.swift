@@ -114,6 +114,8 @@ public final class FirebaseService: TrackerService {
 
   public func observeDelivery(_ observer: DeliveryObserver) { queue.observe(observer) }
 
+  public func discardQueued(_ reason: DropReason) { queue.discardQueued(reason) }
+
   /// Delivery counts, drops by reason (`ga4_name_invalid`, `expired`, ...) and repairs by reason.
   public func statistics() -> ServiceStats? { delivery.statistics() }
 }

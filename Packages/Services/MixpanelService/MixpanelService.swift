@@ -108,6 +108,8 @@ public final class MixpanelService: TrackerService {
 
   public func observeDelivery(_ observer: DeliveryObserver) { queue.observe(observer) }
 
+  public func discardQueued(_ reason: DropReason) { queue.discardQueued(reason) }
+
   /// Delivery counts, drops by reason (`rejected_by_server` for `failed_records`, ...) and repairs.
   public func statistics() -> ServiceStats? { delivery.statistics() }
 }

@@ -123,6 +123,8 @@ public final class SimpleAnalyticsService: TrackerService {
   public func hasRoom() -> Bool { queue.hasRoom() }
 
   public func observeDelivery(_ observer: DeliveryObserver) { queue.observe(observer) }
+
+  public func discardQueued(_ reason: DropReason) { queue.discardQueued(reason) }
 }
 
 extension SimpleAnalyticsService.EncoderState {
