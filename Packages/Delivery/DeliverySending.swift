@@ -88,8 +88,11 @@ extension DeliveryEngine {
         $0.dropped[reason, default: 0] += removed
         $0.lastError = error
       }
-      report(
-        reason == .rejectedByServer ? .refused(status: status, reasons: [error]) : .dropped(reason), count: removed)
+      // The reasons without the status the report carries already ("HTTP 401: key: …" → "key: …").
+      let prefix = "HTTP \(status)"
+      let said = error.hasPrefix(prefix) ? String(error.dropFirst(prefix.count).drop { $0 == ":" || $0 == " " }) : error
+      let refused = DeliveryReport.Outcome.refused(status: status, reasons: said.isEmpty ? [] : [said])
+      report(reason == .rejectedByServer ? refused : .dropped(reason), count: removed)
     default:
       succeeded(delivered: removed)
       report(.delivered, count: removed, ids: { format.eventIDs(in: batch) })

@@ -110,4 +110,15 @@ struct ShopDemoSimulationTests {
       figures.count == 4 && Array(figures.prefix(2)) == Array(figures.suffix(2)), "the same seed gives the same figures"
     )
   }
+
+  @Test func theDeliveryCheckShowsAWrongKeyARefusedEventAndAGoodBatch() async throws {
+    let directory = TemporaryDirectory()
+    let lines = try await DeliveryCheck.run(dataDirectory: directory.url)
+    let text = lines.joined(separator: "\n")
+    #expect(text.contains("collector: refused 1, HTTP 401 (wrong or revoked write key)"), "\(text)")
+    #expect(text.contains("warning: CoreTracker: collector was refused with HTTP 401"), "\(text)")
+    #expect(text.contains("collector: refused 1, HTTP 200: must be an ISO 4217 currency code"), "\(text)")
+    #expect(text.contains("collector: delivered 2"), "\(text)")
+    #expect(lines.filter { $0.contains("delivered 1") }.count == 1, "the refused event's good neighbour")
+  }
 }

@@ -158,6 +158,13 @@ struct CollectorFormat: BatchFormat {
   /// 2xx with the partial-success body: rejected events are dropped, the rest delivered.
   func outcome(of response: HTTPResponse, for records: ArraySlice<OutboxRecord>) -> DeliveryOutcome {
     let outcome = RetryPolicy.outcome(status: response.status, headers: response.headers)
+    // A refusal says why (`{"error":{"field":…,"reason":…}}`): the reason goes with the drop.
+    if case .drop(let reason, let error) = outcome,
+      let refusal = try? JSONDecoder().decode(Refusal.self, from: Data(response.body))
+    {
+      let field = refusal.error.field.map { $0.isEmpty ? "" : "\($0): " } ?? ""
+      return .drop(reason, error: "\(error): \(field)\(refusal.error.reason)")
+    }
     guard outcome == .delivered,
       let answer = try? JSONDecoder().decode(BatchResponse.self, from: Data(response.body)),
       !answer.rejected.isEmpty
@@ -165,4 +172,13 @@ struct CollectorFormat: BatchFormat {
     return .partial(
       rejected: Dictionary(answer.rejected.map { ($0.index, $0.reason) }, uniquingKeysWith: { first, _ in first }))
   }
+}
+
+/// The collector's answer to a request it refuses as a whole.
+private struct Refusal: Decodable {
+  struct Problem: Decodable {
+    var field: String?
+    var reason: String
+  }
+  var error: Problem
 }

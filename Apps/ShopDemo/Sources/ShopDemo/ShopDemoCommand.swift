@@ -33,6 +33,8 @@ struct ShopDemoCommand: AsyncParsableCommand {
   var scripted = false
   @Flag(help: "With --scripted: print only the summary, not the system log.")
   var quiet = false
+  @Flag(help: "Print the delivery reports an app sees for a wrong write key, a refused event and a good batch.")
+  var deliveryReport = false
 
   func validate() throws {
     for (name, value, range) in [
@@ -46,6 +48,10 @@ struct ShopDemoCommand: AsyncParsableCommand {
 
   func run() async throws {
     let directory = URL(fileURLWithPath: data)
+    if deliveryReport {
+      for line in try await DeliveryCheck.run(dataDirectory: directory) { print(line) }
+      return
+    }
     var logger = Logger(label: "shop-demo.events") { StreamLogHandler.standardOutput(label: $0) }
     if scripted {
       logger.logLevel = quiet ? .critical : .info
