@@ -58,6 +58,27 @@ struct OutboxTests {
     #expect(outbox.read(maximumRecords: 100).map(index(of:)) == Array(6..<16))
   }
 
+  /// A batch read for sending is in flight from the read on (one step): records evicted before the
+  /// request is even built share its outcome; cut to fewer records, the evicted ones beyond the cut
+  /// are dropped at once. received = delivered + dropped + queued at every step, exactly.
+  @Test func theInFlightSplitIsExactFromTheRead() throws {
+    let directory = TemporaryDirectory()
+    let outbox = try Outbox(directory: directory.url, configuration: OutboxConfiguration(maximumRecords: 10))
+    for index in 0..<10 { outbox.append(kind: 2, timestamp: 0, payload: payload(index)) }
+    let read = outbox.readForSending(maximumRecords: 6)
+    // Five more evict records 0...4, all read, before the request is built.
+    for index in 10..<15 { outbox.append(kind: 2, timestamp: 0, payload: payload(index)) }
+    #expect(outbox.stats.dropped[.outboxFull] == nil)
+    // The format cuts the batch to four: evicted record 4 is beyond it, dropped now.
+    outbox.narrowInFlight(to: read[3].end)
+    #expect(outbox.stats.dropped[.outboxFull] == 1)
+    let delivered = outbox.acknowledge(through: read[3].end)
+    #expect(delivered == 4, "records 0...3 went out in the request and count as delivered")
+    let dropped = outbox.stats.dropped.values.reduce(0, +)
+    #expect(delivered + dropped + outbox.stats.records == 15)
+    #expect(outbox.read(maximumRecords: 100).map(index(of:)) == Array(5..<15))
+  }
+
   @Test func byteLimitsCutABatchButNeverBelowOneRecord() throws {
     let directory = TemporaryDirectory()
     let outbox = try Outbox(directory: directory.url)
