@@ -25,6 +25,9 @@ public import Foundation
 ///   thread as the privacy stage would. User properties and default parameters whose keys are
 ///   personal are not journaled at all: an event replayed after a crash goes without them.
 /// - Counter increments are not journaled: a replayed increment could be counted twice.
+/// - It is the tracker's buffer: a service without room holds the worker back and events wait in
+///   the journal (up to ``maximumBytes``), never evicted from an outbox. Drops are recorded in it
+///   and reported to the collector; the consent last set is kept beside it.
 /// - The session survives the restart: a run that starts within the session timeout continues it.
 /// - Several processes may use one directory (an app and its extensions in an App Group
 ///   container): each run writes a journal of its own, and a dead run's journal is adopted by
@@ -37,9 +40,11 @@ public struct TrackerJournal: Sendable, Hashable {
   public var directory: URL
   /// The file's size at start. Default 256 KiB.
   public var initialBytes: Int
-  /// The most the file may grow to while the worker is behind. Past it, events are still tracked
-  /// but without the journal's protection, counted in ``TrackerStats/unjournaled``. Default 64 MiB
-  /// (about 400,000 events of five parameters).
+  /// The disk budget: the most the file may grow to while the worker is behind (a full outbox holds
+  /// it back, or the network is down). At the budget the file wraps; when it is full, its oldest
+  /// events are dropped to make room, each counted as ``DropReason/diskBudget`` in the stats and in
+  /// the durable drop record (`Docs/Delivery.md`). Default 64 MiB (about 390,000 events of five
+  /// parameters).
   public var maximumBytes: Int
 
   /// How many events wait in memory for the tracker's worker; past it, events wait in the journal

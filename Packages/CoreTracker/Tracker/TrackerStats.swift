@@ -23,8 +23,9 @@ public struct TrackerStats: Sendable, Hashable {
   /// Timed events (``CoreTrackable/isTimed``) tracked without a started timer, sent without
   /// `duration_ms`.
   public var untimed: Int
-  /// Events tracked without the journal's protection: it was at its maximum size, could not grow,
-  /// or the event held a value nested too deep to journal. They are processed as usual.
+  /// Events tracked without the journal's protection: the event's record was larger than the whole
+  /// journal, the file could not grow, or the event held a value nested too deep to journal. They
+  /// are processed as usual.
   public var unjournaled: Int
   /// Why the configured journal is not in use (it could not be opened), or how many damaged
   /// records it skipped at start; `nil` when all is well or there is no journal.
