@@ -9,13 +9,16 @@ struct DropReporting {
 
   let hub: DeliveryReportHub
   let clock: @Sendable () -> Date
-  private var lastReport = Date.distantPast
+  /// When the last report was handed over (the tracker's start at first: a report waits the interval
+  /// or a flush, never fires for the first drop of a run).
+  private var lastReport: Date
   /// The queue's drop counts already told.
   private var toldQueue = EventQueue.Counts()
 
   init(hub: DeliveryReportHub, clock: @escaping @Sendable () -> Date) {
     self.hub = hub
     self.clock = clock
+    lastReport = clock()
   }
 
   /// The drops a batch counted: recorded in the ledger and told to subscribers. The queue's own
