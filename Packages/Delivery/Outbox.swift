@@ -66,6 +66,8 @@ public final class Outbox: @unchecked Sendable {
   let waitingRuns = Locked<[WaitingRun]>([])
   /// Told of every record the outbox drops, with the reason (the delivery queue's reports).
   private let dropObserver = Locked<(@Sendable (DropReason, Int) -> Void)?>(nil)
+  /// Drops counted under the lock, told to the observer once it is released.
+  private var dropNotes: [(DropReason, Int)] = []
 
   /// Opens the outbox in `directory` (created if needed), recovering every valid record left there.
   ///
@@ -90,17 +92,27 @@ public final class Outbox: @unchecked Sendable {
     try recover()
   }
 
-  /// Calls `observer` with every drop from now on (reason and count), under the outbox's lock:
-  /// it must not call back into the outbox.
+  /// Calls `observer` with every drop from now on (reason and count), after the outbox's lock is
+  /// released (it may read the outbox).
   public func observeDrops(_ observer: @escaping @Sendable (DropReason, Int) -> Void) {
     dropObserver.withLock { $0 = observer }
   }
 
-  /// Counts `count` records dropped for `reason` and tells the observer. Lock held.
+  /// Counts `count` records dropped for `reason`; the observer is told once the lock is released
+  /// (``unlockAndNotify()``), so it may read the outbox. Lock held.
   func countDrop(_ reason: DropReason, _ count: Int = 1) {
     guard count > 0 else { return }
     dropped[reason, default: 0] += count
-    dropObserver.snapshot?(reason, count)
+    dropNotes.append((reason, count))
+  }
+
+  /// Releases the lock, then tells the observer of the drops counted while it was held.
+  private func unlockAndNotify() {
+    let notes = dropNotes
+    dropNotes.removeAll()
+    lock.unlock()
+    guard !notes.isEmpty, let observer = dropObserver.snapshot else { return }
+    for (reason, count) in notes { observer(reason, count) }
   }
 
   // MARK: Writing
@@ -114,7 +126,7 @@ public final class Outbox: @unchecked Sendable {
     guard !payload.isEmpty else { return false }
     let size = Self.recordSize(payload.count)
     lock.lock()
-    defer { lock.unlock() }
+    defer { unlockAndNotify() }
     guard Self.segmentHeaderSize + size <= configuration.segmentBytes else {
       countDrop(.recordTooLarge)
       return false
@@ -204,7 +216,7 @@ public final class Outbox: @unchecked Sendable {
   public func readForSending(maximumRecords: Int, maximumBytes: Int = .max) -> [OutboxRecord] {
     let records = read(maximumRecords: maximumRecords, maximumBytes: maximumBytes)
     lock.lock()
-    defer { lock.unlock() }
+    defer { unlockAndNotify() }
     settleEvictedInFlight()
     // Evicted between the read and now: such a record is not sent (the batch starts after it).
     inFlightEnd = records.first(where: { $0.end > cursor }).map { _ in records.last!.end }
@@ -214,7 +226,7 @@ public final class Outbox: @unchecked Sendable {
   /// The batch in flight was cut to end at `end`: records evicted beyond it are dropped now.
   public func narrowInFlight(to end: OutboxPosition) {
     lock.lock()
-    defer { lock.unlock() }
+    defer { unlockAndNotify() }
     guard let current = inFlightEnd, end < current else { return }
     let beyond = evictedInFlight.filter { $0 > end }.count
     countDrop(.outboxFull, beyond)
@@ -230,7 +242,7 @@ public final class Outbox: @unchecked Sendable {
   @discardableResult
   public func acknowledge(through position: OutboxPosition, droppedAs reason: DropReason? = nil) -> Int {
     lock.lock()
-    defer { lock.unlock() }
+    defer { unlockAndNotify() }
     // Records of the in-flight batch evicted while it was sent share its outcome.
     let shared = evictedInFlight.prefix { $0 <= position }.count
     evictedInFlight.removeFirst(shared)
@@ -252,7 +264,7 @@ public final class Outbox: @unchecked Sendable {
   /// from it meanwhile are counted as dropped (`outbox_full`) now.
   public func endInFlight() {
     lock.lock()
-    defer { lock.unlock() }
+    defer { unlockAndNotify() }
     settleEvictedInFlight()
   }
 

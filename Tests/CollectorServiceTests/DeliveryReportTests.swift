@@ -145,4 +145,24 @@ struct DeliveryReportTests {
     #expect(collector.statistics()?.delivered == 1, "a drop report is not an event")
     #expect(tracker.recordedDrops == [DropReport.Entry(service: nil, reason: .sampledOut, count: 3)])
   }
+
+  /// A report handler may read the counts: the outbox tells of its drops after releasing its lock.
+  @Test(.timeLimit(.minutes(1)))
+  func aHandlerMayReadTheCountsWhileTheOutboxDrops() async throws {
+    let server = try await TestHTTPServer.start { _ in TestResponse(status: 503) }
+    defer { Task { await server.stop() } }
+    let directory = TemporaryDirectory()
+    let collector = try CollectorService(
+      endpoint: server.url, writeKey: "wk_test", directory: directory.url,
+      outbox: OutboxConfiguration(maximumRecords: 5), policy: FlushPolicy(count: nil, interval: nil))
+    let tracker = Tracker(services: [collector], configuration: TrackerConfiguration(emitsSessionEvents: false))
+    let seen = Locked(0)
+    tracker.onDelivery { report in
+      if report.outcome == .dropped(.outboxFull) { seen.withLock { $0 += collector.statistics()?.queued ?? 0 } }
+    }
+    for index in 0..<20 { tracker.track(GenericEvent("e", parameters: ["i": .int(index)])) }
+    await tracker.handedOver()
+    #expect(collector.statistics()?.dropped[.outboxFull] == 15)
+    #expect(seen.snapshot > 0)
+  }
 }
