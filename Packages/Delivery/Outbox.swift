@@ -71,7 +71,7 @@ public final class Outbox: @unchecked Sendable {
 
   /// Opens the outbox in `directory` (created if needed), recovering every valid record left there.
   ///
-  /// - Throws: ``OutboxError`` when a file cannot be made or mapped, or (`EWOULDBLOCK`) when another
+  /// - Throws: ``FileError`` when a file cannot be made or mapped, or (`EWOULDBLOCK`) when another
   ///   outbox, in this process or another one, has the directory open.
   public convenience init(directory: URL, configuration: OutboxConfiguration = OutboxConfiguration()) throws {
     try self.init(directory: directory, configuration: configuration, owner: nil)
@@ -84,7 +84,7 @@ public final class Outbox: @unchecked Sendable {
     try FileManager.default.createDirectory(at: directory, withIntermediateDirectories: true)
     guard let owner = try owner ?? FileLock.acquire(directory.appendingPathComponent(Self.ownerName), creating: true)
     else {
-      throw OutboxError.io("lock \(directory.lastPathComponent) (in use by another outbox)", EWOULDBLOCK)
+      throw FileError.io("lock \(directory.lastPathComponent) (in use by another outbox)", EWOULDBLOCK)
     }
     self.owner = owner
     cursorFile = try OutboxCursorFile(url: directory.appendingPathComponent(Self.cursorName))

@@ -36,11 +36,11 @@ extension Outbox {
     let making = runs.appendingPathComponent(".making-" + name)
     try FileManager.default.createDirectory(at: making, withIntermediateDirectories: true)
     guard let owner = try FileLock.acquire(making.appendingPathComponent(ownerName), creating: true) else {
-      throw OutboxError.io("lock \(making.lastPathComponent)", EWOULDBLOCK)
+      throw FileError.io("lock \(making.lastPathComponent)", EWOULDBLOCK)
     }
     let final = runs.appendingPathComponent(name)
     guard rename(making.path, final.path) == 0 else {
-      throw OutboxError.io("rename \(making.lastPathComponent)", errno)
+      throw FileError.io("rename \(making.lastPathComponent)", errno)
     }
     let own = try Outbox(directory: final, configuration: configuration, owner: owner)
     var waiting: [WaitingRun] = []

@@ -65,6 +65,3 @@ extension DropReason {
   /// The outbox could not create or map a file.
   public static let outboxIOError = DropReason("outbox_io_error")
 }
-
-/// What went wrong with the outbox's files (the library's ``FileError``).
-public typealias OutboxError = FileError

@@ -143,8 +143,8 @@ struct RollupEquivalenceTests {
 
   static func expectSame(_ store: any BulkLoading, _ stage: String) async throws {
     for filter in Generated.filters {
-      let fromRollups = try await results(Reports(store: store), filter)
-      let fromEvents = try await results(Reports(store: store, rollups: false), filter)
+      let fromRollups = try await results(SQLReports(store: store), filter)
+      let fromEvents = try await results(SQLReports(store: store, rollups: false), filter)
       // People and devices differ in the shop (two devices per user), so both units are compared.
       if filter.app == "shop" && filter.platform == nil {
         #expect(fromEvents["active-person"] != fromEvents["active-device"], "\(stage), \(filter)")
@@ -180,9 +180,9 @@ struct RollupEquivalenceTests {
     #expect(pruned > 0)
     try await Self.expectSame(store, "after pruning")
 
-    let before = try await Self.results(Reports(store: store), Generated.filters[0])
+    let before = try await Self.results(SQLReports(store: store), Generated.filters[0])
     #expect(try await store.rebuildRollups() > 0)
-    #expect(try await Self.results(Reports(store: store), Generated.filters[0]) == before)
+    #expect(try await Self.results(SQLReports(store: store), Generated.filters[0]) == before)
     try await store.close()
   }
 
@@ -191,25 +191,26 @@ struct RollupEquivalenceTests {
     let store = try await engine.open(Generated.batches)
     let rollups = try #require(store.rollups)
     let filter = Generated.filters[0]
-    let honest = try await Reports(store: store).overview(filter)
+    let honest = try await SQLReports(store: store).overview(filter)
     // Damage the rollups on purpose: reports on whole hours must show it, others must not.
     try await store.execute("UPDATE \(rollups.sessions) SET events = events + 1")
-    let damaged = try await Reports(store: store).overview(filter)
+    let damaged = try await SQLReports(store: store).overview(filter)
     #expect(damaged.current.events > honest.current.events)
-    #expect(try await Reports(store: store, rollups: false).overview(filter) == honest)
+    #expect(try await SQLReports(store: store, rollups: false).overview(filter) == honest)
     var ragged = filter
     ragged.to -= 1
-    #expect(try await Reports(store: store).overview(ragged) == Reports(store: store, rollups: false).overview(ragged))
+    #expect(
+      try await SQLReports(store: store).overview(ragged) == SQLReports(store: store, rollups: false).overview(ragged))
     // The commerce facts answer every range, whole hours or not.
     for range in [filter, ragged] {
-      let revenue = try await Reports(store: store).revenue(range)
-      let items = try await Reports(store: store).topItems(range)
+      let revenue = try await SQLReports(store: store).revenue(range)
+      let items = try await SQLReports(store: store).topItems(range)
       #expect(revenue.current.count == 2 && items.rows.count > 5)
       try await store.execute("UPDATE \(rollups.orders) SET value = value + 1")
       try await store.execute("UPDATE \(rollups.items) SET quantity = quantity + 1")
-      #expect(try await Reports(store: store).revenue(range).current.map(\.gross) != revenue.current.map(\.gross))
-      #expect(try await Reports(store: store).topItems(range).rows.map(\.units) != items.rows.map(\.units))
-      #expect(try await Reports(store: store, rollups: false).revenue(range) == revenue)
+      #expect(try await SQLReports(store: store).revenue(range).current.map(\.gross) != revenue.current.map(\.gross))
+      #expect(try await SQLReports(store: store).topItems(range).rows.map(\.units) != items.rows.map(\.units))
+      #expect(try await SQLReports(store: store, rollups: false).revenue(range) == revenue)
       try await store.execute("UPDATE \(rollups.orders) SET value = value - 1")
       try await store.execute("UPDATE \(rollups.items) SET quantity = quantity - 1")
     }

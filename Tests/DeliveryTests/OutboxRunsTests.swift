@@ -20,7 +20,7 @@ struct OutboxRunsTests {
     do {
       let first = try Outbox(directory: directory.url)
       #expect(first.append(kind: 1, timestamp: 1, payload: record(1)))
-      #expect(throws: OutboxError.self) { try Outbox(directory: directory.url) }
+      #expect(throws: FileError.self) { try Outbox(directory: directory.url) }
     }
     // Released, the folder opens again with what it holds.
     #expect(indices(try Outbox(directory: directory.url)) == [1])

@@ -66,7 +66,7 @@ struct TrackerCtlTests {
 
   @Test func reportsReadAStoreDirectlyAsTableJSONAndCSV() async throws {
     let store = try await store(events: 9)
-    let origin = ReportOrigin.store(Reports(store: store))
+    let origin = ReportOrigin.store(SQLReports(store: store))
     let table = try await TrackerCtl.report("top-events", parameters: range, origin: origin, format: .table)
     #expect(table.contains("product_viewed      6        4     66.7") && table.contains("purchase            3"))
     let csv = try await TrackerCtl.report("top-events", parameters: range, origin: origin, format: .csv)
@@ -93,7 +93,7 @@ struct TrackerCtlTests {
       for name in ["overview", "top-events", "breakdown", "sessions", "revenue", "top-items"] {
         let remote = try await TrackerCtl.report(name, parameters: range, origin: .http(url, key: admin), format: .csv)
         let local = try await TrackerCtl.report(
-          name, parameters: range, origin: .store(Reports(store: store)), format: .csv)
+          name, parameters: range, origin: .store(SQLReports(store: store)), format: .csv)
         #expect(remote == local, "\(name)")
       }
       await #expect(throws: CommandError.self) {
@@ -167,7 +167,7 @@ struct TrackerCtlTests {
     var text = ""
     var seen: [(Int, Int)] = []
     let written = try await TrackerCtl.export(
-      parameters: range, origin: .store(Reports(store: store)), format: format, to: { text += $0 },
+      parameters: range, origin: .store(SQLReports(store: store)), format: format, to: { text += $0 },
       progress: { seen.append(($0, $1)) })
     #expect(written == 2_500)
     #expect(seen.map(\.0) == [1_000, 2_000, 2_500] && seen.allSatisfy { $0.1 == 2_500 })
@@ -205,7 +205,7 @@ struct TailAndLoadTests {
     let store = try await store(events: 0)
     let now = start + 3_600_000
     var tail = try Tail(
-      origin: .store(Reports(store: store)), parameters: ["app": "shop"], lookback: 600_000, now: { now })
+      origin: .store(SQLReports(store: store)), parameters: ["app": "shop"], lookback: 600_000, now: { now })
     #expect(try await tail.poll().isEmpty)
     _ = try await store.write(StoreBatch(events: [event("b", at: now - 2_000), event("a", at: now - 5_000)]))
     #expect(try await tail.poll().map(\.eventID) == ["a", "b"])
@@ -220,7 +220,7 @@ struct TailAndLoadTests {
     #expect(rows.map(\.eventID) == ["c", "d"])
     #expect(Tail.line(rows[0]).hasPrefix("2026-11-02T00:59:58Z  product_viewed  device-1  iOS 1.0  "))
     #expect(try Tail.json(rows[0]).contains(#""eventId":"c""#))
-    #expect(throws: CommandError.self) { try Tail(origin: .store(Reports(store: store)), parameters: [:]) }
+    #expect(throws: CommandError.self) { try Tail(origin: .store(SQLReports(store: store)), parameters: [:]) }
     try await store.close()
   }
 
@@ -237,7 +237,7 @@ struct TailAndLoadTests {
       #expect(summary.text.contains("2050 events accepted"))
       #expect(progress.values.max() == 2_050)
       #expect(try await store.eventCount(app: "load") == 2_050)
-      let devices = try await Reports(store: store).overview(
+      let devices = try await SQLReports(store: store).overview(
         try ReportFilter(app: "load", from: start, to: Int64(Date().timeIntervalSince1970 * 1000) + 3_600_000))
       #expect(devices.current.devices == 50)
 

@@ -268,7 +268,3 @@ enum ParameterJSON {
     return String(decoding: json.bytes, as: UTF8.self)
   }
 }
-
-/// A request that cannot be taken at all.
-@available(*, deprecated, renamed: "FieldError")
-public typealias IngestError = FieldError

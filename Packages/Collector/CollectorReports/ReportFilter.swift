@@ -229,7 +229,3 @@ extension ReportText {
     guard !text.utf8.contains(0) else { throw FieldError(field: field, reason: "must not contain U+0000") }
   }
 }
-
-/// A report request that cannot be answered.
-@available(*, deprecated, renamed: "FieldError")
-public typealias ReportError = FieldError

@@ -234,9 +234,6 @@ public struct SQLReports: ReportEngine {
   }
 }
 
-/// The SQL engines' reports, by the name they had before engines were pluggable.
-public typealias Reports = SQLReports
-
 extension ReportDimension {
   /// The events' column.
   package var column: String {

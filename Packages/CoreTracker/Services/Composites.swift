@@ -53,37 +53,3 @@ public struct NoOpService: TrackerService {
   public init(id: ServiceID = ServiceID("noop")) { self.id = id }
   public func receive(_ event: TrackedEvent) {}
 }
-
-/// Adds default parameters to every event one service receives, after the tracker's pipeline.
-///
-/// Deprecated: defaults added here skip validation and privacy scrubbing. Put them in
-/// ``TrackerConfiguration/defaultParameters`` (product trackers add theirs there), where the
-/// engine adds them before consent, validation and privacy, for every service alike.
-@available(*, deprecated, message: "Use TrackerConfiguration.defaultParameters: those pass validation and privacy")
-public struct DefaultParametersService: TrackerService {
-  /// The wrapped service.
-  public let base: any TrackerService
-  /// The parameters added to every event.
-  public let defaults: EventParameters
-
-  /// Wraps `base`, adding `defaults` to every event it receives.
-  public init(_ base: any TrackerService, defaults: EventParameters) {
-    self.base = base
-    self.defaults = defaults
-  }
-
-  public var id: ServiceID { base.id }
-
-  public func receive(_ event: TrackedEvent) {
-    var event = event
-    event.parameters.addMissing(from: defaults)
-    base.receive(event)
-  }
-
-  /// Counters carry no parameters: they pass through unchanged.
-  public func receive(_ counter: CounterIncrement) { base.receive(counter) }
-
-  public func flush() async { await base.flush() }
-  public func sendSoon() { base.sendSoon() }
-  public func statistics() -> ServiceStats? { base.statistics() }
-}

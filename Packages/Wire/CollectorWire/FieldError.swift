@@ -19,7 +19,3 @@ public struct FieldError: Error, Codable, Sendable, Hashable, CustomStringConver
 
   public var description: String { field.isEmpty ? reason : "\(field): \(reason)" }
 }
-
-/// Why a batch request as a whole could not be read.
-@available(*, deprecated, renamed: "FieldError")
-public typealias BatchDecodingError = FieldError

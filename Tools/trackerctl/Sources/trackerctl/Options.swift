@@ -19,11 +19,11 @@ struct OriginOptions: ParsableArguments {
   func opened() async throws -> (store: any EventStore, reports: any ReportEngine)? {
     if let sqlite {
       let store = try await Stores.sqlite(sqlite)
-      return (store, Reports(store: store))
+      return (store, SQLReports(store: store))
     }
     if let postgresUrl {
       let store = try await Stores.postgres(postgresUrl, schema: postgresSchema)
-      return (store, Reports(store: store))
+      return (store, SQLReports(store: store))
     }
     if let clickhouseUrl {
       let store = try await Stores.clickhouse(clickhouseUrl, database: clickhouseDatabase)
