@@ -145,6 +145,28 @@ struct TrackerCtlTests {
     try await store.close()
   }
 
+  /// Reading never changes a store: a store behind this version is refused with what to do, not
+  /// migrated; a command that writes migrates it.
+  @Test func readingChecksTheSchemaAndNeverMigrates() async throws {
+    let directory = TemporaryDirectory()
+    try FileManager.default.createDirectory(at: directory.url, withIntermediateDirectories: true)
+    let path = directory.url.appendingPathComponent("old.sqlite").path
+    let unmigrated = try SQLiteEventStore(path: path, durability: .normal)
+    #expect(try await unmigrated.schemaVersion() == 0)
+    try await unmigrated.close()
+    await #expect(throws: StoreError.schemaTooOld(found: 0, known: unmigrated.knownSchemaVersion)) {
+      try await Stores.sqlite(path)
+    }
+    let reopened = try SQLiteEventStore(path: path, durability: .normal)
+    #expect(try await reopened.schemaVersion() == 0, "reading left it as it was")
+    try await reopened.close()
+    let writer = try await Stores.sqlite(path, migrating: true)
+    try await writer.close()
+    let reader = try await Stores.sqlite(path)
+    #expect(try await reader.schemaVersion() == reader.knownSchemaVersion)
+    try await reader.close()
+  }
+
   @Test func keysAreCreatedListedAndRevoked() async throws {
     let store = try await store(events: 0)
     let key = try await TrackerCtl.createKey(app: "shop", scope: .write, store: store)

@@ -90,6 +90,8 @@ public final class ClickHouseEventStore: EventStore {
     }
   }
 
+  public var knownSchemaVersion: Int { schema.migrations.count }
+
   public func schemaVersion() async throws -> Int {
     var lowest = Int.max
     for server in servers { lowest = min(lowest, try await Self.version(server, schema)) }

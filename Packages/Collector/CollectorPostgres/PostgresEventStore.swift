@@ -68,6 +68,8 @@ public final class PostgresEventStore: EventStore {
     }
   }
 
+  public var knownSchemaVersion: Int { tables.migrations.count }
+
   public func schemaVersion() async throws -> Int {
     try await guarded {
       try await client.withConnection { connection in try await Self.version(connection, tables, logger) }

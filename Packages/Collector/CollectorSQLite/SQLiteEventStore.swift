@@ -64,6 +64,8 @@ public final class SQLiteEventStore: EventStore {
     }
   }
 
+  public var knownSchemaVersion: Int { SQLiteSchema.versions }
+
   public func schemaVersion() async throws -> Int {
     try await pool.read { db in try SQLiteSchema.migrator.appliedMigrations(db).count }
   }

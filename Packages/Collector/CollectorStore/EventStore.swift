@@ -23,6 +23,9 @@ public protocol EventStore: AccessStore, QuarantineStore, ClientDropStore {
   /// The schema version the storage is at (the number of migrations applied).
   func schemaVersion() async throws -> Int
 
+  /// The schema version this code knows (the number of its migrations).
+  var knownSchemaVersion: Int { get }
+
   /// Stores a batch of rows in one transaction, skipping rows already stored.
   func write(_ batch: StoreBatch) async throws -> WriteSummary
 
@@ -116,10 +119,15 @@ public enum StoreError: Error, Sendable, Hashable, CustomStringConvertible {
   case unavailable(String)
   /// The storage holds a schema newer than this collector knows.
   case schemaTooNew(found: Int, known: Int)
+  /// The storage holds an older schema, and the reader does not migrate (`trackerctl` reading).
+  case schemaTooOld(found: Int, known: Int)
 
   public var description: String {
     switch self {
     case .unavailable(let reason): "storage unavailable: \(reason)"
+    case .schemaTooOld(let found, let known):
+      "the storage's schema is at version \(found), this program reads version \(known): start the collector "
+        + "once (it upgrades the schema), then read"
     case .schemaTooNew(let found, let known):
       "the storage's schema is at version \(found), this collector knows up to \(known): upgrade the collector"
     }
@@ -251,4 +259,14 @@ public struct ErasureReport: Sendable, Hashable, Codable {
 
   /// Rows removed: events and counters.
   public var rows: Int { events + counters }
+}
+
+extension EventStore {
+  /// Checks, without changing anything, that the storage's schema is the one this code reads:
+  /// what a reader that must not migrate (`trackerctl` reports and exports) does instead of ``migrate()``.
+  public func checkSchemaForReading() async throws {
+    let found = try await schemaVersion()
+    if found > knownSchemaVersion { throw StoreError.schemaTooNew(found: found, known: knownSchemaVersion) }
+    if found < knownSchemaVersion { throw StoreError.schemaTooOld(found: found, known: knownSchemaVersion) }
+  }
 }

@@ -23,6 +23,7 @@ extension ForwardingEventStore {
   public var commitGathering: CommitGathering { base.commitGathering }
   public func migrate() async throws { try await base.migrate() }
   public func schemaVersion() async throws -> Int { try await base.schemaVersion() }
+  public var knownSchemaVersion: Int { base.knownSchemaVersion }
   public func write(_ batch: StoreBatch) async throws -> WriteSummary { try await base.write(batch) }
   public func ping() async throws { try await base.ping() }
   public func eventCount(app: String?) async throws -> Int { try await base.eventCount(app: app) }

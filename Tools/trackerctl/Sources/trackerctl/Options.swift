@@ -15,25 +15,27 @@ struct OriginOptions: ParsableArguments {
   @Option(help: "A collector's ClickHouse server (http://host:8123), read directly.") var clickhouseUrl: String?
   @Option(help: "The ClickHouse database (default coretracker).") var clickhouseDatabase = "coretracker"
 
-  /// The store named by --sqlite, --postgres-url or --clickhouse-url, if any, and its reports.
-  func opened() async throws -> (store: any EventStore, reports: any ReportEngine)? {
+  /// The store named by --sqlite, --postgres-url or --clickhouse-url, if any, and its reports;
+  /// migrated only for a command that writes (`migrating`), checked otherwise.
+  func opened(migrating: Bool = false) async throws -> (store: any EventStore, reports: any ReportEngine)? {
     if let sqlite {
-      let store = try await Stores.sqlite(sqlite)
+      let store = try await Stores.sqlite(sqlite, migrating: migrating)
       return (store, SQLReports(store: store))
     }
     if let postgresUrl {
-      let store = try await Stores.postgres(postgresUrl, schema: postgresSchema)
+      let store = try await Stores.postgres(postgresUrl, schema: postgresSchema, migrating: migrating)
       return (store, SQLReports(store: store))
     }
     if let clickhouseUrl {
-      let store = try await Stores.clickhouse(clickhouseUrl, database: clickhouseDatabase)
+      let store = try await Stores.clickhouse(clickhouseUrl, database: clickhouseDatabase, migrating: migrating)
       return (store, ClickHouseReports(store: store))
     }
     return nil
   }
 
-  /// The store named by --sqlite, --postgres-url or --clickhouse-url, if any.
-  func store() async throws -> (any EventStore)? { try await opened()?.store }
+  /// The store named by --sqlite, --postgres-url or --clickhouse-url, if any, for a command that
+  /// writes to it (migrated).
+  func store() async throws -> (any EventStore)? { try await opened(migrating: true)?.store }
 
   func origin() async throws -> ReportOrigin {
     if let opened = try await opened() { return .store(opened.reports) }
