@@ -86,7 +86,11 @@ struct CrashTests {
       }
     }
     let indices = byID.values.sorted()
-    #expect(Set(indices).count == indices.count, "an event arrived under two ids")
+    // Only a run's first index may arrive under two ids: a kill between `track` returning and the
+    // helper storing its progress makes the next run track that index again (the harness, not the
+    // tracker, tracked it twice).
+    let doubled = Set(Dictionary(grouping: indices, by: { $0 }).filter { $0.value.count > 1 }.keys)
+    #expect(doubled.isSubset(of: Set(windows.map(\.upperBound))), "an event arrived under two ids: \(doubled)")
     let arrived = Set(indices)
     let lost = (0..<returned).filter { !arrived.contains($0) }
     let lostPerKill = windows.map { run in lost.filter { run.contains($0) }.count }
@@ -123,7 +127,9 @@ struct CrashTests {
 
     var random = SystemRandomNumberGenerator()
     var returned = 0
+    var starts = Set<Int>()
     for run in 0..<15 {
+      starts.insert(returned)
       let process = Process()
       process.executableURL = helperURL
       process.environment = environment
@@ -172,7 +178,9 @@ struct CrashTests {
         + "(\(received - arrived.count) duplicate deliveries removed by id), \(lost.count) lost, "
         + "session starts: \(sessionStarts.count); last run: \(summary)")
     #expect(returned > 10_000)
-    #expect(Set(indices).count == indices.count, "an event arrived under two ids")
+    // Only a run's first index may arrive under two ids (see the kill -9 test above).
+    let doubled = Set(Dictionary(grouping: indices, by: { $0 }).filter { $0.value.count > 1 }.keys)
+    #expect(doubled.isSubset(of: starts), "an event arrived under two ids: \(doubled)")
     #expect(lost.isEmpty, "lost: \(lost.prefix(20))")
     #expect(sessionStarts.count == 1)
   }

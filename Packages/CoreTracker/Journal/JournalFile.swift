@@ -235,8 +235,14 @@ final class JournalFile {
       // Counted on disk with the drop itself: the record of it survives what the event did not.
       ledger.add(service: "", reason: DropReason.diskBudget.rawValue, count: 1)
     }
-    advanceTail(to: record.next)
+    advanceTail(to: after(record))
     storePositions()
+  }
+
+  /// Where the record after `record` starts: past a wrap marker (or the file's end) to the first
+  /// record's place, unless `record` was the newest (then `head`).
+  private func after(_ record: JournalRing.Record) -> Int {
+    JournalRing.after(record, in: file.base, size: file.size, first: JournalFormat.headerBytes, head: head)
   }
 
   private func advanceTail(to next: Int) {
@@ -273,14 +279,14 @@ final class JournalFile {
     var offset = readSequence <= sequence && readSequence >= tailSequence ? readOffset : tail
     var at = readSequence <= sequence && readSequence >= tailSequence ? readSequence : tailSequence
     while at < sequence {
-      offset = JournalRing.record(in: file.base, size: file.size, at: offset).next
+      offset = after(JournalRing.record(in: file.base, size: file.size, at: offset))
       at += 1
     }
     var bodies: [[UInt8]] = []
     while sequence < min(end, headSequence), bodies.count < maximum {
       let record = JournalRing.record(in: file.base, size: file.size, at: offset)
       bodies.append(Array(UnsafeRawBufferPointer(start: file.base + record.body, count: record.length)))
-      offset = record.next
+      offset = after(record)
       sequence += 1
     }
     readSequence = sequence
@@ -291,7 +297,7 @@ final class JournalFile {
   /// Everything below `sequence` reached the services; `session` is the worker's session after it.
   func commit(upTo sequence: UInt64, session: SessionState?) {
     while tailSequence < min(sequence, headSequence) {
-      advanceTail(to: JournalRing.record(in: file.base, size: file.size, at: tail).next)
+      advanceTail(to: after(JournalRing.record(in: file.base, size: file.size, at: tail)))
     }
     store(session)
     storePositions()
@@ -304,7 +310,7 @@ final class JournalFile {
     while offset != head {
       let record = JournalRing.record(in: file.base, size: file.size, at: offset)
       if record.length > 0, file.base.load(fromByteOffset: record.body, as: UInt8.self) == 1 { count += 1 }
-      offset = record.next
+      offset = after(record)
     }
     return count
   }
@@ -315,7 +321,7 @@ final class JournalFile {
     while offset != head {
       let record = JournalRing.record(in: base, size: size, first: first, at: offset)
       guard appendRaw(UnsafeRawBufferPointer(start: base + record.body, count: record.length)) else { return false }
-      offset = record.next
+      offset = JournalRing.after(record, in: base, size: size, first: first, head: head)
     }
     return true
   }

@@ -130,6 +130,12 @@ enum JournalRing {
     return Record(body: body, length: length, next: body + length)
   }
 
+  /// Where the record after `record` starts, a wrap followed (so that a walk compares it with `head`
+  /// and never reads past the newest record into the space after it).
+  static func after(_ record: Record, in base: UnsafeMutableRawPointer, size: Int, first: Int, head: Int) -> Int {
+    record.next == head ? head : start(in: base, size: size, first: first, at: record.next)
+  }
+
   /// Checks the framing of a file another run wrote, from `tail` to `head`: returns where the
   /// sound records end (`head` when all are) and their bytes, or `nil` when the positions are not sane.
   static func validate(
@@ -141,6 +147,7 @@ enum JournalRing {
     var wrapped = false
     while offset != head {
       let at = start(in: base, size: size, first: first, at: offset)
+      if at == head { return (head, bytes) }  // wrapped, and nothing written since
       if at != offset {
         guard !wrapped, head < tail else { return (offset, bytes) }
         wrapped = true
