@@ -81,6 +81,7 @@ struct PipelineTests {
   @Test func optOutDropsEverythingAndCountsIt() async {
     let harness = Harness()
     harness.tracker.track(ShopEvent.productViewed(id: "1"))
+    await harness.tracker.handedOver()  // "1" reached the services before the opt-out
     harness.tracker.setConsent(.optedOut)
     harness.tracker.track(ShopEvent.productViewed(id: "2"))
     harness.tracker.track(ShopEvent.productViewed(id: "3"))
@@ -89,6 +90,20 @@ struct PipelineTests {
     await harness.flush()
     #expect(harness.collector.events.compactMap { $0.parameters["product_id"]?.text } == ["1", "4"])
     #expect(harness.tracker.stats.dropped(.consent) == 2)
+  }
+
+  /// A withdrawal applies at once: an event tracked before it but not yet handed over is dropped.
+  @Test func anOptOutAppliesToWhatIsNotHandedOverYet() async {
+    let gate = GateService()
+    let tracker = Tracker(services: [gate], configuration: TrackerConfiguration(emitsSessionEvents: false))
+    tracker.track(GenericEvent("a"))
+    gate.entered.wait()
+    tracker.track(GenericEvent("b"))
+    tracker.setConsent(.optedOut)
+    gate.release.signal()
+    await tracker.flush()
+    #expect(gate.events.map(\.name) == ["a"])
+    #expect(tracker.stats.dropped(.consent) == 1)
   }
 
   @Test func consentDeniedForOneServiceKeepsTheOthers() async {
