@@ -238,11 +238,11 @@ let package = Package(
     ),
 
     // MARK: Collector (server side)
-    .target(name: "CollectorStore", path: "Packages/Collector/CollectorStore"),
+    .target(name: "CollectorStore", dependencies: ["CollectorWire"], path: "Packages/Collector/CollectorStore"),
     .target(
       name: "CollectorSQLite",
       dependencies: [
-        "CollectorStore", .product(name: "GRDB", package: "GRDB.swift", condition: .server),
+        "CollectorStore", "CollectorWire", .product(name: "GRDB", package: "GRDB.swift", condition: .server),
         .product(name: "GRDBSQLite", package: "GRDB.swift", condition: .server),
       ],
       path: "Packages/Collector/CollectorSQLite"
@@ -250,7 +250,7 @@ let package = Package(
     .target(
       name: "CollectorPostgres",
       dependencies: [
-        "CollectorStore", .product(name: "Logging", package: "swift-log"),
+        "CollectorStore", "CollectorWire", .product(name: "Logging", package: "swift-log"),
         .product(name: "PostgresNIO", package: "postgres-nio", condition: .server),
         .product(name: "ServiceLifecycle", package: "swift-service-lifecycle", condition: .server),
       ],
@@ -333,7 +333,7 @@ let package = Package(
     .testTarget(
       name: "CollectorStoreTests",
       dependencies: [
-        "CollectorClickHouse", "CollectorPostgres", "CollectorSQLite", "CollectorStore", "TestSupport",
+        "CollectorClickHouse", "CollectorPostgres", "CollectorSQLite", "CollectorStore", "CollectorWire", "TestSupport",
         .product(name: "AsyncHTTPClient", package: "async-http-client", condition: .server),
       ],
       path: "Tests/CollectorStoreTests"

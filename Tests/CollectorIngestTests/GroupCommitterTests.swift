@@ -1,6 +1,7 @@
 import CollectorRuntime
 import CollectorSQLite
 import CollectorStore
+import CollectorWire
 import Foundation
 import Synchronization
 import TestSupport
@@ -37,9 +38,10 @@ struct GroupCommitterTests {
           app: "ty", eventID: "e-\(batch)-\(index)", name: "product_viewed", kind: "action",
           occurredAt: 1_700_000_000_000, utcOffsetMinutes: 0, receivedAt: 1_700_000_000_500, deviceID: "device-1",
           userID: nil, sessionID: nil,
-          context: StoredContext(
-            appName: "Trendyol", appVersion: "7.12.0", appBuild: "712", osName: "iOS", osVersion: "17.4",
-            platform: "ios", deviceModel: "iPhone15,2", locale: "tr_TR", library: "CoreTracker/1.0.0"),
+          context: EventContext([
+            .appName: "Trendyol", .appVersion: "7.12.0", .appBuild: "712", .osName: "iOS", .osVersion: "17.4",
+            .platform: "ios", .deviceModel: "iPhone15,2", .locale: "tr_TR", .libraryName: "CoreTracker/1.0.0",
+          ]),
           parametersJSON: "{}")
       }
       return rows

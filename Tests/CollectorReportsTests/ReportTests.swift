@@ -94,10 +94,11 @@ enum Fixture {
   static let c = Device(id: "C", platform: "iOS", app: "10.0", os: "17.4")
   static let d = Device(id: "D", platform: "iOS", app: "9.0", os: "16.0")
 
-  static func context(_ device: Device) -> StoredContext {
-    StoredContext(
-      appName: "Shop", appVersion: device.app, osName: device.platform, osVersion: device.os,
-      platform: device.platform, library: "CoreTracker/1.0.0")
+  static func context(_ device: Device) -> EventContext {
+    EventContext([
+      .appName: "Shop", .appVersion: device.app, .osName: device.platform, .osVersion: device.os,
+      .platform: device.platform, .libraryName: "CoreTracker/1.0.0",
+    ])
   }
 
   nonisolated(unsafe) static var counter = 0

@@ -1,5 +1,6 @@
 import CollectorReports
 import CollectorStore
+import CollectorWire
 import Foundation
 import Testing
 
@@ -55,9 +56,10 @@ enum Generated {
               app: app, eventID: "\(device)-\(session)-\(index)", name: name, kind: "action", occurredAt: time,
               utcOffsetMinutes: 0, receivedAt: time, deviceID: "device-\(device)",
               userID: device % 3 == 0 && session % 3 != 1 ? "user-\(device / 6)" : nil, sessionID: sessionID,
-              context: StoredContext(
-                appName: "Shop", appVersion: version, osName: platform, osVersion: osVersion, platform: platform,
-                library: "CoreTracker/1.0.0"),
+              context: EventContext([
+                .appName: "Shop", .appVersion: version, .osName: platform, .osVersion: osVersion, .platform: platform,
+                .libraryName: "CoreTracker/1.0.0",
+              ]),
               parametersJSON: parameters(name, "\(device)-\(session)", &numbers)))
         }
       }

@@ -28,7 +28,7 @@ struct BoundedWorkTests {
       StoredEvent(
         app: "ty", eventID: "\(device)-\(index)", name: index % 50 == 49 ? "cart" : "view", kind: "action",
         occurredAt: start + Int64(index) * 1000, utcOffsetMinutes: 0, receivedAt: start, deviceID: device,
-        userID: nil, sessionID: 1, context: StoredContext(), parametersJSON: "{}")
+        userID: nil, sessionID: 1, context: EventContext(), parametersJSON: "{}")
     }
   }
 

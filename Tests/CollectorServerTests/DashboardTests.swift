@@ -1,5 +1,6 @@
 import CollectorServer
 import CollectorStore
+import CollectorWire
 import Foundation
 import HTTPTypes
 import Hummingbird
@@ -22,9 +23,10 @@ private func seed(_ collector: EventCollector) async throws {
         app: "ty", eventID: "dash-\(index)", name: names[index % 4], kind: "action", occurredAt: time,
         utcOffsetMinutes: 0, receivedAt: time, deviceID: "device-\(index % 5)", userID: index % 5 >= 3 ? "u1" : nil,
         sessionID: Int64(index % 5),
-        context: StoredContext(
-          appVersion: index % 2 == 0 ? "9.0" : "10.0", osName: "iOS", osVersion: "17.4",
-          platform: index % 3 == 0 ? "Android" : "iOS"),
+        context: EventContext([
+          .appVersion: index % 2 == 0 ? "9.0" : "10.0", .osName: "iOS", .osVersion: "17.4",
+          .platform: index % 3 == 0 ? "Android" : "iOS",
+        ]),
         parametersJSON: #"{"product_id":"p\#(index % 3)"}"#))
   }
   // Two orders and a refund (the same devices and context): 160 TRY gross, 20 refunded.
@@ -45,7 +47,7 @@ private func seed(_ collector: EventCollector) async throws {
       StoredEvent(
         app: "ty", eventID: id, name: name, kind: "event", occurredAt: time, utcOffsetMinutes: 0, receivedAt: time,
         deviceID: "device-\(index)", userID: nil, sessionID: Int64(index),
-        context: StoredContext(appVersion: "9.0", osName: "iOS", osVersion: "17.4", platform: "iOS"),
+        context: EventContext([.appVersion: "9.0", .osName: "iOS", .osVersion: "17.4", .platform: "iOS"]),
         parametersJSON: parameters))
   }
   _ = try await collector.store.write(StoreBatch(events: events))

@@ -73,11 +73,11 @@ func makeCollector(
 }
 
 enum Batches {
-  static let context = CollectorContext(
-    appName: "Trendyol", appVersion: "7.12.0", appBuild: "712", osName: "iOS", osVersion: "17.4", platform: "ios",
-    deviceModel: "iPhone15,2", locale: "tr_TR", timeZone: "Europe/Istanbul", libraryName: "CoreTracker",
-    libraryVersion: "1.0.0"
-  )
+  static let context = EventContext([
+    .appName: "Trendyol", .appVersion: "7.12.0", .appBuild: "712", .osName: "iOS", .osVersion: "17.4", .platform: "ios",
+    .deviceModel: "iPhone15,2", .locale: "tr_TR", .timeZone: "Europe/Istanbul", .libraryName: "CoreTracker",
+    .libraryVersion: "1.0.0",
+  ])
 
   static var now: Int64 { Int64(Date().timeIntervalSince1970 * 1000) }
 

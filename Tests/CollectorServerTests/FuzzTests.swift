@@ -94,7 +94,7 @@ struct FuzzTests {
       #expect(health == .ok)
       let stored = try await collector.store.eventCount(app: "ty")
       let simple = try await collector.store.events(app: "ty", limit: 100_000).filter {
-        $0.kind == "action" && $0.context.library == "SimpleAnalytics"
+        $0.kind == "action" && $0.context[.libraryName] == "SimpleAnalytics"
       }.count
       #expect(stored - simple == accepted)
       #expect(statuses[200, default: 0] > 100 && statuses[400, default: 0] > 1000, "\(statuses)")

@@ -4,6 +4,7 @@ import CollectorPostgres
 import CollectorServer
 import CollectorService
 import CollectorStore
+import CollectorWire
 import CoreTracker
 import Delivery
 import Foundation
@@ -62,7 +63,7 @@ struct LiveTests {
       #expect(counters.map(\.count).reduce(0, +) == 400)
       let events = try await collector.store.events(app: "ty", limit: 5_000)
       #expect(Set(events.map(\.eventID)).count == 2_000)
-      #expect(events.allSatisfy { $0.context.library.hasPrefix("CoreTracker/") && !$0.deviceID.isEmpty })
+      #expect(events.allSatisfy { $0.context[.libraryName] == "CoreTracker" && !$0.deviceID.isEmpty })
       // The service counts records: 2,000 events and 200 counter increments.
       #expect(service.statistics()?.delivered == 2_200)
     }
@@ -137,7 +138,7 @@ struct LiveTests {
       await tracker.flush()
       #expect(try await collector.store.eventCount(app: "ty") == 250)
       let events = try await collector.store.events(app: "ty", limit: 1_000)
-      #expect(events.allSatisfy { $0.deviceID == "sa-device" && $0.context.library == "SimpleAnalytics" })
+      #expect(events.allSatisfy { $0.deviceID == "sa-device" && $0.context[.libraryName] == "SimpleAnalytics" })
       #expect(try await collector.store.counters(app: "ty").map(\.count).reduce(0, +) == 5)
     }
     try await collector.store.close()

@@ -212,7 +212,7 @@ struct RouterTests {
     }
     let events = try await collector.store.events(app: "ty", limit: 10)
     #expect(events.map(\.name) == ["Opened cart", "Paid", "Opened product"])
-    #expect(events.map(\.context.platform) == ["iOS (iPad)", "iOS (iPhone)", "iOS (iPhone)"])
+    #expect(events.map { $0.context[.platform] } == ["iOS (iPad)", "iOS (iPhone)", "iOS (iPhone)"])
     #expect(events.map(\.utcOffsetMinutes) == [180, 0, -420])
     #expect(events[2].occurredAt == 1_795_194_930_000)  // 2026-11-20T17:15:30Z
     #expect(try await collector.store.counters(app: "ty").map(\.count) == [4])

@@ -3,6 +3,7 @@ import CollectorRuntime
 import CollectorServer
 import CollectorService
 import CollectorStore
+import CollectorWire
 import DLProductDetail
 import DLTracker
 import Delivery
@@ -145,7 +146,7 @@ struct VendorLiveTests {
       #expect(like.sessionID != nil)
       #expect(tyFirebase.allSatisfy { $0.parametersJSON.contains(#""product":"trendyol""#) })
       #expect(tyMixpanel.allSatisfy { $0.parametersJSON.contains(#""product":"trendyol""#) })
-      #expect(tyMixpanel.allSatisfy { $0.context.osName == tyNative[0].context.osName })
+      #expect(tyMixpanel.allSatisfy { $0.context[.osName] == tyNative[0].context[.osName] })
       // Every service counted every event delivered; the log wrote each one.
       for (services, count) in [(ty, rounds * 5), (dl, rounds * 4)] {
         #expect(services.log.statistics()?.delivered == count)

@@ -1,5 +1,6 @@
 import CollectorServer
 import CollectorStore
+import CollectorWire
 import Foundation
 import GA4Wire
 import HTTPTypes
@@ -132,7 +133,7 @@ struct VendorRouteTests {
     #expect(events.map(\.name) == ["screen_view", "select_content", "share"])
     #expect(events[0].kind == "screen_view" && events[0].deviceID == "a1b2" && events[0].sessionID == 1_800_000_000)
     #expect(events[1].parametersJSON.contains(#""item_id":"moment-id-1-user-id-2""#))
-    #expect(events[0].context.library == "GA4 Measurement Protocol")
+    #expect(events[0].context[.libraryName] == "GA4 Measurement Protocol")
   }
 
   // MARK: Mixpanel
@@ -193,7 +194,7 @@ struct VendorRouteTests {
     }
     let events = try await collector.store.events(app: "ty", limit: 10).sorted { $0.name < $1.name }
     #expect(events.map(\.name) == ["Listing Liked", "Long", "Offer Made", "Offer Made"])
-    #expect(events[0].deviceID == "u-1" && events[0].context.osName == "iOS")
+    #expect(events[0].deviceID == "u-1" && events[0].context[.osName] == "iOS")
     #expect(events[0].parametersJSON == #"{"Listing":"l-1"}"#)
     #expect(events[1].parametersJSON.contains(String(repeating: "n", count: 255) + "\""))
   }

@@ -56,8 +56,8 @@ struct CollectorServiceTests {
     #expect(request.headers["content-encoding"] == "gzip")
     #expect(request.headers["content-type"] == "application/json")
     let batch = try #require(try batches(server).first)
-    #expect(batch.context.appVersion == "5.12.0" && batch.context.timeZone == "Europe/Istanbul")
-    #expect(batch.context.libraryName == "CoreTracker")
+    #expect(batch.context[.appVersion] == "5.12.0" && batch.context[.timeZone] == "Europe/Istanbul")
+    #expect(batch.context[.libraryName] == "CoreTracker")
     #expect(abs(batch.sentAt - Int64(Date().timeIntervalSince1970 * 1000)) < 60_000)
     #expect(batch.events.map(\.name) == ["session_start", "add_to_cart"])
     let event = batch.events[1]
@@ -78,6 +78,27 @@ struct CollectorServiceTests {
     let tracked = try JSONDecoder().decode([String: String].self, from: JSONEncoder().encode(context))
     let sent = try JSONDecoder().decode([String: String].self, from: JSONEncoder().encode(batch.context))
     #expect(sent == tracked)
+  }
+
+  /// The tracker's context and the wire's declare the same fields, and each arrives in its own:
+  /// decoding a `TrackingContext` from every ``ContextField`` fails when the tracker has a field the
+  /// wire lacks (the other way round, the service's mapping does not compile).
+  @Test func everyFieldOfTheTrackersContextArrivesInItsOwnWireField() async throws {
+    let names = Dictionary(uniqueKeysWithValues: ContextField.allCases.map { ($0.rawValue, "<\($0.rawValue)>") })
+    let clientContext = try JSONDecoder().decode(TrackingContext.self, from: JSONEncoder().encode(names))
+    let clientNames = try JSONDecoder().decode([String: String].self, from: JSONEncoder().encode(clientContext))
+    #expect(clientNames == names)
+    let server = try await TestHTTPServer.start()
+    defer { Task { await server.stop() } }
+    let directory = TemporaryDirectory()
+    let tracker = Tracker(
+      services: [try service(server, directory)],
+      configuration: TrackerConfiguration(context: clientContext, anonymousID: "anon-8")
+    )
+    tracker.track(GenericEvent("opened"))
+    await tracker.flush()
+    let batch = try #require(try batches(server).first)
+    #expect(batch.context == EventContext { "<\($0.rawValue)>" })
   }
 
   @Test func countersAreSummedPerNameSinceTheLastSend() async throws {
@@ -152,8 +173,8 @@ struct CollectorServiceTests {
     let sent = try batches(server)
     #expect(sent.allSatisfy { $0.events.count <= CollectorLimits.maximumEventsPerBatch })
     #expect(server.requests.allSatisfy { $0.body.count <= CollectorLimits.maximumRequestBytes })
-    #expect(sent.filter { $0.context.appVersion == "5.12.0" }.flatMap(\.events).count == 3000)
-    #expect(sent.filter { $0.context.appVersion == "5.13.0" }.flatMap(\.events).count == 10)
+    #expect(sent.filter { $0.context[.appVersion] == "5.12.0" }.flatMap(\.events).count == 3000)
+    #expect(sent.filter { $0.context[.appVersion] == "5.13.0" }.flatMap(\.events).count == 10)
   }
 
   @Test func bothProductsSendTheirOwnDefaultsThroughTheSameServiceType() async throws {
@@ -241,7 +262,7 @@ struct CollectorServiceTests {
     #expect(TrackerConfiguration().queueCapacity >= 50_000)
   }
 
-  @Test func eventsWhoseStoredContextIsGoneAreStillSentWithAnEmptyOne() async throws {
+  @Test func eventsWhoseEventContextIsGoneAreStillSentWithAnEmptyOne() async throws {
     let directory = TemporaryDirectory()
     do {
       let offline = try CollectorService(
@@ -259,7 +280,7 @@ struct CollectorServiceTests {
     await restarted.flush()
     let sent = try batches(server)
     #expect(sent.flatMap(\.events).map(\.name) == ["e0", "e1", "e2"])
-    #expect(sent.allSatisfy { $0.context.appName.isEmpty && $0.context.libraryName.isEmpty })
+    #expect(sent.allSatisfy { $0.context[.appName].isEmpty && $0.context[.libraryName].isEmpty })
     #expect(restarted.statistics()?.delivered == 3)
   }
 
@@ -288,7 +309,8 @@ struct CollectorServiceTests {
     await restarted.flush()
     #expect(try batches(server).flatMap(\.events).map(\.name) == (0..<50).map { "e\($0)" })
     // The context, stored once beside the outbox, travels with the events after the restart.
-    #expect(try batches(server).allSatisfy { $0.context.libraryName == "CoreTracker" && !$0.context.osName.isEmpty })
+    #expect(
+      try batches(server).allSatisfy { $0.context[.libraryName] == "CoreTracker" && !$0.context[.osName].isEmpty })
   }
 }
 

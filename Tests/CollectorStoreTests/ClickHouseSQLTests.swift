@@ -1,6 +1,7 @@
 import AsyncHTTPClient
 import CollectorClickHouse
 import CollectorStore
+import CollectorWire
 import Foundation
 import TestSupport
 import Testing
@@ -50,6 +51,32 @@ struct ClickHouseSQLTests {
     }
   }
 
+  /// A store written before the context had its own columns for the time zone and the library's
+  /// name and version (`library` held `name/version`) gains them at its next start, from
+  /// ``ContextField``, and reads its old rows' library as name and version.
+  @Test(.enabled(if: ClickHouseTestServer.url != nil))
+  func olderStoresGainTheDeclaredContextColumns() async throws {
+    let database = ClickHouseTestServer.uniqueDatabase()
+    let store = try ClickHouseEventStore(url: ClickHouseTestServer.url!, database: database)
+    try await store.migrate()
+    let client = try ClickHouseClient(
+      url: URL(string: ClickHouseTestServer.url!)!, database: database, http: ClickHouseClient.http)
+    for table in ["events", "counters"] {
+      try await client.execute(
+        "ALTER TABLE \(database).\(table) DROP COLUMN time_zone, DROP COLUMN library_name, DROP COLUMN library_version")
+    }
+    try await client.execute(
+      """
+      INSERT INTO \(database).events (app, event_id, name, kind, occurred_at, utc_offset_minutes, received_at, device_id,
+        app_name, library, parameters) VALUES ('ty', 'e-1', 'opened', 'event', 1700000000000, 0, 1700000000000, 'd-1',
+        'Trendyol', 'CoreTracker/1.0.0', '{}')
+      """)
+    try await store.migrate()
+    let context = try #require(try await store.events(app: "ty", limit: 10).first?.context)
+    #expect(context == EventContext([.appName: "Trendyol", .libraryName: "CoreTracker", .libraryVersion: "1.0.0"]))
+    try await store.close()
+  }
+
   /// A statement ClickHouse refuses is a `StoreError` naming ClickHouse's message, never a crash.
   @Test(.enabled(if: ClickHouseTestServer.url != nil))
   func refusalsAreStoreErrors() async throws {
@@ -73,9 +100,11 @@ struct ClickHouseStoreEdgeTests {
     StoredEvent(
       app: "ty", eventID: id, name: "product_viewed", kind: "action", occurredAt: time, utcOffsetMinutes: 0,
       receivedAt: max(0, time), deviceID: device, userID: nil, sessionID: nil,
-      context: StoredContext(
-        appName: "Trendyol", appVersion: "7.12.0", appBuild: "712", osName: "iOS", osVersion: "17.4", platform: "ios",
-        deviceModel: "iPhone15,2", locale: "tr_TR", library: "CoreTracker/1.0.0"),
+      context: EventContext([
+        .appName: "Trendyol", .appVersion: "7.12.0", .appBuild: "712", .osName: "iOS", .osVersion: "17.4",
+        .platform: "ios",
+        .deviceModel: "iPhone15,2", .locale: "tr_TR", .libraryName: "CoreTracker/1.0.0",
+      ]),
       parametersJSON: "{}")
   }
 

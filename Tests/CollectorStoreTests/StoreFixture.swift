@@ -2,6 +2,7 @@ import CollectorClickHouse
 import CollectorPostgres
 import CollectorSQLite
 import CollectorStore
+import CollectorWire
 import Foundation
 import TestSupport
 
@@ -26,7 +27,7 @@ enum Engine: String, CaseIterable, CustomStringConvertible, Sendable {
   /// The number of migrations the engine's schema has.
   var schemaVersion: Int {
     switch self {
-    case .sqlite, .postgres: 7
+    case .sqlite, .postgres: 8
     case .clickhouse, .clickhouseCluster: 5
     }
   }
@@ -54,10 +55,11 @@ enum Engine: String, CaseIterable, CustomStringConvertible, Sendable {
 }
 
 enum Rows {
-  static let context = StoredContext(
-    appName: "Trendyol", appVersion: "7.12.0", appBuild: "712", osName: "iOS", osVersion: "17.4", platform: "ios",
-    deviceModel: "iPhone15,2", locale: "tr_TR", library: "CoreTracker/1.0.0"
-  )
+  static let context = EventContext([
+    .appName: "Trendyol", .appVersion: "7.12.0", .appBuild: "712", .osName: "iOS", .osVersion: "17.4", .platform: "ios",
+    .deviceModel: "iPhone15,2", .locale: "tr_TR", .timeZone: "Europe/Istanbul", .libraryName: "CoreTracker",
+    .libraryVersion: "1.0.0",
+  ])
 
   static func event(
     _ id: String, app: String = "ty", name: String = "product_viewed", at time: Int64 = 1_700_000_000_000,

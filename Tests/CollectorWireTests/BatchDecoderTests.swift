@@ -3,11 +3,12 @@ import Foundation
 import TestSupport
 import Testing
 
-private let context = CollectorContext(
-  appName: "Trendyol", appVersion: "5.12.0", appBuild: "5120", osName: "iOS", osVersion: "17.4.1", platform: "iOS",
-  deviceModel: "iPhone15,2", locale: "tr_TR", timeZone: "Europe/Istanbul", libraryName: "CoreTracker",
-  libraryVersion: "0.1.0"
-)
+private let context = EventContext([
+  .appName: "Trendyol", .appVersion: "5.12.0", .appBuild: "5120", .osName: "iOS", .osVersion: "17.4.1",
+  .platform: "iOS",
+  .deviceModel: "iPhone15,2", .locale: "tr_TR", .timeZone: "Europe/Istanbul", .libraryName: "CoreTracker",
+  .libraryVersion: "0.1.0",
+])
 
 private func randomText(_ random: inout SeededRandom) -> String {
   let pieces = ["a", "Z", "_", " ", "\"", "\\", "/", "\n", "\t", "\u{1}", "ü", "ç", "ğ", "😀", "\u{2028}", "0"]

@@ -54,15 +54,26 @@ struct BatchWriterTests {
     #expect(answer == ["error": error])
   }
 
-  @Test func contextFieldsAreTheCodableKeys() throws {
-    let context = CollectorContext(
-      appName: "a", appVersion: "b", appBuild: "c", osName: "d", osVersion: "e", platform: "f", deviceModel: "g",
-      locale: "h", timeZone: "i", libraryName: "j", libraryVersion: "k")
-    let keys = try JSONDecoder().decode([String: String].self, from: JSONEncoder().encode(context))
-    #expect(Set(CollectorContext.fieldNames) == Set(keys.keys))
-    #expect(CollectorContext.fieldNames.count == keys.count)
-    #expect(Dictionary(uniqueKeysWithValues: context.fields.map { ($0.name, $0.value) }) == keys)
-    #expect(CollectorContext(fields: keys) == context)
-    #expect(CollectorContext(fields: keys.filter { $0.key != "locale" }) == nil)
+  @Test func theContextIsWrittenAndDecodedFieldByFieldFromItsDeclaration() throws {
+    let context = EventContext { "value of \($0.rawValue)" }
+    let written = BatchWriter.context(context)
+    let keys = try JSONDecoder().decode([String: String].self, from: Data(written))
+    #expect(
+      keys == Dictionary(uniqueKeysWithValues: ContextField.allCases.map { ($0.rawValue, "value of \($0.rawValue)") }))
+    #expect(try JSONDecoder().decode(EventContext.self, from: Data(written)) == context)
+    #expect(try JSONDecoder().decode(EventContext.self, from: JSONEncoder().encode(context)) == context)
+    var missing = keys
+    missing["locale"] = nil
+    #expect(throws: DecodingError.self) {
+      try JSONDecoder().decode(EventContext.self, from: JSONEncoder().encode(missing))
+    }
+  }
+
+  @Test(arguments: ContextField.allCases)
+  func everyContextFieldHasItsSnakeCaseColumn(field: ContextField) {
+    let column = field.column
+    #expect(!column.contains { $0.isUppercase })
+    #expect(column.replacingOccurrences(of: "_", with: "") == field.rawValue.lowercased())
+    #expect(ContextField.columns.filter { $0 == column }.count == 1)
   }
 }

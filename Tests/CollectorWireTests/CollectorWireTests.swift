@@ -7,11 +7,11 @@ struct CollectorWireTests {
   @Test func aBatchRoundTripsThroughJSON() throws {
     let batch = CollectorBatch(
       sentAt: 1_800_000_000_123,
-      context: CollectorContext(
-        appName: "Trendyol", appVersion: "5.12.0", appBuild: "5120", osName: "iOS", osVersion: "17.4.1",
-        platform: "iOS", deviceModel: "iPhone15,2", locale: "tr_TR", timeZone: "Europe/Istanbul",
-        libraryName: "CoreTracker", libraryVersion: "0.1.0"
-      ),
+      context: EventContext([
+        .appName: "Trendyol", .appVersion: "5.12.0", .appBuild: "5120", .osName: "iOS", .osVersion: "17.4.1",
+        .platform: "iOS", .deviceModel: "iPhone15,2", .locale: "tr_TR", .timeZone: "Europe/Istanbul",
+        .libraryName: "CoreTracker", .libraryVersion: "0.1.0",
+      ]),
       events: [
         CollectorEvent(
           id: "0193a4f2-6c1e-7abc-8def-0123456789ab", name: "add_to_cart", kind: "action", timestamp: 1_800_000_000_000,

@@ -27,7 +27,7 @@ private func store(events count: Int) async throws -> SQLiteEventStore {
       app: "shop", eventID: String(format: "e%05d", index), name: index % 3 == 0 ? "purchase" : "product_viewed",
       kind: "action", occurredAt: start + Int64(index) * 1_000, utcOffsetMinutes: 0,
       receivedAt: start + Int64(index) * 1_000, deviceID: "device-\(index % 4)", userID: nil, sessionID: nil,
-      context: StoredContext(appVersion: "1.0", osName: "iOS", osVersion: "17.4", platform: "iOS"),
+      context: EventContext([.appVersion: "1.0", .osName: "iOS", .osVersion: "17.4", .platform: "iOS"]),
       parametersJSON: #"{"index":\#(index),"note":"a, \"quoted\" note"}"#)
   }
   _ = try await store.write(StoreBatch(events: events))
@@ -219,7 +219,7 @@ struct TailAndLoadTests {
     StoredEvent(
       app: "shop", eventID: id, name: name, kind: "action", occurredAt: time, utcOffsetMinutes: 0, receivedAt: time,
       deviceID: "device-1", userID: nil, sessionID: 1,
-      context: StoredContext(appVersion: "1.0", osName: "iOS", osVersion: "17.4", platform: "iOS"),
+      context: EventContext([.appVersion: "1.0", .osName: "iOS", .osVersion: "17.4", .platform: "iOS"]),
       parametersJSON: #"{"id":"\#(id)"}"#)
   }
 

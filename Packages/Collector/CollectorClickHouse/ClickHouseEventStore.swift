@@ -87,6 +87,25 @@ public final class ClickHouseEventStore: EventStore {
         for statement in statements { try await server.execute(statement) }
         try await server.execute("INSERT INTO \(schema.migrationsTable) (version) VALUES (\(index + 1))")
       }
+      try await addContextColumns(server)
+    }
+  }
+
+  /// Adds the context columns the server's tables lack; another instance adding one at the same
+  /// time is no failure.
+  private func addContextColumns(_ server: ClickHouseClient) async throws {
+    func present() async throws -> [String: Set<String>] {
+      let rows = try await server.rows(schema.contextColumnsQuery)
+      return Dictionary(grouping: rows, by: { $0["table"].text ?? "" }).mapValues {
+        Set($0.compactMap { $0["name"].text })
+      }
+    }
+    for statement in schema.contextColumnAdditions(present: try await present()) {
+      do {
+        try await server.execute(statement)
+      } catch {
+        guard !schema.contextColumnAdditions(present: try await present()).contains(statement) else { throw error }
+      }
     }
   }
 

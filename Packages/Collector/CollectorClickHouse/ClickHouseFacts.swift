@@ -55,8 +55,8 @@ struct ClickHouseFacts {
     let key = purchase ? parameters["transaction_id"]?.string ?? event.eventID : event.eventID
     let currency = parameters["currency"]?.string ?? ""
     var place: [String: Any] = [
-      "app": event.app, "t": event.occurredAt, "device_id": event.deviceID, "platform": event.context.platform,
-      "app_version": event.context.appVersion, "os_version": event.context.osVersion, "event_id": event.eventID,
+      "app": event.app, "t": event.occurredAt, "device_id": event.deviceID, "platform": event.context[.platform],
+      "app_version": event.context[.appVersion], "os_version": event.context[.osVersion], "event_id": event.eventID,
       "k": key, "currency": currency, "user_id": event.userID.map { $0 as Any } ?? NSNull(),
     ]
     var order = place

@@ -6,8 +6,8 @@ import NIOCore
 /// Rows to and from ClickHouse: `JSONEachRow` lines for inserts (values as JSON, never as SQL
 /// text), `JSONCompact` rows for reads.
 enum ClickHouseRows {
-  static let contextColumns =
-    "app_name, app_version, app_build, os_name, os_version, platform, device_model, locale, library"
+  /// The context columns, in ``ContextField``'s order.
+  static let contextColumns = ContextField.columns.joined(separator: ", ")
   static let eventColumns =
     "app, event_id, name, kind, occurred_at, utc_offset_minutes, received_at, device_id, user_id, session_id, "
     + contextColumns + ", parameters"
@@ -43,8 +43,8 @@ enum ClickHouseRows {
       if let user = event.userID { json.string(user) } else { json.null() }
       json.key("session_id")
       if let session = event.sessionID { json.int(session) } else { json.null() }
-      for (key, value) in contextFields(event.context) {
-        json.key(key)
+      for (field, value) in event.context.fields {
+        json.key(field.column)
         json.string(value)
       }
       let parameters = facts.parameters[event.eventID]
@@ -88,17 +88,8 @@ enum ClickHouseRows {
     }
   }
 
-  private static func context(_ context: StoredContext, into row: inout [String: Any]) {
-    for (key, value) in contextFields(context) { row[key] = value }
-  }
-
-  /// The context columns and their values, in the order of ``contextColumns``.
-  private static func contextFields(_ context: StoredContext) -> [(String, String)] {
-    [
-      ("app_name", context.appName), ("app_version", context.appVersion), ("app_build", context.appBuild),
-      ("os_name", context.osName), ("os_version", context.osVersion), ("platform", context.platform),
-      ("device_model", context.deviceModel), ("locale", context.locale), ("library", context.library),
-    ]
+  private static func context(_ context: EventContext, into row: inout [String: Any]) {
+    for (field, value) in context.fields { row[field.column] = value }
   }
 
   private static func lines<Row>(_ rows: [Row], _ fields: (Row) -> [String: Any]) throws -> ByteBuffer {
@@ -110,12 +101,8 @@ enum ClickHouseRows {
     return buffer
   }
 
-  static func context(_ row: SQLRow) -> StoredContext {
-    StoredContext(
-      appName: row["app_name"].text ?? "", appVersion: row["app_version"].text ?? "",
-      appBuild: row["app_build"].text ?? "", osName: row["os_name"].text ?? "", osVersion: row["os_version"].text ?? "",
-      platform: row["platform"].text ?? "", deviceModel: row["device_model"].text ?? "",
-      locale: row["locale"].text ?? "", library: row["library"].text ?? "")
+  static func context(_ row: SQLRow) -> EventContext {
+    EventContext { field in row[field.column].text ?? "" }
   }
 
   static func event(_ row: SQLRow) -> StoredEvent {

@@ -1,4 +1,5 @@
 import CollectorReports
+import CollectorWire
 
 /// The ClickHouse schema of one database, and its migrations, on one server or on a cluster.
 ///
@@ -46,6 +47,8 @@ struct ClickHouseSchema: Sendable {
   var items: String { table("items") }
   var migrationsTable: String { "\(database).schema_migrations" }
 
+  /// The context columns of migration 1 (``ContextField``'s columns are added to them at every
+  /// start, ``contextColumnAdditions(present:)``).
   static let context = """
     app_name String, app_version String, app_build String, os_name String, os_version String, platform String,
     device_model String, locale String, library String
@@ -204,6 +207,40 @@ struct ClickHouseSchema: Sendable {
       name: "audit", columns: "time Int64, actor String, action String, detail String",
       engine: "MergeTree ORDER BY time", shardBy: "cityHash64(actor)"),
   ]
+
+  /// The statements adding each column ``ContextField`` declares that the events or counters tables
+  /// lack (`present`: their column names by table name, from `system.columns`), local tables before
+  /// `Distributed` ones: a context field added to the declaration needs no migration here. Rows
+  /// stored before read it empty, except the library's name and version, which read the `library`
+  /// column that held `name/version` before they had columns of their own.
+  func contextColumnAdditions(present: [String: Set<String>]) -> [String] {
+    let tables = ["events", "counters"].flatMap { name in cluster == nil ? [name] : [name + "_local", name] }
+    return tables.flatMap { table in
+      let columns = present[table] ?? []
+      return ContextField.columns.filter { !columns.contains($0) }.map { column in
+        "ALTER TABLE \(database).\(table) ADD COLUMN \(column) String DEFAULT "
+          + (columns.contains("library") ? Self.formerDefault(column) : "''")
+      }
+    }
+  }
+
+  /// What a context column reads in rows stored before it existed.
+  private static func formerDefault(_ column: String) -> String {
+    switch column {
+    case ContextField.libraryName.column: "splitByChar('/', library)[1]"
+    case ContextField.libraryVersion.column:
+      "if(position(library, '/') = 0, '', substring(library, position(library, '/') + 1))"
+    default: "''"
+    }
+  }
+
+  /// The columns of the events and counters tables, as `table`, `name` rows.
+  var contextColumnsQuery: String {
+    """
+    SELECT table, name FROM system.columns WHERE database = '\(database)'
+      AND table IN ('events', 'counters', 'events_local', 'counters_local')
+    """
+  }
 
   /// Each device's person in `app` (a literal): the user of its earliest row.
   func personOfDevice(app: String) -> String {

@@ -45,15 +45,15 @@ extension NativeIngest {
   /// The lines of the batch's drop reports (`diagnostics`), with the batch's app context. A report
   /// time outside the valid range is replaced by the time it was received.
   static func clientDrops(
-    _ reports: [CollectorDropReport], app: String, context: StoredContext, receivedAt: Int64
+    _ reports: [CollectorDropReport], app: String, context: EventContext, receivedAt: Int64
   ) -> [StoredClientDrop] {
     reports.flatMap { report in
       let reportedAt = CollectorLimits.validTimes.contains(report.timestamp) ? report.timestamp : receivedAt
       return report.dropped.map { entry in
         StoredClientDrop(
           app: app, reportID: report.id, service: entry.service ?? "", reason: entry.reason, count: entry.count,
-          deviceID: report.anonymousId, appName: context.appName, appVersion: context.appVersion,
-          platform: context.platform, reportedAt: reportedAt, receivedAt: receivedAt)
+          deviceID: report.anonymousId, appName: context[.appName], appVersion: context[.appVersion],
+          platform: context[.platform], reportedAt: reportedAt, receivedAt: receivedAt)
       }
     }
   }
@@ -72,7 +72,7 @@ public enum NativeIngest {
   public static func rows(
     of batch: DecodedBatch, app: String, receivedAt: Int64, policy: IngestPolicy
   ) throws(FieldError) -> IngestResult {
-    let context = try storedContext(batch.context)
+    let context = try checked(batch.context)
     guard batch.counters.count <= CollectorLimits.maximumCountersPerBatch else {
       throw FieldError(field: "counters", reason: "more than \(CollectorLimits.maximumCountersPerBatch) counters")
     }
@@ -127,25 +127,23 @@ public enum NativeIngest {
     return IngestResult(rows: StoreBatch(events: events, counters: counters, clientDrops: drops), rejected: rejected)
   }
 
-  static func storedContext(_ context: CollectorContext) throws(FieldError) -> StoredContext {
-    let fields = context.fields
-    for (name, value) in fields where value.utf8.count > CollectorLimits.maximumNameBytes {
-      throw FieldError(field: "context.\(name)", reason: "is longer than \(CollectorLimits.maximumNameBytes) bytes")
+  /// The batch's context, each field checked against the limits of every stored text.
+  static func checked(_ context: EventContext) throws(FieldError) -> EventContext {
+    for (field, value) in context.fields {
+      if value.utf8.count > CollectorLimits.maximumNameBytes {
+        throw FieldError(
+          field: "context.\(field.rawValue)", reason: "is longer than \(CollectorLimits.maximumNameBytes) bytes")
+      }
+      if CollectorLimits.hasControlCharacter(value) {
+        throw FieldError(field: "context.\(field.rawValue)", reason: BoundedText.controlRule)
+      }
     }
-    for (name, value) in fields where CollectorLimits.hasControlCharacter(value) {
-      throw FieldError(field: "context.\(name)", reason: BoundedText.controlRule)
-    }
-    return StoredContext(
-      appName: context.appName, appVersion: context.appVersion, appBuild: context.appBuild, osName: context.osName,
-      osVersion: context.osVersion, platform: context.platform, deviceModel: context.deviceModel,
-      locale: context.locale,
-      library: context.libraryVersion.isEmpty ? context.libraryName : "\(context.libraryName)/\(context.libraryVersion)"
-    )
+    return context
   }
 
   // swift-format-ignore: FunctionParameterCount
   private static func row(
-    _ event: CollectorEvent, index: Int, app: String, context: StoredContext, correction: Int64,
+    _ event: CollectorEvent, index: Int, app: String, context: EventContext, correction: Int64,
     _ receivedAt: Int64, _ policy: IngestPolicy
   ) -> Result<StoredEvent, BatchResponse.Rejection> {
     func reject(_ field: String, _ reason: String) -> Result<StoredEvent, BatchResponse.Rejection> {

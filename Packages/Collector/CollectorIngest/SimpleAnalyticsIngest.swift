@@ -63,7 +63,7 @@ public enum SimpleAnalyticsIngest {
   static func counterKey(_ payload: DecodedSimpleAnalytics, index: Int, raw: String) -> String {
     guard let entry = payload.counters.first(where: { $0.index == index }) else { return raw }
     let context = merged(payload.context, entry.context)
-    return "\(context.deviceID)\u{0}\(context.stored.appName)\u{0}\(entry.name)\u{0}\(entry.timestamp)"
+    return "\(context.deviceID)\u{0}\(context.stored[.appName])\u{0}\(entry.name)\u{0}\(entry.timestamp)"
   }
 
   private static func event(
@@ -102,7 +102,7 @@ public enum SimpleAnalyticsIngest {
 
   private struct Context {
     var deviceID: String
-    var stored: StoredContext
+    var stored: EventContext
     var isBounded: Bool
   }
 
@@ -112,10 +112,10 @@ public enum SimpleAnalyticsIngest {
     let platform = value("platform")
     return Context(
       deviceID: value("device_id"),
-      stored: StoredContext(
-        appName: value("app_name"), appVersion: value("app_version"), osName: platform,
-        osVersion: value("system_version"), platform: platform, library: "SimpleAnalytics"
-      ),
+      stored: EventContext([
+        .appName: value("app_name"), .appVersion: value("app_version"), .osName: platform,
+        .osVersion: value("system_version"), .platform: platform, .libraryName: "SimpleAnalytics",
+      ]),
       isBounded: values.allSatisfy {
         $0.utf8.count <= CollectorLimits.maximumNameBytes && !CollectorLimits.hasControlCharacter($0)
       }

@@ -1,4 +1,5 @@
 public import CollectorStore
+import CollectorWire
 
 /// Text every engine can store: PostgreSQL refuses U+0000 in `text` and `jsonb`, so one event with a
 /// NUL would fail the whole group commit (a 503 for every request in it, retried forever). Every
@@ -6,15 +7,9 @@ public import CollectorStore
 extension StoredEvent {
   /// The first field holding U+0000, or `nil` when every field can be stored.
   public var fieldWithNUL: String? {
-    let fields: [(String, String)] = [
-      ("id", eventID), ("name", name), ("kind", kind), ("deviceId", deviceID), ("userId", userID ?? ""),
-      ("context.appName", context.appName), ("context.appVersion", context.appVersion),
-      ("context.appBuild", context.appBuild), ("context.osName", context.osName),
-      ("context.osVersion", context.osVersion), ("context.platform", context.platform),
-      ("context.deviceModel", context.deviceModel), ("context.locale", context.locale),
-      ("context.library", context.library),
-    ]
+    let fields = [("id", eventID), ("name", name), ("kind", kind), ("deviceId", deviceID), ("userId", userID ?? "")]
     for (field, text) in fields where text.utf8.contains(0) { return field }
+    for (field, text) in context.fields where text.utf8.contains(0) { return "context.\(field.rawValue)" }
     return StorableText.jsonHasNUL(parametersJSON) ? "parameters" : nil
   }
 }

@@ -64,6 +64,15 @@ public final class PostgresEventStore: EventStore {
             logger: logger
           )
         }
+        var present: Set<String> = []
+        for try await name in try await connection.query(
+          PostgresQuery(unsafeSQL: tables.presentContextColumns), logger: logger
+        ).decode(String.self) {
+          present.insert(name)
+        }
+        for statement in tables.addContextColumns(present: present) {
+          try await connection.query(PostgresQuery(unsafeSQL: statement), logger: logger)
+        }
       }
     }
   }
@@ -324,7 +333,7 @@ public final class PostgresEventStore: EventStore {
 }
 
 extension PostgresEventStore: ReportQuerying, BulkLoading {
-  public var dialect: SQLDialect { .postgres }
+  public var dialect: any SQLDialect { PostgresDialect() }
   public var eventsTable: String { tables.events }
   public var countersTable: String { tables.counters }
   public var rollups: RollupTables? { tables.rollups.tables }

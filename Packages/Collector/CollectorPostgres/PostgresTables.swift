@@ -1,4 +1,5 @@
 import CollectorStore
+import CollectorWire
 import Foundation
 import PostgresNIO
 
@@ -84,11 +85,48 @@ struct PostgresTables: Sendable {
       ],
       quarantineMigration,
       clientDropsMigration,
+      [events, counters].flatMap(contextFieldsMigration),
     ]
   }
 
+  /// The context's time zone and its library's name and version as columns of their own (`library`
+  /// held `name/version`): the stored context is then ``ContextField``, column for column.
+  private func contextFieldsMigration(_ table: String) -> [String] {
+    [
+      """
+      ALTER TABLE \(table) ADD COLUMN time_zone text NOT NULL DEFAULT '',
+        ADD COLUMN library_name text NOT NULL DEFAULT '', ADD COLUMN library_version text NOT NULL DEFAULT ''
+      """,
+      """
+      UPDATE \(table) SET library_name = split_part(library, '/', 1),
+        library_version = CASE WHEN strpos(library, '/') = 0 THEN '' ELSE substr(library, strpos(library, '/') + 1) END
+      WHERE library <> ''
+      """,
+      "ALTER TABLE \(table) DROP COLUMN library",
+    ]
+  }
+
+  /// The context columns the events and counters tables have, as `table.column`.
+  var presentContextColumns: String {
+    """
+    SELECT table_name || '.' || column_name FROM information_schema.columns
+    WHERE table_schema = '\(schema)' AND table_name IN ('events', 'counters')
+    """
+  }
+
+  /// The statements adding each column ``ContextField`` declares that the events or counters table
+  /// lacks (`present` as from ``presentContextColumns``), empty for the rows already stored: a
+  /// context field added to the declaration needs no migration here.
+  func addContextColumns(present: Set<String>) -> [String] {
+    [("events", events), ("counters", counters)].flatMap { name, table in
+      ContextField.columns.filter { !present.contains("\(name).\($0)") }.map {
+        "ALTER TABLE \(table) ADD COLUMN \($0) text NOT NULL DEFAULT ''"
+      }
+    }
+  }
+
   /// The device-to-person table.
-  var persons: PersonSQL { PersonSQL(events: events, persons: "\"\(schema)\".persons", dialect: .postgres) }
+  var persons: PersonSQL { PersonSQL(events: events, persons: "\"\(schema)\".persons", dialect: PostgresDialect()) }
 
   /// Fills the device-to-person table from every stored event.
   var rebuildPersons: String {
@@ -97,13 +135,13 @@ struct PostgresTables: Sendable {
 
   /// The rollups (filled from the events already stored when the migration runs).
   var rollups: RollupSQL {
-    RollupSQL(tables: RollupTables(prefix: "\"\(schema)\"."), dialect: .postgres)
+    RollupSQL(tables: RollupTables(prefix: "\"\(schema)\"."), dialect: PostgresDialect())
   }
 
   // MARK: Writing
 
-  private static let contextColumns =
-    "app_name, app_version, app_build, os_name, os_version, platform, device_model, locale, library"
+  /// The context columns, in ``ContextField``'s order.
+  private static let contextColumns = ContextField.columns.joined(separator: ", ")
 
   func insertEvents(_ rows: [StoredEvent]) -> PostgresQuery {
     var binds = PostgresBindings()
@@ -130,9 +168,8 @@ struct PostgresTables: Sendable {
             CASE WHEN has_user THEN user_id END,
             CASE WHEN has_session THEN session_id END, \(Self.contextColumns), parameters::jsonb
           FROM unnest($1::text[], $2::text[], $3::text[], $4::text[], $5::timestamptz[], $6::bigint[],
-            $7::timestamptz[], $8::text[], $9::text[], $10::bool[], $11::bigint[], $12::bool[], $13::text[], $14::text[],
-            $15::text[],
-            $16::text[], $17::text[], $18::text[], $19::text[], $20::text[], $21::text[], $22::text[])
+            $7::timestamptz[], $8::text[], $9::text[], $10::bool[], $11::bigint[], $12::bool[],
+            \(Self.textArrays(from: 13, count: ContextField.allCases.count + 1)))
             AS r(app, event_id, name, kind, occurred_at, utc_offset_minutes, received_at, device_id, user_id, has_user,
               session_id, has_session, \(Self.contextColumns), parameters)
           ON CONFLICT (app, event_id) DO NOTHING
@@ -170,8 +207,7 @@ struct PostgresTables: Sendable {
           SELECT app, counter_id, device_id, name, count, to_timestamp(first_counted_at / 1000.0),
             to_timestamp(received_at / 1000.0), \(Self.contextColumns)
           FROM unnest($1::text[], $2::text[], $3::text[], $4::text[], $5::bigint[], $6::bigint[], $7::bigint[],
-            $8::text[], $9::text[], $10::text[], $11::text[], $12::text[], $13::text[], $14::text[], $15::text[],
-            $16::text[])
+            \(Self.textArrays(from: 8, count: ContextField.allCases.count)))
             AS r(app, counter_id, device_id, name, count, first_counted_at, received_at, \(Self.contextColumns))
           ON CONFLICT (app, counter_id) DO UPDATE SET count = excluded.count, received_at = excluded.received_at
             WHERE excluded.count > c.count
@@ -188,16 +224,13 @@ struct PostgresTables: Sendable {
     Date(timeIntervalSince1970: Double(milliseconds) / 1000)
   }
 
-  private static func appendContext(_ contexts: [StoredContext], to binds: inout PostgresBindings) {
-    binds.append(contexts.map(\.appName))
-    binds.append(contexts.map(\.appVersion))
-    binds.append(contexts.map(\.appBuild))
-    binds.append(contexts.map(\.osName))
-    binds.append(contexts.map(\.osVersion))
-    binds.append(contexts.map(\.platform))
-    binds.append(contexts.map(\.deviceModel))
-    binds.append(contexts.map(\.locale))
-    binds.append(contexts.map(\.library))
+  private static func appendContext(_ contexts: [EventContext], to binds: inout PostgresBindings) {
+    for field in ContextField.allCases { binds.append(contexts.map { $0[field] }) }
+  }
+
+  /// `$first::text[], …`: `count` text-array placeholders.
+  private static func textArrays(from first: Int, count: Int) -> String {
+    (first..<first + count).map { "$\($0)::text[]" }.joined(separator: ", ")
   }
 
   // MARK: Reading
@@ -214,14 +247,8 @@ struct PostgresTables: Sendable {
     + contextColumns
   static let keyColumns = "id, app, scope, hash, \(milliseconds("created_at")), \(milliseconds("revoked_at"))"
 
-  private static func context(_ row: PostgresRandomAccessRow) throws -> StoredContext {
-    StoredContext(
-      appName: try row["app_name"].decode(String.self), appVersion: try row["app_version"].decode(String.self),
-      appBuild: try row["app_build"].decode(String.self), osName: try row["os_name"].decode(String.self),
-      osVersion: try row["os_version"].decode(String.self), platform: try row["platform"].decode(String.self),
-      deviceModel: try row["device_model"].decode(String.self), locale: try row["locale"].decode(String.self),
-      library: try row["library"].decode(String.self)
-    )
+  private static func context(_ row: PostgresRandomAccessRow) throws -> EventContext {
+    try EventContext { field in try row[field.column].decode(String.self) }
   }
 
   static func event(_ plain: PostgresRow) throws -> StoredEvent {

@@ -96,54 +96,38 @@ public enum ReportUnit: String, Sendable, Hashable, Codable, CaseIterable {
 
 /// Builds one parameterised query in a store's dialect: placeholders, time columns, JSON access.
 struct SQLBuilder {
-  let dialect: SQLDialect
+  let dialect: any SQLDialect
   private(set) var arguments: [SQLValue] = []
 
-  init(_ dialect: SQLDialect) { self.dialect = dialect }
+  init(_ dialect: any SQLDialect) { self.dialect = dialect }
 
   /// Binds `value` and returns its placeholder.
   mutating func bind(_ value: SQLValue) -> String {
     arguments.append(value)
-    // Numbered in both dialects (`?3` in SQLite, `$3` in PostgreSQL): the order in which parts of a
-    // query are built does not have to be the order in which they appear.
-    return dialect == .sqlite ? "?\(arguments.count)" : "$\(arguments.count)"
+    return dialect.placeholder(arguments.count)
   }
 
   mutating func bind(_ value: Int64) -> String { bind(.int(value)) }
   mutating func bind(_ value: String) -> String { bind(.text(value)) }
 
-  /// The sum of a column of client-sent counts, as a `BIGINT` that saturates at `Int64.max` instead
-  /// of failing: PostgreSQL sums `bigint` into an exact `numeric`, capped before the cast; SQLite's
-  /// `total()` sums into a double (exact below 2^53, as counts are never negative) and its cast to
-  /// `INTEGER` saturates. A stored count can never make a report fail.
-  func saturatingSum(_ column: String) -> String {
-    switch dialect {
-    case .sqlite: "CAST(total(\(column)) AS INTEGER)"
-    case .postgres: "CAST(LEAST(coalesce(sum(\(column)), 0), 9223372036854775807) AS BIGINT)"
-    }
-  }
+  /// The sum of a column of client-sent counts, saturating (``SQLDialect/saturatingSum(_:)``).
+  func saturatingSum(_ column: String) -> String { dialect.saturatingSum(column) }
 
   /// A time column as milliseconds since 1970.
-  func ms(_ column: String) -> String {
-    dialect == .sqlite ? column : "(extract(epoch from \(column)) * 1000)::bigint"
-  }
+  func ms(_ column: String) -> String { dialect.milliseconds(column) }
 
   /// A placeholder holding milliseconds, as a value comparable with a time column.
-  func time(_ placeholder: String) -> String {
-    dialect == .sqlite ? placeholder : "to_timestamp(\(placeholder)::double precision / 1000)"
-  }
+  func time(_ placeholder: String) -> String { dialect.time(placeholder) }
 
   /// One parameter of the `parameters` JSON as text (`true`/`false` for booleans, numbers as written).
   mutating func parameter(_ key: String) -> String {
-    switch dialect {
-    case .sqlite:
-      let path = bind("$.\"" + key.replacingOccurrences(of: "\"", with: "\\\"") + "\"")
-      return
-        "(CASE json_type(parameters, \(path)) WHEN 'true' THEN 'true' WHEN 'false' THEN 'false' "
-        + "ELSE CAST(json_extract(parameters, \(path)) AS TEXT) END)"
-    case .postgres:
-      return "(parameters ->> \(bind(key)))"
+    var arguments = self.arguments
+    let text = dialect.parameterText(key) { value in
+      arguments.append(.text(value))
+      return dialect.placeholder(arguments.count)
     }
+    self.arguments = arguments
+    return text
   }
 
   /// The `WHERE` conditions of `filter` on the events table (`occurred_at` in range).

@@ -165,7 +165,7 @@ extension SQLReports {
       let timeBound2 = sql.time(sql.bind(time))
       conditions += " AND (occurred_at < \(timeBound) OR (occurred_at = \(timeBound2) AND event_id < \(sql.bind(id))))"
     }
-    let parameters = store.dialect == .sqlite ? "parameters" : "parameters::text AS parameters"
+    let parameters = store.dialect.parametersAsText
     let page = max(1, min(limit, 1_000))
     let found = try await rows(
       "SELECT \(ms) AS t, event_id, device_id, platform, app_version, os_version, \(parameters), name "

@@ -61,6 +61,7 @@ public final class SQLiteEventStore: EventStore {
         }
       }
       try migrator.migrate(pool)
+      try pool.write { db in try SQLiteSchema.addContextColumns(db) }
     }
   }
 
@@ -271,7 +272,7 @@ enum SQLiteWorker {
 extension SQLiteEventStore: ReportQuerying, BulkLoading {
   public var personsTable: String? { SQLiteSchema.persons.persons }
 
-  public var dialect: SQLDialect { .sqlite }
+  public var dialect: any SQLDialect { SQLiteDialect() }
   public var eventsTable: String { "events" }
   public var countersTable: String { "counters" }
   public var rollups: RollupTables? { SQLiteSchema.rollups.tables }

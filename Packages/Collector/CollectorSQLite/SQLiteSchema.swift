@@ -1,4 +1,5 @@
 import CollectorStore
+import CollectorWire
 import GRDB
 import GRDBSQLite
 
@@ -106,13 +107,40 @@ enum SQLiteSchema {
     ),
     ("6-quarantine-submissions", SQLiteQuarantine.migration),
     ("7-client-drops", SQLiteClientDrops.migration),
+    ("8-context-fields", contextFieldsMigration),
   ]
 
+  /// The context's time zone and its library's name and version as columns of their own (the
+  /// `library` column held `name/version`): the stored context is then ``ContextField``, column for
+  /// column.
+  static let contextFieldsMigration = ["events", "counters"].map { table in
+    """
+    ALTER TABLE \(table) ADD COLUMN time_zone TEXT NOT NULL DEFAULT '';
+    ALTER TABLE \(table) ADD COLUMN library_name TEXT NOT NULL DEFAULT '';
+    ALTER TABLE \(table) ADD COLUMN library_version TEXT NOT NULL DEFAULT '';
+    UPDATE \(table) SET
+      library_name = CASE instr(library, '/') WHEN 0 THEN library ELSE substr(library, 1, instr(library, '/') - 1) END,
+      library_version = CASE instr(library, '/') WHEN 0 THEN '' ELSE substr(library, instr(library, '/') + 1) END;
+    ALTER TABLE \(table) DROP COLUMN library
+    """
+  }.joined(separator: ";\n")
+
+  /// Adds each column ``ContextField`` declares that the events or counters table lacks (empty for
+  /// the rows already stored): a context field added to the declaration needs no migration here.
+  static func addContextColumns(_ db: Database) throws {
+    for table in ["events", "counters"] {
+      let present = Set(try db.columns(in: table).map(\.name))
+      for column in ContextField.columns where !present.contains(column) {
+        try db.execute(sql: "ALTER TABLE \(table) ADD COLUMN \(column) TEXT NOT NULL DEFAULT ''")
+      }
+    }
+  }
+
   /// The device-to-person table (filled from the events already stored when the migration runs).
-  static let persons = PersonSQL(events: "events", persons: "persons", dialect: .sqlite)
+  static let persons = PersonSQL(events: "events", persons: "persons", dialect: SQLiteDialect())
 
   /// The rollups (filled from the events already stored when the migration runs).
-  static let rollups = RollupSQL(tables: RollupTables(prefix: ""), dialect: .sqlite)
+  static let rollups = RollupSQL(tables: RollupTables(prefix: ""), dialect: SQLiteDialect())
 
   static var versions: Int { migrations.count }
 
@@ -129,19 +157,24 @@ enum SQLiteSchema {
 enum SQLiteRows {
   static let insertEvent = """
     INSERT INTO events (app, event_id, name, kind, occurred_at, utc_offset_minutes, received_at, device_id, user_id,
-      session_id, app_name, app_version, app_build, os_name, os_version, platform, device_model, locale, library,
-      parameters)
-    VALUES (?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?)
+      session_id, \(contextColumns), parameters)
+    VALUES (\(placeholders(11 + ContextField.allCases.count)))
     ON CONFLICT (app, event_id) DO NOTHING
     """
 
   static let insertCounter = """
-    INSERT INTO counters (app, counter_id, device_id, name, count, first_counted_at, received_at, app_name,
-      app_version, app_build, os_name, os_version, platform, device_model, locale, library)
-    VALUES (?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?)
+    INSERT INTO counters (app, counter_id, device_id, name, count, first_counted_at, received_at, \(contextColumns))
+    VALUES (\(placeholders(7 + ContextField.allCases.count)))
     ON CONFLICT (app, counter_id) DO UPDATE SET count = excluded.count, received_at = excluded.received_at
       WHERE excluded.count > counters.count
     """
+
+  /// The context columns, in ``ContextField``'s order.
+  static let contextColumns = ContextField.columns.joined(separator: ", ")
+
+  private static func placeholders(_ count: Int) -> String {
+    Array(repeating: "?", count: count).joined(separator: ", ")
+  }
 
   /// Inserts with the C API on GRDB's cached statements: binding through `StatementArguments`
   /// (an array of existentials per row) cost more than SQLite's own work for the row.
@@ -230,17 +263,9 @@ enum SQLiteRows {
       }
     }
 
-    /// The nine context columns, in the order of both tables.
-    mutating func context(_ c: StoredContext) {
-      text(c.appName)
-      text(c.appVersion)
-      text(c.appBuild)
-      text(c.osName)
-      text(c.osVersion)
-      text(c.platform)
-      text(c.deviceModel)
-      text(c.locale)
-      text(c.library)
+    /// The context columns, in ``ContextField``'s order.
+    mutating func context(_ context: EventContext) {
+      for (_, value) in context.fields { text(value) }
     }
 
     mutating func integer(_ value: Int64?) {
@@ -260,12 +285,8 @@ enum SQLiteRows {
     }
   }
 
-  static func context(_ row: Row) -> StoredContext {
-    StoredContext(
-      appName: row["app_name"], appVersion: row["app_version"], appBuild: row["app_build"], osName: row["os_name"],
-      osVersion: row["os_version"], platform: row["platform"], deviceModel: row["device_model"],
-      locale: row["locale"], library: row["library"]
-    )
+  static func context(_ row: Row) -> EventContext {
+    EventContext { field in (row[field.column] as String?) ?? "" }
   }
 
   static func event(_ row: Row) -> StoredEvent {

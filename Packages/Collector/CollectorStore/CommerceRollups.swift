@@ -15,10 +15,10 @@
 /// reports read them straight from the events when told not to use rollups (the two must agree).
 public struct CommerceSQL: Sendable {
   /// The store's dialect.
-  public let dialect: SQLDialect
+  public let dialect: any SQLDialect
 
   /// The SQL of `dialect`.
-  public init(dialect: SQLDialect) { self.dialect = dialect }
+  public init(dialect: any SQLDialect) { self.dialect = dialect }
 
   /// The columns of ``orders(from:where:)`` and the orders table, in order.
   public static let orderColumns =
@@ -30,7 +30,7 @@ public struct CommerceSQL: Sendable {
 
   /// `CREATE TABLE` and `CREATE INDEX` statements for `orders` and `items`.
   public func create(orders: String, items: String) -> [String] {
-    let (text, number, integer) = dialect == .sqlite ? ("TEXT", "REAL", "INTEGER") : ("text", "double precision", "int")
+    let (text, number, integer) = dialect.columnTypes
     let place = """
       app \(text) NOT NULL, hour BIGINT NOT NULL, t BIGINT NOT NULL, device_id \(text) NOT NULL,
         platform \(text) NOT NULL, app_version \(text) NOT NULL, os_version \(text) NOT NULL, event_id \(text) NOT NULL
@@ -80,18 +80,7 @@ public struct CommerceSQL: Sendable {
       "SELECT e.app, e.hour, e.t, e.device_id, e.platform, e.app_version, e.os_version, e.event_id, "
       + "coalesce(\(text("transaction_id")), e.event_id) AS k, coalesce(\(text("currency")), '') AS currency, "
       + fields.map { "\(raw("i.value", $0)) AS f_\($0)" }.joined(separator: ", ")
-    let elements: String
-    switch dialect {
-    case .sqlite:
-      elements =
-        "\(select), i.key AS position FROM (\(purchases)) e, json_each(coalesce(e.f_items, '[]')) AS i "
-        + "WHERE i.type = 'object'"
-    case .postgres:
-      elements =
-        "\(select), i.position FROM (\(purchases)) e CROSS JOIN LATERAL "
-        + "jsonb_array_elements(coalesce(e.f_items, '[]'::jsonb)) WITH ORDINALITY AS i(value, position) "
-        + "WHERE jsonb_typeof(i.value) = 'object'"
-    }
+    let elements = dialect.listElements(select: select, source: purchases)
     return "SELECT \(Self.itemColumns) FROM (SELECT app, hour, t, device_id, platform, app_version, os_version, "
       + "event_id, position, k, currency, coalesce(\(text("item_id")), \(text("item_name"))) AS item, "
       + "\(text("item_name")) AS name, \(text("item_category")) AS category, \(text("item_brand")) AS brand, "
@@ -103,7 +92,7 @@ public struct CommerceSQL: Sendable {
   /// `purchase` (1 or 0) and the raw JSON columns `f_transaction_id`, `f_currency` and `f_<field>`
   /// (`items` only when it is a list).
   private func events(from source: String, where condition: String, names: String, fields: [String]) -> String {
-    let t = dialect == .sqlite ? "occurred_at" : "(extract(epoch from occurred_at) * 1000)::bigint"
+    let t = dialect.milliseconds("occurred_at")
     let extracted = (["transaction_id", "currency"] + fields).map { field in
       field == "items" ? "\(list("parameters", field)) AS f_items" : "\(raw("parameters", field)) AS f_\(field)"
     }
@@ -114,48 +103,17 @@ public struct CommerceSQL: Sendable {
 
   /// Keeps the subquery it ends from being merged into the query around it, so its extracted columns
   /// are computed once per row, not again in every expression that names them.
-  private var fence: String {
-    switch dialect {
-    case .sqlite: " LIMIT -1 OFFSET 0"
-    case .postgres: " OFFSET 0"
-    }
-  }
+  private var fence: String { dialect.fence }
 
-  /// `document`'s `key` as extracted once: SQLite's SQL value, PostgreSQL's `jsonb`.
-  private func raw(_ document: String, _ key: String) -> String {
-    switch dialect {
-    case .sqlite: "json_extract(\(document), '$.\(key)')"
-    case .postgres: "(\(document) -> '\(key)')"
-    }
-  }
+  /// `document`'s `key` as extracted once.
+  private func raw(_ document: String, _ key: String) -> String { dialect.jsonValue(document, key) }
 
-  /// `document`'s `key` when it is a list, else `NULL`: SQLite's JSON text (its type read from the
-  /// document, as a string value would come out unquoted), PostgreSQL's `jsonb`.
-  private func list(_ document: String, _ key: String) -> String {
-    switch dialect {
-    case .sqlite:
-      "(CASE json_type(\(document), '$.\(key)') WHEN 'array' THEN json_extract(\(document), '$.\(key)') END)"
-    case .postgres: "(CASE jsonb_typeof(\(document) -> '\(key)') WHEN 'array' THEN \(document) -> '\(key)' END)"
-    }
-  }
+  /// `document`'s `key` when it is a list, else `NULL`.
+  private func list(_ document: String, _ key: String) -> String { dialect.jsonList(document, key) }
 
   /// The extracted field `f_<key>` as text when it is a string, else `NULL`.
-  private func text(_ key: String) -> String {
-    switch dialect {
-    case .sqlite: "(CASE typeof(f_\(key)) WHEN 'text' THEN f_\(key) END)"
-    case .postgres: "(CASE jsonb_typeof(f_\(key)) WHEN 'string' THEN f_\(key) #>> '{}' END)"
-    }
-  }
+  private func text(_ key: String) -> String { dialect.jsonText("f_\(key)") }
 
-  /// The extracted field `f_<key>` as a double when it is a number under 10^15 in size, else `NULL`
-  /// (so a sum can never overflow or fail).
-  private func money(_ key: String) -> String {
-    switch dialect {
-    case .sqlite:
-      "(CASE WHEN typeof(f_\(key)) IN ('integer', 'real') AND abs(f_\(key)) < 1e15 THEN f_\(key) END)"
-    case .postgres:
-      "(CASE WHEN jsonb_typeof(f_\(key)) = 'number' AND abs((f_\(key) #>> '{}')::numeric) < 1e15 "
-        + "THEN (f_\(key) #>> '{}')::double precision END)"
-    }
-  }
+  /// The extracted field `f_<key>` as a double when it is a number under 10^15 in size, else `NULL`.
+  private func money(_ key: String) -> String { dialect.jsonNumber("f_\(key)") }
 }

@@ -8,10 +8,10 @@ public struct PersonSQL: Sendable {
   /// The persons table's qualified name.
   public let persons: String
   /// The store's dialect.
-  public let dialect: SQLDialect
+  public let dialect: any SQLDialect
 
   /// The SQL for one store.
-  public init(events: String, persons: String, dialect: SQLDialect) {
+  public init(events: String, persons: String, dialect: any SQLDialect) {
     self.events = events
     self.persons = persons
     self.dialect = dialect
@@ -31,8 +31,7 @@ public struct PersonSQL: Sendable {
   /// match `condition` (a table, or an insert's returned rows; its time column named by
   /// `time`, in ms).
   public func upsert(from source: String, where condition: String, time: String) -> String {
-    // PostgreSQL names the target by an alias in the conflict clause; SQLite by the table's name.
-    let (target, current) = dialect == .postgres ? ("\(persons) AS current", "current") : (persons, persons)
+    let (target, current) = dialect.upsertTarget(persons)
     return """
       INSERT INTO \(target) (app, device_id, person, first_ms, first_event)
       SELECT app, device_id, user_id, t, event_id FROM (
@@ -50,7 +49,7 @@ public struct PersonSQL: Sendable {
   /// event time: a device whose first user is `$2` belongs to that person (erasure reads the events,
   /// not the mapping, so it is exact even for rows written before the mapping existed).
   public var devicesOfUser: String {
-    let (app, user) = dialect == .sqlite ? ("?1", "?2") : ("$1", "$2")
+    let (app, user) = (dialect.placeholder(1), dialect.placeholder(2))
     return """
       SELECT c.device_id AS device_id,
         (SELECT f.user_id FROM \(events) f WHERE f.app = c.app AND f.device_id = c.device_id AND f.user_id IS NOT NULL

@@ -62,21 +62,13 @@ public struct SQLRow: Sendable, Hashable {
   }
 }
 
-/// The SQL a store speaks, where reports need to differ.
-public enum SQLDialect: Sendable, Hashable {
-  /// SQLite: times are integers (ms since 1970), `?` placeholders, `json_extract`.
-  case sqlite
-  /// PostgreSQL: times are `timestamptz`, `$n` placeholders, `jsonb` operators.
-  case postgres
-}
-
 /// A store the report layer can read with its own, parameterised SQL (never SQL from a client).
 ///
 /// The report layer (CollectorReports) writes every query from typed report requests; a store
 /// only runs it read-only and returns the rows.
 public protocol ReportQuerying: Sendable {
   /// The store's SQL dialect.
-  var dialect: SQLDialect { get }
+  var dialect: any SQLDialect { get }
   /// The events table's qualified name.
   var eventsTable: String { get }
   /// The counters table's qualified name.

@@ -57,17 +57,17 @@ public struct RollupSQL: Sendable {
   /// The tables.
   public let tables: RollupTables
   /// The store's dialect.
-  public let dialect: SQLDialect
+  public let dialect: any SQLDialect
 
   /// The SQL for `tables` in `dialect`.
-  public init(tables: RollupTables, dialect: SQLDialect) {
+  public init(tables: RollupTables, dialect: any SQLDialect) {
     self.tables = tables
     self.dialect = dialect
   }
 
   /// A time column of the events table as ms since 1970 (the same expression reports use).
   public func ms(_ column: String) -> String {
-    dialect == .sqlite ? column : "(extract(epoch from \(column)) * 1000)::bigint"
+    dialect.milliseconds(column)
   }
 
   /// `CREATE TABLE` and `CREATE INDEX` statements of the activity rollups.
@@ -113,8 +113,8 @@ public struct RollupSQL: Sendable {
   /// key order, so concurrent writers lock them in the same order (no deadlock on PostgreSQL).
   public func addActivity(from source: String, where condition: String) -> [String] {
     let t = ms("occurred_at")
-    let smaller = dialect == .sqlite ? "min" : "least"
-    let larger = dialect == .sqlite ? "max" : "greatest"
+    let smaller = dialect.smallerOfTwo
+    let larger = dialect.largerOfTwo
     let hour = "(\(t) / \(RollupTables.hour) * \(RollupTables.hour))"
     return [
       """

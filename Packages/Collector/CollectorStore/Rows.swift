@@ -1,3 +1,5 @@
+public import CollectorWire
+
 /// One stored event: what reports read.
 ///
 /// Times are milliseconds since 1970 in UTC; `utcOffsetMinutes` keeps the device's offset so local
@@ -24,7 +26,7 @@ public struct StoredEvent: Sendable, Hashable {
   /// The tracker's session id, if any.
   public var sessionID: Int64?
   /// Context columns the reports filter and break down by.
-  public var context: StoredContext
+  public var context: EventContext
   /// The parameters as a JSON object (text).
   public var parametersJSON: String
 
@@ -40,7 +42,7 @@ public struct StoredEvent: Sendable, Hashable {
     deviceID: String,
     userID: String?,
     sessionID: Int64?,
-    context: StoredContext,
+    context: EventContext,
     parametersJSON: String
   ) {
     self.app = app
@@ -55,51 +57,6 @@ public struct StoredEvent: Sendable, Hashable {
     self.sessionID = sessionID
     self.context = context
     self.parametersJSON = parametersJSON
-  }
-}
-
-/// The context columns stored with every event and counter row (empty string when unknown).
-public struct StoredContext: Sendable, Hashable {
-  /// The app's display name as the client reports it.
-  public var appName: String
-  /// The app's marketing version (`7.12.0`).
-  public var appVersion: String
-  /// The app's build number.
-  public var appBuild: String
-  /// The operating system (`iOS`, `Android`, `Linux`).
-  public var osName: String
-  /// The operating system version.
-  public var osVersion: String
-  /// The platform (`ios`, `android`, `macos`, `web`, ...).
-  public var platform: String
-  /// The device model.
-  public var deviceModel: String
-  /// The locale (`tr_TR`).
-  public var locale: String
-  /// The tracking library and its version (`CoreTracker/1.0.0`).
-  public var library: String
-
-  /// A context.
-  public init(
-    appName: String = "",
-    appVersion: String = "",
-    appBuild: String = "",
-    osName: String = "",
-    osVersion: String = "",
-    platform: String = "",
-    deviceModel: String = "",
-    locale: String = "",
-    library: String = ""
-  ) {
-    self.appName = appName
-    self.appVersion = appVersion
-    self.appBuild = appBuild
-    self.osName = osName
-    self.osVersion = osVersion
-    self.platform = platform
-    self.deviceModel = deviceModel
-    self.locale = locale
-    self.library = library
   }
 }
 
@@ -123,7 +80,7 @@ public struct StoredCounter: Sendable, Hashable {
   /// When the collector received it (ms, UTC).
   public var receivedAt: Int64
   /// The context columns.
-  public var context: StoredContext
+  public var context: EventContext
 
   /// A counter row.
   public init(
@@ -134,7 +91,7 @@ public struct StoredCounter: Sendable, Hashable {
     count: Int64,
     firstCountedAt: Int64,
     receivedAt: Int64,
-    context: StoredContext
+    context: EventContext
   ) {
     self.app = app
     self.counterID = counterID

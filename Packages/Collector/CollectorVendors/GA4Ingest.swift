@@ -67,7 +67,8 @@ public enum GA4Ingest {
           utcOffsetMinutes: 0, receivedAt: receivedAt, deviceID: instance,
           userID: request.userID.flatMap { $0.isEmpty ? nil : $0 },
           sessionID: sessionID,
-          context: StoredContext(appName: String(firebaseAppID.prefix(200)), library: "GA4 Measurement Protocol"),
+          context: EventContext([.appName: String(firebaseAppID.prefix(200)), .libraryName: "GA4 Measurement Protocol"]
+          ),
           parametersJSON: parameters
         )
       // Text PostgreSQL cannot hold refuses its event alone.

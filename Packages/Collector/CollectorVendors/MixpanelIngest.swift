@@ -1,5 +1,6 @@
 public import CollectorIngest
 public import CollectorStore
+import CollectorWire
 import Foundation
 public import MixpanelWire
 import WireJSON
@@ -68,10 +69,11 @@ public enum MixpanelIngest {
       name: bounded(event.event), kind: "event", occurredAt: occurredAt, utcOffsetMinutes: 0, receivedAt: receivedAt,
       deviceID: bounded(event.properties["$device_id"]?.string ?? distinctID),
       userID: event.properties["$user_id"]?.string.flatMap { $0.isEmpty ? nil : bounded($0) }, sessionID: nil,
-      context: StoredContext(
-        appVersion: text("$app_version_string"), appBuild: text("$app_build_number"), osName: text("$os"),
-        osVersion: text("$os_version"), platform: text("$os"), deviceModel: text("$model"),
-        library: [text("mp_lib"), text("$lib_version")].filter { !$0.isEmpty }.joined(separator: "/")),
+      context: EventContext([
+        .appVersion: text("$app_version_string"), .appBuild: text("$app_build_number"), .osName: text("$os"),
+        .osVersion: text("$os_version"), .platform: text("$os"), .deviceModel: text("$model"),
+        .libraryName: text("mp_lib"), .libraryVersion: text("$lib_version"),
+      ]),
       parametersJSON: parametersJSON)
     if let field = stored.fieldWithNUL {
       return .failure(

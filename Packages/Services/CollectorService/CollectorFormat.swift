@@ -83,17 +83,13 @@ struct RecordEncoder {
     timeZone = TimeZone(identifier: context.timeZone)
   }
 
-  /// The wire context of the tracker's context, encoded. The two types share their field names
-  /// (tested), so a field added to both travels with no edit here.
+  /// The wire context of the tracker's context, encoded.
   static func encode(_ context: TrackingContext) -> [UInt8] {
-    let fields = (try? JSONEncoder().encode(context)).flatMap {
-      try? JSONDecoder().decode([String: String].self, from: $0)
-    }
-    return BatchWriter.context(fields.flatMap { CollectorContext(fields: $0) } ?? CollectorContext())
+    BatchWriter.context(EventContext(context))
   }
 
   /// The context sent for records whose stored context is gone: every field present and empty.
-  static let unknownContext = BatchWriter.context(CollectorContext())
+  static let unknownContext = BatchWriter.context(EventContext())
 }
 
 /// The native batch: records of one context, events in order, counters summed per name.
@@ -181,4 +177,27 @@ private struct Refusal: Decodable {
     var reason: String
   }
   var error: Problem
+}
+
+extension EventContext {
+  /// The wire context of the tracker's context, field by field. The `switch` is exhaustive: a field
+  /// added to ``ContextField`` does not compile until it is mapped here; a field added to
+  /// `TrackingContext` alone fails `CollectorServiceTests` (the two declare the same names).
+  init(_ context: TrackingContext) {
+    self.init { field in
+      switch field {
+      case .appName: context.appName
+      case .appVersion: context.appVersion
+      case .appBuild: context.appBuild
+      case .osName: context.osName
+      case .osVersion: context.osVersion
+      case .platform: context.platform
+      case .deviceModel: context.deviceModel
+      case .locale: context.locale
+      case .timeZone: context.timeZone
+      case .libraryName: context.libraryName
+      case .libraryVersion: context.libraryVersion
+      }
+    }
+  }
 }

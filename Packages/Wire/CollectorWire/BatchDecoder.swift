@@ -28,7 +28,7 @@ public struct DecodedBatch: Sendable, Hashable {
   /// The client's send time (ms since 1970), if given.
   public var sentAt: Int64?
   /// The batch's context.
-  public var context: CollectorContext
+  public var context: EventContext
   /// The valid events, in order.
   public var events: [CollectorEvent]
   /// The valid counters.
@@ -42,7 +42,7 @@ public struct DecodedBatch: Sendable, Hashable {
 
   /// A decoded batch (for other decoders and tests).
   public init(
-    sentAt: Int64?, context: CollectorContext, events: [CollectorEvent], counters: [CollectorCounter],
+    sentAt: Int64?, context: EventContext, events: [CollectorEvent], counters: [CollectorCounter],
     rejected: [BatchResponse.Rejection]
   ) {
     self.sentAt = sentAt

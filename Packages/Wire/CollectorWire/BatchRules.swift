@@ -7,7 +7,7 @@ extension Parser {
     }
     guard case .object(let top) = value else { throw fail("", "the body is not a JSON object") }
     var sentAt: Int64?
-    var context: CollectorContext?
+    var context: EventContext?
     var events: [CollectorEvent] = []
     var counters: [CollectorCounter] = []
     var rejected: [BatchResponse.Rejection] = []
@@ -54,28 +54,26 @@ extension Parser {
     return batch
   }
 
-  static func context(_ value: JSONValue) throws(FieldError) -> CollectorContext {
+  static func context(_ value: JSONValue) throws(FieldError) -> EventContext {
     guard case .object(let pairs) = value else {
       throw FieldError(field: "context", reason: "must be an object")
     }
-    var fields: [String: String] = [:]
-    let names = CollectorContext.fieldNames
+    var context = EventContext()
+    var seen: Set<ContextField> = []
     for (key, value) in pairs {
-      guard names.contains(key) else {
+      guard let field = ContextField(rawValue: key) else {
         throw FieldError(field: "context.\(key)", reason: "is not a context field")
       }
       guard case .string(let text) = value else {
         throw FieldError(field: "context.\(key)", reason: "must be a string, not \(value.typeName)")
       }
-      guard fields.updateValue(text, forKey: key) == nil else {
+      guard seen.insert(field).inserted else {
         throw FieldError(field: "context.\(key)", reason: "appears twice")
       }
+      context[field] = text
     }
-    for name in names where fields[name] == nil {
-      throw FieldError(field: "context.\(name)", reason: "is required")
-    }
-    guard let context = CollectorContext(fields: fields) else {
-      throw FieldError(field: "context", reason: "is not a valid context")
+    for field in ContextField.allCases where !seen.contains(field) {
+      throw FieldError(field: "context.\(field.rawValue)", reason: "is required")
     }
     return context
   }

@@ -15,10 +15,16 @@ import WireJSON
 /// let body = BatchWriter.batch(sentAt: now, context: BatchWriter.context(context), events: [bytes[...]])
 /// ```
 public enum BatchWriter {
-  /// The context object. Written with the `Codable` conformance: a context changes rarely, and its
-  /// fields are then declared once, in ``CollectorContext``.
-  public static func context(_ context: CollectorContext) -> [UInt8] {
-    (try? JSONEncoder().encode(context)).map(Array.init) ?? Array("{}".utf8)
+  /// The context object: every field of ``ContextField``, in declaration order.
+  public static func context(_ context: EventContext) -> [UInt8] {
+    var json = JSONWriter(capacity: 512)
+    json.beginObject()
+    for (field, value) in context.fields {
+      json.key(field.rawValue)
+      json.string(value)
+    }
+    json.endObject()
+    return json.bytes
   }
 
   /// One event object.

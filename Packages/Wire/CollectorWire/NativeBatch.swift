@@ -10,7 +10,7 @@ public struct CollectorBatch: Codable, Sendable, Hashable {
   /// When the client sent the request, by its own clock (ms since 1970, UTC).
   public var sentAt: Int64
   /// App, OS, device, locale and library of every event in the batch.
-  public var context: CollectorContext
+  public var context: EventContext
   /// The events, oldest first.
   public var events: [CollectorEvent]
   /// Counter totals since the last successful send (SimpleAnalytics' `countItem`).
@@ -19,64 +19,11 @@ public struct CollectorBatch: Codable, Sendable, Hashable {
   public var diagnostics: [CollectorDropReport]?
 
   /// Creates a batch.
-  public init(sentAt: Int64, context: CollectorContext, events: [CollectorEvent], counters: [CollectorCounter] = []) {
+  public init(sentAt: Int64, context: EventContext, events: [CollectorEvent], counters: [CollectorCounter] = []) {
     self.sentAt = sentAt
     self.context = context
     self.events = events
     self.counters = counters
-  }
-}
-
-/// Where the events of a batch come from.
-public struct CollectorContext: Codable, Sendable, Hashable {
-  /// The app's name.
-  public var appName: String
-  /// The app's version (SimpleAnalytics: the build number).
-  public var appVersion: String
-  /// The app's build number.
-  public var appBuild: String
-  /// The operating system's name.
-  public var osName: String
-  /// The operating system's version.
-  public var osVersion: String
-  /// The platform, e.g. `iOS` or `iOS (iPhone)`.
-  public var platform: String
-  /// The device model, where known.
-  public var deviceModel: String
-  /// The locale identifier.
-  public var locale: String
-  /// The time zone identifier (the original UTC offset of each event is in the event).
-  public var timeZone: String
-  /// The tracking library's name.
-  public var libraryName: String
-  /// The tracking library's version.
-  public var libraryVersion: String
-
-  /// Creates a context.
-  public init(
-    appName: String = "",
-    appVersion: String = "",
-    appBuild: String = "",
-    osName: String = "",
-    osVersion: String = "",
-    platform: String = "",
-    deviceModel: String = "",
-    locale: String = "",
-    timeZone: String = "",
-    libraryName: String = "",
-    libraryVersion: String = ""
-  ) {
-    self.appName = appName
-    self.appVersion = appVersion
-    self.appBuild = appBuild
-    self.osName = osName
-    self.osVersion = osVersion
-    self.platform = platform
-    self.deviceModel = deviceModel
-    self.locale = locale
-    self.timeZone = timeZone
-    self.libraryName = libraryName
-    self.libraryVersion = libraryVersion
   }
 }
 
@@ -221,25 +168,5 @@ public enum CollectorLimits {
   /// identifier (and NUL cannot even be stored in PostgreSQL text).
   public static func hasControlCharacter(_ text: String) -> Bool {
     text.utf8.contains { $0 < 0x20 || $0 == 0x7F }
-  }
-}
-
-extension CollectorContext {
-  /// The context's fields by wire name, in declaration order. Read by reflection: a field added to
-  /// the type reaches the decoder's checks and the collector's validation with no other edit.
-  public var fields: [(name: String, value: String)] {
-    Mirror(reflecting: self).children.compactMap { child in
-      guard let name = child.label, let value = child.value as? String else { return nil }
-      return (name, value)
-    }
-  }
-
-  /// Every field's wire name.
-  public static let fieldNames: [String] = CollectorContext().fields.map(\.name)
-
-  /// A context from its fields by wire name; `nil` when one is missing. Unknown names are ignored.
-  public init?(fields: [String: String]) {
-    guard let context = try? CollectorContext(from: FieldsDecoder(fields: fields)) else { return nil }
-    self = context
   }
 }

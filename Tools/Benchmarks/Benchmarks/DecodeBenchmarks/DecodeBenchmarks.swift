@@ -7,11 +7,11 @@ import Foundation
 
 /// A realistic 100-event batch, encoded once.
 let body: [UInt8] = {
-  let context = CollectorContext(
-    appName: "Trendyol", appVersion: "5.12.0", appBuild: "5120", osName: "iOS", osVersion: "17.4.1",
-    platform: "iOS", deviceModel: "iPhone15,2", locale: "tr_TR", timeZone: "Europe/Istanbul",
-    libraryName: "CoreTracker", libraryVersion: "0.1.0"
-  )
+  let context = EventContext([
+    .appName: "Trendyol", .appVersion: "5.12.0", .appBuild: "5120", .osName: "iOS", .osVersion: "17.4.1",
+    .platform: "iOS", .deviceModel: "iPhone15,2", .locale: "tr_TR", .timeZone: "Europe/Istanbul",
+    .libraryName: "CoreTracker", .libraryVersion: "0.1.0",
+  ])
   let events = (0..<100).map { index in
     CollectorEvent(
       id: UUID().uuidString.lowercased(), name: "product_viewed", kind: "screen_view",

@@ -1,7 +1,7 @@
 import CollectorClickHouse
 import Foundation
 
-/// The report benchmark's generated events in ClickHouse: the rows ``ReportBenchmark/insert(from:to:dialect:table:)``
+/// The report benchmark's generated events in ClickHouse: the rows ``ReportBenchmark/insert(from:to:sqlite:table:)``
 /// gives the SQL stores, written by ClickHouse itself from `numbers(…)`, with what the ClickHouse store
 /// derives at insert (``ClickHouseFacts``: the top-level parameters as key and value arrays, the
 /// purchase and refund facts in `orders` and `items`). The benchmark checks that every report answers
@@ -93,10 +93,10 @@ enum ClickHouseData {
     let event = """
       INSERT INTO \(database).events (app, event_id, name, kind, occurred_at, utc_offset_minutes, received_at, \
       device_id, user_id, session_id, app_name, app_version, app_build, os_name, os_version, platform, device_model, \
-      locale, library, parameters, param_keys, param_values) \
+      locale, library_name, library_version, parameters, param_keys, param_values) \
       SELECT 'bench', concat('e-', toString(1000000000 + x)), name, 'action', t, 0, t, concat('device-', toString(d)), \
       \(user), toInt64(s), 'Bench', version, '1', platform, os, platform, 'Model', 'en', \
-      'CoreTracker/1.0.0', \(parameters), \(keys), \(values) FROM (\(rows))
+      'CoreTracker', '1.0.0', \(parameters), \(keys), \(values) FROM (\(rows))
       """
     let orders = """
       INSERT INTO \(database).orders (app, t, device_id, user_id, platform, app_version, os_version, event_id, \

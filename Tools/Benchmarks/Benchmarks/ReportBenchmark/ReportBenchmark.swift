@@ -173,21 +173,22 @@ enum ReportBenchmark {
   /// Generates `size` events into `store` in steps of 1,000,000 (one statement each).
   static func load(_ size: Int, into store: any BulkLoading) async throws {
     // A 1 GB page cache on the writer: the secondary indexes take random inserts.
-    if store.dialect == .sqlite { try await store.execute("PRAGMA cache_size = -1000000") }
+    let sqlite = store is SQLiteEventStore
+    if sqlite { try await store.execute("PRAGMA cache_size = -1000000") }
     var done = 0
     while done < size {
       let end = min(size, done + 1_000_000)
-      try await store.execute(insert(from: done, to: end, dialect: store.dialect, table: store.eventsTable))
+      try await store.execute(insert(from: done, to: end, sqlite: sqlite, table: store.eventsTable))
       done = end
       log("  \(done)/\(size)")
     }
     try await store.execute(
-      store.dialect == .sqlite ? "ANALYZE" : "VACUUM ANALYZE \(store.eventsTable)")
+      sqlite ? "ANALYZE" : "VACUUM ANALYZE \(store.eventsTable)")
   }
 
   /// One `INSERT … SELECT` of events `first..<end`; row `x` is session `x / 20`, and everything else
-  /// follows from hashes of the session and of `x`, identically in both dialects.
-  static func insert(from first: Int, to end: Int, dialect: SQLDialect, table: String) -> String {
+  /// follows from hashes of the session and of `x`, identically in SQLite and PostgreSQL.
+  static func insert(from first: Int, to end: Int, sqlite: Bool, table: String) -> String {
     let sessions = "(x / 20)"
     let devices = max(1, (end > 0 ? end : 1) / 100)
     // Devices and days from multiplicative hashes of the session (fits in 64 bits below 2^31 sessions).
@@ -226,24 +227,23 @@ enum ReportBenchmark {
     // Two devices in five are signed in for three events in four (an anonymous prefix and gaps);
     // devices 2k and 2k+1 are one person's when both are: people are fewer than devices.
     let user = "(CASE WHEN \(device) % 5 < 2 AND x % 4 <> 0 THEN 'user-' || (\(device) / 2) END)"
-    let occurred = dialect == .sqlite ? "t" : "to_timestamp(t / 1000.0)"
-    let json = dialect == .sqlite ? "p" : "p::jsonb"
+    let occurred = sqlite ? "t" : "to_timestamp(t / 1000.0)"
+    let json = sqlite ? "p" : "p::jsonb"
     let columns = """
       app, event_id, name, kind, occurred_at, utc_offset_minutes, received_at, device_id, user_id, session_id, app_name,
-      app_version, app_build, os_name, os_version, platform, device_model, locale, library, parameters
+      app_version, app_build, os_name, os_version, platform, device_model, locale, library_name, library_version, parameters
       """
     let rows = """
       SELECT 'bench', 'e-' || (1000000000 + x), \(name), 'action', \(occurred), 0, \(occurred), 'device-' || \(device), \(user), \(sessions),
-        'Bench', \(version), '1', \(platform), \(os), \(platform), 'Model', 'en', 'CoreTracker/1.0.0', \(json)
+        'Bench', \(version), '1', \(platform), \(os), \(platform), 'Model', 'en', 'CoreTracker', '1.0.0', \(json)
       FROM (SELECT x, \(time) AS t, \(parameters) AS p FROM numbers) g
       """
-    switch dialect {
-    case .sqlite:
+    if sqlite {
       return """
         WITH RECURSIVE numbers(x) AS (SELECT \(first) UNION ALL SELECT x + 1 FROM numbers WHERE x < \(end - 1))
         INSERT INTO \(table) (\(columns)) \(rows)
         """
-    case .postgres:
+    } else {
       return """
         INSERT INTO \(table) (\(columns))
         \(rows.replacingOccurrences(of: "FROM numbers", with: "FROM generate_series(\(first)::bigint, \(end - 1)::bigint) AS numbers(x)"))

@@ -136,9 +136,11 @@ public struct LoadGenerator: Sendable {
   static func body(run: Substring, batch: Int, count: Int, devices: Int) -> [UInt8] {
     let now = Int64(Date().timeIntervalSince1970 * 1000)
     let names = ["product_viewed", "screen_view", "add_to_cart", "search", "purchase"]
-    let context = CollectorContext(
-      appName: "LoadTest", appVersion: "1.0.0", appBuild: "1", osName: "iOS", osVersion: "18.1", platform: "ios",
-      deviceModel: "iPhone16,1", locale: "en_US", timeZone: "UTC", libraryName: "CoreTracker", libraryVersion: "1.0.0")
+    let context = EventContext([
+      .appName: "LoadTest", .appVersion: "1.0.0", .appBuild: "1", .osName: "iOS", .osVersion: "18.1", .platform: "ios",
+      .deviceModel: "iPhone16,1", .locale: "en_US", .timeZone: "UTC", .libraryName: "CoreTracker",
+      .libraryVersion: "1.0.0",
+    ])
     let events = (0..<count).map { offset in
       let serial = batch &* 31 &+ offset
       var event = EventWriter(

@@ -1,0 +1,42 @@
+import CollectorStore
+
+/// PostgreSQL's SQL: times are `timestamptz`, `$n` placeholders, `jsonb` operators.
+struct PostgresDialect: SQLDialect {
+  func placeholder(_ index: Int) -> String { "$\(index)" }
+  func milliseconds(_ column: String) -> String { "(extract(epoch from \(column)) * 1000)::bigint" }
+  func time(_ placeholder: String) -> String { "to_timestamp(\(placeholder)::double precision / 1000)" }
+  /// `sum` of `bigint` is an exact `numeric`, capped before the cast.
+  func saturatingSum(_ column: String) -> String {
+    "CAST(LEAST(coalesce(sum(\(column)), 0), 9223372036854775807) AS BIGINT)"
+  }
+
+  func parameterText(_ key: String, bind: (String) -> String) -> String { "(parameters ->> \(bind(key)))" }
+
+  var parametersAsText: String { "parameters::text AS parameters" }
+  var smallerOfTwo: String { "least" }
+  var largerOfTwo: String { "greatest" }
+  var columnTypes: (text: String, double: String, integer: String) { ("text", "double precision", "int") }
+  var fence: String { " OFFSET 0" }
+
+  func jsonValue(_ document: String, _ key: String) -> String { "(\(document) -> '\(key)')" }
+
+  func jsonList(_ document: String, _ key: String) -> String {
+    "(CASE jsonb_typeof(\(document) -> '\(key)') WHEN 'array' THEN \(document) -> '\(key)' END)"
+  }
+
+  func jsonText(_ value: String) -> String { "(CASE jsonb_typeof(\(value)) WHEN 'string' THEN \(value) #>> '{}' END)" }
+
+  func jsonNumber(_ value: String) -> String {
+    "(CASE WHEN jsonb_typeof(\(value)) = 'number' AND abs((\(value) #>> '{}')::numeric) < 1e15 "
+      + "THEN (\(value) #>> '{}')::double precision END)"
+  }
+
+  func listElements(select: String, source: String) -> String {
+    "\(select), i.position FROM (\(source)) e CROSS JOIN LATERAL "
+      + "jsonb_array_elements(coalesce(e.f_items, '[]'::jsonb)) WITH ORDINALITY AS i(value, position) "
+      + "WHERE jsonb_typeof(i.value) = 'object'"
+  }
+
+  /// PostgreSQL names the target by an alias in the conflict clause.
+  func upsertTarget(_ table: String) -> (target: String, current: String) { ("\(table) AS current", "current") }
+}

@@ -1,0 +1,44 @@
+import CollectorStore
+import Foundation
+
+/// SQLite's SQL: times are integers (ms since 1970), `?n` placeholders, `json_extract`.
+struct SQLiteDialect: SQLDialect {
+  func placeholder(_ index: Int) -> String { "?\(index)" }
+  func milliseconds(_ column: String) -> String { column }
+  func time(_ placeholder: String) -> String { placeholder }
+  /// `total()` sums into a double (exact below 2^53, as counts are never negative) and its cast to
+  /// `INTEGER` saturates.
+  func saturatingSum(_ column: String) -> String { "CAST(total(\(column)) AS INTEGER)" }
+
+  func parameterText(_ key: String, bind: (String) -> String) -> String {
+    let path = bind("$.\"" + key.replacingOccurrences(of: "\"", with: "\\\"") + "\"")
+    return "(CASE json_type(parameters, \(path)) WHEN 'true' THEN 'true' WHEN 'false' THEN 'false' "
+      + "ELSE CAST(json_extract(parameters, \(path)) AS TEXT) END)"
+  }
+
+  var parametersAsText: String { "parameters" }
+  var smallerOfTwo: String { "min" }
+  var largerOfTwo: String { "max" }
+  var columnTypes: (text: String, double: String, integer: String) { ("TEXT", "REAL", "INTEGER") }
+  var fence: String { " LIMIT -1 OFFSET 0" }
+
+  func jsonValue(_ document: String, _ key: String) -> String { "json_extract(\(document), '$.\(key)')" }
+
+  /// The type is read from the document: a string value would come out of `json_extract` unquoted.
+  func jsonList(_ document: String, _ key: String) -> String {
+    "(CASE json_type(\(document), '$.\(key)') WHEN 'array' THEN json_extract(\(document), '$.\(key)') END)"
+  }
+
+  func jsonText(_ value: String) -> String { "(CASE typeof(\(value)) WHEN 'text' THEN \(value) END)" }
+
+  func jsonNumber(_ value: String) -> String {
+    "(CASE WHEN typeof(\(value)) IN ('integer', 'real') AND abs(\(value)) < 1e15 THEN \(value) END)"
+  }
+
+  func listElements(select: String, source: String) -> String {
+    "\(select), i.key AS position FROM (\(source)) e, json_each(coalesce(e.f_items, '[]')) AS i WHERE i.type = 'object'"
+  }
+
+  /// SQLite names the target by the table's name in the conflict clause.
+  func upsertTarget(_ table: String) -> (target: String, current: String) { (table, table) }
+}

@@ -1,0 +1,44 @@
+/// What differs between the SQL engines where the shared SQL (rollups, persons, commerce facts,
+/// reports) is written: each engine implements it in its own folder, and nothing else names an
+/// engine. Every requirement returns a fragment of SQL built from trusted names and placeholders,
+/// never from a client's text.
+public protocol SQLDialect: Sendable {
+  /// The numbered placeholder of the `index`th argument (from 1): `?3`, `$3`. Numbered, so the order
+  /// in which parts of a query are built need not be the order in which they appear.
+  func placeholder(_ index: Int) -> String
+  /// A time column of the events table as milliseconds since 1970.
+  func milliseconds(_ column: String) -> String
+  /// A placeholder holding milliseconds, as a value comparable with a time column.
+  func time(_ placeholder: String) -> String
+  /// The sum of a column of client-sent counts, as a `BIGINT` that saturates at `Int64.max` instead
+  /// of failing: a stored count can never make a report fail.
+  func saturatingSum(_ column: String) -> String
+  /// One top-level value of the `parameters` JSON as text (`true`/`false` for booleans, numbers as
+  /// written); `bind` binds an argument and returns its placeholder.
+  func parameterText(_ key: String, bind: (String) -> String) -> String
+  /// The `parameters` column as JSON text, in a select list.
+  var parametersAsText: String { get }
+  /// The smaller of two values of a row (`min(a, b)`, `least(a, b)`).
+  var smallerOfTwo: String { get }
+  /// The larger of two values of a row.
+  var largerOfTwo: String { get }
+  /// The column types of text, double and integer columns.
+  var columnTypes: (text: String, double: String, integer: String) { get }
+  /// Ends a subquery so that it is not merged into the query around it (its columns are computed
+  /// once per row).
+  var fence: String { get }
+  /// `document`'s `key` as extracted once, for ``jsonText(_:)``, ``jsonNumber(_:)`` and ``jsonList(_:_:)``.
+  func jsonValue(_ document: String, _ key: String) -> String
+  /// `document`'s `key` when it is a list, else `NULL`.
+  func jsonList(_ document: String, _ key: String) -> String
+  /// An extracted value (``jsonValue(_:_:)``) as text when it is a string, else `NULL`.
+  func jsonText(_ value: String) -> String
+  /// An extracted value as a double when it is a number under 10^15 in size, else `NULL` (so a sum can
+  /// never overflow or fail).
+  func jsonNumber(_ value: String) -> String
+  /// `select` (columns of `e` and of the list element `i.value`, with its index as `position`) for
+  /// every object in the list column `e.f_items` of the rows of `source`.
+  func listElements(select: String, source: String) -> String
+  /// The target of an upsert into `table` and how its `DO UPDATE … WHERE` names the row already there.
+  func upsertTarget(_ table: String) -> (target: String, current: String)
+}
