@@ -242,7 +242,8 @@ let package = Package(
     .target(
       name: "CollectorSQLite",
       dependencies: [
-        "CollectorStore", "CollectorWire", .product(name: "GRDB", package: "GRDB.swift", condition: .server),
+        "CollectorReports", "CollectorStore", "CollectorWire", .product(name: "Logging", package: "swift-log"),
+        .product(name: "GRDB", package: "GRDB.swift", condition: .server),
         .product(name: "GRDBSQLite", package: "GRDB.swift", condition: .server),
       ],
       path: "Packages/Collector/CollectorSQLite"
@@ -250,7 +251,7 @@ let package = Package(
     .target(
       name: "CollectorPostgres",
       dependencies: [
-        "CollectorStore", "CollectorWire", .product(name: "Logging", package: "swift-log"),
+        "CollectorReports", "CollectorStore", "CollectorWire", .product(name: "Logging", package: "swift-log"),
         .product(name: "PostgresNIO", package: "postgres-nio", condition: .server),
         .product(name: "ServiceLifecycle", package: "swift-service-lifecycle", condition: .server),
       ],
@@ -259,7 +260,7 @@ let package = Package(
     .target(
       name: "CollectorClickHouse",
       dependencies: [
-        "CollectorReports", "CollectorStore", "CollectorWire",
+        "CollectorReports", "CollectorStore", "CollectorWire", .product(name: "Logging", package: "swift-log"),
         .product(name: "AsyncHTTPClient", package: "async-http-client", condition: .server),
         .product(name: "NIOCore", package: "swift-nio", condition: .server),
         .product(name: "NIOFoundationCompat", package: "swift-nio", condition: .server),
@@ -268,7 +269,8 @@ let package = Package(
       path: "Packages/Collector/CollectorClickHouse"
     ),
     .target(
-      name: "CollectorReports", dependencies: ["CollectorStore", "CollectorWire"],
+      name: "CollectorReports",
+      dependencies: ["CollectorStore", "CollectorWire", .product(name: "Logging", package: "swift-log")],
       path: "Packages/Collector/CollectorReports"
     ),
     .target(
@@ -370,13 +372,14 @@ let package = Package(
         "CollectorRuntime", "CollectorClickHouse",
         "CollectorIngest", "CollectorPostgres", "CollectorReports", "CollectorSQLite", "CollectorStore",
         "CollectorWire",
+        .product(name: "Logging", package: "swift-log"),
       ],
       path: "Tools/trackerctl/Sources/TrackerCtlKit"
     ),
     .executableTarget(
       name: "trackerctl",
       dependencies: [
-        "CollectorClickHouse", "CollectorReports", "CollectorStore", "CollectorWire", "TrackerCtlKit",
+        "CollectorReports", "CollectorSQLite", "CollectorServer", "CollectorStore", "CollectorWire", "TrackerCtlKit",
         .product(name: "ArgumentParser", package: "swift-argument-parser", condition: .server),
       ],
       path: "Tools/trackerctl/Sources/trackerctl"

@@ -1,8 +1,12 @@
+import CollectorClickHouse
 import CollectorIngest
+import CollectorPostgres
+import CollectorReports
 import CollectorRuntime
 import CollectorSQLite
 import CollectorServer
 import CollectorStore
+import CollectorWire
 import Foundation
 import Testing
 
@@ -22,7 +26,33 @@ struct ConfigurationTests {
     #expect(configuration.benchmarkRoutes)
     #expect(configuration.keys.map(\.app) == ["ty", "dl"])
     #expect(configuration.host == "127.0.0.1")
-    #expect(configuration.storage == .sqlite(path: "collector-data/collector.sqlite", durability: .full))
+    #expect(
+      configuration.storage as? SQLiteStorage
+        == SQLiteStorage(path: "collector-data/collector.sqlite", durability: .full))
+  }
+
+  /// Every registered engine is chosen by its name, and by its own setting when `storage` is not
+  /// set; its settings are the collector's settings; without its required setting it names what is missing.
+  @Test(arguments: CollectorConfiguration.engines.map { ObjectIdentifier($0) })
+  func everyRegisteredEngineIsChosenFromItsSettings(id: ObjectIdentifier) throws {
+    let engine = try #require(CollectorConfiguration.engines.first { ObjectIdentifier($0) == id })
+    let keys = Set(CollectorConfiguration.settings.map(\.key))
+    #expect(engine.settings.allSatisfy { keys.contains($0.key) })
+    var settings = Dictionary(uniqueKeysWithValues: engine.settings.map { ($0.key, "http://127.0.0.1:1") })
+    settings["clickhouse-cluster"] = nil
+    settings["sqlite-durability"] = "normal"
+    let named = try StorageEngines.choose(
+      from: CollectorConfiguration.engines, settings: settings.merging(["storage": engine.name]) { $1 })
+    #expect(type(of: named) == engine)
+    let chosen = try StorageEngines.choose(from: CollectorConfiguration.engines, settings: settings)
+    #expect(type(of: chosen) == engine)
+    if let required = engine.chosenBy {
+      #expect(
+        throws: FieldError(field: "storage", reason: "storage is \(engine.name) but \(required) is not set")
+      ) {
+        try StorageEngines.choose(from: CollectorConfiguration.engines, settings: ["storage": engine.name])
+      }
+    }
   }
 
   @Test("a PostgreSQL URL selects PostgreSQL")
@@ -30,7 +60,8 @@ struct ConfigurationTests {
     let configuration = try CollectorConfiguration.resolve(
       arguments: ["postgres-schema": "analytics"], environment: ["COLLECTOR_POSTGRES_URL": "postgres://u:p@db/x"]
     )
-    #expect(configuration.storage == .postgres(url: "postgres://u:p@db/x", schema: "analytics"))
+    #expect(
+      configuration.storage as? PostgresStorage == PostgresStorage(url: "postgres://u:p@db/x", schema: "analytics"))
   }
 
   @Test("a ClickHouse URL selects ClickHouse")
@@ -38,18 +69,22 @@ struct ConfigurationTests {
     let configuration = try CollectorConfiguration.resolve(
       arguments: ["clickhouse-database": "analytics"],
       environment: ["COLLECTOR_CLICKHOUSE_URL": "http://u:p@127.0.0.1:8123"])
-    #expect(configuration.storage == .clickhouse(url: "http://u:p@127.0.0.1:8123", database: "analytics"))
+    #expect(
+      configuration.storage as? ClickHouseStorage
+        == ClickHouseStorage(url: "http://u:p@127.0.0.1:8123", database: "analytics"))
     let defaults = try CollectorConfiguration.resolve(
       arguments: ["clickhouse-url": "http://127.0.0.1:8123"], environment: [:])
-    #expect(defaults.storage == .clickhouse(url: "http://127.0.0.1:8123", database: "coretracker"))
+    #expect(
+      defaults.storage as? ClickHouseStorage == ClickHouseStorage(url: "http://127.0.0.1:8123", database: "coretracker")
+    )
     let cluster = try CollectorConfiguration.resolve(
       arguments: [
         "clickhouse-url": "http://a:8123", "clickhouse-cluster": "shards",
         "clickhouse-shard-urls": "http://a:8123,http://b:8123",
       ], environment: [:])
     #expect(
-      cluster.storage
-        == .clickhouse(
+      cluster.storage as? ClickHouseStorage
+        == ClickHouseStorage(
           url: "http://a:8123", database: "coretracker", cluster: "shards",
           shardURLs: ["http://a:8123", "http://b:8123"]))
   }

@@ -155,14 +155,14 @@ struct TrackerCtlTests {
     #expect(try await unmigrated.schemaVersion() == 0)
     try await unmigrated.close()
     await #expect(throws: StoreError.schemaTooOld(found: 0, known: unmigrated.knownSchemaVersion)) {
-      try await Stores.sqlite(path)
+      try await Stores.open(SQLiteStorage(path: path))
     }
     let reopened = try SQLiteEventStore(path: path, durability: .normal)
     #expect(try await reopened.schemaVersion() == 0, "reading left it as it was")
     try await reopened.close()
-    let writer = try await Stores.sqlite(path, migrating: true)
+    let writer = try await Stores.open(SQLiteStorage(path: path), migrating: true).store
     try await writer.close()
-    let reader = try await Stores.sqlite(path)
+    let reader = try await Stores.open(SQLiteStorage(path: path)).store
     #expect(try await reader.schemaVersion() == reader.knownSchemaVersion)
     try await reader.close()
   }

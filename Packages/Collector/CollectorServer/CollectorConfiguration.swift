@@ -1,7 +1,11 @@
+import CollectorClickHouse
 import CollectorIngest
+import CollectorPostgres
+public import CollectorReports
 public import CollectorRuntime
-public import CollectorSQLite
+import CollectorSQLite
 import CollectorStore
+import CollectorWire
 import Foundation
 
 /// Everything a collector needs to start, resolved from four layers, later ones winning:
@@ -11,23 +15,17 @@ import Foundation
 /// Every setting has one key, spelled `host` in files, `COLLECTOR_HOST` in the environment and
 /// `--host` on the command line (``settings`` lists them, Docs/Collector.md documents them).
 public struct CollectorConfiguration: Sendable {
-  /// Where events are stored.
-  public enum Storage: Sendable, Hashable {
-    /// One SQLite file (the default: `./collector-data/collector.sqlite`).
-    case sqlite(path: String, durability: SQLiteEventStore.Durability)
-    /// A PostgreSQL database shared by several collectors.
-    case postgres(url: String, schema: String)
-    /// A ClickHouse database shared by any number of collectors: on one server, or on the cluster
-    /// `cluster` (the servers' `remote_servers` name) whose shards answer HTTP at `shardURLs`.
-    case clickhouse(url: String, database: String, cluster: String? = nil, shardURLs: [String] = [])
-  }
+  /// The storage engines, by name: the one place that registers an engine.
+  public static let engines: [any StorageEngine.Type] = [
+    SQLiteStorage.self, PostgresStorage.self, ClickHouseStorage.self,
+  ]
 
   /// The address to listen on.
   public var host = "127.0.0.1"
   /// The port (0 picks a free one).
   public var port = 8080
-  /// The storage.
-  public var storage = Storage.sqlite(path: "collector-data/collector.sqlite", durability: .full)
+  /// The storage: one of ``engines``, as its settings configure it.
+  public var storage: any StorageEngine = SQLiteStorage()
   /// Keys provisioned at start (hashed before they are stored).
   public var keys: [ProvisionedKey] = []
   /// Events per second per key (`nil`: unlimited).
@@ -74,16 +72,9 @@ public struct CollectorConfiguration: Sendable {
       Setting(key: "port", help: "port to listen on (default 8080; 0 picks a free port)"),
       Setting(
         key: "storage",
-        help: "sqlite, postgres or clickhouse (default sqlite; postgres or clickhouse when its url is set)"),
-      Setting(key: "sqlite-path", help: "the SQLite file (default collector-data/collector.sqlite)"),
-      Setting(key: "sqlite-durability", help: "full (fsync every commit, default) or normal (fsync at checkpoints)"),
-      Setting(
-        key: "postgres-url", help: "postgres://user:password@host:5432/database[?sslmode=disable|prefer|require]"),
-      Setting(key: "postgres-schema", help: "the PostgreSQL schema (default public)"),
-      Setting(key: "clickhouse-url", help: "ClickHouse's HTTP interface, http://[user:password@]host:8123"),
-      Setting(key: "clickhouse-database", help: "the ClickHouse database (default coretracker)"),
-      Setting(key: "clickhouse-cluster", help: "the ClickHouse cluster to shard over (its remote_servers name)"),
-      Setting(key: "clickhouse-shard-urls", help: "every shard's HTTP URL, url[,url...] (with clickhouse-cluster)"),
+        help: "\(engines.map { $0.name }.joined(separator: ", ")) (default: the one whose url is set, else "
+          + "\(engines.first { $0.chosenBy == nil }?.name ?? "none"))"),
+    ] + engines.flatMap { $0.settings.map { Setting(key: $0.key, help: $0.help) } } + [
       Setting(key: "write-keys", help: "write keys, app=key[,app=key...] (stored hashed; a key may be sha256:<hex>)"),
       Setting(
         key: "read-keys", help: "read keys for reports, the dashboard and exports, key[,key...] (or sha256:<hex>)"),
@@ -195,37 +186,13 @@ public struct CollectorConfiguration: Sendable {
   }
 
   private mutating func applyStorage(_ settings: SettingValues) throws(Problem) {
-    let durabilityText = settings.value("sqlite-durability")?.value ?? "full"
-    guard let durability = SQLiteEventStore.Durability(rawValue: durabilityText) else {
-      throw settings.fail("sqlite-durability", "sqlite-durability must be full or normal, not \"\(durabilityText)\"")
-    }
-    let engine =
-      settings.value("storage")?.value
-      ?? (settings.value("postgres-url") != nil
-        ? "postgres" : settings.value("clickhouse-url") != nil ? "clickhouse" : "sqlite")
-    switch engine {
-    case "sqlite":
-      storage = .sqlite(
-        path: settings.value("sqlite-path")?.value ?? "collector-data/collector.sqlite", durability: durability)
-    case "postgres":
-      guard let url = settings.value("postgres-url")?.value else {
-        throw settings.fail("storage", "storage is postgres but postgres-url is not set")
-      }
-      storage = .postgres(url: url, schema: settings.value("postgres-schema")?.value ?? "public")
-    case "clickhouse":
-      guard let url = settings.value("clickhouse-url")?.value else {
-        throw settings.fail("storage", "storage is clickhouse but clickhouse-url is not set")
-      }
-      let cluster = settings.value("clickhouse-cluster")?.value
-      let shards = settings.value("clickhouse-shard-urls")?.value.split(separator: ",").map(String.init) ?? []
-      if cluster != nil && shards.isEmpty {
-        throw settings.fail("clickhouse-cluster", "clickhouse-cluster needs clickhouse-shard-urls")
-      }
-      storage = .clickhouse(
-        url: url, database: settings.value("clickhouse-database")?.value ?? "coretracker", cluster: cluster,
-        shardURLs: shards)
-    default:
-      throw settings.fail("storage", "storage must be sqlite, postgres or clickhouse, not \"\(engine)\"")
+    let keys = ["storage"] + Self.engines.flatMap { $0.settings.map(\.key) }
+    let values = Dictionary(
+      uniqueKeysWithValues: keys.compactMap { key in settings.value(key).map { (key, $0.value) } })
+    do {
+      storage = try StorageEngines.choose(from: Self.engines, settings: values)
+    } catch {
+      throw settings.fail(error.field, error.reason)
     }
   }
 

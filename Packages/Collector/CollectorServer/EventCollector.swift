@@ -121,7 +121,8 @@ public final class EventCollector: Sendable {
   public static func open(_ configuration: CollectorConfiguration, logger: Logger) async throws -> (
     EventCollector, StartupReport
   ) {
-    let (store, reports, description) = try engine(configuration.storage, logger: logger)
+    let (store, reports) = try configuration.storage.open(logger: logger, creating: true)
+    let description = configuration.storage.description
     try await store.migrate()
     let collector = EventCollector(configuration: configuration, store: store, reports: reports, logger: logger)
     let now = Int64(Date().timeIntervalSince1970 * 1000)
@@ -156,29 +157,6 @@ public final class EventCollector: Sendable {
       "default \(retention.defaultDays.map { "\($0) days" } ?? "forever"); per app: \(perApp.isEmpty ? "none" : perApp)"
     let last = trail.first { $0.action == "retention" }?.detail ?? "default forever; per app: none"
     if policy != last { try await audit.record(actor: "collector", action: "retention", detail: policy, now: now) }
-  }
-
-  /// The configured engine: its store, its reports, and the storage in words.
-  private static func engine(_ storage: CollectorConfiguration.Storage, logger: Logger) throws -> (
-    any EventStore, any ReportEngine, String
-  ) {
-    switch storage {
-    case .sqlite(let path, let durability):
-      let store = try SQLiteEventStore(path: path, durability: durability)
-      return (store, SQLReports(store: store), "SQLite \(path) (WAL, synchronous=\(durability.rawValue))")
-    case .postgres(let url, let schema):
-      let store = try PostgresEventStore(url: url, schema: schema, logger: logger)
-      return (
-        store, SQLReports(store: store), "PostgreSQL \(PostgresDescription.redacted(url)) schema \(schema)"
-      )
-    case .clickhouse(let url, let database, let cluster, let shards):
-      let store = try ClickHouseEventStore(url: url, database: database, cluster: cluster, shardURLs: shards)
-      let sharding = cluster.map { " on cluster \($0) (\(shards.count) shards)" } ?? ""
-      return (
-        store, ClickHouseReports(store: store),
-        "ClickHouse \(PostgresDescription.redacted(url)) database \(database)\(sharding)"
-      )
-    }
   }
 
   /// The routes, one controller per surface: ingestion (``IngestController``), the vendor
@@ -237,14 +215,5 @@ struct StoreLifecycle: Service {
     } else {
       await collector.committer.shutdown()
     }
-  }
-}
-
-enum PostgresDescription {
-  /// The URL without its password.
-  static func redacted(_ url: String) -> String {
-    guard var components = URLComponents(string: url) else { return "(invalid URL)" }
-    if components.password != nil { components.password = "***" }
-    return components.string ?? "(invalid URL)"
   }
 }

@@ -47,7 +47,7 @@ public final class EmbeddedCollector: Sendable {
     try FileManager.default.createDirectory(at: dataDirectory, withIntermediateDirectories: true)
     var configuration = CollectorConfiguration()
     configuration.port = 0
-    configuration.storage = .sqlite(
+    configuration.storage = SQLiteStorage(
       path: dataDirectory.appendingPathComponent("collector.sqlite").path, durability: .normal)
     configuration.rateLimit = nil
     var keys: [String: String] = [:]

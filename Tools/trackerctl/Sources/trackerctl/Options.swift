@@ -1,7 +1,9 @@
 import ArgumentParser
-import CollectorClickHouse
 import CollectorReports
+import CollectorSQLite
+import CollectorServer
 import CollectorStore
+import CollectorWire
 import Foundation
 import TrackerCtlKit
 
@@ -18,19 +20,20 @@ struct OriginOptions: ParsableArguments {
   /// The store named by --sqlite, --postgres-url or --clickhouse-url, if any, and its reports;
   /// migrated only for a command that writes (`migrating`), checked otherwise.
   func opened(migrating: Bool = false) async throws -> (store: any EventStore, reports: any ReportEngine)? {
-    if let sqlite {
-      let store = try await Stores.sqlite(sqlite, migrating: migrating)
-      return (store, SQLReports(store: store))
+    guard sqlite != nil || postgresUrl != nil || clickhouseUrl != nil else { return nil }
+    var settings = [
+      "sqlite-durability": "normal", "postgres-schema": postgresSchema, "clickhouse-database": clickhouseDatabase,
+    ]
+    settings["sqlite-path"] = sqlite
+    settings["postgres-url"] = postgresUrl
+    settings["clickhouse-url"] = clickhouseUrl
+    if sqlite != nil { settings["storage"] = SQLiteStorage.name }
+    do {
+      return try await Stores.open(
+        StorageEngines.choose(from: CollectorConfiguration.engines, settings: settings), migrating: migrating)
+    } catch let error as FieldError {
+      throw ValidationError(error.reason)
     }
-    if let postgresUrl {
-      let store = try await Stores.postgres(postgresUrl, schema: postgresSchema, migrating: migrating)
-      return (store, SQLReports(store: store))
-    }
-    if let clickhouseUrl {
-      let store = try await Stores.clickhouse(clickhouseUrl, database: clickhouseDatabase, migrating: migrating)
-      return (store, ClickHouseReports(store: store))
-    }
-    return nil
   }
 
   /// The store named by --sqlite, --postgres-url or --clickhouse-url, if any, for a command that
