@@ -318,7 +318,10 @@ struct ReportTests {
     } while cursor != nil && pages < 10
     #expect(devices == ["D", "C", "B", "B", "A"] && pages == 3)
     let first = try await reports.eventRows(Fixture.twoWeeks, event: "product_viewed", limit: 1)
-    #expect(first.rows[0].parameters.contains("p3") && first.rows[0].platform == "iOS")
+    #expect(
+      first.rows[0].parameters
+        == .object([.init(key: "in_stock", value: .bool(true)), .init(key: "product_id", value: .string("p3"))]))
+    #expect(first.rows[0].platform == "iOS")
     try await store.close()
   }
 

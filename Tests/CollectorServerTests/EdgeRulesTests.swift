@@ -126,6 +126,39 @@ struct EdgeRulesTests {
     }
   }
 
+  /// The events report answers each event's parameters as a JSON object (keys sorted, values typed),
+  /// never as a string holding JSON.
+  @Test func eventRowsCarryTheirParametersAsJSONObjects() async throws {
+    let collector = try await makeCollector()
+    let now = Int64(Date().timeIntervalSince1970 * 1000) - 60_000
+    let stored = StoredEvent(
+      app: "ty", eventID: "e-1", name: "purchase", kind: "action", occurredAt: now, utcOffsetMinutes: 0,
+      receivedAt: now, deviceID: "d-1", userID: nil, sessionID: nil, context: EventContext(),
+      parametersJSON: #"{"value":19.5,"items":[{"item_id":"a","quantity":2}],"gift":false,"note":null}"#)
+    _ = try await collector.store.write(StoreBatch(events: [stored]))
+    try await collector.application(closesStore: false).test(.router) { client async throws in
+      let body = try await client.execute(
+        uri: "/v1/reports/events?app=ty", method: .get, headers: [.authorization: "Bearer \(readKey)"]
+      ) { String(buffer: $0.body) }
+      #expect(
+        body.contains(#""parameters":{"gift":false,"items":[{"item_id":"a","quantity":2}],"note":null,"value":19.5}"#),
+        "\(body)")
+      let decoded = try JSONDecoder().decode(EventRows.self, from: Data(body.utf8))
+      #expect(
+        decoded.rows.first?.parameters["items"]
+          == .list([.object([.init(key: "item_id", value: .string("a")), .init(key: "quantity", value: .int(2))])]))
+      #expect(
+        decoded
+          == EventRows(
+            rows: [
+              EventRows.Row(
+                occurredAt: now, eventID: "e-1", name: "purchase", deviceID: "d-1", platform: "", appVersion: "",
+                osVersion: "",
+                parameters: stored.parametersJSON)
+            ], next: nil))
+    }
+  }
+
   @Test("SimpleAnalytics' app_name is a dimension: breakdown by=app-name, and every report's appName filter")
   func appNameDimension() async throws {
     let collector = try await makeCollector()

@@ -1,3 +1,4 @@
+public import CollectorWire
 import Foundation
 
 // Results that follow devices over time: retention, funnels, sessions, and the rows themselves.
@@ -148,7 +149,7 @@ public struct EventRows: ReportResult, Hashable {
 
   /// One event.
   public struct Row: Sendable, Hashable, Codable {
-    /// One event; `parameters` is its JSON object.
+    /// One event; `parameters` is its stored JSON object (text that is not one reads as `{}`).
     public init(
       occurredAt: Int64, eventID: String, name: String, deviceID: String, platform: String, appVersion: String,
       osVersion: String, parameters: String
@@ -160,7 +161,7 @@ public struct EventRows: ReportResult, Hashable {
       self.platform = platform
       self.appVersion = appVersion
       self.osVersion = osVersion
-      self.parameters = parameters
+      self.parameters = .reported(parameters)
     }
 
     /// When it happened (ms, UTC).
@@ -177,8 +178,9 @@ public struct EventRows: ReportResult, Hashable {
     public var appVersion: String
     /// The OS version.
     public var osVersion: String
-    /// The parameters as JSON.
-    public var parameters: String
+    /// The parameters: a JSON object in answers, keys sorted at every depth, values as stored
+    /// (strings, exact integers, doubles, booleans, lists and objects).
+    public var parameters: StoredParameters.Value
   }
 
   /// The rows.
@@ -192,7 +194,7 @@ public struct EventRows: ReportResult, Hashable {
       rows: rows.map {
         [
           ReportTime.iso($0.occurredAt), $0.name, $0.eventID, $0.deviceID, $0.platform, $0.appVersion, $0.osVersion,
-          $0.parameters,
+          $0.parameters.text ?? "{}",
         ]
       }
     )

@@ -87,6 +87,12 @@ public enum StoredParameters {
     public var key: String
     /// The value.
     public var value: Value
+
+    /// A field.
+    public init(key: String, value: Value) {
+      self.key = key
+      self.value = value
+    }
   }
 
   /// The fields of `json` when it is a JSON object, in their order; `nil` when it is not.
@@ -95,5 +101,80 @@ public enum StoredParameters {
       case .object(let fields) = Value(document)
     else { return nil }
     return fields
+  }
+}
+
+/// An event's parameters in a report answer: a JSON object, not a string holding one. Keys are
+/// written in their stored order and read back sorted, so an answer decodes to the value it was made from.
+extension StoredParameters.Value: Codable {
+  private struct Key: CodingKey {
+    var stringValue: String
+    var intValue: Int? { nil }
+    init(stringValue: String) { self.stringValue = stringValue }
+    init?(intValue: Int) { nil }
+  }
+
+  public func encode(to encoder: any Encoder) throws {
+    switch self {
+    case .object(let fields):
+      var container = encoder.container(keyedBy: Key.self)
+      for field in fields { try container.encode(field.value, forKey: Key(stringValue: field.key)) }
+    case .list(let values):
+      var container = encoder.unkeyedContainer()
+      for value in values { try container.encode(value) }
+    case .string(let text): try Self.single(encoder) { try $0.encode(text) }
+    case .int(let value): try Self.single(encoder) { try $0.encode(value) }
+    case .double(let value): try Self.single(encoder) { try $0.encode(value) }
+    case .bool(let flag): try Self.single(encoder) { try $0.encode(flag) }
+    case .null: try Self.single(encoder) { try $0.encodeNil() }
+    }
+  }
+
+  private static func single(_ encoder: any Encoder, _ write: (inout any SingleValueEncodingContainer) throws -> Void)
+    throws
+  {
+    var container = encoder.singleValueContainer()
+    try write(&container)
+  }
+
+  public init(from decoder: any Decoder) throws {
+    if let container = try? decoder.container(keyedBy: Key.self) {
+      self = .object(
+        try container.allKeys.sorted { $0.stringValue < $1.stringValue }.map { key in
+          StoredParameters.Field(key: key.stringValue, value: try container.decode(Self.self, forKey: key))
+        })
+    } else if var container = try? decoder.unkeyedContainer() {
+      var values: [Self] = []
+      while !container.isAtEnd { values.append(try container.decode(Self.self)) }
+      self = .list(values)
+    } else {
+      let container = try decoder.singleValueContainer()
+      if container.decodeNil() {
+        self = .null
+      } else if let flag = try? container.decode(Bool.self) {
+        self = .bool(flag)
+      } else if let value = try? container.decode(Int64.self) {
+        self = .int(value)
+      } else if let value = try? container.decode(Double.self) {
+        self = .double(value)
+      } else {
+        self = .string(try container.decode(String.self))
+      }
+    }
+  }
+
+  /// The parameters of `json` (a stored parameters object) with their keys sorted, at every depth:
+  /// how report answers carry them. Text that is not a JSON object is an empty object.
+  public static func reported(_ json: String) -> Self {
+    Self.object(StoredParameters.parse(json) ?? []).sorted
+  }
+
+  private var sorted: Self {
+    switch self {
+    case .object(let fields):
+      .object(fields.map { StoredParameters.Field(key: $0.key, value: $0.value.sorted) }.sorted { $0.key < $1.key })
+    case .list(let values): .list(values.map(\.sorted))
+    default: self
+    }
   }
 }

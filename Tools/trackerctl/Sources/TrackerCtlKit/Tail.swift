@@ -1,4 +1,5 @@
 public import CollectorReports
+import CollectorWire
 public import Foundation
 
 /// `trackerctl tail`: prints events as they arrive, oldest first, by polling the events report.
@@ -55,7 +56,7 @@ public struct Tail: Sendable {
   /// One event as a terminal line: time, name, device, platform and version, parameters.
   public static func line(_ row: EventRows.Row) -> String {
     "\(ReportTime.iso(row.occurredAt))  \(row.name)  \(row.deviceID)  \(row.platform) \(row.appVersion)  "
-      + "\(row.parameters)\n"
+      + "\(row.parameters.text ?? "{}")\n"
   }
 
   /// One event as an NDJSON line (as `export` writes it).

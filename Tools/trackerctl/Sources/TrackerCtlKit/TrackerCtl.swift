@@ -2,6 +2,7 @@ import CollectorIngest
 public import CollectorReports
 import CollectorRuntime
 public import CollectorStore
+import CollectorWire
 import Foundation
 
 /// What `trackerctl` does, as functions over an origin or a store; the executable only parses
@@ -112,7 +113,7 @@ public enum TrackerCtl {
     let object: [String: Any] = [
       "time": ReportTime.iso(row.occurredAt), "name": row.name, "eventId": row.eventID, "deviceId": row.deviceID,
       "platform": row.platform, "appVersion": row.appVersion, "osVersion": row.osVersion,
-      "parameters": (try? JSONSerialization.jsonObject(with: Data(row.parameters.utf8))) ?? row.parameters,
+      "parameters": (try? JSONSerialization.jsonObject(with: Data((row.parameters.text ?? "{}").utf8))) ?? [:],
     ]
     let data = try JSONSerialization.data(withJSONObject: object, options: [.sortedKeys, .withoutEscapingSlashes])
     return String(decoding: data, as: UTF8.self) + "\n"
