@@ -77,7 +77,7 @@ public enum NativeIngest {
       throw FieldError(field: "counters", reason: "more than \(CollectorLimits.maximumCountersPerBatch) counters")
     }
     if let sentAt = batch.sentAt, !CollectorLimits.validTimes.contains(sentAt) {
-      throw FieldError(field: "sentAt", reason: TimeRule.text)
+      throw FieldError(field: "sentAt", reason: EventRules.timeRule)
     }
     let correction = batch.sentAt.map { receivedAt - $0 } ?? 0
     var rejected = batch.rejected
@@ -95,15 +95,15 @@ public enum NativeIngest {
     }
     var counters: [StoredCounter] = []
     for (position, counter) in batch.counters.enumerated() {
-      guard BoundedText.isName(counter.name) else {
-        throw FieldError(field: "counters[\(position)].name", reason: BoundedText.nameRule)
+      guard EventRules.isName(counter.name) else {
+        throw FieldError(field: "counters[\(position)].name", reason: EventRules.nameRule)
       }
       guard counter.count >= 0 else { throw FieldError(field: "counters[\(position)].count", reason: "is negative") }
       guard CollectorLimits.validTimes.contains(counter.firstCountedAt) else {
-        throw FieldError(field: "counters[\(position)].firstCountedAt", reason: TimeRule.text)
+        throw FieldError(field: "counters[\(position)].firstCountedAt", reason: EventRules.timeRule)
       }
-      guard counter.anonymousId.map(BoundedText.isName) ?? true else {
-        throw FieldError(field: "counters[\(position)].anonymousId", reason: BoundedText.nameRule)
+      guard counter.anonymousId.map(EventRules.isName) ?? true else {
+        throw FieldError(field: "counters[\(position)].anonymousId", reason: EventRules.nameRule)
       }
       guard counter.id.map({ !$0.isEmpty && $0.count <= CollectorLimits.maximumIdentifierLength }) ?? true else {
         throw FieldError(
@@ -135,7 +135,7 @@ public enum NativeIngest {
           field: "context.\(field.rawValue)", reason: "is longer than \(CollectorLimits.maximumNameBytes) bytes")
       }
       if CollectorLimits.hasControlCharacter(value) {
-        throw FieldError(field: "context.\(field.rawValue)", reason: BoundedText.controlRule)
+        throw FieldError(field: "context.\(field.rawValue)", reason: EventRules.controlRule)
       }
     }
     return context
@@ -149,41 +149,12 @@ public enum NativeIngest {
     func reject(_ field: String, _ reason: String) -> Result<StoredEvent, BatchResponse.Rejection> {
       .failure(.init(index: index, id: event.id, field: "events[\(index)].\(field)", reason: reason))
     }
-    guard !event.id.isEmpty, event.id.count <= CollectorLimits.maximumIdentifierLength,
-      !CollectorLimits.hasControlCharacter(event.id)
-    else {
-      return reject(
-        "id", "must be 1 to \(CollectorLimits.maximumIdentifierLength) characters without control characters")
-    }
-    guard BoundedText.isName(event.name) else { return reject("name", BoundedText.nameRule) }
-    guard BoundedText.isName(event.kind) else { return reject("kind", BoundedText.nameRule) }
-    guard !event.anonymousId.isEmpty, event.anonymousId.utf8.count <= CollectorLimits.maximumNameBytes,
-      !CollectorLimits.hasControlCharacter(event.anonymousId)
-    else {
-      return reject(
-        "anonymousId", "must be 1 to \(CollectorLimits.maximumNameBytes) bytes without control characters")
-    }
-    if let user = event.userId,
-      user.utf8.count > CollectorLimits.maximumNameBytes || CollectorLimits.hasControlCharacter(user)
-    {
-      return reject("userId", "must be at most \(CollectorLimits.maximumNameBytes) bytes without control characters")
-    }
-    for (key, value) in event.parameters {
-      guard BoundedText.isName(key) else { return reject("parameters", "a key \(BoundedText.nameRule)") }
-      if let problem = BoundedText.problem(in: value) {
-        return reject("parameters.\(key)" + problem.path, problem.reason)
-      }
-    }
-    if let problem = CommerceRules.problem(event: event.name, parameters: event.parameters) {
-      return reject(problem.path, problem.reason)
-    }
-    let parameters = ParameterJSON.encode(event.parameters)
-    let size = parameters.utf8.count + event.name.utf8.count + event.id.utf8.count + event.anonymousId.utf8.count
-    guard size <= CollectorLimits.maximumEventBytes else {
-      return reject("parameters", "the event is larger than \(CollectorLimits.maximumEventBytes) bytes")
+    let parameters = EventRules.storedParameters(event.parameters)
+    if let problem = EventRules.problem(in: event) ?? EventRules.sizeProblem(of: event, stored: parameters) {
+      return reject(problem.field, problem.reason)
     }
     guard event.timestamp > 0, CollectorLimits.validTimes.contains(event.timestamp) else {
-      return reject("timestamp", TimeRule.text)
+      return reject("timestamp", EventRules.timeRule)
     }
     // Both terms are within ±CollectorLimits.validTimes: the sum cannot overflow.
     let occurredAt = min(event.timestamp + correction, receivedAt)
@@ -198,71 +169,5 @@ public enum NativeIngest {
         parametersJSON: parameters
       )
     )
-  }
-}
-
-/// Bounds on names and keys.
-enum BoundedText {
-  static let nameRule = "must be 1 to \(CollectorLimits.maximumNameBytes) bytes without control characters"
-  static let controlRule = "must not contain control characters (U+0000 to U+001F, U+007F)"
-  static let nulRule = "must not contain U+0000 (NUL)"
-
-  /// Where inside `value` (relative to it) a string holds NUL or an object key breaks
-  /// ``nameRule``, or `nil`: what the stores cannot keep or reports cannot name.
-  static func problem(in value: CollectorValue) -> (path: String, reason: String)? {
-    switch value {
-    case .string(let text):
-      return text.utf8.contains(0) ? ("", nulRule) : nil
-    case .int, .double, .bool:
-      return nil
-    case .list(let values):
-      for (position, element) in values.enumerated() {
-        if let inner = problem(in: element) { return ("[\(position)]" + inner.path, inner.reason) }
-      }
-      return nil
-    case .object(let fields):
-      for key in fields.keys.sorted() {
-        guard isName(key) else { return ("", "a key \(nameRule)") }
-        if let inner = problem(in: fields[key]!) { return ("." + key + inner.path, inner.reason) }
-      }
-      return nil
-    }
-  }
-
-  /// 1 to 256 bytes, no control character: event names, kinds, keys, counter names.
-  static func isName(_ text: String) -> Bool {
-    let count = text.utf8.count
-    return count > 0 && count <= CollectorLimits.maximumNameBytes && !CollectorLimits.hasControlCharacter(text)
-  }
-
-}
-
-/// The rule every time from outside follows.
-enum TimeRule {
-  static let text = "must be ms since 1970, from 1970-01-01 to 9999-12-31"
-}
-
-/// Parameters as a JSON object with sorted keys (the stored form).
-enum ParameterJSON {
-  static func encode(_ parameters: [String: CollectorValue]) -> String {
-    var json = JSONWriter(capacity: 64 + parameters.count * 32)
-    json.beginObject()
-    for key in parameters.keys.sorted() {
-      json.key(key)
-      parameters[key]!.write(to: &json)
-    }
-    json.endObject()
-    return String(decoding: json.bytes, as: UTF8.self)
-  }
-
-  static func encode(strings parameters: [String: String]) -> String {
-    var json = JSONWriter(capacity: 64 + parameters.count * 32)
-    json.beginObject()
-    for key in parameters.keys.sorted() {
-      json.key(key)
-      json.string(parameters[key]!)
-    }
-    json.endObject()
-    return String(decoding: json.bytes, as: UTF8.self)
   }
 }

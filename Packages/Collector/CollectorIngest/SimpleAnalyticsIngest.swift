@@ -47,7 +47,7 @@ public enum SimpleAnalyticsIngest {
         continue
       }
       guard context.isBounded else {
-        reject(path, "a context value \(BoundedText.nameRule)")
+        reject(path, "a context value \(EventRules.nameRule)")
         continue
       }
       outcomes[entry.index] = .success(
@@ -75,15 +75,15 @@ public enum SimpleAnalyticsIngest {
     }
     guard FreeText.isValid(item.name, policy) else { return reject("description", FreeText.rule(policy)) }
     guard let time = ISO8601Timestamp.parse(item.timestamp) else { return reject("timestamp", ISO8601Timestamp.rule) }
-    for key in item.parameters.keys where !BoundedText.isName(key) {
-      return reject("parameters", "a key \(BoundedText.nameRule)")
+    for key in item.parameters.keys where !EventRules.isName(key) {
+      return reject("parameters", "a key \(EventRules.nameRule)")
     }
     for (key, value) in item.parameters where value.utf8.contains(0) {
-      return reject("parameters.\(key)", BoundedText.nulRule)
+      return reject("parameters.\(key)", EventRules.nulRule)
     }
     let context = merged(top, item.context)
-    guard context.isBounded else { return reject("device_id", "a context value \(BoundedText.nameRule)") }
-    let parameters = ParameterJSON.encode(strings: item.parameters)
+    guard context.isBounded else { return reject("device_id", "a context value \(EventRules.nameRule)") }
+    let parameters = EventRules.storedParameters(item.parameters.mapValues(CollectorValue.string))
     guard parameters.utf8.count + item.name.utf8.count <= CollectorLimits.maximumEventBytes else {
       return reject("parameters", "the item is larger than \(CollectorLimits.maximumEventBytes) bytes")
     }
