@@ -21,6 +21,18 @@ struct StoreConformanceTests {
     }
   }
 
+  /// The declaration every engine reads and writes events by: each field has its column, once, and
+  /// an event reads back from its own columns' values.
+  @Test func anEventReadsBackFromItsDeclaredColumns() {
+    let event = Rows.event("0190a0b0-0000-7000-8000-000000000009", user: "user-1", session: 42)
+    let values = Dictionary(uniqueKeysWithValues: StoredEvent.columns.map { ($0.name, $0.value(event)) })
+    #expect(StoredEvent { values[$0.name]! } == event)
+    #expect(values.count == StoredEvent.columns.count)
+    #expect(StoredEvent.columns.filter(\.isNullable).map(\.name) == ["user_id", "session_id"])
+    let anonymous = Rows.event("0190a0b0-0000-7000-8000-000000000010")
+    #expect(StoredEvent { $0.value(anonymous) } == anonymous)
+  }
+
   @Test("migrations are idempotent and versioned", arguments: Engine.available)
   func migrations(engine: Engine) async throws {
     let store = try await engine.open()

@@ -8,9 +8,7 @@ import NIOCore
 enum ClickHouseRows {
   /// The context columns, in ``ContextField``'s order.
   static let contextColumns = ContextField.columns.joined(separator: ", ")
-  static let eventColumns =
-    "app, event_id, name, kind, occurred_at, utc_offset_minutes, received_at, device_id, user_id, session_id, "
-    + contextColumns + ", parameters"
+  static let eventColumns = StoredEvent.columns.map(\.name).joined(separator: ", ")
   /// The event columns an insert writes (the report columns derived from the parameters too).
   static let insertedEventColumns = eventColumns + ", param_keys, param_values"
   static let counterColumns =
@@ -25,27 +23,14 @@ enum ClickHouseRows {
     for event in events {
       var json = JSONWriter(capacity: 400 + event.parametersJSON.utf8.count * 2)
       json.beginObject()
-      for (key, value) in [
-        ("app", event.app), ("event_id", event.eventID), ("name", event.name), ("kind", event.kind),
-        ("device_id", event.deviceID), ("parameters", event.parametersJSON),
-      ] {
-        json.key(key)
-        json.string(value)
-      }
-      for (key, value) in [
-        ("occurred_at", event.occurredAt), ("utc_offset_minutes", Int64(event.utcOffsetMinutes)),
-        ("received_at", event.receivedAt),
-      ] {
-        json.key(key)
-        json.int(value)
-      }
-      json.key("user_id")
-      if let user = event.userID { json.string(user) } else { json.null() }
-      json.key("session_id")
-      if let session = event.sessionID { json.int(session) } else { json.null() }
-      for (field, value) in event.context.fields {
-        json.key(field.column)
-        json.string(value)
+      for column in StoredEvent.columns {
+        json.key(column.name)
+        switch column.value(event) {
+        case .text(let text): json.string(text)
+        case .int(let number): json.int(number)
+        case .double(let number): json.double(number)
+        case .null: json.null()
+        }
       }
       let parameters = facts.parameters[event.eventID]
       for (key, list) in [("param_keys", parameters?.keys ?? []), ("param_values", parameters?.values ?? [])] {
@@ -106,12 +91,7 @@ enum ClickHouseRows {
   }
 
   static func event(_ row: SQLRow) -> StoredEvent {
-    StoredEvent(
-      app: row["app"].text ?? "", eventID: row["event_id"].text ?? "", name: row["name"].text ?? "",
-      kind: row["kind"].text ?? "", occurredAt: row["occurred_at"].int ?? 0,
-      utcOffsetMinutes: Int(row["utc_offset_minutes"].int ?? 0), receivedAt: row["received_at"].int ?? 0,
-      deviceID: row["device_id"].text ?? "", userID: row["user_id"].text, sessionID: row["session_id"].int,
-      context: context(row), parametersJSON: row["parameters"].text ?? "{}")
+    StoredEvent { row[$0.name] }
   }
 
   static func counter(_ row: SQLRow) -> StoredCounter {

@@ -145,33 +145,12 @@ struct PostgresTables: Sendable {
 
   func insertEvents(_ rows: [StoredEvent]) -> PostgresQuery {
     var binds = PostgresBindings()
-    binds.append(rows.map(\.app))
-    binds.append(rows.map(\.eventID))
-    binds.append(rows.map(\.name))
-    binds.append(rows.map(\.kind))
-    binds.append(rows.map { Self.date($0.occurredAt) })
-    binds.append(rows.map { Int64($0.utcOffsetMinutes) })
-    binds.append(rows.map { Self.date($0.receivedAt) })
-    binds.append(rows.map(\.deviceID))
-    binds.append(rows.map { $0.userID ?? "" })
-    binds.append(rows.map { $0.userID != nil })
-    binds.append(rows.map { $0.sessionID ?? 0 })
-    binds.append(rows.map { $0.sessionID != nil })
-    Self.appendContext(rows.map(\.context), to: &binds)
-    binds.append(rows.map(\.parametersJSON))
+    let columns = Self.unnest(rows, into: &binds)
     return PostgresQuery(
       unsafeSQL: """
         WITH inserted AS (
-          INSERT INTO \(events) (app, event_id, name, kind, occurred_at, utc_offset_minutes, received_at, device_id,
-            user_id, session_id, \(Self.contextColumns), parameters)
-          SELECT app, event_id, name, kind, occurred_at, utc_offset_minutes, received_at, device_id,
-            CASE WHEN has_user THEN user_id END,
-            CASE WHEN has_session THEN session_id END, \(Self.contextColumns), parameters::jsonb
-          FROM unnest($1::text[], $2::text[], $3::text[], $4::text[], $5::timestamptz[], $6::bigint[],
-            $7::timestamptz[], $8::text[], $9::text[], $10::bool[], $11::bigint[], $12::bool[],
-            \(Self.textArrays(from: 13, count: ContextField.allCases.count + 1)))
-            AS r(app, event_id, name, kind, occurred_at, utc_offset_minutes, received_at, device_id, user_id, has_user,
-              session_id, has_session, \(Self.contextColumns), parameters)
+          INSERT INTO \(events) (\(StoredEvent.columns.map(\.name).joined(separator: ", ")))
+          SELECT \(columns.selected) FROM unnest(\(columns.arrays)) AS r(\(columns.names))
           ON CONFLICT (app, event_id) DO NOTHING
           RETURNING app, event_id, name, occurred_at, device_id, user_id, session_id, platform, app_version,
             os_version, parameters
@@ -183,6 +162,42 @@ struct PostgresTables: Sendable {
       binds: binds
     )
   }
+
+  /// The events' columns bound as one array each (``StoredEvent/columns``), a nullable column with a
+  /// second array saying where it has a value: what `unnest` reads, the names it gives them and what
+  /// the insert selects from them.
+  private static func unnest(_ rows: [StoredEvent], into binds: inout PostgresBindings) -> (
+    arrays: String, names: String, selected: String
+  ) {
+    var arrays: [String] = []
+    var names: [String] = []
+    var selected: [String] = []
+    for column in StoredEvent.columns {
+      let values = rows.map(column.value)
+      switch column.kind {
+      case .text, .json: binds.append(values.map { $0.text ?? "" })
+      case .integer: binds.append(values.map { $0.int ?? 0 })
+      case .time: binds.append(values.map { date($0.int ?? 0) })
+      }
+      arrays.append(arrayType[column.kind]!)
+      names.append(column.name)
+      selected.append(column.kind == .json ? "\(column.name)::jsonb" : column.name)
+      if column.isNullable {
+        binds.append(values.map { $0 != .null })
+        arrays.append("bool[]")
+        names.append("has_\(column.name)")
+        selected[selected.count - 1] = "CASE WHEN has_\(column.name) THEN \(column.name) END"
+      }
+    }
+    return (
+      arrays.enumerated().map { "$\($0.offset + 1)::\($0.element)" }.joined(separator: ", "),
+      names.joined(separator: ", "), selected.joined(separator: ", ")
+    )
+  }
+
+  private static let arrayType: [EventColumn.Kind: String] = [
+    .text: "text[]", .json: "text[]", .integer: "bigint[]", .time: "timestamptz[]",
+  ]
 
   /// The statements keeping the rollups current, as the data-modifying `WITH` queries of an insert.
   private static func rollupUpdates(_ statements: [String]) -> String {
@@ -239,9 +254,15 @@ struct PostgresTables: Sendable {
     "(extract(epoch FROM \(column)) * 1000)::bigint AS \(column)"
   }
 
-  static let eventColumns =
-    "app, event_id, name, kind, \(milliseconds("occurred_at")), utc_offset_minutes::bigint AS utc_offset_minutes, "
-    + "\(milliseconds("received_at")), device_id, user_id, session_id, \(contextColumns), parameters::text AS parameters"
+  /// The events' columns as reports read them: times in ms, JSON as text (``StoredEvent/columns``).
+  static let eventColumns = StoredEvent.columns.map { column in
+    switch column.kind {
+    case .text: column.name
+    case .integer: "\(column.name)::bigint AS \(column.name)"
+    case .time: milliseconds(column.name)
+    case .json: "\(column.name)::text AS \(column.name)"
+    }
+  }.joined(separator: ", ")
   static let counterColumns =
     "app, counter_id, device_id, name, count, \(milliseconds("first_counted_at")), \(milliseconds("received_at")), "
     + contextColumns
@@ -253,15 +274,12 @@ struct PostgresTables: Sendable {
 
   static func event(_ plain: PostgresRow) throws -> StoredEvent {
     let row = plain.makeRandomAccess()
-    return StoredEvent(
-      app: try row["app"].decode(String.self), eventID: try row["event_id"].decode(String.self),
-      name: try row["name"].decode(String.self), kind: try row["kind"].decode(String.self),
-      occurredAt: try row["occurred_at"].decode(Int64.self),
-      utcOffsetMinutes: Int(try row["utc_offset_minutes"].decode(Int64.self)),
-      receivedAt: try row["received_at"].decode(Int64.self), deviceID: try row["device_id"].decode(String.self),
-      userID: try row["user_id"].decode(String?.self), sessionID: try row["session_id"].decode(Int64?.self),
-      context: try context(row), parametersJSON: try row["parameters"].decode(String.self)
-    )
+    return try StoredEvent { column in
+      switch column.kind {
+      case .text, .json: try row[column.name].decode(String?.self).map(SQLValue.text) ?? .null
+      case .integer, .time: try row[column.name].decode(Int64?.self).map(SQLValue.int) ?? .null
+      }
+    }
   }
 
   static func counter(_ plain: PostgresRow) throws -> StoredCounter {

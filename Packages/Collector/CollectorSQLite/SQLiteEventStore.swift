@@ -295,16 +295,7 @@ extension SQLiteEventStore: ReportQuerying, BulkLoading {
         return rows.map { row in
           SQLRow(
             columns: columns,
-            values: (0..<row.count).map { index -> SQLValue in
-              let value: DatabaseValue = row[index]
-              switch value.storage {
-              case .null: return .null
-              case .int64(let number): return .int(number)
-              case .double(let number): return .double(number)
-              case .string(let text): return .text(text)
-              case .blob(let data): return .text(String(decoding: data, as: UTF8.self))
-              }
-            })
+            values: (0..<row.count).map { SQLiteRows.value(row[$0]) })
         }
       }
     }

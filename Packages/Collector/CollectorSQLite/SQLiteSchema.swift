@@ -156,9 +156,8 @@ enum SQLiteSchema {
 /// Row mapping between the store's types and SQLite rows.
 enum SQLiteRows {
   static let insertEvent = """
-    INSERT INTO events (app, event_id, name, kind, occurred_at, utc_offset_minutes, received_at, device_id, user_id,
-      session_id, \(contextColumns), parameters)
-    VALUES (\(placeholders(11 + ContextField.allCases.count)))
+    INSERT INTO events (\(StoredEvent.columns.map(\.name).joined(separator: ", ")))
+    VALUES (\(placeholders(StoredEvent.columns.count)))
     ON CONFLICT (app, event_id) DO NOTHING
     """
 
@@ -187,18 +186,7 @@ enum SQLiteRows {
       var binder = Binder(statement.sqliteStatement)
       for event in batch.events {
         binder.start()
-        binder.text(event.app)
-        binder.text(event.eventID)
-        binder.text(event.name)
-        binder.text(event.kind)
-        binder.integer(event.occurredAt)
-        binder.integer(Int64(event.utcOffsetMinutes))
-        binder.integer(event.receivedAt)
-        binder.text(event.deviceID)
-        binder.text(event.userID)
-        binder.integer(event.sessionID)
-        binder.context(event.context)
-        binder.text(event.parametersJSON)
+        for column in StoredEvent.columns { binder.value(column.value(event)) }
         if try binder.step(db) { summary.insertedEvents += 1 } else { summary.duplicateEvents += 1 }
       }
       if summary.insertedEvents > 0 {
@@ -268,6 +256,18 @@ enum SQLiteRows {
       for (_, value) in context.fields { text(value) }
     }
 
+    /// One value, bound as its kind.
+    mutating func value(_ value: SQLValue) {
+      switch value {
+      case .text(let text): self.text(text)
+      case .int(let number): integer(number)
+      case .double(let number):
+        index += 1
+        sqlite3_bind_double(statement, index, number)
+      case .null: integer(nil)
+      }
+    }
+
     mutating func integer(_ value: Int64?) {
       index += 1
       if let value { sqlite3_bind_int64(statement, index, value) } else { sqlite3_bind_null(statement, index) }
@@ -290,11 +290,18 @@ enum SQLiteRows {
   }
 
   static func event(_ row: Row) -> StoredEvent {
-    StoredEvent(
-      app: row["app"], eventID: row["event_id"], name: row["name"], kind: row["kind"], occurredAt: row["occurred_at"],
-      utcOffsetMinutes: row["utc_offset_minutes"], receivedAt: row["received_at"], deviceID: row["device_id"],
-      userID: row["user_id"], sessionID: row["session_id"], context: context(row), parametersJSON: row["parameters"]
-    )
+    StoredEvent { column in value(row[column.name]) }
+  }
+
+  /// A stored value as a report value.
+  static func value(_ value: DatabaseValue) -> SQLValue {
+    switch value.storage {
+    case .null: .null
+    case .int64(let number): .int(number)
+    case .double(let number): .double(number)
+    case .string(let text): .text(text)
+    case .blob(let data): .text(String(decoding: data, as: UTF8.self))
+    }
   }
 
   static func counter(_ row: Row) -> StoredCounter {
