@@ -1,4 +1,5 @@
 import CollectorStore
+import CollectorWire
 import Foundation
 import TestSupport
 import Testing
@@ -21,8 +22,8 @@ struct StoreConformanceTests {
     }
   }
 
-  /// The declaration every engine reads and writes events by: each field has its column, once, and
-  /// an event reads back from its own columns' values.
+  /// The declarations every engine reads and writes events and counters by: each field has its
+  /// column, once, and a row reads back from its own columns' values.
   @Test func anEventReadsBackFromItsDeclaredColumns() {
     let event = Rows.event("0190a0b0-0000-7000-8000-000000000009", user: "user-1", session: 42)
     let values = Dictionary(uniqueKeysWithValues: StoredEvent.columns.map { ($0.name, $0.value(event)) })
@@ -31,6 +32,9 @@ struct StoreConformanceTests {
     #expect(StoredEvent.columns.filter(\.isNullable).map(\.name) == ["user_id", "session_id"])
     let anonymous = Rows.event("0190a0b0-0000-7000-8000-000000000010")
     #expect(StoredEvent { $0.value(anonymous) } == anonymous)
+    let counter = Rows.counter("opened", first: 1_700_000_000_000, count: 3)
+    #expect(StoredCounter { $0.value(counter) } == counter)
+    #expect(StoredCounter.columns.map(\.name).suffix(ContextField.allCases.count) == ContextField.columns[...])
   }
 
   @Test("migrations are idempotent and versioned", arguments: Engine.available)

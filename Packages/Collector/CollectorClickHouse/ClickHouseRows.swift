@@ -6,13 +6,10 @@ import NIOCore
 /// Rows to and from ClickHouse: `JSONEachRow` lines for inserts (values as JSON, never as SQL
 /// text), `JSONCompact` rows for reads.
 enum ClickHouseRows {
-  /// The context columns, in ``ContextField``'s order.
-  static let contextColumns = ContextField.columns.joined(separator: ", ")
-  static let eventColumns = StoredEvent.columns.map(\.name).joined(separator: ", ")
+  static let eventColumns = StoredEvent.columnNames
   /// The event columns an insert writes (the report columns derived from the parameters too).
   static let insertedEventColumns = eventColumns + ", param_keys, param_values"
-  static let counterColumns =
-    "app, counter_id, device_id, name, count, first_counted_at, received_at, " + contextColumns
+  static let counterColumns = StoredCounter.columnNames
   static let keyColumns = "id, app, scope, hash, created_at, revoked_at"
 
   /// One `JSONEachRow` line per event, with its top-level parameters from `facts`.
@@ -23,15 +20,7 @@ enum ClickHouseRows {
     for event in events {
       var json = JSONWriter(capacity: 400 + event.parametersJSON.utf8.count * 2)
       json.beginObject()
-      for column in StoredEvent.columns {
-        json.key(column.name)
-        switch column.value(event) {
-        case .text(let text): json.string(text)
-        case .int(let number): json.int(number)
-        case .double(let number): json.double(number)
-        case .null: json.null()
-        }
-      }
+      columns(of: event, into: &json)
       let parameters = facts.parameters[event.eventID]
       for (key, list) in [("param_keys", parameters?.keys ?? []), ("param_values", parameters?.values ?? [])] {
         json.key(key)
@@ -52,14 +41,29 @@ enum ClickHouseRows {
   static func columns(_ rows: [[String: Any]]) -> String { rows.first?.keys.sorted().joined(separator: ", ") ?? "" }
 
   /// One `JSONEachRow` line per counter.
-  static func body(_ counters: [StoredCounter]) throws -> ByteBuffer {
-    try lines(counters) { counter in
-      var row: [String: Any] = [
-        "app": counter.app, "counter_id": counter.counterID, "device_id": counter.deviceID, "name": counter.name,
-        "count": counter.count, "first_counted_at": counter.firstCountedAt, "received_at": counter.receivedAt,
-      ]
-      context(counter.context, into: &row)
-      return row
+  static func body(_ counters: [StoredCounter]) -> ByteBuffer {
+    var buffer = ByteBuffer()
+    for counter in counters {
+      var json = JSONWriter(capacity: 400)
+      json.beginObject()
+      columns(of: counter, into: &json)
+      json.endObject()
+      buffer.writeBytes(json.bytes)
+      buffer.writeInteger(UInt8(ascii: "\n"))
+    }
+    return buffer
+  }
+
+  /// A row's declared columns (``StoredRow/columns``) as the members of a `JSONEachRow` object.
+  private static func columns<Row: StoredRow>(of row: Row, into json: inout JSONWriter) {
+    for column in Row.columns {
+      json.key(column.name)
+      switch column.value(row) {
+      case .text(let text): json.string(text)
+      case .int(let number): json.int(number)
+      case .double(let number): json.double(number)
+      case .null: json.null()
+      }
     }
   }
 
@@ -73,10 +77,6 @@ enum ClickHouseRows {
     }
   }
 
-  private static func context(_ context: EventContext, into row: inout [String: Any]) {
-    for (field, value) in context.fields { row[field.column] = value }
-  }
-
   private static func lines<Row>(_ rows: [Row], _ fields: (Row) -> [String: Any]) throws -> ByteBuffer {
     var buffer = ByteBuffer()
     for row in rows {
@@ -86,19 +86,12 @@ enum ClickHouseRows {
     return buffer
   }
 
-  static func context(_ row: SQLRow) -> EventContext {
-    EventContext { field in row[field.column].text ?? "" }
-  }
-
   static func event(_ row: SQLRow) -> StoredEvent {
     StoredEvent { row[$0.name] }
   }
 
   static func counter(_ row: SQLRow) -> StoredCounter {
-    StoredCounter(
-      app: row["app"].text ?? "", counterID: row["counter_id"].text ?? "", deviceID: row["device_id"].text ?? "",
-      name: row["name"].text ?? "", count: row["count"].int ?? 0, firstCountedAt: row["first_counted_at"].int ?? 0,
-      receivedAt: row["received_at"].int ?? 0, context: context(row))
+    StoredCounter { row[$0.name] }
   }
 
   static func key(_ row: SQLRow) -> KeyRecord? {

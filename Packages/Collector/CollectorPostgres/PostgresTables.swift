@@ -140,16 +140,13 @@ struct PostgresTables: Sendable {
 
   // MARK: Writing
 
-  /// The context columns, in ``ContextField``'s order.
-  private static let contextColumns = ContextField.columns.joined(separator: ", ")
-
   func insertEvents(_ rows: [StoredEvent]) -> PostgresQuery {
     var binds = PostgresBindings()
     let columns = Self.unnest(rows, into: &binds)
     return PostgresQuery(
       unsafeSQL: """
         WITH inserted AS (
-          INSERT INTO \(events) (\(StoredEvent.columns.map(\.name).joined(separator: ", ")))
+          INSERT INTO \(events) (\(StoredEvent.columnNames))
           SELECT \(columns.selected) FROM unnest(\(columns.arrays)) AS r(\(columns.names))
           ON CONFLICT (app, event_id) DO NOTHING
           RETURNING app, event_id, name, occurred_at, device_id, user_id, session_id, platform, app_version,
@@ -166,13 +163,13 @@ struct PostgresTables: Sendable {
   /// The events' columns bound as one array each (``StoredEvent/columns``), a nullable column with a
   /// second array saying where it has a value: what `unnest` reads, the names it gives them and what
   /// the insert selects from them.
-  private static func unnest(_ rows: [StoredEvent], into binds: inout PostgresBindings) -> (
+  private static func unnest<Row: StoredRow>(_ rows: [Row], into binds: inout PostgresBindings) -> (
     arrays: String, names: String, selected: String
   ) {
     var arrays: [String] = []
     var names: [String] = []
     var selected: [String] = []
-    for column in StoredEvent.columns {
+    for column in Row.columns {
       let values = rows.map(column.value)
       switch column.kind {
       case .text, .json: binds.append(values.map { $0.text ?? "" })
@@ -195,7 +192,7 @@ struct PostgresTables: Sendable {
     )
   }
 
-  private static let arrayType: [EventColumn.Kind: String] = [
+  private static let arrayType: [StoredColumnKind: String] = [
     .text: "text[]", .json: "text[]", .integer: "bigint[]", .time: "timestamptz[]",
   ]
 
@@ -206,24 +203,12 @@ struct PostgresTables: Sendable {
 
   func insertCounters(_ rows: [StoredCounter]) -> PostgresQuery {
     var binds = PostgresBindings()
-    binds.append(rows.map(\.app))
-    binds.append(rows.map(\.counterID))
-    binds.append(rows.map(\.deviceID))
-    binds.append(rows.map(\.name))
-    binds.append(rows.map(\.count))
-    binds.append(rows.map(\.firstCountedAt))
-    binds.append(rows.map(\.receivedAt))
-    Self.appendContext(rows.map(\.context), to: &binds)
+    let columns = Self.unnest(rows, into: &binds)
     return PostgresQuery(
       unsafeSQL: """
         WITH inserted AS (
-          INSERT INTO \(counters) AS c (app, counter_id, device_id, name, count, first_counted_at, received_at,
-            \(Self.contextColumns))
-          SELECT app, counter_id, device_id, name, count, to_timestamp(first_counted_at / 1000.0),
-            to_timestamp(received_at / 1000.0), \(Self.contextColumns)
-          FROM unnest($1::text[], $2::text[], $3::text[], $4::text[], $5::bigint[], $6::bigint[], $7::bigint[],
-            \(Self.textArrays(from: 8, count: ContextField.allCases.count)))
-            AS r(app, counter_id, device_id, name, count, first_counted_at, received_at, \(Self.contextColumns))
+          INSERT INTO \(counters) AS c (\(StoredCounter.columnNames))
+          SELECT \(columns.selected) FROM unnest(\(columns.arrays)) AS r(\(columns.names))
           ON CONFLICT (app, counter_id) DO UPDATE SET count = excluded.count, received_at = excluded.received_at
             WHERE excluded.count > c.count
           RETURNING 1
@@ -239,42 +224,32 @@ struct PostgresTables: Sendable {
     Date(timeIntervalSince1970: Double(milliseconds) / 1000)
   }
 
-  private static func appendContext(_ contexts: [EventContext], to binds: inout PostgresBindings) {
-    for field in ContextField.allCases { binds.append(contexts.map { $0[field] }) }
-  }
-
-  /// `$first::text[], …`: `count` text-array placeholders.
-  private static func textArrays(from first: Int, count: Int) -> String {
-    (first..<first + count).map { "$\($0)::text[]" }.joined(separator: ", ")
-  }
-
   // MARK: Reading
 
   private static func milliseconds(_ column: String) -> String {
     "(extract(epoch FROM \(column)) * 1000)::bigint AS \(column)"
   }
 
-  /// The events' columns as reports read them: times in ms, JSON as text (``StoredEvent/columns``).
-  static let eventColumns = StoredEvent.columns.map { column in
-    switch column.kind {
-    case .text: column.name
-    case .integer: "\(column.name)::bigint AS \(column.name)"
-    case .time: milliseconds(column.name)
-    case .json: "\(column.name)::text AS \(column.name)"
-    }
-  }.joined(separator: ", ")
-  static let counterColumns =
-    "app, counter_id, device_id, name, count, \(milliseconds("first_counted_at")), \(milliseconds("received_at")), "
-    + contextColumns
-  static let keyColumns = "id, app, scope, hash, \(milliseconds("created_at")), \(milliseconds("revoked_at"))"
-
-  private static func context(_ row: PostgresRandomAccessRow) throws -> EventContext {
-    try EventContext { field in try row[field.column].decode(String.self) }
+  /// A row's columns as reads select them: times in ms, JSON as text (``StoredRow/columns``).
+  static func selected<Row: StoredRow>(_ row: Row.Type) -> String {
+    Row.columns.map { column in
+      switch column.kind {
+      case .text: column.name
+      case .integer: "\(column.name)::bigint AS \(column.name)"
+      case .time: milliseconds(column.name)
+      case .json: "\(column.name)::text AS \(column.name)"
+      }
+    }.joined(separator: ", ")
   }
 
-  static func event(_ plain: PostgresRow) throws -> StoredEvent {
+  static let eventColumns = selected(StoredEvent.self)
+  static let counterColumns = selected(StoredCounter.self)
+  static let keyColumns = "id, app, scope, hash, \(milliseconds("created_at")), \(milliseconds("revoked_at"))"
+
+  /// A row read column by column (``StoredRow/columns``), as ``selected(_:)`` selects them.
+  static func read<Row: StoredRow>(_ plain: PostgresRow) throws -> Row {
     let row = plain.makeRandomAccess()
-    return try StoredEvent { column in
+    return try Row { column in
       switch column.kind {
       case .text, .json: try row[column.name].decode(String?.self).map(SQLValue.text) ?? .null
       case .integer, .time: try row[column.name].decode(Int64?.self).map(SQLValue.int) ?? .null
@@ -282,16 +257,9 @@ struct PostgresTables: Sendable {
     }
   }
 
-  static func counter(_ plain: PostgresRow) throws -> StoredCounter {
-    let row = plain.makeRandomAccess()
-    return StoredCounter(
-      app: try row["app"].decode(String.self), counterID: try row["counter_id"].decode(String.self),
-      deviceID: try row["device_id"].decode(String.self), name: try row["name"].decode(String.self),
-      count: try row["count"].decode(Int64.self),
-      firstCountedAt: try row["first_counted_at"].decode(Int64.self),
-      receivedAt: try row["received_at"].decode(Int64.self), context: try context(row)
-    )
-  }
+  static func event(_ plain: PostgresRow) throws -> StoredEvent { try read(plain) }
+
+  static func counter(_ plain: PostgresRow) throws -> StoredCounter { try read(plain) }
 
   static func key(_ plain: PostgresRow) throws -> KeyRecord? {
     let row = plain.makeRandomAccess()

@@ -156,20 +156,16 @@ enum SQLiteSchema {
 /// Row mapping between the store's types and SQLite rows.
 enum SQLiteRows {
   static let insertEvent = """
-    INSERT INTO events (\(StoredEvent.columns.map(\.name).joined(separator: ", ")))
+    INSERT INTO events (\(StoredEvent.columnNames))
     VALUES (\(placeholders(StoredEvent.columns.count)))
     ON CONFLICT (app, event_id) DO NOTHING
     """
 
   static let insertCounter = """
-    INSERT INTO counters (app, counter_id, device_id, name, count, first_counted_at, received_at, \(contextColumns))
-    VALUES (\(placeholders(7 + ContextField.allCases.count)))
+    INSERT INTO counters (\(StoredCounter.columnNames)) VALUES (\(placeholders(StoredCounter.columns.count)))
     ON CONFLICT (app, counter_id) DO UPDATE SET count = excluded.count, received_at = excluded.received_at
       WHERE excluded.count > counters.count
     """
-
-  /// The context columns, in ``ContextField``'s order.
-  static let contextColumns = ContextField.columns.joined(separator: ", ")
 
   private static func placeholders(_ count: Int) -> String {
     Array(repeating: "?", count: count).joined(separator: ", ")
@@ -204,14 +200,7 @@ enum SQLiteRows {
       var binder = Binder(statement.sqliteStatement)
       for counter in batch.counters {
         binder.start()
-        binder.text(counter.app)
-        binder.text(counter.counterID)
-        binder.text(counter.deviceID)
-        binder.text(counter.name)
-        binder.integer(counter.count)
-        binder.integer(counter.firstCountedAt)
-        binder.integer(counter.receivedAt)
-        binder.context(counter.context)
+        for column in StoredCounter.columns { binder.value(column.value(counter)) }
         if try binder.step(db) { summary.insertedCounters += 1 } else { summary.duplicateCounters += 1 }
       }
     }
@@ -251,11 +240,6 @@ enum SQLiteRows {
       }
     }
 
-    /// The context columns, in ``ContextField``'s order.
-    mutating func context(_ context: EventContext) {
-      for (_, value) in context.fields { text(value) }
-    }
-
     /// One value, bound as its kind.
     mutating func value(_ value: SQLValue) {
       switch value {
@@ -285,10 +269,6 @@ enum SQLiteRows {
     }
   }
 
-  static func context(_ row: Row) -> EventContext {
-    EventContext { field in (row[field.column] as String?) ?? "" }
-  }
-
   static func event(_ row: Row) -> StoredEvent {
     StoredEvent { column in value(row[column.name]) }
   }
@@ -305,11 +285,7 @@ enum SQLiteRows {
   }
 
   static func counter(_ row: Row) -> StoredCounter {
-    StoredCounter(
-      app: row["app"], counterID: row["counter_id"], deviceID: row["device_id"], name: row["name"],
-      count: row["count"],
-      firstCountedAt: row["first_counted_at"], receivedAt: row["received_at"], context: context(row)
-    )
+    StoredCounter { column in value(row[column.name]) }
   }
 
   static func key(_ row: Row) -> KeyRecord? {
