@@ -1,4 +1,4 @@
-public import WireJSON
+import WireJSON
 
 /// The rules of one native event, declared once: the collector refuses an event that breaks one,
 /// naming the field, and `CollectorService` drops such an event on the device for the same reason
