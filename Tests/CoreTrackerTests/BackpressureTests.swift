@@ -127,6 +127,41 @@ struct BackpressureTests {
     await first.shutdown()
   }
 
+  /// A run killed after its worker handed an event to a service, before the journal's commit: the
+  /// next run replays it (the same id), and past the disk budget it never drops it, because a copy
+  /// may already be on its way; counting it as `disk_budget` would count a delivered event as lost.
+  /// Every event is delivered or counted, none both.
+  @Test func aRecordADeadRunMayHaveHandedOverIsNeverDroppedForTheBudget() async throws {
+    let folder = JournalFolder()
+    let clock = ManualClock()
+    let gate = GateService()
+    let dead = Tracker(services: [gate], configuration: journalingConfiguration(folder.folder("a"), clock: clock))
+    dead.track(probe(0))
+    gate.entered.wait()  // the worker holds event 0, handed over, not committed
+    for index in 1..<100 { dead.track(probe(index)) }
+    _ = try copyJournal(from: folder.folder("a"), to: folder.folder("b"))
+
+    let service = RoomService(capacity: 0)  // the collector is down
+    let next = Tracker(
+      services: [service],
+      configuration: journalingConfiguration(folder.folder("b"), clock: clock, maximumBytes: 64 << 10))
+    #expect(next.stats.replayed == 100)
+    let total = 100 + TrackerJournal.eventsKeptInMemory + 6_000
+    for index in 100..<total { next.track(probe(index)) }
+    #expect(await eventually { next.stats.queued + next.stats.dropped(.diskBudget) == total })
+    service.setCapacity(.max)
+    await next.flush()
+
+    let received = Set(service.indices)
+    let dropped = next.stats.dropped(.diskBudget)
+    #expect(dropped > 0, "the budget was never reached: the test proves nothing")
+    let handedOverArrived = received.contains(0)
+    #expect(handedOverArrived, "the event the dead run handed over was dropped and counted as lost")
+    #expect(received.count + dropped == total)
+    gate.release.signal()
+    await dead.shutdown()
+  }
+
   /// Shut down while held back: `shutdown` returns, and what was not handed over stays in the
   /// journal; the next run delivers it.
   @Test func shutdownWhileHeldBackLeavesTheRestForTheNextRun() async throws {

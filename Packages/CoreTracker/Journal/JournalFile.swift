@@ -42,7 +42,20 @@ final class JournalFile {
   private(set) var tailSequence: UInt64 = 0
   private(set) var headSequence: UInt64 = 0
   /// Records below this are in the worker's hands (taken in memory, or read back): never dropped.
-  var protectedEnd: UInt64 = 0
+  /// Kept in the header, so that the next run knows which of the records a killed run left may
+  /// already have reached a service: it never drops those for the disk budget either (a copy is in
+  /// an outbox, or it is delivered again under its id: counting it as lost would over-count).
+  var protectedEnd: UInt64 {
+    get { protectedSequence }
+    set {
+      protectedSequence = max(newValue, handedByDeadRuns)
+      file.base.storeBytes(
+        of: protectedSequence.littleEndian, toByteOffset: JournalFormat.Header.protectedEnd, as: UInt64.self)
+    }
+  }
+  private var protectedSequence: UInt64 = 0
+  /// The end of the adopted records a dead run may have handed to a service (see ``protectedEnd``).
+  private var handedByDeadRuns: UInt64 = 0
   /// Called once before the first record an append drops: the queue makes what waits in memory
   /// wait in the journal alone, so that a dropped record is a dropped event (counted), never one
   /// that a copy in memory would still deliver.
@@ -86,8 +99,11 @@ final class JournalFile {
     guard rename(making.path, url.path) == 0 else { throw FileError.io("rename \(making.lastPathComponent)", errno) }
     var recovered = Recovered()
     for orphan in orphans(in: directory, besides: url) {
-      journal.adopt(orphan, into: &recovered)
+      if let handed = journal.adopt(orphan, into: &recovered) {
+        journal.handedByDeadRuns = max(journal.handedByDeadRuns, handed)
+      }
     }
+    journal.protectedEnd = journal.handedByDeadRuns
     recovered.replay = 0..<journal.headSequence
     recovered.events = journal.countEvents()
     // The session goes on in this run's file at once: a run killed before its first commit must not
@@ -332,9 +348,12 @@ final class JournalFile {
     return maximumBytes - JournalFormat.headerBytes - used
   }
 
+  /// The tail's offset goes first, its sequence number after: a kill between the two can only make
+  /// the next run take one more record for handed over (kept, never dropped), not one fewer.
   private func storePositions() {
-    file.base.storeBytes(
-      of: UInt64(tail).littleEndian, toByteOffset: JournalFormat.Header.committed, as: UInt64.self)
-    file.base.storeBytes(of: UInt64(head).littleEndian, toByteOffset: JournalFormat.Header.head, as: UInt64.self)
+    typealias H = JournalFormat.Header
+    file.base.storeBytes(of: UInt64(tail).littleEndian, toByteOffset: H.committed, as: UInt64.self)
+    file.base.storeBytes(of: tailSequence.littleEndian, toByteOffset: H.tailSequence, as: UInt64.self)
+    file.base.storeBytes(of: UInt64(head).littleEndian, toByteOffset: H.head, as: UInt64.self)
   }
 }

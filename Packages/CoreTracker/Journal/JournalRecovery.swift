@@ -19,14 +19,17 @@ extension JournalFile {
   /// Copies the uncommitted records of a dead run's journal into this one, keeps its session if it
   /// is the latest seen, then empties and deletes it. A journal another process holds is left alone,
   /// and so is one whose records do not fit in what is left of the disk budget (a later run takes it).
-  func adopt(_ orphan: URL, into recovered: inout Recovered) {
-    guard let lock = (try? FileLock.acquire(orphan, creating: false)) ?? nil else { return }
+  ///
+  /// Returns the end, in this journal's sequence numbers, of the copied records the dead run's
+  /// worker held (some may have reached a service; ``protectedEnd`` keeps them), or `nil`.
+  func adopt(_ orphan: URL, into recovered: inout Recovered) -> UInt64? {
+    guard let lock = (try? FileLock.acquire(orphan, creating: false)) ?? nil else { return nil }
     let size = lock.size
     guard size >= JournalFormat.headerBytes(version: 1), let (mapped, _) = try? MappedFile.open(orphan, size: size)
     else {
       if size > 0 { recovered.damagedRecords += 1 }
       try? FileManager.default.removeItem(at: orphan)
-      return
+      return nil
     }
     let base = mapped.base
     typealias H = JournalFormat.Header
@@ -36,14 +39,17 @@ extension JournalFile {
     else {
       recovered.damagedRecords += 1
       try? FileManager.default.removeItem(at: orphan)
-      return
+      return nil
     }
     let head = Int(clamping: UInt64(littleEndian: base.loadUnaligned(fromByteOffset: H.head, as: UInt64.self)))
     let tail = Int(clamping: UInt64(littleEndian: base.loadUnaligned(fromByteOffset: H.committed, as: UInt64.self)))
     let first = JournalFormat.headerBytes(version: version)
+    var handedEnd: UInt64?
     if let (end, bytes) = JournalRing.validate(base, size: size, first: first, tail: tail, head: head) {
-      guard bytes <= freeBytes else { return }  // no room: left for a later run, nothing lost
+      guard bytes <= freeBytes else { return nil }  // no room: left for a later run, nothing lost
+      let start = headSequence
       _ = copyRecords(of: base, size: size, first: first, tail: tail, head: end)
+      handedEnd = min(headSequence, start + (version > 1 ? Self.heldByWorker(in: base) : 0))
       if end != head { recovered.damagedRecords += 1 }
     } else {
       recovered.damagedRecords += 1
@@ -58,6 +64,15 @@ extension JournalFile {
     // Emptied before it is deleted: a process that opened it before the unlink finds nothing.
     base.storeBytes(of: UInt64(head).littleEndian, toByteOffset: H.committed, as: UInt64.self)
     try? FileManager.default.removeItem(at: orphan)
+    return handedEnd
+  }
+
+  /// How many of a dead run's uncommitted records its worker held when it died.
+  private static func heldByWorker(in base: UnsafeMutableRawPointer) -> UInt64 {
+    typealias H = JournalFormat.Header
+    let tail = UInt64(littleEndian: base.loadUnaligned(fromByteOffset: H.tailSequence, as: UInt64.self))
+    let protected = UInt64(littleEndian: base.loadUnaligned(fromByteOffset: H.protectedEnd, as: UInt64.self))
+    return protected > tail ? protected - tail : 0
   }
 
   /// The session a journal's header holds, if any and if it is sane.

@@ -190,6 +190,11 @@ enum JournalFormat {
     static let sessionStart = 48
     static let lastActivity = 56
     static let sessionEvents = 64
+    /// The sequence number of the record at `committed`, and the end of what the worker holds
+    /// (``JournalFile/protectedEnd``): the records between them may have reached a service before a
+    /// kill (zero in files written before these were kept).
+    static let tailSequence = 72
+    static let protectedEnd = 80
     /// The drop ledger's region.
     static let ledger = 128
   }
