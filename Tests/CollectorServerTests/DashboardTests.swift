@@ -212,7 +212,12 @@ struct DashboardBrowserTests {
   /// without console errors (the Content-Security-Policy blocks nothing they need), and after
   /// signing out the old cookie opens no page.
   @Test(.enabled(if: chromium != nil)) func aSessionInChromiumKeepsTheKeyOutOfURLsAndEndsOnSignOut() async throws {
-    let collector = try await makeCollector(configure: { $0.security.secureCookies = .always })
+    // The test client's connection waits while Chromium works (a minute or more on a busy machine):
+    // the idle timeout must not close it under the last request.
+    let collector = try await makeCollector(configure: {
+      $0.security.secureCookies = .always
+      $0.idleTimeoutSeconds = 600
+    })
     try await seed(collector)
     try await collector.application(closesStore: false).test(.live) { client async throws in
       let base = "http://127.0.0.1:\(try #require(client.port))"

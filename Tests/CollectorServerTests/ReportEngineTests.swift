@@ -38,23 +38,21 @@ struct ReportEngineTests {
       let figures = Overview.Figures(events: 11, devices: 4, people: 4, sessions: 5, counters: 0)
       return Overview(current: figures, previous: figures)
     }
-    func topEvents(_ filter: ReportFilter, limit: Int) async throws -> CountList {
-      record("topEvents \(limit)")
-      return Self.list
-    }
-    func breakdown(_ filter: ReportFilter, by dimension: ReportDimension) async throws -> CountList {
-      record("breakdown \(dimension.rawValue)")
-      return Self.list
-    }
-    func parameterValues(_ filter: ReportFilter, event: String, parameter: String, limit: Int) async throws
-      -> CountList
-    {
-      record("parameterValues")
-      return Self.list
-    }
-    func counters(_ filter: ReportFilter, limit: Int) async throws -> CountList { Self.list }
-    func timeSeries(_ filter: ReportFilter, bucket: ReportBucket, event: String?) async throws -> TimeSeries {
-      TimeSeries(bucket: bucket, event: event, points: [])
+    /// Every counting report comes here: one row of fixed figures for the first dimension.
+    func aggregate(_ query: ReportQuery) async throws -> [SQLRow] {
+      let by = query.dimensions.map { dimension in
+        switch dimension {
+        case .name: "name"
+        case .context(let context): context.rawValue
+        case .parameter(let key): "parameter \(key)"
+        case .bucket(let bucket): bucket.rawValue
+        }
+      }
+      record("aggregate \(by.joined(separator: ",")) \(query.limit.map(String.init) ?? "all")")
+      let values = query.measures.map { SQLValue.int($0 == .devices ? 3 : 7) }
+      return [
+        SQLRow(columns: [query.column(of: 0)] + query.measures.map(\.column), values: [.text("from_engine")] + values)
+      ]
     }
     func activeDevices(_ filter: ReportFilter) async throws -> ActiveDevices {
       ActiveDevices(daily: 1, weekly: 2, monthly: 3, new: 1, returning: 0)
@@ -107,8 +105,8 @@ struct ReportEngineTests {
     }
     #expect(
       engine.calls == [
-        "topEvents 9", "topItems Shoes - 5", "funnel a>b 7200000", "breakdown platform", "breakdown os-version",
-        "breakdown app-version",
+        "aggregate name 9", "topItems Shoes - 5", "funnel a>b 7200000", "aggregate platform 1000",
+        "aggregate os-version 1000", "aggregate app-version 1000",
       ])
   }
 }

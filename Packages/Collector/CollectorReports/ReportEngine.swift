@@ -1,3 +1,5 @@
+public import CollectorStore
+
 /// What a breakdown is by.
 public enum ReportDimension: String, Sendable, CaseIterable {
   /// The platform.
@@ -27,17 +29,10 @@ public protocol ReportEngine: Sendable {
   func apps() async throws -> [String]
   /// Events, devices, sessions and counter increments, for the range and the range before it.
   func overview(_ filter: ReportFilter) async throws -> Overview
-  /// Events by name: count and devices, most frequent first.
-  func topEvents(_ filter: ReportFilter, limit: Int) async throws -> CountList
-  /// Shares by platform, OS version or app version; versions newest first, in version order.
-  func breakdown(_ filter: ReportFilter, by dimension: ReportDimension) async throws -> CountList
-  /// The most frequent values of one parameter of one event.
-  func parameterValues(_ filter: ReportFilter, event: String, parameter: String, limit: Int) async throws
-    -> CountList
-  /// Counter totals per name, largest first.
-  func counters(_ filter: ReportFilter, limit: Int) async throws -> CountList
-  /// Counts and devices per hour or day, for all events or one; every bucket of the range present.
-  func timeSeries(_ filter: ReportFilter, bucket: ReportBucket, event: String?) async throws -> TimeSeries
+  /// The rows of a counting question (``ReportQuery``): one per group, each dimension in its
+  /// ``ReportQuery/column(of:)``, each measure in its ``ReportQuery/Measure/column``. Top events,
+  /// breakdowns, parameter values, counters and time series are written once over it.
+  func aggregate(_ query: ReportQuery) async throws -> [SQLRow]
   /// DAU, WAU and MAU at the end of the range; new against returning users in the range; in people
   /// or devices (``ReportFilter/unit``).
   func activeDevices(_ filter: ReportFilter) async throws -> ActiveDevices

@@ -17,6 +17,7 @@ public enum Report: String, CaseIterable, Sendable {
   case sessions
   case revenue
   case topItems = "top-items"
+  case versionAdoption = "version-adoption"
 
   /// The report named `name`; throws ``FieldError`` listing the reports otherwise.
   public init(named name: String) throws(FieldError) {
@@ -43,6 +44,7 @@ public enum Report: String, CaseIterable, Sendable {
     case .sessions: Sessions.self
     case .revenue: Revenue.self
     case .topItems: TopItems.self
+    case .versionAdoption: VersionAdoption.self
     }
   }
 }
@@ -107,6 +109,7 @@ extension ReportEngine {
       return try await topItems(
         filter, category: parameters.text("category"), brand: parameters.text("brand"),
         limit: try parameters.integer("limit", default: 50))
+    case .versionAdoption: return try await versionAdoption(filter)
     }
   }
 }

@@ -23,7 +23,7 @@ extension SQLReports {
     for day in days { byDay["\(day.currency)\u{0}\(day.start)"] = day }
     var series: [Revenue.Day] = []
     for currency in currencies {
-      var start = Self.floor(filter.from, 86_400_000)
+      var start = ReportTime.floor(filter.from, 86_400_000)
       while start < filter.to {
         let day = byDay["\(currency)\u{0}\(start)"]
         series.append(Revenue.Day(start: start, currency: currency, orders: day?.orders ?? 0, net: day?.net ?? 0))

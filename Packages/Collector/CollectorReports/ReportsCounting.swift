@@ -1,0 +1,84 @@
+public import CollectorStore
+import CollectorWire
+import Foundation
+
+/// The reports that count, written once over ``ReportQuery``: every engine answers them through its
+/// ``ReportEngine/aggregate(_:)``.
+extension ReportEngine {
+  /// Events by name: count and devices, most frequent first.
+  public func topEvents(_ filter: ReportFilter, limit: Int) async throws -> CountList {
+    let query = try ReportQuery(filter, by: [.name], measuring: [.events, .devices], limit: limit)
+    return CountList(dimension: "event", rows: Self.countRows(try await aggregate(query), of: query))
+  }
+
+  /// Shares by platform, OS version, app version or app name; versions newest first, in version
+  /// order (`10.0` above `9.0`).
+  public func breakdown(_ filter: ReportFilter, by dimension: ReportDimension) async throws -> CountList {
+    let query = try ReportQuery(filter, by: [.context(dimension)], measuring: [.events, .devices], limit: 1_000)
+    var rows = Self.countRows(try await aggregate(query), of: query)
+    if dimension == .appVersion || dimension == .osVersion {
+      rows.sort { SemanticVersion($0.name) > SemanticVersion($1.name) }
+    }
+    return CountList(dimension: dimension.rawValue.replacingOccurrences(of: "-", with: " "), rows: rows)
+  }
+
+  /// The most frequent values of one parameter of one event (`(none)` for events without it).
+  public func parameterValues(_ filter: ReportFilter, event: String, parameter: String, limit: Int)
+    async throws -> CountList
+  {
+    let query = try ReportQuery(
+      filter, named: event, by: [.parameter(parameter)], measuring: [.events, .devices], limit: limit)
+    return CountList(dimension: parameter, rows: Self.countRows(try await aggregate(query), of: query))
+  }
+
+  /// Counter totals per name (SimpleAnalytics' counters), largest first.
+  public func counters(_ filter: ReportFilter, limit: Int) async throws -> CountList {
+    let query = try ReportQuery(filter, of: .counters, by: [.name], measuring: [.total, .devices], limit: limit)
+    return CountList(dimension: "counter", rows: Self.countRows(try await aggregate(query), of: query))
+  }
+
+  /// Counts and devices per hour or day, for all events or one; every bucket of the range present.
+  public func timeSeries(_ filter: ReportFilter, bucket: ReportBucket, event: String?) async throws -> TimeSeries {
+    guard bucket != .week else { throw FieldError(field: "bucket", reason: "is hour or day") }
+    guard (filter.to - filter.from) / bucket.milliseconds <= 10_000 else {
+      throw FieldError(field: "bucket", reason: "more than 10,000 \(bucket.rawValue)s in the range")
+    }
+    let query = try ReportQuery(
+      filter, named: event, by: [.bucket(bucket)], measuring: [.events, .devices], order: .dimensions)
+    var byBucket: [Int64: (Int64, Int64)] = [:]
+    for row in try await aggregate(query) {
+      byBucket[row[query.column(of: 0)].int ?? 0] = (row[.events], row[.devices])
+    }
+    let size = bucket.milliseconds
+    let points = Swift.stride(from: ReportTime.floor(filter.from, size), to: filter.to, by: Int(size)).map { start in
+      let (count, devices) = byBucket[start / size] ?? (0, 0)
+      return TimeSeries.Point(start: start, count: count, devices: devices)
+    }
+    return TimeSeries(bucket: bucket, event: event, points: points)
+  }
+
+  /// Rows of one dimension and a count (events or total) and devices, as counts with shares.
+  static func countRows(_ rows: [SQLRow], of query: ReportQuery) -> [CountRow] {
+    let counted = query.measures[0]
+    // Shares from a double total: counts near Int64.max cannot overflow the sum.
+    let total = rows.reduce(0.0) { $0 + Double($1[counted]) }
+    return rows.map { row in
+      let count = row[counted]
+      return CountRow(
+        name: row[query.column(of: 0)].text ?? "", count: count, devices: row[.devices],
+        share: total == 0 ? 0 : Double(count) * 100 / total)
+    }
+  }
+}
+
+extension SQLRow {
+  /// The value of `measure` in a row of a ``ReportQuery`` (0 when absent).
+  public subscript(_ measure: ReportQuery.Measure) -> Int64 { self[measure.column].int ?? 0 }
+}
+
+extension ReportTime {
+  /// `value` rounded down to a multiple of `size` (towards the past, also before 1970).
+  package static func floor(_ value: Int64, _ size: Int64) -> Int64 {
+    value >= 0 ? value / size * size : -((-value + size - 1) / size) * size
+  }
+}

@@ -1,0 +1,66 @@
+public import CollectorStore
+
+/// ``ReportQuery`` in the SQL engines' dialects: one parameterised statement over the events (or
+/// the rollups, when they can answer it) or the counters.
+extension SQLReports {
+  /// The rows of `query`: one per group, the dimensions in `d0`, `d1`, …, each measure in its
+  /// ``ReportQuery/Measure/column``.
+  public func aggregate(_ query: ReportQuery) async throws -> [SQLRow] {
+    var sql = SQLBuilder(store.dialect)
+    let rollup = rollupTable(for: query)
+    let dimensions = query.dimensions.map { expression($0, of: query, rollup: rollup != nil, &sql) }
+    let measures = query.measures.map { expression($0, rollup: rollup != nil, sql) }
+    var conditions: String
+    let table: String
+    switch (query.source, rollup) {
+    case (.events, let rollup?):
+      (table, conditions) = (rollup, sql.rollupConditions(query.filter))
+    case (.events, nil):
+      (table, conditions) = (store.eventsTable, sql.conditions(query.filter))
+    case (.counters, _):
+      (table, conditions) = (store.countersTable, sql.conditions(query.filter, timeColumn: query.timeColumn))
+    }
+    if let name = query.name { conditions += " AND name = \(sql.bind(name))" }
+    let limit = query.limit.map { sql.bind(Int64($0)) }
+    let statement = query.statement(
+      dimensions: dimensions, measures: measures, from: table, where: conditions, limit: limit)
+    return try await rows(statement, sql)
+  }
+
+  /// The rollup that answers `query`, if one does: events by name, context dimensions (not the
+  /// app name) or hour and day buckets, counted or by device, over a range of whole hours.
+  private func rollupTable(for query: ReportQuery) -> String? {
+    guard query.source == .events, let tables = rollups(query.filter),
+      query.measures.allSatisfy({ $0 == .events || $0 == .devices })
+    else { return nil }
+    var named = query.name != nil
+    for dimension in query.dimensions {
+      switch dimension {
+      case .name: named = true
+      case .context(let context) where context != .appName: continue
+      case .bucket(let bucket) where bucket != .week: continue
+      default: return nil
+      }
+    }
+    return named ? tables.names : tables.sessions
+  }
+
+  private func expression(
+    _ dimension: ReportQuery.Dimension, of query: ReportQuery, rollup: Bool, _ sql: inout SQLBuilder
+  ) -> String {
+    switch dimension {
+    case .name: "name"
+    case .context(let context): context.column
+    case .parameter(let key): "coalesce(\(sql.parameter(key)), '(none)')"
+    case .bucket(let bucket): "(\(rollup ? "hour" : sql.ms(query.timeColumn)) / \(bucket.milliseconds))"
+    }
+  }
+
+  private func expression(_ measure: ReportQuery.Measure, rollup: Bool, _ sql: SQLBuilder) -> String {
+    switch measure {
+    case .events: rollup ? "CAST(sum(events) AS BIGINT)" : "count(*)"
+    case .devices: "count(DISTINCT device_id)"
+    case .total: sql.saturatingSum("count")
+    }
+  }
+}
