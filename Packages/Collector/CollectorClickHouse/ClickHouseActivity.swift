@@ -29,11 +29,11 @@ extension ClickHouseReports {
     // DAU, WAU and MAU in one pass: each device's last active time in the 30 days, with its unit.
     let day = ReportBucket.day.milliseconds
     var window = filter
-    window.from = filter.to - (SQLReports.activeSpans.last ?? 0) * day
+    window.from = filter.to - (ActiveDevices.activeSpans.last ?? 0) * day
     let last =
       "SELECT device_id, max(occurred_at) AS last FROM \(events) WHERE \(Self.conditions(window)) GROUP BY device_id"
-    let counts = SQLReports.activeSpans.map {
-      "toInt64(uniqExactIf(unit_id, last >= \(ClickHouseSQL.literal(filter.to - $0 * day)))) AS \(SQLReports.recentColumn($0))"
+    let counts = ActiveDevices.activeSpans.map {
+      "toInt64(uniqExactIf(unit_id, last >= \(ClickHouseSQL.literal(filter.to - $0 * day)))) AS \(ActiveDevices.recentColumn($0))"
     }
     let recent = try await rows(
       "SELECT \(counts.joined(separator: ", ")) FROM (\(units(of: last, app: filter.app, people: people)))"
@@ -49,11 +49,11 @@ extension ClickHouseReports {
         + "(\(units(of: earlier, app: filter.app, people: people)))))) AS returning_devices "
         + "FROM (SELECT DISTINCT unit_id FROM (\(units(of: active, app: filter.app, people: people))))"
     ).first
-    return SQLReports.activeDevices(split, recent: recent, unit: filter.unit)
+    return ActiveDevices(split, recent: recent, unit: filter.unit)
   }
 
   public func retention(_ filter: ReportFilter, period: ReportBucket, byAppVersion: Bool) async throws -> Retention {
-    try SQLReports.checkRetention(filter, period: period)
+    try Retention.check(filter, period: period)
     let people = try await countsPeople(filter)
     // Each device's periods, with its first event's time and version in each (the smallest version
     // among events of that millisecond), aggregated where the events are.
@@ -69,6 +69,6 @@ extension ClickHouseReports {
     let found = try await rows(
       "SELECT cohort, version, q - cohort AS k, toInt64(uniqExact(unit_id)) AS devices FROM (\(perUnit)) "
         + "ARRAY JOIN periods AS q GROUP BY cohort, version, k ORDER BY cohort, version, k")
-    return SQLReports.retention(found, filter: filter, period: period, byAppVersion: byAppVersion)
+    return Retention(found, filter: filter, period: period, byAppVersion: byAppVersion)
   }
 }

@@ -3,7 +3,7 @@ import CollectorStore
 import CollectorWire
 
 /// The funnel on ClickHouse: the same furthest step per person or device as the SQL engines' walk
-/// (``SQLReports/reached(_:steps:window:)``), computed by the server with `windowFunnel`.
+/// (``Funnel/reached(_:steps:window:)``), computed by the server with `windowFunnel`.
 ///
 /// Two limits of `windowFunnel` in 18.16 shape the query, and neither may change an answer:
 /// - It breaks ties between events of one millisecond by step, the walk by tracking order (the
@@ -29,14 +29,14 @@ extension ClickHouseReports {
   public func funnel(_ filter: ReportFilter, steps: [String], window: Int64, appVersion: String?) async throws
     -> Funnel
   {
-    let filter = try SQLReports.funnelFilter(filter, steps: steps, window: window, appVersion: appVersion)
+    let filter = try Funnel.filter(filter, steps: steps, window: window, appVersion: appVersion)
     let matching = "\(Self.conditions(filter)) AND name IN \(ClickHouseSQL.list(Set(steps).sorted()))"
     let scale = Self.funnelScale
     let people = try await countsPeople(filter)
     let all = FunnelPart(matching: matching, units: "")
     guard Set(steps).count == steps.count, window <= (Int64(Int32.max) - scale) / scale else {
       let found = try await rows(walked(all, filter: filter, people: people))
-      return SQLReports.funnel(found, steps: steps, window: window, appVersion: appVersion, unit: filter.unit)
+      return Funnel(found, steps: steps, window: window, appVersion: appVersion, unit: filter.unit)
     }
     // A unit's events are held in memory while it is funnelled: units are taken in parts of about 4
     // million step events (by a hash of the unit), one query each. Devices are picked where the
@@ -54,7 +54,7 @@ extension ClickHouseReports {
       let found = try await funnelPart(filter, picked, people: people, steps: steps, window: window)
       for step in steps.indices { reached[step] += found[step] }
     }
-    return SQLReports.funnel(reached: reached, steps: steps, window: window, appVersion: appVersion, unit: filter.unit)
+    return Funnel(reached: reached, steps: steps, window: window, appVersion: appVersion, unit: filter.unit)
   }
 
   /// The step events of one query: events `matching`, of the units `units` picks (a `WHERE` on
@@ -96,7 +96,7 @@ extension ClickHouseReports {
         (walk.units.isEmpty ? " WHERE " : " AND ")
         + "unit_id IN (SELECT unit_id FROM (\(perUnit)) WHERE unfit = 1 OR lo != hi)"
       let found = try await rows(walked(walk, filter: filter, people: people))
-      for (step, units) in SQLReports.reached(found, steps: steps, window: window).enumerated() {
+      for (step, units) in Funnel.reached(found, steps: steps, window: window).enumerated() {
         reached[step] += units
       }
     }

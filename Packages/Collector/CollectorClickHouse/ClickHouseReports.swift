@@ -6,7 +6,7 @@ import Foundation
 /// The reports of the ClickHouse engine, in ClickHouse's SQL (the subset 18.16 and current releases
 /// share; ``ClickHouseSQL``), with the same answers as the SQL engines on the same events: the same
 /// hand-computed tests run against each. What turns rows into results (shares, every bucket of a
-/// series, cohorts, the funnel walk, medians, revenue per day) is ``SQLReports``' own code, shared.
+/// series, cohorts, the funnel walk, medians, revenue per day) is the result types' own code (`Retention(_:filter:period:byAppVersion:)`, `Funnel.reached`, ...), shared by every engine.
 ///
 /// Events, orders and items are read without `FINAL`: a write merges away any duplicate of its
 /// events before it answers (`removeDuplicates(of:)`). Counters and keys, whose rows are replaced

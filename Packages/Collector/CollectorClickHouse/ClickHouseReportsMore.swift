@@ -4,7 +4,7 @@ import CollectorWire
 
 /// Sessions, the rows behind a report, and commerce, on ClickHouse.
 extension ClickHouseReports {
-  /// Sessions, counted and their median taken on the server (as ``SQLReports/sessions(_:)`` does
+  /// Sessions, counted and their median taken on the server (as ``Sessions/init(_:)`` does
   /// from one row per session): the middle duration, or the mean of the two middle ones, in whole ms.
   public func sessions(_ filter: ReportFilter) async throws -> Sessions {
     let perSession =
@@ -28,7 +28,7 @@ extension ClickHouseReports {
       try ReportText.checkName(event, field: "event")
       conditions += " AND name = \(ClickHouseSQL.literal(event))"
     }
-    let cursor = try SQLReports.cursor(after)
+    let cursor = try EventRows.cursor(after)
     if let (time, id) = cursor {
       let bound = ClickHouseSQL.literal(time)
       conditions +=
@@ -42,9 +42,9 @@ extension ClickHouseReports {
     if upper - filter.from > 86_400_000 {
       let recent = try await self.page(
         conditions + " AND \(Self.since(upper - 86_400_000))", page)
-      if recent.count > page { return SQLReports.eventRows(recent, page: page) }
+      if recent.count > page { return EventRows(recent, page: page) }
     }
-    return SQLReports.eventRows(try await self.page(conditions, page), page: page)
+    return EventRows(try await self.page(conditions, page), page: page)
   }
 
   /// The newest `page + 1` events of `conditions`: their keys first, sorting two small columns,
@@ -65,7 +65,7 @@ extension ClickHouseReports {
     try filter.refusingAppName("revenue")
     async let current = revenueDays(filter)
     async let previous = revenueDays(filter.previous)
-    return SQLReports.revenue(filter, days: try await current, before: try await previous)
+    return Revenue(filter, days: try await current, before: try await previous)
   }
 
   /// Orders and money per currency and UTC day: each purchase transaction once (its first event by
@@ -91,7 +91,7 @@ extension ClickHouseReports {
 
   public func topItems(_ filter: ReportFilter, category: String?, brand: String?, limit: Int) async throws -> TopItems {
     try filter.refusingAppName("top items")
-    try SQLReports.checkTopItems(category: category, brand: brand)
+    try TopItems.check(category: category, brand: brand)
     var conditions = [Self.conditions(filter, time: "t"), "event_id GLOBAL IN (\(firsts(filter, purchases: true)))"]
     if let category { conditions.append("category = \(ClickHouseSQL.literal(category))") }
     if let brand { conditions.append("brand = \(ClickHouseSQL.literal(brand))") }
@@ -103,6 +103,6 @@ extension ClickHouseReports {
         + "toInt64(uniqExact(k)) AS orders, toInt64(uniqExact(device_id)) AS buyers FROM \(schema.items) "
         + "WHERE \(conditions.joined(separator: " AND ")) GROUP BY item, currency) "
         + "ORDER BY revenue DESC, item, currency LIMIT \(max(1, limit))")
-    return SQLReports.topItems(found, category: category, brand: brand)
+    return TopItems(found, category: category, brand: brand)
   }
 }

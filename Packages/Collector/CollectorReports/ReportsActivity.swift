@@ -56,7 +56,7 @@ extension SQLReports {
         + "AS returning_devices FROM (SELECT DISTINCT device_id FROM \(table) WHERE \(conditions)) a"
     }
     let split = try await rows(query, sql).first
-    return Self.activeDevices(split, recent: recent, unit: filter.unit)
+    return ActiveDevices(split, recent: recent, unit: filter.unit)
   }
 
   /// The row of the distinct units active in the last 1, 7 and 30 days of the range
@@ -65,7 +65,7 @@ extension SQLReports {
   private func recent(_ filter: ReportFilter, persons: String?) async throws -> SQLRow? {
     let day = ReportBucket.day.milliseconds
     var window = filter
-    window.from = filter.to - (Self.activeSpans.last ?? 0) * day
+    window.from = filter.to - (ActiveDevices.activeSpans.last ?? 0) * day
     var sql = SQLBuilder(store.dialect)
     let (table, conditions, last) =
       if let rollups = rollups(window) {
@@ -74,32 +74,13 @@ extension SQLReports {
         (store.eventsTable, sql.conditions(window), "max(\(sql.ms("occurred_at")))")
       }
     let devices = "SELECT app, device_id, \(last) AS last FROM \(table) WHERE \(conditions) GROUP BY app, device_id"
-    let counts = Self.activeSpans.map { days in
+    let counts = ActiveDevices.activeSpans.map { days in
       "count(DISTINCT CASE WHEN last >= \(sql.bind(filter.to - days * day)) THEN unit_id END) "
-        + "AS \(Self.recentColumn(days))"
+        + "AS \(ActiveDevices.recentColumn(days))"
     }
     return try await rows(
       "SELECT \(counts.joined(separator: ", ")) FROM (\(units(of: devices, persons: persons))) u", sql
     ).first
-  }
-
-  /// The days of DAU, WAU and MAU, in order: each counts the users active in that many days to the
-  /// range's end.
-  package static let activeSpans: [Int64] = [1, 7, 30]
-
-  /// The column of the users active in the last `days` days, in the `recent` row of
-  /// ``activeDevices(_:recent:unit:)``.
-  package static func recentColumn(_ days: Int64) -> String { "active_\(days)d" }
-
-  /// Active users from the split row (`active_devices`, `returning_devices`) and the `recent` row
-  /// (a ``recentColumn(_:)`` for each of ``activeSpans``), all counted in `unit`.
-  package static func activeDevices(_ split: SQLRow?, recent: SQLRow?, unit: ReportUnit) -> ActiveDevices {
-    let active = split?["active_devices"].int ?? 0
-    let returning = split?["returning_devices"].int ?? 0
-    let users = activeSpans.map { recent?[recentColumn($0)].int ?? 0 }
-    return ActiveDevices(
-      daily: users[0], weekly: users[1], monthly: users[2], new: active - returning, returning: returning,
-      unit: unit)
   }
 
   /// Cohorts of people or devices (the filter's unit) by the period of their first event in the
@@ -108,7 +89,7 @@ extension SQLReports {
   public func retention(_ filter: ReportFilter, period: ReportBucket, byAppVersion: Bool) async throws
     -> Retention
   {
-    try Self.checkRetention(filter, period: period)
+    try Retention.check(filter, period: period)
     let size = period.milliseconds
     let persons = try await personsTable(filter)
     var sql = SQLBuilder(store.dialect)
@@ -138,11 +119,34 @@ extension SQLReports {
     let found = try await rows(
       "SELECT cohort, version, p - cohort AS k, count(DISTINCT unit_id) AS devices FROM (\(perUnit)) x "
         + "GROUP BY cohort, version, k ORDER BY cohort, version, k", sql)
-    return Self.retention(found, filter: filter, period: period, byAppVersion: byAppVersion)
+    return Retention(found, filter: filter, period: period, byAppVersion: byAppVersion)
   }
+}
 
+extension ActiveDevices {
+  /// The days of DAU, WAU and MAU, in order: each counts the users active in that many days to the
+  /// range's end.
+  package static let activeSpans: [Int64] = [1, 7, 30]
+
+  /// The column of the users active in the last `days` days, in the `recent` row of
+  /// ``init(_:recent:unit:)``.
+  package static func recentColumn(_ days: Int64) -> String { "active_\(days)d" }
+
+  /// Active users from the split row (`active_devices`, `returning_devices`) and the `recent` row
+  /// (a ``recentColumn(_:)`` for each of ``activeSpans``), all counted in `unit`.
+  package init(_ split: SQLRow?, recent: SQLRow?, unit: ReportUnit) {
+    let active = split?["active_devices"].int ?? 0
+    let returning = split?["returning_devices"].int ?? 0
+    let users = Self.activeSpans.map { recent?[Self.recentColumn($0)].int ?? 0 }
+    self.init(
+      daily: users[0], weekly: users[1], monthly: users[2], new: active - returning, returning: returning,
+      unit: unit)
+  }
+}
+
+extension Retention {
   /// Throws ``FieldError`` when retention cannot be answered: hours, or more than 400 periods.
-  package static func checkRetention(_ filter: ReportFilter, period: ReportBucket) throws(FieldError) {
+  package static func check(_ filter: ReportFilter, period: ReportBucket) throws(FieldError) {
     guard period != .hour else { throw FieldError(field: "period", reason: "is day or week") }
     guard (filter.to - filter.from) / period.milliseconds <= 400 else {
       throw FieldError(field: "period", reason: "more than 400 \(period.rawValue)s in the range")
@@ -151,9 +155,7 @@ extension SQLReports {
 
   /// Retention from rows of (`cohort`, `version`, `k`, `devices`): devices of each cohort (its first
   /// period from the range's start, and its first version) active `k` periods later.
-  package static func retention(_ found: [SQLRow], filter: ReportFilter, period: ReportBucket, byAppVersion: Bool)
-    -> Retention
-  {
+  package init(_ found: [SQLRow], filter: ReportFilter, period: ReportBucket, byAppVersion: Bool) {
     let size = period.milliseconds
     let periods = Int((filter.to - filter.from + size - 1) / size)
     var cohorts: [String: Retention.Cohort] = [:]
@@ -178,7 +180,7 @@ extension SQLReports {
       cohort.retained = cohort.active.map { cohort.size == 0 ? 0 : Double($0) * 100 / Double(cohort.size) }
       return cohort
     }
-    return Retention(
+    self.init(
       period: period,
       cohorts: result.sorted {
         ($0.start, SemanticVersion($0.appVersion ?? "")) < ($1.start, SemanticVersion($1.appVersion ?? ""))

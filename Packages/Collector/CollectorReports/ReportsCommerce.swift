@@ -10,61 +10,7 @@ extension SQLReports {
     try filter.refusingAppName("revenue")
     async let current = revenueDays(filter)
     async let previous = revenueDays(filter.previous)
-    return Self.revenue(filter, days: try await current, before: try await previous)
-  }
-
-  /// Revenue from rows of (`day`, `currency`, `orders`, `gross`, `refund_count`, `refunds`) of the
-  /// range (`days`) and of the range before (`before`).
-  package static func revenue(_ filter: ReportFilter, days found: [SQLRow], before: [SQLRow]) -> Revenue {
-    let days = found.map(DayFigures.init)
-    let figures = Self.totals(days)
-    let currencies = figures.map(\.currency)
-    var byDay: [String: DayFigures] = [:]
-    for day in days { byDay["\(day.currency)\u{0}\(day.start)"] = day }
-    var series: [Revenue.Day] = []
-    for currency in currencies {
-      var start = ReportTime.floor(filter.from, 86_400_000)
-      while start < filter.to {
-        let day = byDay["\(currency)\u{0}\(start)"]
-        series.append(Revenue.Day(start: start, currency: currency, orders: day?.orders ?? 0, net: day?.net ?? 0))
-        start += 86_400_000
-      }
-    }
-    return Revenue(current: figures, previous: Self.totals(before.map(DayFigures.init)), days: series)
-  }
-
-  /// Figures per currency (largest gross first) from per-day figures.
-  private static func totals(_ days: [DayFigures]) -> [Revenue.Figures] {
-    var totals: [String: Revenue.Figures] = [:]
-    for day in days {
-      var figures =
-        totals[day.currency] ?? Revenue.Figures(currency: day.currency, orders: 0, gross: 0, refundCount: 0, refunds: 0)
-      figures.orders += day.orders
-      figures.gross += day.gross
-      figures.refundCount += day.refundCount
-      figures.refunds += day.refunds
-      totals[day.currency] = figures
-    }
-    return totals.values.sorted { ($0.gross, $1.currency) > ($1.gross, $0.currency) }
-  }
-
-  private struct DayFigures {
-    var start: Int64
-    var currency: String
-    var orders: Int64
-    var gross: Double
-    var refundCount: Int64
-    var refunds: Double
-    var net: Double { gross - refunds }
-
-    init(_ row: SQLRow) {
-      start = row["day"].int ?? 0
-      currency = row["currency"].text ?? ""
-      orders = row["orders"].int ?? 0
-      gross = row["gross"].double ?? 0
-      refundCount = row["refund_count"].int ?? 0
-      refunds = row["refunds"].double ?? 0
-    }
+    return Revenue(filter, days: try await current, before: try await previous)
   }
 
   /// Orders and money per currency and UTC day: each purchase transaction once (its first event by
@@ -107,7 +53,7 @@ extension SQLReports {
   /// The items of purchases with the most revenue, optionally of one category or brand.
   public func topItems(_ filter: ReportFilter, category: String?, brand: String?, limit: Int) async throws -> TopItems {
     try filter.refusingAppName("top items")
-    try Self.checkTopItems(category: category, brand: brand)
+    try TopItems.check(category: category, brand: brand)
     var sql = SQLBuilder(store.dialect)
     let items = firsts(filter, \.items, purchases: true, &sql)
     var conditions = ["true"]
@@ -121,18 +67,76 @@ extension SQLReports {
         + "sum(quantity * coalesce(price, 0)) AS revenue, count(DISTINCT k) AS orders, "
         + "count(DISTINCT device_id) AS buyers FROM (\(items)) i WHERE \(conditions.joined(separator: " AND ")) "
         + "GROUP BY item, currency ORDER BY revenue DESC, item, currency LIMIT \(sql.bind(Int64(max(1, limit))))", sql)
-    return Self.topItems(found, category: category, brand: brand)
+    return TopItems(found, category: category, brand: brand)
+  }
+}
+
+extension Revenue {
+  /// Revenue from rows of (`day`, `currency`, `orders`, `gross`, `refund_count`, `refunds`) of the
+  /// range (`days`) and of the range before (`before`).
+  package init(_ filter: ReportFilter, days found: [SQLRow], before: [SQLRow]) {
+    let days = found.map(DayFigures.init)
+    let figures = Self.totals(days)
+    let currencies = figures.map(\.currency)
+    var byDay: [String: DayFigures] = [:]
+    for day in days { byDay["\(day.currency)\u{0}\(day.start)"] = day }
+    var series: [Revenue.Day] = []
+    for currency in currencies {
+      var start = ReportTime.floor(filter.from, 86_400_000)
+      while start < filter.to {
+        let day = byDay["\(currency)\u{0}\(start)"]
+        series.append(Revenue.Day(start: start, currency: currency, orders: day?.orders ?? 0, net: day?.net ?? 0))
+        start += 86_400_000
+      }
+    }
+    self.init(current: figures, previous: Self.totals(before.map(DayFigures.init)), days: series)
   }
 
+  /// Figures per currency (largest gross first) from per-day figures.
+  private static func totals(_ days: [DayFigures]) -> [Revenue.Figures] {
+    var totals: [String: Revenue.Figures] = [:]
+    for day in days {
+      var figures =
+        totals[day.currency] ?? Revenue.Figures(currency: day.currency, orders: 0, gross: 0, refundCount: 0, refunds: 0)
+      figures.orders += day.orders
+      figures.gross += day.gross
+      figures.refundCount += day.refundCount
+      figures.refunds += day.refunds
+      totals[day.currency] = figures
+    }
+    return totals.values.sorted { ($0.gross, $1.currency) > ($1.gross, $0.currency) }
+  }
+
+  private struct DayFigures {
+    var start: Int64
+    var currency: String
+    var orders: Int64
+    var gross: Double
+    var refundCount: Int64
+    var refunds: Double
+    var net: Double { gross - refunds }
+
+    init(_ row: SQLRow) {
+      start = row["day"].int ?? 0
+      currency = row["currency"].text ?? ""
+      orders = row["orders"].int ?? 0
+      gross = row["gross"].double ?? 0
+      refundCount = row["refund_count"].int ?? 0
+      refunds = row["refunds"].double ?? 0
+    }
+  }
+}
+
+extension TopItems {
   /// Throws ``FieldError`` for a category or brand that is not report text.
-  package static func checkTopItems(category: String?, brand: String?) throws(FieldError) {
+  package static func check(category: String?, brand: String?) throws(FieldError) {
     if let category { try ReportText.check(category, field: "category") }
     if let brand { try ReportText.check(brand, field: "brand") }
   }
 
   /// Top items from rows of (`item`, `name`, `currency`, `units`, `revenue`, `orders`, `buyers`).
-  package static func topItems(_ found: [SQLRow], category: String?, brand: String?) -> TopItems {
-    TopItems(
+  package init(_ found: [SQLRow], category: String?, brand: String?) {
+    self.init(
       category: category, brand: brand,
       rows: found.map { row in
         TopItems.Row(

@@ -12,7 +12,7 @@ extension SQLReports {
   public func funnel(_ filter: ReportFilter, steps: [String], window: Int64, appVersion: String?)
     async throws -> Funnel
   {
-    let filter = try Self.funnelFilter(filter, steps: steps, window: window, appVersion: appVersion)
+    let filter = try Funnel.filter(filter, steps: steps, window: window, appVersion: appVersion)
     let persons = try await personsTable(filter)
     var sql = SQLBuilder(store.dialect)
     let conditions = sql.conditions(filter)
@@ -24,12 +24,59 @@ extension SQLReports {
       // Events of one millisecond keep their tracking order: CoreTracker's ids grow with each event.
       "SELECT unit_id AS unit_key, name, t FROM (\(units(of: stepEvents, persons: persons))) u ORDER BY unit_id, t, event_id",
       sql)
-    return Self.funnel(found, steps: steps, window: window, appVersion: appVersion, unit: filter.unit)
+    return Funnel(found, steps: steps, window: window, appVersion: appVersion, unit: filter.unit)
   }
 
+  /// Sessions: how many, median duration (first to last event), events per session.
+  public func sessions(_ filter: ReportFilter) async throws -> Sessions {
+    var sql = SQLBuilder(store.dialect)
+    let query: String
+    if let rollups = rollups(filter) {
+      query =
+        "SELECT max(last_ms) - min(first_ms) AS d, CAST(sum(events) AS BIGINT) AS n FROM \(rollups.sessions) "
+        + "WHERE \(sql.rollupConditions(filter)) AND session_key <> '' GROUP BY device_id, session_key ORDER BY d"
+    } else {
+      let ms = sql.ms("occurred_at")
+      query =
+        "SELECT max(\(ms)) - min(\(ms)) AS d, count(*) AS n FROM \(store.eventsTable) "
+        + "WHERE \(sql.conditions(filter)) AND session_id IS NOT NULL GROUP BY device_id, session_id ORDER BY d"
+    }
+    return Sessions(try await rows(query, sql))
+  }
+
+  // MARK: Detail rows
+
+  /// Events named `event` (all events when `nil`), newest first, `limit` per page; `after` is the
+  /// previous page's `next`.
+  public func eventRows(_ filter: ReportFilter, event: String?, limit: Int, after: String?) async throws
+    -> EventRows
+  {
+    var sql = SQLBuilder(store.dialect)
+    var conditions = sql.conditions(filter)
+    if let event {
+      try ReportText.checkName(event, field: "event")
+      conditions += " AND name = \(sql.bind(event))"
+    }
+    let ms = sql.ms("occurred_at")
+    if let (time, id) = try EventRows.cursor(after) {
+      let timeBound = sql.time(sql.bind(time))
+      let timeBound2 = sql.time(sql.bind(time))
+      conditions += " AND (occurred_at < \(timeBound) OR (occurred_at = \(timeBound2) AND event_id < \(sql.bind(id))))"
+    }
+    let parameters = store.dialect.parametersAsText
+    let page = max(1, min(limit, 1_000))
+    let found = try await rows(
+      "SELECT \(ms) AS t, event_id, device_id, platform, app_version, os_version, \(parameters), name "
+        + "FROM \(store.eventsTable) "
+        + "WHERE \(conditions) ORDER BY occurred_at DESC, event_id DESC LIMIT \(sql.bind(Int64(page + 1)))", sql)
+    return EventRows(found, page: page)
+  }
+}
+
+extension Funnel {
   /// Checks a funnel's steps, window and app version (``FieldError`` naming the parameter) and
   /// returns `filter` narrowed to the app version.
-  package static func funnelFilter(_ filter: ReportFilter, steps: [String], window: Int64, appVersion: String?)
+  package static func filter(_ filter: ReportFilter, steps: [String], window: Int64, appVersion: String?)
     throws(FieldError) -> ReportFilter
   {
     guard (2...10).contains(steps.count) else { throw FieldError(field: "steps", reason: "2 to 10 event names") }
@@ -42,14 +89,16 @@ extension SQLReports {
     }
     return filter
   }
+}
 
+extension Funnel {
   /// The funnel from rows of (`unit_key`: the person or device, `name`, `t`) ordered by unit, time
   /// and event id.
-  package static func funnel(
+  package init(
     _ found: [SQLRow], steps: [String], window: Int64, appVersion: String?, unit: ReportUnit
-  ) -> Funnel {
-    funnel(
-      reached: reached(found, steps: steps, window: window), steps: steps, window: window, appVersion: appVersion,
+  ) {
+    self.init(
+      reached: Self.reached(found, steps: steps, window: window), steps: steps, window: window, appVersion: appVersion,
       unit: unit)
   }
 
@@ -70,9 +119,9 @@ extension SQLReports {
 
   /// The funnel from how many people or devices reached each step (`reached[i]`: step `i` or
   /// further).
-  package static func funnel(
+  package init(
     reached: [Int64], steps: [String], window: Int64, appVersion: String?, unit: ReportUnit
-  ) -> Funnel {
+  ) {
     let first = reached.first ?? 0
     let result = steps.enumerated().map { offset, name -> Funnel.Step in
       let previous = offset == 0 ? reached[0] : reached[offset - 1]
@@ -81,7 +130,7 @@ extension SQLReports {
         conversion: first == 0 ? 0 : Double(reached[offset]) * 100 / Double(first),
         dropOff: offset == 0 || previous == 0 ? 0 : Double(previous - reached[offset]) * 100 / Double(previous))
     }
-    return Funnel(window: window, appVersion: appVersion, steps: result, unit: unit)
+    self.init(window: window, appVersion: appVersion, steps: result, unit: unit)
   }
 
   /// The furthest step one person or device reached, in one pass over its events (linear in them,
@@ -113,26 +162,11 @@ extension SQLReports {
     for index in 0..<best { reached[index] += 1 }
     return reached
   }
+}
 
-  /// Sessions: how many, median duration (first to last event), events per session.
-  public func sessions(_ filter: ReportFilter) async throws -> Sessions {
-    var sql = SQLBuilder(store.dialect)
-    let query: String
-    if let rollups = rollups(filter) {
-      query =
-        "SELECT max(last_ms) - min(first_ms) AS d, CAST(sum(events) AS BIGINT) AS n FROM \(rollups.sessions) "
-        + "WHERE \(sql.rollupConditions(filter)) AND session_key <> '' GROUP BY device_id, session_key ORDER BY d"
-    } else {
-      let ms = sql.ms("occurred_at")
-      query =
-        "SELECT max(\(ms)) - min(\(ms)) AS d, count(*) AS n FROM \(store.eventsTable) "
-        + "WHERE \(sql.conditions(filter)) AND session_id IS NOT NULL GROUP BY device_id, session_id ORDER BY d"
-    }
-    return Self.sessions(try await rows(query, sql))
-  }
-
+extension Sessions {
   /// Sessions from rows of (`d`: duration in ms, `n`: events), one per session, ordered by `d`.
-  package static func sessions(_ found: [SQLRow]) -> Sessions {
+  package init(_ found: [SQLRow]) {
     let durations = found.map { $0["d"].int ?? 0 }
     let events = found.reduce(Int64(0)) { $0 + ($1["n"].int ?? 0) }
     let median: Int64 =
@@ -141,39 +175,13 @@ extension SQLReports {
       : durations.count % 2 == 1
         ? durations[durations.count / 2]
         : (durations[durations.count / 2 - 1] + durations[durations.count / 2]) / 2
-    return Sessions(
+    self.init(
       count: Int64(found.count), medianDuration: median,
       eventsPerSession: found.isEmpty ? 0 : Double(events) / Double(found.count))
   }
+}
 
-  // MARK: Detail rows
-
-  /// Events named `event` (all events when `nil`), newest first, `limit` per page; `after` is the
-  /// previous page's `next`.
-  public func eventRows(_ filter: ReportFilter, event: String?, limit: Int, after: String?) async throws
-    -> EventRows
-  {
-    var sql = SQLBuilder(store.dialect)
-    var conditions = sql.conditions(filter)
-    if let event {
-      try ReportText.checkName(event, field: "event")
-      conditions += " AND name = \(sql.bind(event))"
-    }
-    let ms = sql.ms("occurred_at")
-    if let (time, id) = try Self.cursor(after) {
-      let timeBound = sql.time(sql.bind(time))
-      let timeBound2 = sql.time(sql.bind(time))
-      conditions += " AND (occurred_at < \(timeBound) OR (occurred_at = \(timeBound2) AND event_id < \(sql.bind(id))))"
-    }
-    let parameters = store.dialect.parametersAsText
-    let page = max(1, min(limit, 1_000))
-    let found = try await rows(
-      "SELECT \(ms) AS t, event_id, device_id, platform, app_version, os_version, \(parameters), name "
-        + "FROM \(store.eventsTable) "
-        + "WHERE \(conditions) ORDER BY occurred_at DESC, event_id DESC LIMIT \(sql.bind(Int64(page + 1)))", sql)
-    return Self.eventRows(found, page: page)
-  }
-
+extension EventRows {
   /// The time and event id of an event-rows cursor (`<ms>:<event id>`), `nil` for none; throws
   /// ``FieldError`` for text that is not a cursor this report returned.
   package static func cursor(_ after: String?) throws(FieldError) -> (Int64, String)? {
@@ -188,7 +196,7 @@ extension SQLReports {
 
   /// A page of event rows from rows of (`t`, `event_id`, `name`, `device_id`, `platform`,
   /// `app_version`, `os_version`, `parameters`): `page` rows, and a cursor when there is one more.
-  package static func eventRows(_ found: [SQLRow], page: Int) -> EventRows {
+  package init(_ found: [SQLRow], page: Int) {
     let rows = found.prefix(page).map { row in
       EventRows.Row(
         occurredAt: row["t"].int ?? 0, eventID: row["event_id"].text ?? "", name: row["name"].text ?? "",
@@ -197,6 +205,6 @@ extension SQLReports {
         parameters: row["parameters"].text ?? "{}")
     }
     let next = found.count > page ? rows.last.map { "\($0.occurredAt):\($0.eventID)" } : nil
-    return EventRows(rows: Array(rows), next: next)
+    self.init(rows: Array(rows), next: next)
   }
 }

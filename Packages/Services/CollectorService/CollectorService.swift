@@ -29,7 +29,7 @@ extension DropReason {
 /// )
 /// let tracker = TYTracker(services: [collector])
 /// ```
-public final class CollectorService: TrackerService {
+public final class CollectorService: QueuedService {
   public let id: ServiceID
   /// The delivery queue underneath (its outbox, its counts).
   public let queue: DeliveryQueue
@@ -105,17 +105,6 @@ public final class CollectorService: TrackerService {
       countsTowardThreshold: false)
   }
 
-  public func flush() async { await queue.flush() }
-
-  public func statistics() -> ServiceStats? { queue.statistics() }
-
-  public func sendSoon() { queue.sendSoon() }
-
-  public func hasRoom() -> Bool { queue.hasRoom() }
-
-  public func observeDelivery(_ observer: DeliveryObserver) { queue.observe(observer) }
-
-  public func discardQueued(_ reason: DropReason) { queue.discardQueued(reason) }
 }
 
 extension Date {

@@ -31,7 +31,7 @@ import GA4Wire
 /// )
 /// let tracker = DLTracker(services: [firebase])
 /// ```
-public final class FirebaseService: TrackerService {
+public final class FirebaseService: QueuedService {
   /// Where requests go.
   public enum Endpoint: Sendable, Hashable {
     /// `/mp/collect`: events are recorded.
@@ -105,16 +105,6 @@ public final class FirebaseService: TrackerService {
   }
 
   public func receive(_ event: TrackedEvent) { delivery.receive(event) }
-
-  public func flush() async { await queue.flush() }
-
-  public func sendSoon() { queue.sendSoon() }
-
-  public func hasRoom() -> Bool { queue.hasRoom() }
-
-  public func observeDelivery(_ observer: DeliveryObserver) { queue.observe(observer) }
-
-  public func discardQueued(_ reason: DropReason) { queue.discardQueued(reason) }
 
   /// Delivery counts, drops by reason (`ga4_name_invalid`, `expired`, ...) and repairs by reason.
   public func statistics() -> ServiceStats? { delivery.statistics() }

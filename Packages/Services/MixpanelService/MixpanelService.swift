@@ -26,7 +26,7 @@ import MixpanelWire
 /// )
 /// let tracker = TYTracker(services: [mixpanel])
 /// ```
-public final class MixpanelService: TrackerService {
+public final class MixpanelService: QueuedService {
   /// How the service authenticates and which endpoint it uses.
   public enum Mode: Sendable, Hashable {
     /// `/import` with the project token as the Basic-auth user name.
@@ -99,16 +99,6 @@ public final class MixpanelService: TrackerService {
   }
 
   public func receive(_ event: TrackedEvent) { delivery.receive(event) }
-
-  public func flush() async { await queue.flush() }
-
-  public func sendSoon() { queue.sendSoon() }
-
-  public func hasRoom() -> Bool { queue.hasRoom() }
-
-  public func observeDelivery(_ observer: DeliveryObserver) { queue.observe(observer) }
-
-  public func discardQueued(_ reason: DropReason) { queue.discardQueued(reason) }
 
   /// Delivery counts, drops by reason (`rejected_by_server` for `failed_records`, ...) and repairs.
   public func statistics() -> ServiceStats? { delivery.statistics() }

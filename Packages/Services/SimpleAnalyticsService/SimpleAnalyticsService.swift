@@ -23,7 +23,7 @@ public import Foundation
 ///   directory: applicationSupport.appendingPathComponent("tracking/simple-analytics")
 /// )
 /// ```
-public final class SimpleAnalyticsService: TrackerService {
+public final class SimpleAnalyticsService: QueuedService {
   public let id: ServiceID
   /// The delivery queue underneath.
   public let queue: DeliveryQueue
@@ -114,17 +114,6 @@ public final class SimpleAnalyticsService: TrackerService {
     )
   }
 
-  public func flush() async { await queue.flush() }
-
-  public func statistics() -> ServiceStats? { queue.statistics() }
-
-  public func sendSoon() { queue.sendSoon() }
-
-  public func hasRoom() -> Bool { queue.hasRoom() }
-
-  public func observeDelivery(_ observer: DeliveryObserver) { queue.observe(observer) }
-
-  public func discardQueued(_ reason: DropReason) { queue.discardQueued(reason) }
 }
 
 extension SimpleAnalyticsService.EncoderState {
