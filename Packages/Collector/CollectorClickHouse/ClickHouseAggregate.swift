@@ -35,6 +35,7 @@ extension ClickHouseReports {
     switch measure {
     case .events: "toInt64(count())"
     case .devices: "toInt64(uniqExact(device_id))"
+    case .sessions: "toInt64(uniqExactIf(device_id, assumeNotNull(session_id), isNotNull(session_id)))"
     case .total: Self.saturatingSum("count")
     }
   }

@@ -62,31 +62,14 @@ public struct ClickHouseReports: ReportEngine {
     try await rows("SELECT DISTINCT app FROM \(schema.events) ORDER BY app LIMIT 1000").compactMap { $0["app"].text }
   }
 
-  public func overview(_ filter: ReportFilter) async throws -> Overview {
-    async let current = figures(filter)
-    async let previous = figures(filter.previous)
-    return Overview(current: try await current, previous: try await previous)
-  }
-
-  private func figures(_ filter: ReportFilter) async throws -> Overview.Figures {
+  public func population(_ filter: ReportFilter) async throws -> (devices: Int64, people: Int64) {
     // Devices and people from one distinct-device query, each device with its person.
-    let devices = "SELECT DISTINCT device_id FROM \(self.events) WHERE \(Self.conditions(filter))"
-    async let people = rows(
+    let devices = "SELECT DISTINCT device_id FROM \(events) WHERE \(Self.conditions(filter))"
+    let row = try await rows(
       "SELECT toInt64(count()) AS devices, toInt64(uniqExact(unit_id)) AS people "
-        + "FROM (\(units(of: devices, app: filter.app, people: true)))")
-    let events = try await rows(
-      "SELECT toInt64(count()) AS events, "
-        + "toInt64(uniqExactIf(device_id, assumeNotNull(session_id), isNotNull(session_id))) AS sessions "
-        + "FROM \(self.events) WHERE \(Self.conditions(filter))"
+        + "FROM (\(units(of: devices, app: filter.app, people: true)))"
     ).first
-    let counters = try await rows(
-      "SELECT \(Self.saturatingSum("count")) AS counters FROM \(schema.counters) FINAL "
-        + "WHERE \(Self.conditions(filter, time: "first_counted_at", dated: false))"
-    ).first
-    let mapped = try await people.first
-    return Overview.Figures(
-      events: events?["events"].int ?? 0, devices: mapped?["devices"].int ?? 0, people: mapped?["people"].int ?? 0,
-      sessions: events?["sessions"].int ?? 0, counters: counters?["counters"].int ?? 0)
+    return (row?["devices"].int ?? 0, row?["people"].int ?? 0)
   }
 
   /// The sum of a column of client-sent counts, saturating at `Int64.max` instead of wrapping.

@@ -27,8 +27,10 @@ public enum ReportDimension: String, Sendable, CaseIterable {
 public protocol ReportEngine: Sendable {
   /// The apps with events (at most 1,000, by name).
   func apps() async throws -> [String]
-  /// Events, devices, sessions and counter increments, for the range and the range before it.
-  func overview(_ filter: ReportFilter) async throws -> Overview
+  /// The distinct devices in the range and the people among them (a device identified as a user
+  /// counts as that user, with the user's other devices). The overview is written once over it and
+  /// ``aggregate(_:)``.
+  func population(_ filter: ReportFilter) async throws -> (devices: Int64, people: Int64)
   /// The rows of a counting question (``ReportQuery``): one per group, each dimension in its
   /// ``ReportQuery/column(of:)``, each measure in its ``ReportQuery/Measure/column``. Top events,
   /// breakdowns, parameter values, counters and time series are written once over it.

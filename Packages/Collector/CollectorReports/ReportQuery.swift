@@ -43,6 +43,9 @@ public struct ReportQuery: Sendable, Hashable {
     case events
     /// How many distinct devices.
     case devices
+    /// How many distinct sessions (a device's session id; events without one belong to none).
+    /// Events only.
+    case sessions
     /// The counters' counts added up, saturating at `Int64.max`. Counters only.
     case total
 
@@ -88,6 +91,9 @@ public struct ReportQuery: Sendable, Hashable {
     guard source == .counters || !measures.contains(.total) else {
       throw FieldError(field: "measures", reason: "events have no total; count them")
     }
+    guard source == .events || !measures.contains(.sessions) else {
+      throw FieldError(field: "measures", reason: "counters have no sessions")
+    }
     self.source = source
     self.filter = filter
     self.name = name
@@ -116,8 +122,8 @@ public struct ReportQuery: Sendable, Hashable {
     var statement = "SELECT \(columns.joined(separator: ", ")) FROM \(table) WHERE \(conditions)"
     if !dimensions.isEmpty {
       statement += " GROUP BY " + self.dimensions.indices.map { column(of: $0) }.joined(separator: ", ")
+      statement += " ORDER BY \(orderBy)"
     }
-    statement += " ORDER BY \(orderBy)"
     if let limit { statement += " LIMIT \(limit)" }
     return statement
   }
@@ -127,7 +133,7 @@ public struct ReportQuery: Sendable, Hashable {
     let dimensions = self.dimensions.indices.map { column(of: $0) }
     switch order {
     case .largestFirst: return ([measures[0].column + " DESC"] + dimensions).joined(separator: ", ")
-    case .dimensions: return dimensions.isEmpty ? measures[0].column : dimensions.joined(separator: ", ")
+    case .dimensions: return dimensions.joined(separator: ", ")
     }
   }
 }

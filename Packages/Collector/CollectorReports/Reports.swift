@@ -48,42 +48,14 @@ public struct SQLReports: ReportEngine {
     ).compactMap { $0["app"].text }
   }
 
-  // MARK: Overview
+  // MARK: Population
 
-  /// Events, devices, sessions and counter increments, for the range and the range before it.
-  public func overview(_ filter: ReportFilter) async throws -> Overview {
-    async let current = figures(filter)
-    async let previous = figures(filter.previous)
-    return Overview(current: try await current, previous: try await previous)
-  }
-
-  private func figures(_ filter: ReportFilter) async throws -> Overview.Figures {
-    var sql = SQLBuilder(store.dialect)
-    // With a persons table, devices are counted with the people, from one distinct-device query.
-    let devices = store.personsTable == nil ? "count(DISTINCT device_id) AS devices, " : ""
-    let query: String
-    if let rollups = rollups(filter) {
-      query =
-        "SELECT CAST(coalesce(sum(events), 0) AS BIGINT) AS events, \(devices)"
-        + "count(DISTINCT \(sql.rollupSessionKey)) AS sessions FROM \(rollups.sessions) WHERE \(sql.rollupConditions(filter))"
-    } else {
-      query =
-        "SELECT count(*) AS events, \(devices)count(DISTINCT \(sql.sessionKey)) AS sessions FROM \(store.eventsTable) "
-        + "WHERE \(sql.conditions(filter))"
-    }
-    async let mapped = people(filter)
-    let events = try await rows(query, sql).first
-    var counterSQL = SQLBuilder(store.dialect)
-    let counterConditions = counterSQL.conditions(filter, timeColumn: "first_counted_at")
-    let counters =
-      try await rows(
-        "SELECT \(counterSQL.saturatingSum("count")) AS counters FROM \(store.countersTable) WHERE \(counterConditions)",
-        counterSQL
-      ).first
-    let (deviceCount, peopleCount) = try await mapped ?? (events?["devices"].int ?? 0, events?["devices"].int ?? 0)
-    return Overview.Figures(
-      events: events?["events"].int ?? 0, devices: deviceCount, people: peopleCount,
-      sessions: events?["sessions"].int ?? 0, counters: counters?["counters"].int ?? 0)
+  /// The distinct devices in the range and the people among them (``PersonSQL``); without a
+  /// device-to-person table every device is a person of its own.
+  public func population(_ filter: ReportFilter) async throws -> (devices: Int64, people: Int64) {
+    if let counted = try await people(filter) { return counted }
+    let devices = try await aggregate(ReportQuery(filter, by: [], measuring: [.devices])).first?[.devices] ?? 0
+    return (devices, devices)
   }
 
   /// The devices active in the range and the distinct people among them (``PersonSQL``); `nil` when

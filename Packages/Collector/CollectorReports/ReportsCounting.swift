@@ -5,6 +5,23 @@ import Foundation
 /// The reports that count, written once over ``ReportQuery``: every engine answers them through its
 /// ``ReportEngine/aggregate(_:)``.
 extension ReportEngine {
+  /// Events, devices, people, sessions and counter increments, for the range and the range before it.
+  public func overview(_ filter: ReportFilter) async throws -> Overview {
+    async let current = figures(filter)
+    async let previous = figures(filter.previous)
+    return Overview(current: try await current, previous: try await previous)
+  }
+
+  private func figures(_ filter: ReportFilter) async throws -> Overview.Figures {
+    async let population = population(filter)
+    let events = try await aggregate(ReportQuery(filter, by: [], measuring: [.events, .sessions])).first
+    let counters = try await aggregate(ReportQuery(filter, of: .counters, by: [], measuring: [.total])).first
+    let (devices, people) = try await population
+    return Overview.Figures(
+      events: events?[.events] ?? 0, devices: devices, people: people, sessions: events?[.sessions] ?? 0,
+      counters: counters?[.total] ?? 0)
+  }
+
   /// Events by name: count and devices, most frequent first.
   public func topEvents(_ filter: ReportFilter, limit: Int) async throws -> CountList {
     let query = try ReportQuery(filter, by: [.name], measuring: [.events, .devices], limit: limit)

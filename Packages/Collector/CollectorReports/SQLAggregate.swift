@@ -30,9 +30,9 @@ extension SQLReports {
   /// The rollup that answers `query`, if one does: events by name, context dimensions (not the
   /// app name) or hour and day buckets, counted or by device, over a range of whole hours.
   private func rollupTable(for query: ReportQuery) -> String? {
-    guard query.source == .events, let tables = rollups(query.filter),
-      query.measures.allSatisfy({ $0 == .events || $0 == .devices })
-    else { return nil }
+    guard query.source == .events, let tables = rollups(query.filter), !query.measures.contains(.total) else {
+      return nil
+    }
     var named = query.name != nil
     for dimension in query.dimensions {
       switch dimension {
@@ -42,6 +42,8 @@ extension SQLReports {
       default: return nil
       }
     }
+    // The names rollup keeps no session.
+    if named && query.measures.contains(.sessions) { return nil }
     return named ? tables.names : tables.sessions
   }
 
@@ -60,6 +62,7 @@ extension SQLReports {
     switch measure {
     case .events: rollup ? "CAST(sum(events) AS BIGINT)" : "count(*)"
     case .devices: "count(DISTINCT device_id)"
+    case .sessions: "count(DISTINCT \(rollup ? sql.rollupSessionKey : sql.sessionKey))"
     case .total: sql.saturatingSum("count")
     }
   }
