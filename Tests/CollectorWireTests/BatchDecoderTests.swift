@@ -264,3 +264,23 @@ struct SimpleAnalyticsDecoderTests {
       decoded.rejected.map { "\($0.index) \($0.field): \($0.reason)" } == ["0 items[0].parameters.p: appears twice"])
   }
 }
+
+/// A context field added after clients shipped is optional on the wire (``ContextField/addedLater``):
+/// a batch from an older client, without it, is taken with the field empty; any other field missing
+/// is still named.
+@Suite("Context fields added later")
+struct ContextFieldsAddedLaterTests {
+  static let everyField = ContextField.allCases.map { #""\#($0.rawValue)":"v-\#($0.rawValue)""# }
+
+  @Test(arguments: ContextField.allCases)
+  func aFieldAddedLaterMayBeLeftOutAndIsEmpty(field: ContextField) throws {
+    let without = Self.everyField.filter { !$0.hasPrefix(#""\#(field.rawValue)":"#) }
+    let json = Array("{\(without.joined(separator: ","))}".utf8)
+    let context = try EventContext(json: json, optional: [field])
+    #expect(context[field] == "")
+    #expect(ContextField.allCases.filter { $0 != field }.allSatisfy { context[$0] == "v-\($0.rawValue)" })
+    #expect(throws: FieldError(field: "context.\(field.rawValue)", reason: "is required")) {
+      try EventContext(json: json, optional: [])
+    }
+  }
+}

@@ -54,7 +54,11 @@ extension Parser {
     return batch
   }
 
-  static func context(_ value: JSONValue) throws(FieldError) -> EventContext {
+  /// The batch's context: every field a string, none unknown or twice, none missing but those
+  /// `optional` allows (``ContextField/addedLater``).
+  static func context(_ value: JSONValue, optional: Set<ContextField> = ContextField.addedLater) throws(FieldError)
+    -> EventContext
+  {
     guard case .object(let pairs) = value else {
       throw FieldError(field: "context", reason: "must be an object")
     }
@@ -72,7 +76,7 @@ extension Parser {
       }
       context[field] = text
     }
-    for field in ContextField.allCases where !seen.contains(field) {
+    for field in ContextField.allCases where !seen.contains(field) && !optional.contains(field) {
       throw FieldError(field: "context.\(field.rawValue)", reason: "is required")
     }
     return context
@@ -218,4 +222,12 @@ private func readParameters(
     }
   }
   return nil
+}
+
+extension EventContext {
+  /// The context of a batch's `context` object in `json`, with `optional` the fields it may leave
+  /// out (the batch decoder passes ``ContextField/addedLater``).
+  package init(json: [UInt8], optional: Set<ContextField>) throws(FieldError) {
+    self = try Parser.context(Parser.document(json, named: "the context"), optional: optional)
+  }
 }

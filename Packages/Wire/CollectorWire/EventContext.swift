@@ -48,6 +48,11 @@ public enum ContextField: String, CaseIterable, Sendable, Hashable, CodingKey {
 
   /// Every field's column, in declaration order.
   public static let columns: [String] = allCases.map(\.column)
+
+  /// The fields a client may leave out of a batch: those added after clients shipped (absent, they
+  /// are empty). Every other field is required, so a client that forgets one is told which; a field
+  /// added later goes here, or every client built before it would have its batches refused.
+  public static let addedLater: Set<ContextField> = []
 }
 
 /// Where an event comes from: app, OS, device, locale, time zone and library.
@@ -85,10 +90,15 @@ public struct EventContext: Sendable, Hashable {
 }
 
 extension EventContext: Codable {
-  /// Decodes every field; a missing one is an error (the wire requires them all).
+  /// Decodes every field; a missing one is an error unless it is one of ``ContextField/addedLater``.
   public init(from decoder: any Decoder) throws {
     let container = try decoder.container(keyedBy: ContextField.self)
-    try self.init { field in try container.decode(String.self, forKey: field) }
+    try self.init { field in
+      if ContextField.addedLater.contains(field) {
+        return try container.decodeIfPresent(String.self, forKey: field) ?? ""
+      }
+      return try container.decode(String.self, forKey: field)
+    }
   }
 
   /// Encodes every field, in declaration order.
