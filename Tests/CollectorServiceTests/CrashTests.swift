@@ -33,6 +33,26 @@ private func deliverWhatWaits(_ outbox: URL, _ server: URL, environment: [String
   #expect(flush.terminationStatus == 0)
 }
 
+/// The numbered probes the server received, by event id (an id sent again counts once), the
+/// `session_start` ids, and how many probes arrived in all (duplicates included).
+private func receivedProbes(_ server: TestHTTPServer) throws -> (
+  byID: [String: Int], sessionStarts: Set<String>, received: Int
+) {
+  var byID: [String: Int] = [:]
+  var sessionStarts = Set<String>()
+  var received = 0
+  for request in server.requests where request.uri.hasPrefix("/v1/batch") {
+    let batch = try JSONDecoder().decode(CollectorBatch.self, from: Data(request.body))
+    for event in batch.events {
+      if event.name == SessionEvent.start { sessionStarts.insert(event.id) }
+      guard case .int(let index) = event.parameters["i"] else { continue }
+      received += 1
+      byID[event.id] = Int(index)
+    }
+  }
+  return (byID, sessionStarts, received)
+}
+
 /// The heavy durability tests, one after the other (each takes a core for up to a minute).
 @Suite("Crash safety and outage bounds", .serialized)
 struct CrashTests {
@@ -69,22 +89,10 @@ struct CrashTests {
     try deliverWhatWaits(outbox, server.url)
 
     // De-duplicate by event id; then no index may appear under two ids.
-    var byID: [String: Int] = [:]
-    var sessionStarts = Set<String>()
-    var received = 0
-    var bodies = Set<[UInt8]>()
-    var requests = 0
-    for request in server.requests where request.uri.hasPrefix("/v1/batch") {
-      requests += 1
-      bodies.insert(request.body)
-      let batch = try JSONDecoder().decode(CollectorBatch.self, from: Data(request.body))
-      for event in batch.events {
-        if event.name == SessionEvent.start { sessionStarts.insert(event.id) }
-        guard case .int(let index) = event.parameters["i"] else { continue }
-        received += 1
-        byID[event.id] = Int(index)
-      }
-    }
+    let (byID, sessionStarts, received) = try receivedProbes(server)
+    let batches = server.requests.filter { $0.uri.hasPrefix("/v1/batch") }
+    let requests = batches.count
+    let bodies = Set(batches.map(\.body))
     let indices = byID.values.sorted()
     // Only a run's first index may arrive under two ids: a kill between `track` returning and the
     // helper storing its progress makes the next run track that index again (the harness, not the
@@ -158,18 +166,7 @@ struct CrashTests {
     #expect(flush.terminationStatus == 0, "\(summary)")
     #expect(summary.contains("dropped=[]") && summary.contains("tracker-dropped=0"), "\(summary)")
 
-    var byID: [String: Int] = [:]
-    var sessionStarts = Set<String>()
-    var received = 0
-    for request in server.requests where request.uri.hasPrefix("/v1/batch") {
-      let batch = try JSONDecoder().decode(CollectorBatch.self, from: Data(request.body))
-      for event in batch.events {
-        if event.name == SessionEvent.start { sessionStarts.insert(event.id) }
-        guard case .int(let index) = event.parameters["i"] else { continue }
-        received += 1
-        byID[event.id] = Int(index)
-      }
-    }
+    let (byID, sessionStarts, received) = try receivedProbes(server)
     let indices = byID.values.sorted()
     let arrived = Set(indices)
     let lost = (0..<returned).filter { !arrived.contains($0) }
