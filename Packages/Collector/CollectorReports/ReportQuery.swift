@@ -10,9 +10,9 @@ public import CollectorWire
 /// for the same query; the hand-computed report tests run against each.
 ///
 /// ```swift
-/// let query = ReportQuery(filter, by: [.context(.platform)], measuring: [.events, .devices], limit: 10)
+/// let query = try ReportQuery(filter, by: [.context(.platform)], measuring: [.events, .devices], limit: 10)
 /// for row in try await engine.aggregate(query) {
-///   print(row[query.column(of: 0)].text ?? "", row[ReportQuery.Measure.events.column].int ?? 0)
+///   print(row[query.column(of: 0)].text ?? "", row[.events], row[.devices])
 /// }
 /// ```
 public struct ReportQuery: Sendable, Hashable {
@@ -62,19 +62,19 @@ public struct ReportQuery: Sendable, Hashable {
   }
 
   /// The rows read.
-  public var source: Source
+  public let source: Source
   /// The app, the range and the filters.
-  public var filter: ReportFilter
+  public let filter: ReportFilter
   /// Only rows of this name (an event's or a counter's), when set.
-  public var name: String?
+  public let name: String?
   /// What the rows are grouped by, in order.
-  public var dimensions: [Dimension]
+  public let dimensions: [Dimension]
   /// What is measured, in order (at least one).
-  public var measures: [Measure]
+  public let measures: [Measure]
   /// The order of the groups.
-  public var order: Order
+  public let order: Order
   /// The most groups returned; `nil` for all.
-  public var limit: Int?
+  public let limit: Int?
 
   /// A query; throws ``FieldError`` for a parameter key or a name that is not report text, a
   /// parameter dimension on counters, or the counters' total over events.
