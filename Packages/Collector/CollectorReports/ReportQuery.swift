@@ -139,13 +139,16 @@ public struct ReportQuery: Sendable, Hashable {
 }
 
 extension ReportDimension {
-  /// The events' column.
-  package var column: String {
+  /// The context field a breakdown is by.
+  package var field: ContextField {
     switch self {
-    case .platform: "platform"
-    case .osVersion: "os_version"
-    case .appVersion: "app_version"
-    case .appName: "app_name"
+    case .platform: .platform
+    case .osVersion: .osVersion
+    case .appVersion: .appVersion
+    case .appName: .appName
     }
   }
+
+  /// The events' column: the field's (``ContextField/column``).
+  package var column: String { field.column }
 }
