@@ -183,7 +183,7 @@ struct CrashTests {
   }
 
   /// The same producer with the collector down and a journal of 256 KiB: past the disk budget the
-  /// oldest events drop. Killed 6 times, then the collector comes back and a last run delivers what
+  /// oldest events drop. Killed at least 6 times and until 10,000 events were tracked, then the collector comes back and a last run delivers what
   /// waits: every event `track` returned for arrived once, or is counted as `disk_budget` in the drop
   /// reports the collector received (de-duplicated by report id) — exactly, none unaccounted.
   @Test(.timeLimit(.minutes(3)))
@@ -201,7 +201,11 @@ struct CrashTests {
     environment["CRASH_HELPER_JOURNAL_BYTES"] = String(256 << 10)
     var returned = 0
     var random = SystemRandomNumberGenerator()
-    for _ in 0..<6 {
+    // At least 6 kills, and on until `track` has returned for well past the budget (~85 bytes an
+    // event: 10,000 events are ~3× 256 KiB) — a slow machine takes more runs, never proves nothing.
+    var kills = 0
+    while kills < 6 || (returned < 10_000 && kills < 60) {
+      kills += 1
       let process = Process()
       process.executableURL = helperURL
       process.environment = environment
@@ -227,7 +231,7 @@ struct CrashTests {
     let counted = reports.values.joined().filter { $0.reason == "disk_budget" }.reduce(0) { $0 + Int($1.count) }
     let lost = (0..<returned).filter { !arrived.contains($0) }.count
     print(
-      "disk budget test: \(returned) returned by track, \(arrived.count) arrived, \(lost) lost, "
+      "disk budget test: \(kills) kills, \(returned) returned by track, \(arrived.count) arrived, \(lost) lost, "
         + "\(counted) counted as disk_budget in \(reports.count) drop reports")
     #expect(lost > 0, "the budget was never reached: the test proves nothing")
     #expect(counted == lost)
