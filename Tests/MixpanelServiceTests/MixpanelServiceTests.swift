@@ -42,7 +42,7 @@ struct MixpanelServiceTests {
     try MixpanelService(
       mode: mode, directory: directory.url, host: server.url, limits: limits,
       retry: RetryPolicy(initialDelay: 0.01, maximumDelay: 0.05),
-      policy: FlushPolicy(count: nil, interval: nil, flushTimeout: 10)
+      policy: FlushPolicy(count: nil, interval: nil, flushTimeout: 60)
     )
   }
 

@@ -18,13 +18,16 @@ let iPhone = TrackingContext(
 @Suite("SimpleAnalyticsService", .serialized)
 struct SimpleAnalyticsServiceTests {
   private func service(
-    _ url: URL, _ directory: borrowing TemporaryDirectory, threshold: Int = 100, increment: Int = 20
+    _ url: URL, _ directory: borrowing TemporaryDirectory, threshold: Int = 100, increment: Int = 20,
+    flushTimeout: TimeInterval = 60
   ) throws -> SimpleAnalyticsService {
+    // `flush` returns when everything is delivered: the timeout only bounds a flush against a
+    // server that is down (then it is short), and is generous otherwise (slow machines, TSan).
     try SimpleAnalyticsService(
       endpoint: url.appendingPathComponent("v1/simple-analytics"), deviceID: "device-1", directory: directory.url,
       threshold: threshold, failureIncrement: increment,
       retry: RetryPolicy(initialDelay: 0.01, maximumDelay: 0.02, maximumEventAge: 10 * 365 * 86_400),
-      flushTimeout: 3
+      flushTimeout: flushTimeout
     )
   }
 
@@ -152,7 +155,7 @@ struct SimpleAnalyticsServiceTests {
     let directory = TemporaryDirectory()
     let url = URL(string: "http://127.0.0.1:\(port)")!
     do {
-      let analytics = try service(url, directory)
+      let analytics = try service(url, directory, flushTimeout: 1)
       let tracker = Tracker(services: [analytics], configuration: TrackerConfiguration(emitsSessionEvents: false))
       for index in 0..<5 { tracker.track(GenericEvent("kept \(index)")) }
       tracker.count("Foregrounded app", by: 3)
