@@ -119,7 +119,12 @@ struct PipelineTests {
     #expect(stats.routed == 1)
   }
 
-  @Test(arguments: ["", " leading", "trailing ", "tab\tinside", "new\nline", String(repeating: "x", count: 256)])
+  /// Names are measured in UTF-8 bytes, as the collector measures them: 129 `ç` are 129 characters
+  /// but 258 bytes.
+  @Test(arguments: [
+    "", " leading", "trailing ", "tab\tinside", "new\nline", String(repeating: "x", count: 257),
+    String(repeating: "ç", count: 129),
+  ])
   func invalidEventNamesAreDropped(name: String) async {
     let harness = Harness()
     harness.tracker.track(GenericEvent(name))
@@ -128,7 +133,10 @@ struct PipelineTests {
     #expect(harness.tracker.stats.dropped(.invalidName) == 1)
   }
 
-  @Test(arguments: ["add_to_cart", "Foregrounded app", "çağrı_başladı", String(repeating: "x", count: 255)])
+  @Test(arguments: [
+    "add_to_cart", "Foregrounded app", "çağrı_başladı", String(repeating: "x", count: 256),
+    String(repeating: "ç", count: 128),
+  ])
   func validNamesPass(name: String) async {
     let harness = Harness()
     harness.tracker.track(GenericEvent(name, parameters: [name: 1]))

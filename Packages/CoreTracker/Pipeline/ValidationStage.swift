@@ -1,24 +1,29 @@
 /// Validation of names and values: event names (uniform and per service), parameter keys (inside
 /// objects too), numbers and the shape of structured values.
 ///
-/// A valid name is 1 to ``maximumLength`` characters, has no control characters and no leading or
-/// trailing white space. A valid value is finite (no NaN or infinity), nests lists and objects at
+/// A valid name is 1 to ``maximumNameBytes`` bytes of UTF-8, has no control characters and no
+/// leading or trailing white space. A valid value is finite (no NaN or infinity), nests lists and objects at
 /// most ``maximumDepth`` levels and holds at most ``maximumElements`` elements per list or object.
 /// An event breaking a name rule is dropped as ``DropReason/invalidName`` or
 /// ``DropReason/invalidParameter``, one breaking a value rule as ``DropReason/invalidValue``.
 /// Vendor rules that are stricter (GA4's 40-character names, 200 items) are the vendor service's to
 /// enforce under its `LimitPolicy`; this stage keeps out what no backend can take.
+///
+/// The defaults are the collector's wire rules (`CollectorLimits` in `CollectorWire`: names of
+/// 256 bytes, values 4 deep and 500 wide), so an event this stage keeps is one the collector
+/// accepts. `CoreTracker` depends on nothing, so it cannot name that declaration; the collector
+/// service's tests fail when the two differ.
 public struct ValidationStage: PipelineStage {
-  /// The longest valid name or key, in characters.
-  public var maximumLength: Int
+  /// The longest valid name or key, in UTF-8 bytes.
+  public var maximumNameBytes: Int
   /// The deepest valid nesting of lists and objects (GA4's `items` is 2: a list of objects).
   public var maximumDepth: Int
   /// The most elements one list or object may hold.
   public var maximumElements: Int
 
   /// Creates a validation stage.
-  public init(maximumLength: Int = 255, maximumDepth: Int = 4, maximumElements: Int = 500) {
-    self.maximumLength = maximumLength
+  public init(maximumNameBytes: Int = 256, maximumDepth: Int = 4, maximumElements: Int = 500) {
+    self.maximumNameBytes = maximumNameBytes
     self.maximumDepth = maximumDepth
     self.maximumElements = maximumElements
   }
@@ -27,12 +32,13 @@ public struct ValidationStage: PipelineStage {
   public func isValid(_ name: String) -> Bool {
     // Fast path: printable ASCII (spaces only inside) needs no Unicode property look-ups.
     if let valid = Self.asciiVerdict(name.utf8) {
-      return valid && name.utf8.count <= maximumLength
+      return valid && name.utf8.count <= maximumNameBytes
     }
+    guard name.utf8.count <= maximumNameBytes else { return false }
     guard let first = name.unicodeScalars.first, let last = name.unicodeScalars.last else { return false }
     if first.properties.isWhitespace || last.properties.isWhitespace { return false }
     if name.unicodeScalars.contains(where: { $0.properties.generalCategory == .control }) { return false }
-    return name.count <= maximumLength
+    return true
   }
 
   /// The first problem with `value`, or `nil` when it is valid: where it is (relative to the

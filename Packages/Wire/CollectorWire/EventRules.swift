@@ -1,9 +1,10 @@
 import WireJSON
 
-/// The rules of one native event, declared once: the collector refuses an event that breaks one,
-/// naming the field, and `CollectorService` drops such an event on the device for the same reason
-/// before it is ever sent (so the app and the collector count it alike). Times are the collector's
-/// to check: they need its clock.
+/// The rules of one native event, declared once: the collector quarantines an event that breaks
+/// one, naming the field. The tracker's `ValidationStage` defaults to the same numbers (a test
+/// fails when they differ), so what the pipeline keeps the collector accepts; `CollectorService`
+/// does not drop on the device what these rules refuse, so that a refused event is kept, with its
+/// reason, where it can be replayed. Times are the collector's to check: they need its clock.
 public enum EventRules {
   /// What a name, kind, key or counter name must be.
   public static let nameRule = "must be 1 to \(CollectorLimits.maximumNameBytes) bytes without control characters"
