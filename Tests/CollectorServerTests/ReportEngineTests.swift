@@ -66,13 +66,13 @@ struct ReportEngineTests {
     func eventRows(_ filter: ReportFilter, event: String?, limit: Int, after: String?) async throws -> EventRows {
       EventRows(rows: [], next: nil)
     }
-    func revenue(_ filter: ReportFilter) async throws -> Revenue {
+    func revenueDays(_ filter: ReportFilter) async throws -> [SQLRow] {
       record("revenue")
-      return Revenue(current: [], previous: [], days: [])
+      return []
     }
-    func topItems(_ filter: ReportFilter, category: String?, brand: String?, limit: Int) async throws -> TopItems {
+    func topItemRows(_ filter: ReportFilter, category: String?, brand: String?, limit: Int) async throws -> [SQLRow] {
       record("topItems \(category ?? "-") \(brand ?? "-") \(limit)")
-      return TopItems(category: category, brand: brand, rows: [])
+      return []
     }
   }
 

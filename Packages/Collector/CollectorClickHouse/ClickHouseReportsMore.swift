@@ -1,5 +1,5 @@
 public import CollectorReports
-import CollectorStore
+public import CollectorStore
 import CollectorWire
 
 /// Sessions, the rows behind a report, and commerce, on ClickHouse.
@@ -61,16 +61,7 @@ extension ClickHouseReports {
 
   // MARK: Commerce
 
-  public func revenue(_ filter: ReportFilter) async throws -> Revenue {
-    try filter.refusingAppName("revenue")
-    async let current = revenueDays(filter)
-    async let previous = revenueDays(filter.previous)
-    return Revenue(filter, days: try await current, before: try await previous)
-  }
-
-  /// Orders and money per currency and UTC day: each purchase transaction once (its first event by
-  /// id among the orders of the range), each refund event.
-  private func revenueDays(_ filter: ReportFilter) async throws -> [SQLRow] {
+  public func revenueDays(_ filter: ReportFilter) async throws -> [SQLRow] {
     // The day in ms is named `day` outside the query that reads the table, whose `day` column the
     // conditions bound.
     try await rows(
@@ -89,20 +80,19 @@ extension ClickHouseReports {
       + (purchases ? " AND purchase = 1" : "") + " GROUP BY k"
   }
 
-  public func topItems(_ filter: ReportFilter, category: String?, brand: String?, limit: Int) async throws -> TopItems {
-    try filter.refusingAppName("top items")
-    try TopItems.check(category: category, brand: brand)
+  public func topItemRows(_ filter: ReportFilter, category: String?, brand: String?, limit: Int) async throws
+    -> [SQLRow]
+  {
     var conditions = [Self.conditions(filter, time: "t"), "event_id GLOBAL IN (\(firsts(filter, purchases: true)))"]
     if let category { conditions.append("category = \(ClickHouseSQL.literal(category))") }
     if let brand { conditions.append("brand = \(ClickHouseSQL.literal(brand))") }
     // The latest name: the time behind a fixed 16-digit offset sorts as text (as on the SQL engines).
-    let found = try await rows(
+    return try await rows(
       "SELECT item, latest AS name, currency, units, revenue, orders, buyers FROM ("
         + "SELECT item, substring(max(concat(toString(t + 2000000000000000), ifNull(name, ''))), 17, 1000000) AS latest, "
         + "currency, sum(quantity) AS units, sum(quantity * ifNull(price, 0)) AS revenue, "
         + "toInt64(uniqExact(k)) AS orders, toInt64(uniqExact(device_id)) AS buyers FROM \(schema.items) "
         + "WHERE \(conditions.joined(separator: " AND ")) GROUP BY item, currency) "
         + "ORDER BY revenue DESC, item, currency LIMIT \(max(1, limit))")
-    return TopItems(found, category: category, brand: brand)
   }
 }

@@ -48,13 +48,34 @@ public protocol ReportEngine: Sendable {
   func sessions(_ filter: ReportFilter) async throws -> Sessions
   /// Events named `event` (all when `nil`), newest first, `limit` per page after the cursor `after`.
   func eventRows(_ filter: ReportFilter, event: String?, limit: Int, after: String?) async throws -> EventRows
-  /// Revenue per currency (refunds subtracted), for the range and the range before, and per day.
-  func revenue(_ filter: ReportFilter) async throws -> Revenue
-  /// The purchased items with the most revenue, optionally of one category or brand.
-  func topItems(_ filter: ReportFilter, category: String?, brand: String?, limit: Int) async throws -> TopItems
+  /// Orders and money per currency and UTC day of the range: each purchase transaction once (its
+  /// first event by id among the orders of the range), each refund event; columns `day` (ms),
+  /// `currency`, `orders`, `gross`, `refund_count` and `refunds`. Revenue is written once over it.
+  func revenueDays(_ filter: ReportFilter) async throws -> [SQLRow]
+  /// The purchased items with the most revenue (each purchase transaction once), optionally of one
+  /// category or brand, `limit` at most (at least 1): columns `item`, `name` (its latest),
+  /// `currency`, `units`, `revenue`, `orders` and `buyers`, by revenue descending, then item and
+  /// currency. Top items is written once over it; `category` and `brand` are checked before.
+  func topItemRows(_ filter: ReportFilter, category: String?, brand: String?, limit: Int) async throws -> [SQLRow]
 }
 
 extension ReportEngine {
+  /// Revenue per currency (refunds subtracted), for the range and the range before, and per day.
+  public func revenue(_ filter: ReportFilter) async throws -> Revenue {
+    try filter.refusingAppName("revenue")
+    async let current = revenueDays(filter)
+    async let previous = revenueDays(filter.previous)
+    return Revenue(filter, days: try await current, before: try await previous)
+  }
+
+  /// The purchased items with the most revenue, optionally of one category or brand.
+  public func topItems(_ filter: ReportFilter, category: String?, brand: String?, limit: Int) async throws -> TopItems {
+    try filter.refusingAppName("top items")
+    try TopItems.check(category: category, brand: brand)
+    let found = try await topItemRows(filter, category: category, brand: brand, limit: limit)
+    return TopItems(found, category: category, brand: brand)
+  }
+
   /// The 50 most frequent events.
   public func topEvents(_ filter: ReportFilter) async throws -> CountList { try await topEvents(filter, limit: 50) }
 

@@ -1,21 +1,11 @@
-package import CollectorStore
+public import CollectorStore
 package import CollectorWire
 
 /// Revenue and top items on the SQL engines: read from the store's commerce facts
 /// (`rollup_orders`, `rollup_items`; ``CommerceSQL``), typed columns kept with the events, never with
 /// text from a client in the SQL.
 extension SQLReports {
-  /// Revenue per currency for the range and the range before, and per day of the range.
-  public func revenue(_ filter: ReportFilter) async throws -> Revenue {
-    try filter.refusingAppName("revenue")
-    async let current = revenueDays(filter)
-    async let previous = revenueDays(filter.previous)
-    return Revenue(filter, days: try await current, before: try await previous)
-  }
-
-  /// Orders and money per currency and UTC day: each purchase transaction once (its first event by
-  /// id), each refund event.
-  private func revenueDays(_ filter: ReportFilter) async throws -> [SQLRow] {
+  public func revenueDays(_ filter: ReportFilter) async throws -> [SQLRow] {
     var sql = SQLBuilder(store.dialect)
     let orders = firsts(filter, \.orders, purchases: false, &sql)
     let found = try await rows(
@@ -51,9 +41,9 @@ extension SQLReports {
   }
 
   /// The items of purchases with the most revenue, optionally of one category or brand.
-  public func topItems(_ filter: ReportFilter, category: String?, brand: String?, limit: Int) async throws -> TopItems {
-    try filter.refusingAppName("top items")
-    try TopItems.check(category: category, brand: brand)
+  public func topItemRows(_ filter: ReportFilter, category: String?, brand: String?, limit: Int) async throws
+    -> [SQLRow]
+  {
     var sql = SQLBuilder(store.dialect)
     let items = firsts(filter, \.items, purchases: true, &sql)
     var conditions = ["true"]
@@ -62,12 +52,11 @@ extension SQLReports {
     // The latest name: the time behind a fixed 16-digit offset sorts as text (times in a report
     // range lie in ReportFilter.bounds), cheaper than formatting it.
     let stamped = "CAST(t + 2000000000000000 AS TEXT) || coalesce(name, '')"
-    let found = try await rows(
+    return try await rows(
       "SELECT item, substr(max(\(stamped)), 17) AS name, currency, sum(quantity) AS units, "
         + "sum(quantity * coalesce(price, 0)) AS revenue, count(DISTINCT k) AS orders, "
         + "count(DISTINCT device_id) AS buyers FROM (\(items)) i WHERE \(conditions.joined(separator: " AND ")) "
         + "GROUP BY item, currency ORDER BY revenue DESC, item, currency LIMIT \(sql.bind(Int64(max(1, limit))))", sql)
-    return TopItems(found, category: category, brand: brand)
   }
 }
 
