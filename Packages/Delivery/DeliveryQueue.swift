@@ -272,8 +272,8 @@ final class DeliveryEngine: @unchecked Sendable {
       await drain()
       // Waiters whose records are done, or who cannot be helped before their deadline, return.
       releaseWaiters()
-      // Waiters still pending mean a retry is due, and so does an outbox without room (a tracker
-      // with a journal waits for it): wait out the back-off, then go again.
+      // Waiters still pending mean a retry is due, and so do an outbox without room (a tracker
+      // with a journal waits for it) and a threshold reached in the back-off: wait it out, go again.
       while mustGoOn() {
         let wait = state.withLock { $0.notBefore.timeIntervalSince(clock.now()) }
         if wait > 0 { try? await clock.sleep(for: wait) }
@@ -286,9 +286,16 @@ final class DeliveryEngine: @unchecked Sendable {
     working(false)
   }
 
+  /// Whether to wait out the back-off and send again: a flush waits, the outbox is full, ended runs
+  /// wait to move in, or the count threshold was reached while backing off (its trigger found the
+  /// back-off and sent nothing; no later trigger may come).
   private func mustGoOn() -> Bool {
-    let (waiters, stopping) = state.withLock { (!$0.waiters.isEmpty, $0.stopping) }
-    return !stopping && (waiters || !outbox.hasRoom || outbox.hasWaitingRuns)
+    let now = clock.now()
+    let (waiters, stopping, thresholdWaits) = state.withLock { state in
+      let reached = state.threshold.map { state.pendingCounted >= $0 } ?? false
+      return (!state.waiters.isEmpty, state.stopping, reached && state.notBefore > now)
+    }
+    return !stopping && (waiters || thresholdWaits || !outbox.hasRoom || outbox.hasWaitingRuns)
   }
 
   private func releaseWaiters(all: Bool = false) {

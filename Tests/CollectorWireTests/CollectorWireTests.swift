@@ -42,8 +42,7 @@ struct CollectorWireTests {
   }
 
   @Test func theSimpleAnalyticsPayloadUsesItsSnakeCaseKeys() throws {
-    var item = SimpleAnalyticsItem(description: "Liked", timestamp: "2023-03-22T10:15:30-07:00", parameters: ["a": "b"])
-    item.platform = "macOS"
+    let item = SimpleAnalyticsItem(description: "Liked", timestamp: "2023-03-22T10:15:30-07:00", parameters: ["a": "b"])
     let payload = SimpleAnalyticsPayload(
       deviceID: "d", appName: "A", appVersion: "12", systemVersion: "14.4", platform: "macOS", items: [item],
       counters: [SimpleAnalyticsCounter(name: "c", count: 2, timestamp: "2023-03-22T10:15:30-07:00")]
@@ -52,7 +51,7 @@ struct CollectorWireTests {
     #expect(
       Set(json.keys) == ["device_id", "app_name", "app_version", "system_version", "platform", "items", "counters"])
     let firstItem = try #require((json["items"] as? [[String: Any]])?.first)
-    #expect(firstItem["platform"] as? String == "macOS")
+    #expect(Set(firstItem.keys) == ["description", "timestamp", "parameters"])
     #expect(try JSONDecoder().decode(SimpleAnalyticsPayload.self, from: JSONEncoder().encode(payload)) == payload)
   }
 
@@ -61,9 +60,10 @@ struct CollectorWireTests {
       {"items":[{"description":"x","timestamp":"2023-03-22T10:15:30-07:00","device_id":"d1","app_name":"A",
       "app_version":"3","system_version":"17.0","platform":"iOS (iPhone)"}],"counters":[]}
       """
-    let payload = try JSONDecoder().decode(SimpleAnalyticsPayload.self, from: Data(json.utf8))
-    #expect(payload.deviceID == nil)
-    #expect(payload.items.first?.deviceID == "d1" && payload.items.first?.platform == "iOS (iPhone)")
+    let payload = try SimpleAnalyticsDecoder.decode(Array(json.utf8))
+    #expect(payload.context["device_id"] == nil)
+    #expect(payload.items.first?.context["device_id"] == "d1")
+    #expect(payload.items.first?.context["platform"] == "iOS (iPhone)")
   }
 
   @Test func theLimitsAreTheDocumentedOnes() {

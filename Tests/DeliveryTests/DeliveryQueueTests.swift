@@ -287,6 +287,32 @@ struct DeliveryQueueTests {
   }
 }
 
+extension DeliveryQueueTests {
+  /// A threshold reached while the queue backs off after a failure is not forgotten: the records are
+  /// sent when the back-off ends, with no further record or flush to trigger them. (On a clock the
+  /// test moves: the threshold is crossed inside the back-off by construction.)
+  @Test func aThresholdReachedDuringTheBackOffSendsWhenItEnds() async throws {
+    let failing = LockedFlag(true)
+    let server = try await TestHTTPServer.start { _ in failing.value ? TestResponse(status: 503) : TestResponse() }
+    defer { Task { await server.stop() } }
+    let clock = ManualDeliveryClock()
+    let harness = try DeliveryHarness(
+      url: server.url, retry: RetryPolicy(initialDelay: 10, maximumDelay: 10),
+      policy: FlushPolicy(count: 5, failureIncrement: 3, interval: nil), clock: clock
+    )
+    harness.enqueue(0..<5)
+    #expect(await waitUntil { harness.queue.statistics().lastError == "HTTP 503" })
+    failing.value = false
+    harness.enqueue(5..<8)  // 8 waiting: the raised threshold, inside the 10 s back-off
+    // Asleep: the sync ticker and the sending loop, waiting out the back-off for the threshold.
+    #expect(await waitUntil { clock.sleeperCount == 2 })
+    #expect(server.requests.count == 1, "sent before the back-off ended")
+    await clock.advance(by: 10)
+    #expect(await waitUntil { harness.queue.statistics().queued == 0 })
+    #expect(server.requests.flatMap(lines).suffix(8) == (0..<8).map { "e\($0)" })
+  }
+}
+
 @Suite("No retry storm", .serialized)
 struct OneRequestInFlightTests {
   @Test func neverMoreThanOneRequestInFlightWhateverTriggersSends() async throws {

@@ -1,5 +1,6 @@
 /// The SimpleAnalytics payload exactly as its client sends it: one JSON object per `POST`, the
-/// context once at the top level (a compatible server also accepts it per entry; per entry wins).
+/// context once at the top level. (The collector's decoder, ``SimpleAnalyticsDecoder``, also
+/// accepts the context per entry, where per entry wins; its client never sends it so.)
 public struct SimpleAnalyticsPayload: Codable, Sendable, Hashable {
   /// Chosen by the app; may be empty.
   public var deviceID: String?
@@ -52,25 +53,6 @@ public struct SimpleAnalyticsItem: Codable, Sendable, Hashable {
   public var timestamp: String
   /// Left out when there are none.
   public var parameters: [String: String]?
-  /// Per-entry context (accepted by the server; the client sends it at the top level).
-  public var deviceID: String?
-  /// The app's name.
-  public var appName: String?
-  /// The app's version (SimpleAnalytics: the build number).
-  public var appVersion: String?
-  /// The OS version, e.g. `17.4.1`.
-  public var systemVersion: String?
-  /// The platform, e.g. `iOS` or `iOS (iPhone)`.
-  public var platform: String?
-
-  enum CodingKeys: String, CodingKey {
-    case description, timestamp, parameters
-    case deviceID = "device_id"
-    case appName = "app_name"
-    case appVersion = "app_version"
-    case systemVersion = "system_version"
-    case platform
-  }
 
   /// Creates an item.
   public init(description: String, timestamp: String, parameters: [String: String]? = nil) {
@@ -88,25 +70,6 @@ public struct SimpleAnalyticsCounter: Codable, Sendable, Hashable {
   public var count: Int
   /// ISO 8601, the time of the first count in this batch.
   public var timestamp: String
-  /// The device id (per-entry context).
-  public var deviceID: String?
-  /// The app's name.
-  public var appName: String?
-  /// The app's version (SimpleAnalytics: the build number).
-  public var appVersion: String?
-  /// The OS version, e.g. `17.4.1`.
-  public var systemVersion: String?
-  /// The platform, e.g. `iOS` or `iOS (iPhone)`.
-  public var platform: String?
-
-  enum CodingKeys: String, CodingKey {
-    case name, count, timestamp
-    case deviceID = "device_id"
-    case appName = "app_name"
-    case appVersion = "app_version"
-    case systemVersion = "system_version"
-    case platform
-  }
 
   /// Creates a counter entry.
   public init(name: String, count: Int, timestamp: String) {
