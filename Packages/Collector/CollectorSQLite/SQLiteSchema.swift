@@ -5,6 +5,14 @@ import GRDBSQLite
 
 /// The SQLite schema, as ordered migrations. Never edit a shipped migration: add the next one.
 enum SQLiteSchema {
+  /// The context columns as migration 1 created them (events and counters alike): its own text, not
+  /// today's ``StoredColumns``, so the shipped migration stays what it was.
+  private static let context1 = """
+    app_name TEXT NOT NULL, app_version TEXT NOT NULL, app_build TEXT NOT NULL, os_name TEXT NOT NULL,
+    os_version TEXT NOT NULL, platform TEXT NOT NULL, device_model TEXT NOT NULL, locale TEXT NOT NULL,
+    library TEXT NOT NULL
+    """
+
   static let migrations: [(String, String)] = [
     (
       "1-events-counters-keys",
@@ -20,15 +28,7 @@ enum SQLiteSchema {
         device_id TEXT NOT NULL,
         user_id TEXT,
         session_id INTEGER,
-        app_name TEXT NOT NULL,
-        app_version TEXT NOT NULL,
-        app_build TEXT NOT NULL,
-        os_name TEXT NOT NULL,
-        os_version TEXT NOT NULL,
-        platform TEXT NOT NULL,
-        device_model TEXT NOT NULL,
-        locale TEXT NOT NULL,
-        library TEXT NOT NULL,
+        \(context1),
         parameters TEXT NOT NULL CHECK (json_valid(parameters))
       );
       CREATE UNIQUE INDEX events_app_event_id ON events (app, event_id);
@@ -41,15 +41,7 @@ enum SQLiteSchema {
         count INTEGER NOT NULL,
         first_counted_at INTEGER NOT NULL,
         received_at INTEGER NOT NULL,
-        app_name TEXT NOT NULL,
-        app_version TEXT NOT NULL,
-        app_build TEXT NOT NULL,
-        os_name TEXT NOT NULL,
-        os_version TEXT NOT NULL,
-        platform TEXT NOT NULL,
-        device_model TEXT NOT NULL,
-        locale TEXT NOT NULL,
-        library TEXT NOT NULL,
+        \(context1),
         PRIMARY KEY (app, counter_id)
       );
       CREATE INDEX counters_app_device ON counters (app, device_id);
