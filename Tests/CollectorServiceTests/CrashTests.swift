@@ -184,8 +184,9 @@ struct CrashTests {
 
   /// The same producer with the collector down and a journal of 256 KiB: past the disk budget the
   /// oldest events drop. Killed at least 6 times and until 10,000 events were tracked, then the
-  /// collector comes back and a last run delivers what waits: every event `track` returned for arrived once, or is counted as `disk_budget` in the drop
-  /// reports the collector received (de-duplicated by report id) — exactly, none unaccounted.
+  /// collector comes back and a last run delivers what waits: every event `track` returned for
+  /// arrived once, or is counted as `disk_budget` in the drop reports the collector received
+  /// (de-duplicated by report id) — exactly, none unaccounted.
   @Test(.timeLimit(.minutes(3)))
   func pastTheDiskBudgetEveryLostEventIsInTheReportTheCollectorReceives() async throws {
     let down = LockedFlag(true)
