@@ -108,7 +108,9 @@ let package = Package(
     ),
     .testTarget(
       name: "MixpanelServiceTests",
-      dependencies: ["MixpanelService", "CoreTracker", "Delivery", "MixpanelWire", "ServiceSupport", "TestSupport"],
+      dependencies: [
+        "MixpanelService", "CoreTracker", "Delivery", "MixpanelWire", "ServiceSupport", "TestSupport", "WireJSON",
+      ],
       path: "Tests/MixpanelServiceTests"
     ),
     .target(
@@ -117,7 +119,8 @@ let package = Package(
     ),
     .target(name: "CollectorWire", dependencies: ["WireJSON"], path: "Packages/Wire/CollectorWire"),
     .testTarget(
-      name: "CollectorWireTests", dependencies: ["CollectorWire", "TestSupport"], path: "Tests/CollectorWireTests"
+      name: "CollectorWireTests", dependencies: ["CollectorWire", "TestSupport", "WireJSON"],
+      path: "Tests/CollectorWireTests"
     ),
     .target(name: "GA4Wire", dependencies: ["WireJSON"], path: "Packages/Wire/GA4Wire"),
     .testTarget(name: "GA4WireTests", dependencies: ["GA4Wire", "TestSupport"], path: "Tests/GA4WireTests"),
@@ -260,7 +263,8 @@ let package = Package(
     .target(
       name: "CollectorClickHouse",
       dependencies: [
-        "CollectorReports", "CollectorStore", "CollectorWire", .product(name: "Logging", package: "swift-log"),
+        "CollectorReports", "CollectorStore", "CollectorWire", "WireJSON",
+        .product(name: "Logging", package: "swift-log"),
         .product(name: "AsyncHTTPClient", package: "async-http-client", condition: .server),
         .product(name: "NIOCore", package: "swift-nio", condition: .server),
         .product(name: "NIOFoundationCompat", package: "swift-nio", condition: .server),
@@ -270,7 +274,7 @@ let package = Package(
     ),
     .target(
       name: "CollectorReports",
-      dependencies: ["CollectorStore", "CollectorWire", .product(name: "Logging", package: "swift-log")],
+      dependencies: ["CollectorStore", "CollectorWire", "WireJSON", .product(name: "Logging", package: "swift-log")],
       path: "Packages/Collector/CollectorReports"
     ),
     .target(
@@ -280,7 +284,7 @@ let package = Package(
       name: "CollectorReportsTests",
       dependencies: [
         "CollectorClickHouse", "CollectorReports", "CollectorPostgres", "CollectorSQLite", "CollectorStore",
-        "CollectorWire", "TestSupport",
+        "CollectorWire", "TestSupport", "WireJSON",
         .product(name: "AsyncHTTPClient", package: "async-http-client", condition: .server),
       ],
       path: "Tests/CollectorReportsTests"
@@ -293,7 +297,8 @@ let package = Package(
     .target(
       name: "CollectorIngest",
       dependencies: [
-        "CollectorStore", "CollectorWire", .product(name: "Crypto", package: "swift-crypto", condition: .server),
+        "CollectorStore", "CollectorWire", "WireJSON",
+        .product(name: "Crypto", package: "swift-crypto", condition: .server),
       ],
       path: "Packages/Collector/CollectorIngest"
     ),

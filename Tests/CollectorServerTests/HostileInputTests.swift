@@ -382,7 +382,7 @@ extension HostileInputTests {
       var badUser = Batches.event("nul-2")
       badUser.userId = "u\u{0}"
       var badItem = Batches.event("nul-3")
-      badItem.parameters["items"] = .list([
+      badItem.parameters["items"] = .array([
         .object(["item_id": .string("ok")]), .object(["item_id": .string("a\u{0}")]),
       ])
       let native = try await Self.execute(

@@ -66,8 +66,10 @@ struct CollectorServiceTests {
     #expect(event.utcOffsetMinutes == 180)
     #expect(event.anonymousId == "anon-7" && event.userId == "u-1")
     #expect(event.sessionId == 1_800_000_000)
+    // Read by the collector's own parser: the parameters arrive in the order they were tracked.
+    let body = try #require(server.requests.first { $0.uri.hasPrefix("/v1/batch") }?.body)
     #expect(
-      event.parameters == [
+      try BatchDecoder.decode(Array(body)).events[1].parameters == [
         "product_id": .string("P1"), "quantity": .int(2), "price": .double(19.5), "gift": .bool(false),
         "at": .string("2027-01-15T08:00:00.500Z"),
       ]

@@ -1,12 +1,13 @@
 import CollectorWire
 import Testing
+import WireJSON
 
 /// The native event's rules, declared once in the wire and applied by the collector.
 @Suite("Event rules")
 struct EventRulesTests {
   static func event(
     id: String = "0190a0b0-0000-7000-8000-000000000001", name: String = "add_to_cart", kind: String = "action",
-    parameters: [String: CollectorValue] = ["price": .double(19.5)], anonymousId: String = "install-1",
+    parameters: JSONObject = ["price": .double(19.5)], anonymousId: String = "install-1",
     userId: String? = nil
   ) -> CollectorEvent {
     CollectorEvent(
@@ -23,7 +24,7 @@ struct EventRulesTests {
     (event(anonymousId: ""), "anonymousId"),
     (event(userId: "u\u{7F}"), "userId"),
     (event(parameters: ["bad\nkey": .int(1)]), "parameters"),
-    (event(parameters: ["note": .list([.string("ok"), .string("a\u{0}b")])]), "parameters.note[1]"),
+    (event(parameters: ["note": .array([.string("ok"), .string("a\u{0}b")])]), "parameters.note[1]"),
     (event(parameters: ["item": .object(["": .int(1)])]), "parameters.item"),
   ]
 
@@ -43,6 +44,7 @@ struct EventRulesTests {
     )
     #expect(EventRules.problem(in: big) == nil)
     #expect(EventRules.sizeProblem(of: big, stored: EventRules.storedParameters(big.parameters))?.field == "parameters")
-    #expect(EventRules.storedParameters(["b": .int(1), "a": .bool(true)]) == #"{"a":true,"b":1}"#)
+    #expect(
+      EventRules.storedParameters(["b": .int(1), "a": .bool(true)]) == #"{"b":1,"a":true}"#, "in the tracked order")
   }
 }

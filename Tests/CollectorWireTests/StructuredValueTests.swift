@@ -1,5 +1,6 @@
 import CollectorWire
 import Testing
+import WireJSON
 
 /// A batch with one event per parameters object; the context is the minimum the decoder takes.
 private func batch(_ parameters: [String]) -> [UInt8] {
@@ -23,9 +24,9 @@ struct StructuredValueTests {
     #expect(decoded.rejected.isEmpty)
     #expect(
       decoded.events.first?.parameters["items"]
-        == .list([
+        == .array([
           .object([
-            "item_id": .string("SKU-1"), "price": .double(49.75), "quantity": .int(2), "tags": .list([.string("a")]),
+            "item_id": .string("SKU-1"), "price": .double(49.75), "quantity": .int(2), "tags": .array([.string("a")]),
           ]),
           .object(["item_name": .string("Socks"), "price": .int(30)]),
         ]))
@@ -62,7 +63,7 @@ struct StructuredValueTests {
 
   @Test func valuesRoundTripThroughTheWriter() throws {
     var writer = EventWriter(id: "e0", name: "purchase", kind: "event", timestamp: 1, utcOffsetMinutes: 0)
-    let items = CollectorValue.list([.object(["item_id": .string("SKU-1"), "price": .double(9.99)]), .object([:])])
+    let items = JSONValue.array([.object(["item_id": .string("SKU-1"), "price": .double(9.99)]), .object([:])])
     writer.parameter("items", items)
     let event = String(decoding: writer.finish(anonymousId: "x", userId: nil, sessionId: nil), as: UTF8.self)
     #expect(event.contains(#""items":[{"item_id":"SKU-1","price":9.99},{}]"#))

@@ -6,6 +6,7 @@ import MixpanelWire
 import ServiceSupport
 import TestSupport
 import Testing
+import WireJSON
 
 private let install = "6F9619FF-8B86-D011-B42D-00CF4FC964FF"
 private let counter = LockedCounter()

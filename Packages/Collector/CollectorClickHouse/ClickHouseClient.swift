@@ -4,6 +4,7 @@ public import Foundation
 public import NIOCore
 import NIOFoundationCompat
 import NIOHTTP1
+import WireJSON
 
 /// ClickHouse's HTTP interface (its official, stable protocol): statements go in the request body,
 /// rows come back as `JSONCompact`, rows go in as `JSONEachRow`. One client per server; requests
@@ -138,28 +139,8 @@ enum ClickHouseResult {
       let type: String
     }
     let meta: [Column]
-    let data: [[Cell]]
-  }
-
-  /// One value as ClickHouse writes it in JSON: 64-bit integers quoted, others bare.
-  enum Cell: Decodable {
-    case string(String)
-    case number(Double)
-    case bool(Bool)
-    case null
-
-    init(from decoder: any Decoder) throws {
-      let container = try decoder.singleValueContainer()
-      if container.decodeNil() {
-        self = .null
-      } else if let text = try? container.decode(String.self) {
-        self = .string(text)
-      } else if let flag = try? container.decode(Bool.self) {
-        self = .bool(flag)
-      } else {
-        self = .number(try container.decode(Double.self))
-      }
-    }
+    /// One value a cell: ClickHouse quotes 64-bit integers, writes the others bare.
+    let data: [[JSONValue]]
   }
 
   static func rows(_ data: Data) throws -> [SQLRow] {
@@ -181,15 +162,17 @@ enum ClickHouseResult {
     return .text
   }
 
-  static func value(_ cell: Cell, _ kind: Kind) -> SQLValue {
+  static func value(_ cell: JSONValue, _ kind: Kind) -> SQLValue {
     switch (cell, kind) {
-    case (.null, _): .null
     case (.string(let text), .integer): Int64(text).map(SQLValue.int) ?? .text(text)
     case (.string(let text), .float): Double(text).map(SQLValue.double) ?? .text(text)
     case (.string(let text), .text): .text(text)
-    case (.number(let number), .integer): Int64(exactly: number).map(SQLValue.int) ?? .double(number)
-    case (.number(let number), _): .double(number)
+    case (.int(let number), .integer): .int(number)
+    case (.int(let number), _): .double(Double(number))
+    case (.double(let number), .integer): Int64(exactly: number).map(SQLValue.int) ?? .double(number)
+    case (.double(let number), _): .double(number)
     case (.bool(let flag), _): .int(flag ? 1 : 0)
+    case (.null, _), (.array, _), (.object, _): .null
     }
   }
 }

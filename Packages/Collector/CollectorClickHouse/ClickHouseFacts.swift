@@ -1,12 +1,13 @@
 import CollectorStore
 import CollectorWire
 import Foundation
+import WireJSON
 
 /// What the ClickHouse store derives from an event's parameters when it writes the event, so reports
 /// read typed columns instead of parsing JSON (ClickHouse 18.16 has no exact JSON functions:
 /// `visitParamExtract*` finds a key at any depth):
 /// - the top-level parameters as two parallel arrays, `param_keys` and `param_values` (each value as
-///   report text, ``StoredParameters/Value/text``), as Plausible keeps custom properties;
+///   report text, `JSONValue.text`), as Plausible keeps custom properties;
 /// - the commerce facts of purchases and refunds, one row per order and per counted item, by the
 ///   same rules as the SQL engines' `CommerceSQL`: a purchase's key is its `transaction_id` (else
 ///   its event id), a refund's its event id; amounts are numbers under 10^15; an item needs an id or
@@ -46,11 +47,11 @@ struct ClickHouseFacts {
         values.append(text)
       }
       parameters[event.eventID] = (keys, values)
-      if event.name == "purchase" || event.name == "refund" { add(event, StoredParameters.Value.object(fields)) }
+      if event.name == "purchase" || event.name == "refund" { add(event, .object(fields)) }
     }
   }
 
-  private mutating func add(_ event: StoredEvent, _ parameters: StoredParameters.Value) {
+  private mutating func add(_ event: StoredEvent, _ parameters: JSONValue) {
     let purchase = event.name == "purchase"
     let key = purchase ? parameters["transaction_id"]?.string ?? event.eventID : event.eventID
     let currency = parameters["currency"]?.string ?? ""
@@ -63,7 +64,7 @@ struct ClickHouseFacts {
     order["purchase"] = purchase ? 1 : 0
     order["value"] = parameters["value"]?.amount ?? 0
     orders.append(order)
-    guard purchase, case .list(let elements)? = parameters["items"] else { return }
+    guard purchase, case .array(let elements)? = parameters["items"] else { return }
     for (position, element) in elements.enumerated() {
       guard case .object = element else { continue }
       guard let item = element["item_id"]?.string ?? element["item_name"]?.string else { continue }

@@ -1,6 +1,7 @@
 import CollectorStore
 import CollectorWire
 import Crypto
+import WireJSON
 
 /// Turns a decoded SimpleAnalytics payload into rows, entry by entry.
 ///
@@ -83,7 +84,9 @@ public enum SimpleAnalyticsIngest {
     }
     let context = merged(top, item.context)
     guard context.isBounded else { return reject("device_id", "a context value \(EventRules.nameRule)") }
-    let parameters = EventRules.storedParameters(item.parameters.mapValues(CollectorValue.string))
+    // SimpleAnalytics' metadata is a string map with no order of its own: stored with sorted keys.
+    let parameters = EventRules.storedParameters(
+      JSONObject(item.parameters.sorted { $0.key < $1.key }.map { JSONField(key: $0.key, value: .string($0.value)) }))
     guard parameters.utf8.count + item.name.utf8.count <= CollectorLimits.maximumEventBytes else {
       return reject("parameters", "the item is larger than \(CollectorLimits.maximumEventBytes) bytes")
     }

@@ -1,5 +1,6 @@
-public import CollectorWire
+import CollectorWire
 import Foundation
+public import WireJSON
 
 // Results that follow devices over time: retention, funnels, sessions, and the rows themselves.
 
@@ -161,7 +162,7 @@ public struct EventRows: ReportResult, Hashable {
       self.platform = platform
       self.appVersion = appVersion
       self.osVersion = osVersion
-      self.parameters = .reported(parameters)
+      self.parameters = StoredParameters.reported(parameters)
     }
 
     /// When it happened (ms, UTC).
@@ -178,9 +179,10 @@ public struct EventRows: ReportResult, Hashable {
     public var appVersion: String
     /// The OS version.
     public var osVersion: String
-    /// The parameters: a JSON object in answers, keys sorted at every depth, values as stored
-    /// (strings, exact integers, doubles, booleans, lists and objects).
-    public var parameters: StoredParameters.Value
+    /// The parameters: a JSON object in answers, keys in the order they were tracked (PostgreSQL's
+    /// `jsonb` keeps them sorted), values as stored (strings, exact integers, doubles, booleans,
+    /// lists and objects).
+    public var parameters: JSONValue
   }
 
   /// The rows.

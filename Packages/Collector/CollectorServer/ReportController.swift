@@ -8,6 +8,7 @@ import HTTPTypes
 import Hummingbird
 import Logging
 import NIOCore
+import WireJSON
 
 /// `GET /v1/reports/<name>`: every report as JSON, or CSV with `format=csv` (or `Accept: text/csv`).
 ///
@@ -64,9 +65,8 @@ struct ReportController: Sendable {
       body: ResponseBody(byteBuffer: ByteBuffer(string: result.table.csv)))
   }
 
+  /// A report answer: fields in declaration order, event parameters in the order they were tracked.
   static func json(_ value: any ReportResult) -> [UInt8] {
-    let encoder = JSONEncoder()
-    encoder.outputFormatting = [.sortedKeys, .withoutEscapingSlashes]
-    return (try? Array(encoder.encode(value))) ?? Array("{}".utf8)
+    (try? OrderedJSONEncoder().encode(value)) ?? Array("{}".utf8)
   }
 }

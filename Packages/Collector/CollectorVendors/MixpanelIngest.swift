@@ -59,7 +59,7 @@ public enum MixpanelIngest {
       case .int(let value)?: String(value)
       default: ""
       }
-    let parametersJSON = json(event.properties.filter { !columns.contains($0.key) })
+    let parametersJSON = json(JSONObject(event.properties.fields.filter { !columns.contains($0.key) }))
     guard parametersJSON.utf8.count <= 32 * 1024 else {
       return .failure(MixpanelViolation(field: "properties", message: "the parameters are larger than 32 KB"))
     }
@@ -89,30 +89,18 @@ public enum MixpanelIngest {
     return value
   }
 
-  static func json(_ properties: [String: MixpanelValue]) -> String {
-    var json = JSONWriter(capacity: 64 + properties.count * 32)
-    write(.object(properties), into: &json)
-    return String(decoding: json.bytes, as: UTF8.self)
+  /// The properties as stored parameters: strings cut at 255 characters, at every depth.
+  static func json(_ properties: JSONObject) -> String {
+    String(decoding: truncated(.object(properties)).json, as: UTF8.self)
   }
 
-  private static func write(_ value: MixpanelValue, into json: inout JSONWriter) {
+  private static func truncated(_ value: JSONValue) -> JSONValue {
     switch value {
-    case .null: json.null()
-    case .bool(let flag): json.bool(flag)
-    case .int(let number): json.int(number)
-    case .double(let number): json.double(number)
-    case .string(let text): json.string(MixpanelRules.truncated(text).value)
-    case .array(let items):
-      json.beginArray()
-      for item in items { write(item, into: &json) }
-      json.endArray()
-    case .object(let fields):
-      json.beginObject()
-      for key in fields.keys.sorted() {
-        json.key(key)
-        write(fields[key]!, into: &json)
-      }
-      json.endObject()
+    case .string(let text): .string(MixpanelRules.truncated(text).value)
+    case .array(let items): .array(items.map(truncated))
+    case .object(let object):
+      .object(JSONObject(object.fields.map { JSONField(key: $0.key, value: truncated($0.value)) }))
+    default: value
     }
   }
 }

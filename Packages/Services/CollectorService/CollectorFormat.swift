@@ -36,18 +36,21 @@ struct RecordEncoder {
       event.context, json.finish(anonymousId: event.anonymousID, userId: event.userID, sessionId: event.session?.id))
   }
 
-  /// A parameter value as the native wire carries it: dates as ISO 8601 text, a later duplicate key
-  /// of an object winning (``EventParameters`` keeps keys unique anyway).
-  static func wire(_ value: ParameterValue) -> CollectorValue {
+  /// A parameter value as the native wire carries it: dates as ISO 8601 text, an object's keys in
+  /// their order, a later duplicate key's value winning in the first one's place (``EventParameters``
+  /// keeps keys unique anyway).
+  static func wire(_ value: ParameterValue) -> JSONValue {
     switch value {
-    case .string(let text): .string(text)
-    case .int(let number): .int(Int64(number))
-    case .double(let number): .double(number)
-    case .bool(let flag): .bool(flag)
-    case .date(let date): .string(ISO8601.string(from: date))
-    case .list(let values): .list(values.map(wire))
+    case .string(let text): return .string(text)
+    case .int(let number): return .int(Int64(number))
+    case .double(let number): return .double(number)
+    case .bool(let flag): return .bool(flag)
+    case .date(let date): return .string(ISO8601.string(from: date))
+    case .list(let values): return .array(values.map(wire))
     case .object(let fields):
-      .object(Dictionary(fields.lazy.map { ($0.key, wire($0.value)) }, uniquingKeysWith: { _, last in last }))
+      var object = JSONObject()
+      for field in fields { object[field.key] = wire(field.value) }
+      return .object(object)
     }
   }
 

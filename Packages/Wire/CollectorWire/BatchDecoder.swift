@@ -53,28 +53,6 @@ public struct DecodedBatch: Sendable, Hashable {
   }
 }
 
-/// A JSON value as the parser keeps it while it checks an event.
-enum JSONValue {
-  case string(String)
-  case int(Int64)
-  case double(Double)
-  case bool(Bool)
-  case null
-  case array([JSONValue])
-  case object([(String, JSONValue)])
-
-  var typeName: String {
-    switch self {
-    case .string: "a string"
-    case .int, .double: "a number"
-    case .bool: "a boolean"
-    case .null: "null"
-    case .array: "an array"
-    case .object: "an object"
-    }
-  }
-}
-
 /// One event's outcome: kept, or rejected with its reason.
 enum EventOutcome {
   case valid(CollectorEvent)

@@ -96,7 +96,7 @@ extension Parser {
     var kind: String?
     var timestamp: Int64?
     var offset = 0
-    var parameters: [String: CollectorValue] = [:]
+    var parameters = JSONObject()
     var anonymousID: String?
     var userID: String?
     var sessionID: Int64?
@@ -197,7 +197,7 @@ extension Parser {
 /// Reads an event's parameters (an `.object`) into `parameters`; the first bad one is returned
 /// as the field and the reason that reject the event.
 private func readParameters(
-  _ object: JSONValue, into parameters: inout [String: CollectorValue]
+  _ object: JSONValue, into parameters: inout JSONObject
 ) -> (field: String, reason: String)? {
   guard case .object(let entries) = object else { return ("parameters", "must be an object") }
   for (parameter, entry) in entries {
@@ -206,18 +206,14 @@ private func readParameters(
     // A key given twice is ambiguous (readers disagree on which one wins): the event is refused.
     guard parameters[parameter] == nil else { return (field(), "appears twice") }
     switch entry {
-    case .string(let text): parameters[parameter] = .string(text)
-    case .int(let number): parameters[parameter] = .int(number)
-    case .bool(let flag): parameters[parameter] = .bool(flag)
+    case .string, .int, .bool: break
     default:
-      switch entry.parameterValue() {
-      case .success(let value): parameters[parameter] = value
-      case .failure(let problem): return (field() + problem.path, problem.reason)
-      }
+      if let problem = entry.parameterProblem() { return (field() + problem.path, problem.reason) }
     }
+    parameters.fields.append(JSONField(key: parameter, value: entry))
     // The shape of `items` is checked here, while decoding; its signs against the event's name (a
     // refund's prices may be negative) with the other commerce rules (`CommerceRules`) at ingest.
-    if parameter == "items", let problem = CommerceRules.problem(inItems: parameters[parameter]!, refund: true) {
+    if parameter == "items", let problem = CommerceRules.problem(inItems: entry, refund: true) {
       return (field() + problem.path, problem.reason)
     }
   }

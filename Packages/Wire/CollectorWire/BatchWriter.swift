@@ -183,8 +183,8 @@ public struct EventWriter: Sendable {
     json.bool(value)
   }
 
-  /// Adds a parameter of the wire's value type (a list or an object with its keys sorted).
-  public mutating func parameter(_ key: String, _ value: CollectorValue) {
+  /// Adds a parameter of the wire's value type (a list, or an object with its keys in order).
+  public mutating func parameter(_ key: String, _ value: JSONValue) {
     json.key(key)
     value.write(to: &json)
   }

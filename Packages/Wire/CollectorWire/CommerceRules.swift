@@ -18,7 +18,7 @@ public enum CommerceRules {
   public static let maximumQuantity: Int64 = 1_000_000
 
   /// Where an event's commerce parameters break a rule and why (`parameters.items[2].price`), or `nil`.
-  public static func problem(event name: String, parameters: [String: CollectorValue]) -> (
+  public static func problem(event name: String, parameters: JSONObject) -> (
     path: String, reason: String
   )? {
     let refund = name == "refund"
@@ -41,14 +41,13 @@ public enum CommerceRules {
   /// The same for parameters stored as a JSON object (the vendor routes); `nil` for text that is
   /// not one (other rules refuse it).
   public static func problem(event name: String, parametersJSON: String) -> (path: String, reason: String)? {
-    guard let parameters = try? JSONDecoder().decode([String: CollectorValue].self, from: Data(parametersJSON.utf8))
-    else { return nil }
+    guard let parameters = StoredParameters.parse(parametersJSON) else { return nil }
     return problem(event: name, parameters: parameters)
   }
 
   /// Where in `items` (relative to it, `[2].quantity`) a rule is broken and why, or `nil`.
-  public static func problem(inItems items: CollectorValue, refund: Bool = false) -> (path: String, reason: String)? {
-    guard case .list(let elements) = items else { return ("", "must be a list of items (objects)") }
+  public static func problem(inItems items: JSONValue, refund: Bool = false) -> (path: String, reason: String)? {
+    guard case .array(let elements) = items else { return ("", "must be a list of items (objects)") }
     for (position, element) in elements.enumerated() {
       guard case .object(let fields) = element else { return ("[\(position)]", "must be an item (an object)") }
       var units: Int64 = 1
@@ -82,7 +81,7 @@ public enum CommerceRules {
     """.split(separator: " ").map(String.init))
 }
 
-extension CollectorValue {
+extension JSONValue {
   /// The value as a number, when it is one.
   var number: Double? {
     switch self {

@@ -76,35 +76,30 @@ public enum EventRules {
 
   /// Where inside `value` (relative to it) a string holds NUL or an object key breaks ``nameRule``,
   /// or `nil`: what the stores cannot keep or reports cannot name.
-  public static func problem(in value: CollectorValue) -> (path: String, reason: String)? {
+  public static func problem(in value: JSONValue) -> (path: String, reason: String)? {
     switch value {
     case .string(let text):
       return text.utf8.contains(0) ? ("", nulRule) : nil
-    case .int, .double, .bool:
+    case .int, .double, .bool, .null:
       return nil
-    case .list(let values):
+    case .array(let values):
       for (position, element) in values.enumerated() {
         if let inner = problem(in: element) { return ("[\(position)]" + inner.path, inner.reason) }
       }
       return nil
     case .object(let fields):
-      for key in fields.keys.sorted() {
+      for (key, field) in fields {
         guard isName(key) else { return ("", "a key \(nameRule)") }
-        if let inner = problem(in: fields[key]!) { return ("." + key + inner.path, inner.reason) }
+        if let inner = problem(in: field) { return ("." + key + inner.path, inner.reason) }
       }
       return nil
     }
   }
 
-  /// Parameters as the collector stores them: a JSON object with sorted keys.
-  public static func storedParameters(_ parameters: [String: CollectorValue]) -> String {
+  /// Parameters as the collector stores them: a JSON object with its keys in the tracked order.
+  public static func storedParameters(_ parameters: JSONObject) -> String {
     var json = JSONWriter(capacity: 64 + parameters.count * 32)
-    json.beginObject()
-    for key in parameters.keys.sorted() {
-      json.key(key)
-      parameters[key]!.write(to: &json)
-    }
-    json.endObject()
+    JSONValue.object(parameters).write(to: &json)
     return String(decoding: json.bytes, as: UTF8.self)
   }
 }

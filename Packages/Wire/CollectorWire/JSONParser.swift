@@ -33,11 +33,11 @@ extension Parser {
   /// An object, from its `{` (keys in order, duplicates kept for the rules to refuse).
   mutating func object(field: String, depth: Int) throws(FieldError) -> JSONValue {
     position += 1
-    var pairs: [(String, JSONValue)] = []
+    var fields: [JSONField] = []
     skipWhitespace()
     if position < bytes.count, bytes[position] == UInt8(ascii: "}") {
       position += 1
-      return .object(pairs)
+      return .object(JSONObject(fields))
     }
     while true {
       skipWhitespace()
@@ -51,7 +51,7 @@ extension Parser {
       }
       position += 1
       path.append(.key(key))
-      pairs.append((key, try value(field: field, depth: depth + 1)))
+      fields.append(JSONField(key: key, value: try value(field: field, depth: depth + 1)))
       path.removeLast()
       skipWhitespace()
       guard position < bytes.count else { throw fail(field, "the body ends inside an object") }
@@ -59,7 +59,7 @@ extension Parser {
         position += 1
       } else if bytes[position] == UInt8(ascii: "}") {
         position += 1
-        return .object(pairs)
+        return .object(JSONObject(fields))
       } else {
         throw fail(field, "expected ',' or '}' at byte \(position)")
       }

@@ -1,4 +1,5 @@
 import Foundation
+public import WireJSON
 
 /// The collector's native batch API (`POST /v1/batch`): what `CollectorService` sends and the
 /// collector decodes. One copy of these types serves both sides.
@@ -40,7 +41,7 @@ public struct CollectorEvent: Codable, Sendable, Hashable {
   /// The device's UTC offset at that time, in minutes.
   public var utcOffsetMinutes: Int
   /// The parameters, typed.
-  public var parameters: [String: CollectorValue]
+  public var parameters: JSONObject
   /// The install's anonymous id.
   public var anonymousId: String
   /// The identified user, if any.
@@ -55,7 +56,7 @@ public struct CollectorEvent: Codable, Sendable, Hashable {
     kind: String,
     timestamp: Int64,
     utcOffsetMinutes: Int = 0,
-    parameters: [String: CollectorValue] = [:],
+    parameters: JSONObject = [:],
     anonymousId: String,
     userId: String? = nil,
     sessionId: Int64? = nil

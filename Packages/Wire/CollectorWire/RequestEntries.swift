@@ -63,32 +63,7 @@ public struct RequestEntries: Sendable {
   }
 
   /// `value` as compact JSON text, members in the order sent.
-  static func text(_ value: JSONValue) -> String {
-    var json = JSONWriter(capacity: 128)
-    write(value, into: &json)
-    return String(decoding: json.bytes, as: UTF8.self)
-  }
-
-  private static func write(_ value: JSONValue, into json: inout JSONWriter) {
-    switch value {
-    case .string(let text): json.string(text)
-    case .int(let number): json.int(number)
-    case .double(let number): json.double(number)
-    case .bool(let flag): json.bool(flag)
-    case .null: json.null()
-    case .array(let elements):
-      json.beginArray()
-      for element in elements { write(element, into: &json) }
-      json.endArray()
-    case .object(let pairs):
-      json.beginObject()
-      for (key, member) in pairs {
-        json.key(key)
-        write(member, into: &json)
-      }
-      json.endObject()
-    }
-  }
+  static func text(_ value: JSONValue) -> String { String(decoding: value.json, as: UTF8.self) }
 }
 
 /// Keys given twice in one JSON object: readers disagree on which one wins (Foundation's decoder

@@ -1,80 +1,15 @@
 import Foundation
-import WireJSON
-
-/// Any JSON value a Mixpanel property may hold (lists and objects included).
-public indirect enum MixpanelValue: Sendable, Hashable, Codable {
-  /// `null`.
-  case null
-  /// `true` or `false`.
-  case bool(Bool)
-  /// An integer.
-  case int(Int64)
-  /// A number with a fraction (or beyond 64 bits).
-  case double(Double)
-  /// A string.
-  case string(String)
-  /// A list property.
-  case array([MixpanelValue])
-  /// An object property.
-  case object([String: MixpanelValue])
-
-  public init(from decoder: any Decoder) throws {
-    let container = try decoder.singleValueContainer()
-    if container.decodeNil() {
-      self = .null
-    } else if let value = try? container.decode(Bool.self) {
-      self = .bool(value)
-    } else if let value = try? container.decode(Int64.self) {
-      self = .int(value)
-    } else if let value = try? container.decode(Double.self) {
-      self = .double(value)
-    } else if let value = try? container.decode(String.self) {
-      self = .string(value)
-    } else if let value = try? container.decode([MixpanelValue].self) {
-      self = .array(value)
-    } else {
-      self = .object(try container.decode([String: MixpanelValue].self))
-    }
-  }
-
-  public func encode(to encoder: any Encoder) throws {
-    var container = encoder.singleValueContainer()
-    switch self {
-    case .null: try container.encodeNil()
-    case .bool(let value): try container.encode(value)
-    case .int(let value): try container.encode(value)
-    case .double(let value): try container.encode(value)
-    case .string(let value): try container.encode(value)
-    case .array(let value): try container.encode(value)
-    case .object(let value): try container.encode(value)
-    }
-  }
-
-  /// The string, if this is one.
-  public var string: String? {
-    if case .string(let text) = self { return text }
-    return nil
-  }
-
-  /// The number as an integer (a whole double counts), if this is one.
-  public var integer: Int64? {
-    switch self {
-    case .int(let value): value
-    case .double(let value) where value.rounded() == value && abs(value) < 9e18: Int64(value)
-    default: nil
-    }
-  }
-}
+public import WireJSON
 
 /// One event as `/import` and `/track` take it: `{"event": name, "properties": {...}}`.
 public struct MixpanelEvent: Sendable, Hashable, Codable {
   /// The event's name.
   public var event: String
   /// The properties: `distinct_id`, `time`, `$insert_id` (and `token` on `/track`) among them.
-  public var properties: [String: MixpanelValue]
+  public var properties: JSONObject
 
   /// An event.
-  public init(event: String, properties: [String: MixpanelValue]) {
+  public init(event: String, properties: JSONObject) {
     self.event = event
     self.properties = properties
   }
@@ -110,14 +45,14 @@ public enum MixpanelBody {
     let decoder = JSONDecoder()
     let trimmed = body.drop(while: { $0 == 0x20 || $0 == 0x0A || $0 == 0x0D || $0 == 0x09 })
     if trimmed.first == UInt8(ascii: "[") {
-      guard let values = try? decoder.decode([MixpanelValue].self, from: Data(trimmed)) else {
+      guard let values = try? decoder.decode([JSONValue].self, from: Data(trimmed)) else {
         throw MixpanelViolation(field: "", message: "the body is not a valid JSON array")
       }
       return values.map(event(from:))
     }
     var entries: [Result<MixpanelEvent, MixpanelViolation>] = []
     for line in lines(of: trimmed) {
-      if let value = try? decoder.decode(MixpanelValue.self, from: Data(line)) {
+      if let value = try? decoder.decode(JSONValue.self, from: Data(line)) {
         entries.append(event(from: value))
       } else {
         entries.append(.failure(MixpanelViolation(field: "", message: "the line is not valid JSON")))
@@ -142,7 +77,7 @@ public enum MixpanelBody {
     body.first { $0 != 0x20 && $0 != 0x0A && $0 != 0x0D && $0 != 0x09 } == UInt8(ascii: "[")
   }
 
-  private static func event(from value: MixpanelValue) -> Result<MixpanelEvent, MixpanelViolation> {
+  private static func event(from value: JSONValue) -> Result<MixpanelEvent, MixpanelViolation> {
     guard case .object(let fields) = value else {
       return .failure(MixpanelViolation(field: "", message: "an event must be an object"))
     }

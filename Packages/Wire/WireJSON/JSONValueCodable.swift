@@ -1,0 +1,75 @@
+/// A JSON value through `Codable`: encoded as the JSON it is (keys in order; ``OrderedJSONEncoder``
+/// keeps that order, `JSONEncoder` does not), decoded from any JSON. `Decoder` does not give an
+/// object's keys in their order, so a decoded object's keys are sorted; the collector's own parser
+/// keeps the order.
+extension JSONValue: Codable {
+  private struct Key: CodingKey {
+    var stringValue: String
+    var intValue: Int? { nil }
+    init(stringValue: String) { self.stringValue = stringValue }
+    init?(intValue: Int) { nil }
+  }
+
+  public func encode(to encoder: any Encoder) throws {
+    switch self {
+    case .object(let object):
+      var container = encoder.container(keyedBy: Key.self)
+      for field in object.fields { try container.encode(field.value, forKey: Key(stringValue: field.key)) }
+    case .array(let values):
+      var container = encoder.unkeyedContainer()
+      for value in values { try container.encode(value) }
+    case .string(let text): try Self.single(encoder) { try $0.encode(text) }
+    case .int(let value): try Self.single(encoder) { try $0.encode(value) }
+    case .double(let value): try Self.single(encoder) { try $0.encode(value) }
+    case .bool(let flag): try Self.single(encoder) { try $0.encode(flag) }
+    case .null: try Self.single(encoder) { try $0.encodeNil() }
+    }
+  }
+
+  private static func single(_ encoder: any Encoder, _ write: (inout any SingleValueEncodingContainer) throws -> Void)
+    throws
+  {
+    var container = encoder.singleValueContainer()
+    try write(&container)
+  }
+
+  public init(from decoder: any Decoder) throws {
+    if let container = try? decoder.container(keyedBy: Key.self) {
+      self = .object(
+        JSONObject(
+          try container.allKeys.sorted { $0.stringValue < $1.stringValue }.map { key in
+            JSONField(key: key.stringValue, value: try container.decode(Self.self, forKey: key))
+          }))
+    } else if var container = try? decoder.unkeyedContainer() {
+      var values: [Self] = []
+      while !container.isAtEnd { values.append(try container.decode(Self.self)) }
+      self = .array(values)
+    } else {
+      let container = try decoder.singleValueContainer()
+      if container.decodeNil() {
+        self = .null
+      } else if let flag = try? container.decode(Bool.self) {
+        self = .bool(flag)
+      } else if let value = try? container.decode(Int64.self) {
+        self = .int(value)
+      } else if let value = try? container.decode(Double.self) {
+        self = .double(value)
+      } else {
+        self = .string(try container.decode(String.self))
+      }
+    }
+  }
+}
+
+/// An object through `Codable`: as ``JSONValue/object(_:)``.
+extension JSONObject: Codable {
+  public func encode(to encoder: any Encoder) throws { try JSONValue.object(self).encode(to: encoder) }
+
+  public init(from decoder: any Decoder) throws {
+    guard case .object(let object) = try JSONValue(from: decoder) else {
+      throw DecodingError.typeMismatch(
+        JSONObject.self, .init(codingPath: decoder.codingPath, debugDescription: "expected an object"))
+    }
+    self = object
+  }
+}
