@@ -196,6 +196,7 @@ let package = Package(
       name: "TYTrackerTests",
       dependencies: [
         "TYTracker", "CoreTrackerTesting", "CollectorService", "FirebaseService", "LogService", "MixpanelService",
+        "ServiceSupport",
         "TestSupport",
       ],
       path: "Tests/TYTrackerTests"

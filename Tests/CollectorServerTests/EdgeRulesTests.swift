@@ -126,6 +126,24 @@ struct EdgeRulesTests {
     }
   }
 
+  /// End to end on a real store: parameters sent in an order come back from the events report in
+  /// that order, at every depth (the collector's parser, the stored text and the answer keep it).
+  @Test func parametersKeepTheirOrderFromTheBatchToTheReport() async throws {
+    let collector = try await makeCollector()
+    try await collector.application(closesStore: false).test(.router) { client async throws in
+      var event = Batches.event("ordered")
+      event.parameters = [
+        "zeta": .int(1), "alpha": .object(["y": .bool(true), "b": .array([.int(2)])]), "mid": .string("x"),
+      ]
+      let answer = try await Self.native(client, [event])
+      #expect(answer.contains(#""accepted":1"#), "\(answer)")
+      let body = try await client.execute(
+        uri: "/v1/reports/events?app=ty", method: .get, headers: [.authorization: "Bearer \(readKey)"]
+      ) { String(buffer: $0.body) }
+      #expect(body.contains(#""parameters":{"zeta":1,"alpha":{"y":true,"b":[2]},"mid":"x"}"#), "\(body)")
+    }
+  }
+
   /// The events report answers each event's parameters as a JSON object (keys in their stored
   /// order, values typed), never as a string holding JSON.
   @Test func eventRowsCarryTheirParametersAsJSONObjects() async throws {

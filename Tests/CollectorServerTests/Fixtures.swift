@@ -91,7 +91,7 @@ enum Batches {
 
   static func body(_ events: [CollectorEvent], counters: [CollectorCounter] = [], sentAt: Int64? = nil) -> [UInt8] {
     let batch = CollectorBatch(sentAt: sentAt ?? now, context: context, events: events, counters: counters)
-    return Array(try! JSONEncoder().encode(batch))
+    return BatchWriter.batch(batch)  // the client's writer: parameters in their order
   }
 }
 

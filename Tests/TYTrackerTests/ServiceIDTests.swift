@@ -3,14 +3,16 @@ import FirebaseService
 import Foundation
 import LogService
 import MixpanelService
+import ServiceSupport
 import TYTracker
 import TestSupport
 import Testing
 
-/// The ids TYService names are the ids its services answer to: a feature's per-service payload
-/// reaches the service it was written for.
-@Suite("TYService ids")
-struct TYServiceIDTests {
+/// The well-known ids (``ServiceID``, which `TYService` and `DLService` re-publish for their
+/// features) are the ids the services answer to: a feature's per-service payload reaches the
+/// service it was written for, in both products.
+@Suite("Service ids")
+struct ServiceIDTests {
   @Test func eachIdIsTheOneItsServiceAnswersTo() throws {
     let directory = TemporaryDirectory()
     let folder = directory.url
@@ -19,10 +21,10 @@ struct TYServiceIDTests {
     let firebase = try FirebaseService(
       firebaseAppID: "1:1:ios:1", apiSecret: "s", directory: folder.appendingPathComponent("f"))
     let mixpanel = try MixpanelService(mode: .track(token: "t"), directory: folder.appendingPathComponent("m"))
-    #expect(LogService().id == TYService.log)
-    #expect(collector.id == TYService.collector)
-    #expect(firebase.id == TYService.firebase)
-    #expect(mixpanel.id == TYService.mixpanel)
-    #expect(Set([TYService.log, TYService.collector, TYService.firebase, TYService.mixpanel]).count == 4)
+    #expect(LogService().id == ServiceID.log)
+    #expect(collector.id == ServiceID.collector)
+    #expect(firebase.id == ServiceID.firebase)
+    #expect(mixpanel.id == ServiceID.mixpanel)
+    #expect(Set([ServiceID.log, ServiceID.collector, ServiceID.firebase, ServiceID.mixpanel]).count == 4)
   }
 }
