@@ -3,33 +3,25 @@ import Logging
 import PostgresNIO
 
 /// Dashboard sessions and the audit trail in PostgreSQL (migration 5), shared by every collector
-/// on the database.
+/// on the database. Values are bound through `PostgresQuery`'s interpolation (`\(value)` is a
+/// bind, `\(unescaped:)` a table name), never spliced into the text.
 extension PostgresEventStore {
   public func saveSession(_ session: SessionRecord) async throws {
-    var binds = PostgresBindings()
-    binds.append(session.hash)
-    binds.append(session.keyID)
-    binds.append(session.scope.rawValue)
-    binds.append(session.app)
-    binds.append(session.createdAt)
-    binds.append(session.lastUsedAt)
-    binds.append(session.endedAt)
     try await execute(
       """
-      INSERT INTO \(tables.sessions) (hash, key_id, scope, app, created_at, last_used_at, ended_at)
-      VALUES ($1, $2, $3, $4, $5, $6, $7) ON CONFLICT (hash) DO NOTHING
-      """, binds)
+      INSERT INTO \(unescaped: tables.sessions) (hash, key_id, scope, app, created_at, last_used_at, ended_at)
+      VALUES (\(session.hash), \(session.keyID), \(session.scope.rawValue), \(session.app), \(session.createdAt),
+      \(session.lastUsedAt), \(session.endedAt)) ON CONFLICT (hash) DO NOTHING
+      """)
   }
 
   public func session(hash: String) async throws -> SessionRecord? {
     try await guarded {
-      var binds = PostgresBindings()
-      binds.append(hash)
       let rows = try await client.query(
-        PostgresQuery(
-          unsafeSQL: "SELECT hash, key_id, scope, app, created_at, last_used_at, ended_at FROM \(tables.sessions) "
-            + "WHERE hash = $1",
-          binds: binds),
+        """
+        SELECT hash, key_id, scope, app, created_at, last_used_at, ended_at FROM \(unescaped: tables.sessions)
+        WHERE hash = \(hash)
+        """,
         logger: logger)
       for try await plain in rows {
         let row = plain.makeRandomAccess()
@@ -44,38 +36,33 @@ extension PostgresEventStore {
   }
 
   public func touchSession(hash: String, at time: Int64) async throws {
-    var binds = PostgresBindings()
-    binds.append(time)
-    binds.append(hash)
     try await execute(
-      "UPDATE \(tables.sessions) SET last_used_at = greatest(last_used_at, $1) WHERE hash = $2 AND ended_at IS NULL",
-      binds)
+      """
+      UPDATE \(unescaped: tables.sessions) SET last_used_at = greatest(last_used_at, \(time))
+      WHERE hash = \(hash) AND ended_at IS NULL
+      """)
   }
 
   public func endSession(hash: String, at time: Int64) async throws {
-    var binds = PostgresBindings()
-    binds.append(time)
-    binds.append(hash)
-    try await execute("UPDATE \(tables.sessions) SET ended_at = coalesce(ended_at, $1) WHERE hash = $2", binds)
+    try await execute(
+      "UPDATE \(unescaped: tables.sessions) SET ended_at = coalesce(ended_at, \(time)) WHERE hash = \(hash)")
   }
 
   public func appendAudit(_ entry: AuditEntry) async throws {
-    var binds = PostgresBindings()
-    binds.append(entry.time)
-    binds.append(entry.actor)
-    binds.append(entry.action)
-    binds.append(entry.detail)
-    try await execute("INSERT INTO \(tables.audit) (time, actor, action, detail) VALUES ($1, $2, $3, $4)", binds)
+    try await execute(
+      """
+      INSERT INTO \(unescaped: tables.audit) (time, actor, action, detail)
+      VALUES (\(entry.time), \(entry.actor), \(entry.action), \(entry.detail))
+      """)
   }
 
   public func auditTrail(limit: Int) async throws -> [AuditEntry] {
     try await guarded {
-      var binds = PostgresBindings()
-      binds.append(Int64(max(0, limit)))
       let rows = try await client.query(
-        PostgresQuery(
-          unsafeSQL: "SELECT time, actor, action, detail FROM \(tables.audit) ORDER BY time DESC LIMIT $1",
-          binds: binds),
+        """
+        SELECT time, actor, action, detail FROM \(unescaped: tables.audit) ORDER BY time DESC
+        LIMIT \(Int64(max(0, limit)))
+        """,
         logger: logger)
       var entries: [AuditEntry] = []
       for try await (time, actor, action, detail) in rows.decode((Int64, String, String, String).self) {
@@ -86,9 +73,7 @@ extension PostgresEventStore {
   }
 
   /// Runs one statement that returns nothing.
-  private func execute(_ sql: String, _ binds: PostgresBindings) async throws {
-    _ = try await guarded {
-      try await client.query(PostgresQuery(unsafeSQL: sql, binds: binds), logger: logger)
-    }
+  private func execute(_ query: PostgresQuery) async throws {
+    _ = try await guarded { try await client.query(query, logger: logger) }
   }
 }

@@ -23,19 +23,14 @@ extension PostgresTables {
   /// Writes the batch's drop lines in its transaction (a line kept before is kept once).
   func insertClientDrops(_ batch: StoreBatch, on connection: PostgresConnection, logger: Logger) async throws {
     for drop in batch.clientDrops {
-      var binds = PostgresBindings()
-      for text in [drop.app, drop.reportID, drop.service, drop.reason] { binds.append(text) }
-      binds.append(drop.count)
-      for text in [drop.deviceID, drop.appName, drop.appVersion, drop.platform] { binds.append(text) }
-      binds.append(drop.reportedAt)
-      binds.append(drop.receivedAt)
       _ = try await connection.query(
-        PostgresQuery(
-          unsafeSQL: """
-            INSERT INTO \(clientDrops) (app, report_id, service, reason, count, device_id, app_name, app_version,
-              platform, reported_at, received_at) VALUES ($1, $2, $3, $4, $5, $6, $7, $8, $9, $10, $11)
-            ON CONFLICT (app, report_id, service, reason) DO NOTHING
-            """, binds: binds), logger: logger)
+        """
+        INSERT INTO \(unescaped: clientDrops) (app, report_id, service, reason, count, device_id, app_name,
+          app_version, platform, reported_at, received_at) VALUES (\(drop.app), \(drop.reportID), \(drop.service),
+          \(drop.reason), \(drop.count), \(drop.deviceID), \(drop.appName), \(drop.appVersion), \(drop.platform),
+          \(drop.reportedAt), \(drop.receivedAt))
+        ON CONFLICT (app, report_id, service, reason) DO NOTHING
+        """, logger: logger)
     }
   }
 

@@ -57,12 +57,8 @@ public final class PostgresEventStore: EventStore {
           for statement in migration {
             try await connection.query(PostgresQuery(unsafeSQL: statement), logger: logger)
           }
-          var binds = PostgresBindings()
-          binds.append(index + 1)
           try await connection.query(
-            PostgresQuery(unsafeSQL: "INSERT INTO \(tables.migrationsTable) (version) VALUES ($1)", binds: binds),
-            logger: logger
-          )
+            "INSERT INTO \(unescaped: tables.migrationsTable) (version) VALUES (\(index + 1))", logger: logger)
         }
         var present: Set<String> = []
         for try await name in try await connection.query(
@@ -138,13 +134,8 @@ public final class PostgresEventStore: EventStore {
   public func storedEventIDs(app: String, among ids: [String]) async throws -> Set<String> {
     if ids.isEmpty { return [] }
     return try await guarded {
-      var binds = PostgresBindings()
-      binds.append(app)
-      binds.append(ids)
       let rows = try await client.query(
-        PostgresQuery(
-          unsafeSQL: "SELECT event_id FROM \(tables.events) WHERE app = $1 AND event_id = ANY($2::text[])", binds: binds
-        ),
+        "SELECT event_id FROM \(unescaped: tables.events) WHERE app = \(app) AND event_id = ANY(\(ids)::text[])",
         logger: logger)
       var found: Set<String> = []
       for try await id in rows.decode(String.self) { found.insert(id) }
@@ -154,17 +145,12 @@ public final class PostgresEventStore: EventStore {
 
   public func events(app: String, limit: Int) async throws -> [StoredEvent] {
     try await guarded {
-      var binds = PostgresBindings()
-      binds.append(app)
-      binds.append(limit)
       let rows = try await client.query(
-        PostgresQuery(
-          unsafeSQL: "SELECT \(PostgresTables.eventColumns) FROM \(tables.events) WHERE app = $1 "
-            + "ORDER BY occurred_at, event_id LIMIT $2",
-          binds: binds
-        ),
-        logger: logger
-      )
+        """
+        SELECT \(unescaped: PostgresTables.eventColumns) FROM \(unescaped: tables.events) WHERE app = \(app)
+        ORDER BY occurred_at, event_id LIMIT \(limit)
+        """,
+        logger: logger)
       var events: [StoredEvent] = []
       for try await row in rows { events.append(try PostgresTables.event(row)) }
       return events
@@ -173,16 +159,12 @@ public final class PostgresEventStore: EventStore {
 
   public func counters(app: String) async throws -> [StoredCounter] {
     try await guarded {
-      var binds = PostgresBindings()
-      binds.append(app)
       let rows = try await client.query(
-        PostgresQuery(
-          unsafeSQL: "SELECT \(PostgresTables.counterColumns) FROM \(tables.counters) WHERE app = $1 "
-            + "ORDER BY first_counted_at, device_id, name",
-          binds: binds
-        ),
-        logger: logger
-      )
+        """
+        SELECT \(unescaped: PostgresTables.counterColumns) FROM \(unescaped: tables.counters) WHERE app = \(app)
+        ORDER BY first_counted_at, device_id, name
+        """,
+        logger: logger)
       var counters: [StoredCounter] = []
       for try await row in rows { counters.append(try PostgresTables.counter(row)) }
       return counters

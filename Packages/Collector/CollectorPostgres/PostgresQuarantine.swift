@@ -30,21 +30,12 @@ extension PostgresTables {
   /// the batch's transaction.
   func insertQuarantine(_ batch: StoreBatch, on connection: PostgresConnection, logger: Logger) async throws {
     for entry in batch.quarantined {
-      var binds = PostgresBindings()
-      binds.append(entry.id)
-      binds.append(entry.app)
-      binds.append(entry.route)
-      binds.append(entry.receivedAt)
-      binds.append(entry.entry)
-      binds.append(entry.isTruncated)
-      binds.append(entry.reasonText)
-      binds.append(entry.replayedAt)
       try await connection.query(
-        PostgresQuery(
-          unsafeSQL: """
-            INSERT INTO \(quarantine) (id, app, route, received_at, entry, truncated, reasons, replayed_at)
-            VALUES ($1, $2, $3, $4, $5, $6, $7, $8) ON CONFLICT (id) DO NOTHING
-            """, binds: binds), logger: logger)
+        """
+        INSERT INTO \(unescaped: quarantine) (id, app, route, received_at, entry, truncated, reasons, replayed_at)
+        VALUES (\(entry.id), \(entry.app), \(entry.route), \(entry.receivedAt), \(entry.entry), \(entry.isTruncated),
+        \(entry.reasonText), \(entry.replayedAt)) ON CONFLICT (id) DO NOTHING
+        """, logger: logger)
     }
     for submission in batch.submissions {
       var binds = PostgresBindings()
@@ -100,27 +91,20 @@ extension PostgresEventStore {
 
   public func quarantinedCount(app: String, from: Int64, to: Int64) async throws -> Int {
     try await guarded {
-      var binds = PostgresBindings()
-      binds.append(app)
-      binds.append(from)
-      binds.append(to)
-      return try await Self.count(
+      try await Self.count(
         client.query(
-          PostgresQuery(
-            unsafeSQL: "SELECT count(*)::bigint FROM \(tables.quarantine) WHERE app = $1 AND received_at >= $2 "
-              + "AND received_at < $3 AND replayed_at IS NULL", binds: binds), logger: logger))
+          """
+          SELECT count(*)::bigint FROM \(unescaped: tables.quarantine) WHERE app = \(app) AND received_at >= \(from)
+          AND received_at < \(to) AND replayed_at IS NULL
+          """, logger: logger))
     }
   }
 
   public func resolveQuarantined(id: String, replayedAt: Int64?, reasons: [String]) async throws {
-    var binds = PostgresBindings()
-    binds.append(replayedAt)
-    binds.append(reasons.joined(separator: "\n"))
-    binds.append(id)
+    let text = reasons.joined(separator: "\n")
     _ = try await guarded {
       try await client.query(
-        PostgresQuery(
-          unsafeSQL: "UPDATE \(tables.quarantine) SET replayed_at = $1, reasons = $2 WHERE id = $3", binds: binds),
+        "UPDATE \(unescaped: tables.quarantine) SET replayed_at = \(replayedAt), reasons = \(text) WHERE id = \(id)",
         logger: logger)
     }
   }
@@ -139,14 +123,11 @@ extension PostgresEventStore {
 
   public func recentSubmissions(app: String, deviceID: String, limit: Int) async throws -> [StoredSubmission] {
     try await guarded {
-      var binds = PostgresBindings()
-      binds.append(app)
-      binds.append(deviceID)
-      binds.append(Int64(max(0, limit)))
       let rows = try await client.query(
-        PostgresQuery(
-          unsafeSQL: "SELECT received_at, items, counters FROM \(tables.submissions) WHERE app = $1 AND device_id = $2 "
-            + "ORDER BY received_at DESC, seq DESC LIMIT $3", binds: binds), logger: logger)
+        """
+        SELECT received_at, items, counters FROM \(unescaped: tables.submissions) WHERE app = \(app)
+        AND device_id = \(deviceID) ORDER BY received_at DESC, seq DESC LIMIT \(Int64(max(0, limit)))
+        """, logger: logger)
       var found: [StoredSubmission] = []
       for try await (received, items, counters) in rows.decode((Int64, String, String).self) {
         found.append(
