@@ -48,6 +48,15 @@ struct GroupCommitterTests {
     }
   }
 
+  /// A migrated store in `directory` that gathers as `gathering` says, and a committer in front of it.
+  static func committer(_ gathering: CommitGathering, in directory: URL) async throws -> (
+    GatheringStore, GroupCommitter
+  ) {
+    let store = try Self.store(gathering, in: directory)
+    try await store.migrate()
+    return (store, GroupCommitter(store: store))
+  }
+
   static func store(_ gathering: CommitGathering, in directory: URL) throws -> GatheringStore {
     try FileManager.default.createDirectory(at: directory, withIntermediateDirectories: true)
     return GatheringStore(
@@ -59,10 +68,8 @@ struct GroupCommitterTests {
     let directory = TemporaryDirectory()
     do {
       // A wait and a quiet time no test reaches: only the row count can release the write.
-      let store = try Self.store(
+      let (store, committer) = try await Self.committer(
         CommitGathering(rows: 1_000, wait: .seconds(600), quiet: .seconds(600)), in: directory.url)
-      try await store.migrate()
-      let committer = GroupCommitter(store: store)
       try await withThrowingTaskGroup(of: Void.self) { group in
         for batch in Self.batches(10, of: 100) { group.addTask { try await committer.commit(batch) } }
         try await group.waitForAll()
@@ -76,10 +83,8 @@ struct GroupCommitterTests {
   func aLoneRequestIsWrittenAfterTheWait(extraBatches: Int) async throws {
     let directory = TemporaryDirectory()
     do {
-      let store = try Self.store(
+      let (store, committer) = try await Self.committer(
         CommitGathering(rows: 1_000, wait: .milliseconds(50), quiet: .seconds(600)), in: directory.url)
-      try await store.migrate()
-      let committer = GroupCommitter(store: store)
       for batch in Self.batches(1 + extraBatches, of: 10) { try await committer.commit(batch) }
       #expect(store.writes.withLock { $0 } == Array(repeating: 10, count: 1 + extraBatches))
     }
@@ -91,10 +96,8 @@ struct GroupCommitterTests {
   func aQuietCommitterWritesWhatItHas() async throws {
     let directory = TemporaryDirectory()
     do {
-      let store = try Self.store(
+      let (store, committer) = try await Self.committer(
         CommitGathering(rows: 1_000, wait: .seconds(600), quiet: .milliseconds(50)), in: directory.url)
-      try await store.migrate()
-      let committer = GroupCommitter(store: store)
       for batch in Self.batches(3, of: 100) { try await committer.commit(batch) }
       #expect(store.writes.withLock { $0 } == [100, 100, 100])
     }

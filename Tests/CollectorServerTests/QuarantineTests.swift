@@ -12,6 +12,12 @@ import Testing
 /// the configuration and replayed by an admin, exactly once.
 @Suite("Quarantine")
 struct QuarantineTests {
+  /// The rules the refused entries pass once relaxed: longer descriptions, older events.
+  static func relaxedRules(_ configuration: inout CollectorConfiguration) {
+    configuration.maximumFreeTextBytes = 4_096
+    configuration.maximumEventAgeDays = 60
+  }
+
   static let long = String(repeating: "d", count: 2_000)
 
   /// One SimpleAnalytics item with a description over the default 1 KiB, one fine; one native event
@@ -61,10 +67,7 @@ struct QuarantineTests {
     try await before.shutdown()
     let after = try await makeCollector(
       path: path,
-      configure: {
-        $0.maximumFreeTextBytes = 4_096
-        $0.maximumEventAgeDays = 60
-      })
+      configure: Self.relaxedRules)
     try await after.application(closesStore: false).test(.router) { client async throws in
       let (status, replay) = try await Self.call(client, "/v1/quarantine/replay", method: .post)
       #expect(status == .ok && replay.contains(#""stored":2"#) && replay.contains(#""kept":0"#), "\(replay)")
@@ -95,20 +98,14 @@ struct QuarantineTests {
     // Every entry's rows are committed, then the collector "dies" before recording any outcome.
     let cut = try await makeCollector(
       store: { CutShort($0) }, path: path,
-      configure: {
-        $0.maximumFreeTextBytes = 4_096
-        $0.maximumEventAgeDays = 60
-      })
+      configure: Self.relaxedRules)
     try await cut.application(closesStore: false).test(.router) { client async throws in
       #expect(try await Self.call(client, "/v1/quarantine/replay", method: .post).0 == .serviceUnavailable)
     }
     try await cut.shutdown()
     let again = try await makeCollector(
       path: path,
-      configure: {
-        $0.maximumFreeTextBytes = 4_096
-        $0.maximumEventAgeDays = 60
-      })
+      configure: Self.relaxedRules)
     try await again.application(closesStore: false).test(.router) { client async throws in
       let (_, replay) = try await Self.call(client, "/v1/quarantine/replay", method: .post)
       #expect(replay.contains(#""stored":2"#), "\(replay)")
