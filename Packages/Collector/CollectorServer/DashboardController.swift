@@ -58,7 +58,7 @@ struct DashboardController: Sendable {
     guard let reports = collector.reports else {
       return .html(.notImplemented, "<p>This store does not serve reports.</p>")
     }
-    do {
+    return try await collector.storing("dashboard \(path)") {
       let context = try await pageContext(page, query: query, reports: reports, viewer: viewer)
       if page == .audit { return .html(.ok, try await auditPage(context)) }
       if page == .quarantine { return .html(.ok, try await quarantinePage(context, replayed: query.get("replayed"))) }
@@ -72,13 +72,6 @@ struct DashboardController: Sendable {
         try await self.body(page, filter: filter, query: query, reports: reports, context: context)
       }
       return .html(.ok, html)
-    } catch let error as FieldError {
-      throw error
-    } catch let error as Refusal {
-      throw error
-    } catch {
-      collector.logger.error("dashboard \(path) failed: \(error)")
-      throw Refusal.storage("retry")
     }
   }
 

@@ -120,16 +120,7 @@ struct QuarantineController: Sendable {
   }
 
   private func stored<T>(_ work: () async throws -> T) async throws -> T {
-    do {
-      return try await work()
-    } catch let error as FieldError {
-      throw error
-    } catch let error as Refusal {
-      throw error
-    } catch {
-      collector.logger.error("quarantine: the store failed: \(error)")
-      throw Refusal.storage("retry")
-    }
+    try await collector.storing("quarantine: the store", work)
   }
 
   private static func app(_ query: FormQuery) throws -> String? {

@@ -85,3 +85,21 @@ extension Response {
       body: ResponseBody(byteBuffer: ByteBuffer(string: text)))
   }
 }
+
+extension EventCollector {
+  /// Runs `work` against the store: what a client got wrong (a ``FieldError`` or a ``Refusal``)
+  /// passes through; any other failure is logged under `what` and answered 503 with "storage
+  /// unavailable; retry", so the store's own text (SQL, paths) never reaches a response.
+  func storing<T>(_ what: @autoclosure () -> String, _ work: () async throws -> T) async throws -> T {
+    do {
+      return try await work()
+    } catch let error as FieldError {
+      throw error
+    } catch let error as Refusal {
+      throw error
+    } catch {
+      logger.error("\(what()) failed: \(error)")
+      throw Refusal.storage("retry")
+    }
+  }
+}

@@ -39,19 +39,8 @@ struct ReportController: Sendable {
     } catch {
       throw Refusal(.notFound, error.field, error.reason)
     }
-    let result: any ReportResult
-    do {
-      result = try await collector.report {
-        try await reports.run(report, parameters: ReportParameters { query.get($0) })
-      }
-    } catch let error as FieldError {
-      throw error
-    } catch let error as Refusal {
-      throw error
-    } catch {
-      // The store's own text (SQL, paths) goes to the log, never into a response.
-      collector.logger.error("report \(name) failed: \(error)")
-      throw Refusal(.serviceUnavailable, "", "storage unavailable; retry", retryAfter: 5)
+    let result = try await collector.storing("report \(name)") {
+      try await collector.report { try await reports.run(report, parameters: ReportParameters { query.get($0) }) }
     }
     guard query.get("format") == "csv" || (request.headers[.accept]?.contains("text/csv") ?? false) else {
       return .json(.ok, Self.json(result))
