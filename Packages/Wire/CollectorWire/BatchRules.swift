@@ -200,23 +200,25 @@ private func readParameters(
   _ object: JSONValue, into parameters: inout JSONObject
 ) -> (field: String, reason: String)? {
   guard case .object(let entries) = object else { return ("parameters", "must be an object") }
+  // Hashed, not scanned: an event of thousands of tiny parameters costs linear time.
+  var seen = Set<String>(minimumCapacity: entries.count)
   for (parameter, entry) in entries {
     // Built only when the parameter is refused: a string per parameter would cost an allocation.
     func field() -> String { "parameters." + parameter }
     // A key given twice is ambiguous (readers disagree on which one wins): the event is refused.
-    guard parameters[parameter] == nil else { return (field(), "appears twice") }
+    guard seen.insert(parameter).inserted else { return (field(), "appears twice") }
     switch entry {
     case .string, .int, .bool: break
     default:
       if let problem = entry.parameterProblem() { return (field() + problem.path, problem.reason) }
     }
-    parameters.fields.append(JSONField(key: parameter, value: entry))
     // The shape of `items` is checked here, while decoding; its signs against the event's name (a
     // refund's prices may be negative) with the other commerce rules (`CommerceRules`) at ingest.
     if parameter == "items", let problem = CommerceRules.problem(inItems: entry, refund: true) {
       return (field() + problem.path, problem.reason)
     }
   }
+  parameters = entries  // in the order sent
   return nil
 }
 
