@@ -139,7 +139,7 @@ enum ClickHouseResult {
       let type: String
     }
     let meta: [Column]
-    /// One value a cell: ClickHouse quotes 64-bit integers, writes the others bare.
+    /// One value per cell: ClickHouse quotes 64-bit integers and writes the others bare.
     let data: [[JSONValue]]
   }
 
