@@ -3,18 +3,11 @@
 /// object's keys in their order, so a decoded object's keys are sorted; the collector's own parser
 /// keeps the order.
 extension JSONValue: Codable {
-  private struct Key: CodingKey {
-    var stringValue: String
-    var intValue: Int? { nil }
-    init(stringValue: String) { self.stringValue = stringValue }
-    init?(intValue: Int) { nil }
-  }
-
   public func encode(to encoder: any Encoder) throws {
     switch self {
     case .object(let object):
-      var container = encoder.container(keyedBy: Key.self)
-      for field in object.fields { try container.encode(field.value, forKey: Key(stringValue: field.key)) }
+      var container = encoder.container(keyedBy: JSONKey.self)
+      for field in object.fields { try container.encode(field.value, forKey: JSONKey(stringValue: field.key)) }
     case .array(let values):
       var container = encoder.unkeyedContainer()
       for value in values { try container.encode(value) }
@@ -60,20 +53,21 @@ extension JSONValue: Codable {
 
 /// An object through `Codable`: as ``JSONValue/object(_:)``, its keys sorted when decoded.
 extension JSONObject: Codable {
-  private struct FieldKey: CodingKey {
-    var stringValue: String
-    var intValue: Int? { nil }
-    init(stringValue: String) { self.stringValue = stringValue }
-    init?(intValue: Int) { nil }
-  }
-
   public func encode(to encoder: any Encoder) throws { try JSONValue.object(self).encode(to: encoder) }
 
   public init(from decoder: any Decoder) throws {
-    let container = try decoder.container(keyedBy: FieldKey.self)
+    let container = try decoder.container(keyedBy: JSONKey.self)
     self.init(
       try container.allKeys.sorted { $0.stringValue < $1.stringValue }.map { key in
         JSONField(key: key.stringValue, value: try container.decode(JSONValue.self, forKey: key))
       })
   }
+}
+
+/// An object's key, whatever its text: the coding key of ``JSONValue`` and ``JSONObject``.
+private struct JSONKey: CodingKey {
+  var stringValue: String
+  var intValue: Int? { nil }
+  init(stringValue: String) { self.stringValue = stringValue }
+  init?(intValue: Int) { nil }
 }
