@@ -22,6 +22,16 @@ private func readProgress(_ url: URL) -> Int {
   return Int(data.withUnsafeBytes { $0.loadUnaligned(as: Int64.self) })
 }
 
+/// The index the helper was inside `track` for when it died, if it died inside `track` (the
+/// progress file's second word equals the first): that event may or may not have been journaled.
+private func readInterrupted(_ url: URL) -> Int? {
+  guard let data = try? Data(contentsOf: url), data.count >= 16 else { return nil }
+  let (next, began) = data.withUnsafeBytes {
+    ($0.loadUnaligned(as: Int64.self), $0.loadUnaligned(fromByteOffset: 8, as: Int64.self))
+  }
+  return next == began ? Int(began) : nil
+}
+
 /// A last run of the helper on `outbox`: adopts what the killed runs left and delivers it.
 private func deliverWhatWaits(_ outbox: URL, _ server: URL, environment: [String: String]? = nil) throws {
   let flush = Process()
@@ -186,7 +196,8 @@ struct CrashTests {
   /// oldest events drop. Killed at least 6 times and until 10,000 events were tracked, then the
   /// collector comes back and a last run delivers what waits: every event `track` returned for
   /// arrived once, or is counted as `disk_budget` in the drop reports the collector received
-  /// (de-duplicated by report id) — exactly, none unaccounted.
+  /// (de-duplicated by report id) — exactly, none unaccounted. An event a kill interrupted inside
+  /// `track` may have been journaled or not: it is never tracked again, and may be either.
   @Test(.timeLimit(.minutes(3)))
   func pastTheDiskBudgetEveryLostEventIsInTheReportTheCollectorReceives() async throws {
     let down = LockedFlag(true)
@@ -201,6 +212,9 @@ struct CrashTests {
     environment["CRASH_HELPER_LIMIT"] = "30000"
     environment["CRASH_HELPER_JOURNAL_BYTES"] = String(256 << 10)
     var returned = 0
+    // Indices a run died inside `track` for: never tracked again (the next run starts after them),
+    // each either journaled (then it arrives or is counted) or not.
+    var interrupted = Set<Int>()
     var random = SystemRandomNumberGenerator()
     // At least 6 kills, and on until `track` has returned for well past the budget (~85 bytes an
     // event: 10,000 events are ~3× 256 KiB) — a slow machine takes more runs, never proves nothing.
@@ -216,6 +230,10 @@ struct CrashTests {
       kill(process.processIdentifier, SIGKILL)
       process.waitUntilExit()
       returned = max(returned, readProgress(progressFile))
+      if let index = readInterrupted(progressFile), index == returned {
+        interrupted.insert(index)
+        returned += 1
+      }
     }
     down.value = false
     try deliverWhatWaits(outbox, server.url, environment: environment)
@@ -230,12 +248,17 @@ struct CrashTests {
       for report in batch.diagnostics ?? [] { reports[report.id] = report.dropped }
     }
     let counted = reports.values.joined().filter { $0.reason == "disk_budget" }.reduce(0) { $0 + Int($1.count) }
-    let lost = (0..<returned).filter { !arrived.contains($0) }.count
+    let missing = (0..<returned).filter { !arrived.contains($0) }
+    let lost = missing.filter { !interrupted.contains($0) }.count
+    let uncertain = missing.count - lost
     print(
       "disk budget test: \(kills) kills, \(returned) returned by track, \(arrived.count) arrived, \(lost) lost, "
+        + "\(uncertain) interrupted inside track and missing, "
         + "\(counted) counted as disk_budget in \(reports.count) drop reports")
     #expect(lost > 0, "the budget was never reached: the test proves nothing")
-    #expect(counted == lost)
+    // Exact but for the events a kill interrupted inside `track` (each journaled and counted, or not).
+    #expect(
+      counted >= lost && counted <= lost + uncertain, "counted \(counted), lost \(lost) (+\(uncertain) uncertain)")
     #expect(arrived.isSubset(of: Set(0..<returned)))
   }
 

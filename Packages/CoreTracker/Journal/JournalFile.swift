@@ -27,11 +27,15 @@ import Foundation
 ///
 /// The file is named for the process run (`journal-<uuid>.ctj`) and held with an exclusive `flock`
 /// while the run lasts; at start a tracker adopts every journal in the directory nobody holds (its
-/// process died): copies their uncommitted records into its own, then deletes them.
+/// process died): copies their uncommitted records into its own, within the one disk budget, then
+/// deletes them (`JournalAdoption.swift`).
 ///
 /// Not thread-safe: ``EventQueue`` calls it with its lock held.
 final class JournalFile {
-  let url: URL
+  /// Where the file is: its `.making-` name while it adopts dead runs' journals, then its own.
+  var url: URL
+  /// The run that writes it.
+  let run: UUID
   private(set) var file: MappedFile
   private var lock: FileLock?
   private let maximumBytes: Int
@@ -55,7 +59,7 @@ final class JournalFile {
   }
   private var protectedSequence: UInt64 = 0
   /// The end of the adopted records a dead run may have handed to a service (see ``protectedEnd``).
-  private var handedByDeadRuns: UInt64 = 0
+  var handedByDeadRuns: UInt64 = 0
   /// Called once before the first record an append drops: the queue makes what waits in memory
   /// wait in the journal alone, so that a dropped record is a dropped event (counted), never one
   /// that a copy in memory would still deliver.
@@ -64,7 +68,7 @@ final class JournalFile {
   private var readSequence: UInt64 = 0
   private var readOffset: Int
   /// Events dropped for the disk budget, not yet taken by the queue.
-  private var lostEvents = 0
+  var lostEvents = 0
   /// Drops counted by service and reason in the header, kept across kills until reported.
   private(set) var ledger: DropLedger
 
@@ -77,43 +81,10 @@ final class JournalFile {
     var damagedRecords = 0
   }
 
-  /// Creates this run's journal in `directory` and adopts the ones dead runs left there.
-  static func open(_ configuration: TrackerJournal) throws -> (JournalFile, Recovered) {
-    let directory = configuration.directory
-    do {
-      try FileManager.default.createDirectory(at: directory, withIntermediateDirectories: true)
-    } catch {
-      let posix = (error as NSError).userInfo[NSUnderlyingErrorKey] as? NSError
-      throw FileError.io("create \(directory.path)", posix.map { Int32($0.code) } ?? EIO)
-    }
-    // Made under a name orphan scans skip, locked and given its header, then renamed into place:
-    // no other process can take a half-made journal for a dead run's.
-    let name = "journal-\(UUID().uuidString.lowercased()).ctj"
-    let making = directory.appendingPathComponent(".making-" + name)
-    let url = directory.appendingPathComponent(name)
-    guard let lock = try FileLock.acquire(making, creating: true) else {
-      throw FileError.io("lock \(making.lastPathComponent)", EWOULDBLOCK)
-    }
-    let (file, _) = try MappedFile.open(making, size: configuration.initialBytes)
-    let journal = JournalFile(url: url, file: file, lock: lock, maximumBytes: configuration.maximumBytes)
-    guard rename(making.path, url.path) == 0 else { throw FileError.io("rename \(making.lastPathComponent)", errno) }
-    var recovered = Recovered()
-    for orphan in orphans(in: directory, besides: url) {
-      if let handed = journal.adopt(orphan, into: &recovered) {
-        journal.handedByDeadRuns = max(journal.handedByDeadRuns, handed)
-      }
-    }
-    journal.protectedEnd = journal.handedByDeadRuns
-    recovered.replay = 0..<journal.headSequence
-    recovered.events = journal.countEvents()
-    // The session goes on in this run's file at once: a run killed before its first commit must not
-    // take the session down with the journal it adopted.
-    journal.store(recovered.session)
-    return (journal, recovered)
-  }
-
-  private init(url: URL, file: MappedFile, lock: FileLock, maximumBytes: Int) {
+  /// A journal under `url` (its `.making-` name until ``JournalFile/open(_:)`` puts it in place).
+  init(url: URL, run: UUID, file: MappedFile, lock: FileLock, maximumBytes: Int) {
     self.url = url
+    self.run = run
     self.file = file
     self.lock = lock
     self.maximumBytes = max(maximumBytes, file.size)
@@ -125,13 +96,14 @@ final class JournalFile {
       of: JournalFormat.magic.littleEndian, toByteOffset: JournalFormat.Header.magic, as: UInt32.self)
     file.base.storeBytes(
       of: JournalFormat.version.littleEndian, toByteOffset: JournalFormat.Header.version, as: UInt32.self)
+    file.base.storeBytes(
+      of: Date().timeIntervalSince1970.bitPattern.littleEndian, toByteOffset: JournalFormat.Header.created,
+      as: UInt64.self)
     storePositions()
   }
 
-  /// The run's id, from the file's name (`journal-<uuid>.ctj`): drop reports are named after it.
-  var runID: String {
-    String(url.deletingPathExtension().lastPathComponent.dropFirst("journal-".count))
-  }
+  /// The run's id, in the file's name (`journal-<uuid>.ctj`): drop reports are named after it.
+  var runID: String { run.uuidString.lowercased() }
 
   /// Lets another tracker adopt the file (the worker has ended: nothing more is written). The file
   /// stays for the next run even when empty: it carries the session.
@@ -186,7 +158,7 @@ final class JournalFile {
   }
 
   /// Raw record bodies copied from an adopted journal.
-  private func appendRaw(_ body: UnsafeRawBufferPointer) -> Bool {
+  func appendRaw(_ body: UnsafeRawBufferPointer) -> Bool {
     if case .journaled = append({ writer in writer.raw(body) }) { return true }
     return false
   }
@@ -320,7 +292,7 @@ final class JournalFile {
   }
 
   /// How many of the records waiting are events (read at start, to count the replay).
-  private func countEvents() -> Int {
+  func countEvents() -> Int {
     var count = 0
     var offset = tail
     while offset != head {
@@ -329,23 +301,6 @@ final class JournalFile {
       offset = after(record)
     }
     return count
-  }
-
-  /// Copies the records of a dead run's file, from `tail` to `head`, into this one.
-  func copyRecords(of base: UnsafeMutableRawPointer, size: Int, first: Int, tail: Int, head: Int) -> Bool {
-    var offset = tail
-    while offset != head {
-      let record = JournalRing.record(in: base, size: size, first: first, at: offset)
-      guard appendRaw(UnsafeRawBufferPointer(start: base + record.body, count: record.length)) else { return false }
-      offset = JournalRing.after(record, in: base, size: size, first: first, head: head)
-    }
-    return true
-  }
-
-  /// Bytes free for records before the disk budget is reached.
-  var freeBytes: Int {
-    let used = head >= tail ? head - tail : file.size - tail + head - JournalFormat.headerBytes
-    return maximumBytes - JournalFormat.headerBytes - used
   }
 
   /// The tail's offset goes first, its sequence number after: a kill between the two can only make

@@ -195,6 +195,11 @@ enum JournalFormat {
     /// kill (zero in files written before these were kept).
     static let tailSequence = 72
     static let protectedEnd = 80
+    /// The run whose journal took this one's records (16 bytes of its id; zero while none did): a
+    /// run killed between taking them and deleting this file left them in its own, in place.
+    static let absorbedBy = 88
+    /// When the run began (seconds since 1970, a `Double`): dead runs' journals are adopted oldest first.
+    static let created = 104
     /// The drop ledger's region.
     static let ledger = 128
   }

@@ -14,6 +14,8 @@
 //
 // After each `track` returns it stores the next index into a memory-mapped progress file, which the
 // kernel keeps when the process is killed: the test reads exactly which events `track` returned for.
+// Before each `track` it stores the index it tracks into the file's second word: when the two are
+// equal, the process died inside `track` (the event may or may not be journaled).
 // The tracker journals into `<outbox dir>-journal`, so what a killed run had not handed to the
 // service yet is replayed by the next run.
 import CollectorService
@@ -89,10 +91,11 @@ if arguments[3] == "--flush" {
 
 let first = Int(arguments[3])!
 let descriptor = open(arguments[4], O_RDWR | O_CREAT, 0o600)
-guard descriptor >= 0, ftruncate(descriptor, 8) == 0,
-  let progress = mmap(nil, 8, PROT_READ | PROT_WRITE, MAP_SHARED, descriptor, 0), progress != MAP_FAILED
+guard descriptor >= 0, ftruncate(descriptor, 16) == 0,
+  let progress = mmap(nil, 16, PROT_READ | PROT_WRITE, MAP_SHARED, descriptor, 0), progress != MAP_FAILED
 else { exit(3) }
 var index = first
+progress.storeBytes(of: Int64(-1), toByteOffset: 8, as: Int64.self)
 let tag: ParameterValue? = arguments.count > 5 ? .string(arguments[5]) : nil
 while true {
   if let limit, index >= limit {
@@ -101,6 +104,7 @@ while true {
   }
   var parameters: EventParameters = ["i": .int(index)]
   parameters["p"] = tag
+  progress.storeBytes(of: Int64(index), toByteOffset: 8, as: Int64.self)
   tracker.track(GenericEvent("crash_probe", parameters: parameters))
   index += 1
   progress.storeBytes(of: Int64(index), as: Int64.self)
