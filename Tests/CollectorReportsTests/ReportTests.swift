@@ -340,10 +340,24 @@ struct ReportTests {
 
   @Test(arguments: [
     ("2026-11-02", Int64(1_793_577_600_000)), ("2026-11-02T10:00:00Z", 1_793_613_600_000),
-    ("1793577600000", 1_793_577_600_000),
+    ("1793577600000", 1_793_577_600_000), ("2026-11-02T13:00:00+03:00", 1_793_613_600_000),
+    ("2026-11-02T05:30:00-04:30", 1_793_613_600_000), ("2026-11-02T10:00:00.25Z", 1_793_613_600_250),
+    ("2024-02-29", 1_709_164_800_000), ("2026-11-02T10:00:00+14:00", 1_793_563_200_000),
   ])
   func timesParse(text: String, milliseconds: Int64) {
     #expect(ReportTime.parse(text) == milliseconds)
-    #expect(ReportTime.parse("yesterday") == nil)
+  }
+
+  /// Days and times that do not exist, offsets no zone has, and anything else: refused, never rolled
+  /// over to a neighbouring day (Foundation's ISO 8601 formatter read `2026-02-30` as March 2nd).
+  @Test(arguments: [
+    "yesterday", "2026-02-30", "2026-02-29", "2100-02-29", "2026-04-31", "2026-13-01", "2026-00-10", "2026-11-00",
+    "2026-11-02T24:00:00Z", "2026-11-02T10:60:00Z", "2026-11-02T10:00:60Z", "2026-11-02T10:00:00+25:00",
+    "2026-11-02T10:00:00+14:01", "2026-11-02T10:00:00+03:60", "2026-11-02T10:00:00", "2026-11-02T10:00Z",
+    "2026-11-02T10:00:00.Z", "2026-11-02 10:00:00Z", "2026-1-02", "+2026-11-02", "2026-11-02T10:00:00Z ",
+    "1969-12-31",
+  ])
+  func impossibleTimesAreRefused(text: String) {
+    #expect(ReportTime.parse(text) == nil)
   }
 }

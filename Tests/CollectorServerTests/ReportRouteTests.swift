@@ -65,6 +65,16 @@ struct ReportRouteTests {
       #expect(byDevice == .ok && answer.contains(#""unit":"device""#))
       let (badDate, dateWhy, _) = try await Self.get(client, "/v1/reports/overview?app=ty&from=yesterday")
       #expect(badDate == .badRequest && dateWhy.contains(#""field":"from""#))
+      for (parameter, value) in [("from", "2026-02-30"), ("to", "2026-11-02T10:00:00%2B25:00")] {
+        let (impossible, why, _) = try await Self.get(client, "/v1/reports/overview?app=ty&\(parameter)=\(value)")
+        #expect(impossible == .badRequest && why.contains(#""field":"\#(parameter)""#), "\(parameter)=\(value): \(why)")
+      }
+      for path in ["/v1/reports/overview?\(range)&format=xml", "/v1/client-drops?\(range)&format=xml"] {
+        let (badFormat, formatWhy, _) = try await Self.get(client, path)
+        #expect(badFormat == .badRequest && formatWhy.contains(#""field":"format""#), "\(path): \(formatWhy)")
+      }
+      let (asJSON, _, _) = try await Self.get(client, "/v1/reports/overview?\(range)&format=json")
+      #expect(asJSON == .ok)
       let (unknown, _, _) = try await Self.get(client, "/v1/reports/sql?\(range)")
       #expect(unknown == .notFound)
     }

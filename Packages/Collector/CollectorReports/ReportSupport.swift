@@ -13,11 +13,14 @@ public enum ReportTime {
       Int(parts.tm_hour), Int(parts.tm_min), Int(parts.tm_sec))
   }
 
-  /// A day (`2026-11-22`, UTC midnight), a time (`2026-11-22T10:00:00Z`, with an offset or `Z`) or
-  /// milliseconds since 1970, as milliseconds; `nil` when it is none of them or lies outside
-  /// ``valid`` (so every sum and difference of two parsed times fits in `Int64`).
+  /// A day (`2026-11-22`, UTC midnight), a time (`2026-11-22T10:00:00Z` or with fractional seconds,
+  /// `Z` or an offset from `-14:00` to `+14:00`) or milliseconds since 1970, as milliseconds; `nil`
+  /// when it is none of them, names a day or time that does not exist (`2026-02-30`, `24:00`, an
+  /// offset of `+25:00`), or lies outside ``valid`` (so every sum and difference of two parsed times
+  /// fits in `Int64`).
   public static func parse(_ text: String) -> Int64? {
-    guard let milliseconds = parseAny(text), valid.contains(milliseconds) else { return nil }
+    let parsed = Int64(text) ?? StrictTime(text)?.milliseconds
+    guard let milliseconds = parsed, valid.contains(milliseconds) else { return nil }
     return milliseconds
   }
 
@@ -25,23 +28,8 @@ public enum ReportTime {
   public static let valid = CollectorLimits.validTimes
 
   /// What ``parse(_:)`` accepts, in words.
-  public static let rule = "is a day (2026-11-01), an ISO 8601 time or ms since 1970, from 1970 to 9999"
-
-  private static func parseAny(_ text: String) -> Int64? {
-    if let milliseconds = Int64(text) { return milliseconds }
-    let day = text.split(separator: "-", omittingEmptySubsequences: false)
-    if day.count == 3, day[0].count == 4, day[1].count == 2, day[2].count == 2,
-      let year = Int(day[0]), let month = Int(day[1]), let date = Int(day[2]), (1...12).contains(month),
-      (1...31).contains(date)
-    {
-      return daysFromCivil(year: year, month: month, day: date) * 86_400_000
-    }
-    let formatter = ISO8601DateFormatter()
-    guard let date = formatter.date(from: text) else { return nil }
-    let milliseconds = (date.timeIntervalSince1970 * 1000).rounded()
-    guard milliseconds.isFinite, abs(milliseconds) < 9e18 else { return nil }
-    return Int64(milliseconds)
-  }
+  public static let rule =
+    "is a day that exists (2026-11-01), an ISO 8601 time (2026-11-01T09:30:00+03:00) or ms since 1970, from 1970 to 9999"
 
   /// Days since 1970-01-01 of a proleptic Gregorian date (Howard Hinnant's algorithm).
   static func daysFromCivil(year: Int, month: Int, day: Int) -> Int64 {

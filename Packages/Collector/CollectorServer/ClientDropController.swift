@@ -22,6 +22,7 @@ struct ClientDropController: Sendable {
 
   func drops(_ request: Request) async throws -> Response {
     let query = request.form
+    let format = try AnswerFormat(request)
     let filter = try Report.filter { query.get($0) }
     let result: ClientDrops
     do {
@@ -32,7 +33,7 @@ struct ClientDropController: Sendable {
       collector.logger.error("client drops failed: \(error)")
       throw Refusal(.serviceUnavailable, "", "storage unavailable; retry", retryAfter: 5)
     }
-    guard query.get("format") == "csv" else { return .json(.ok, ReportController.json(result)) }
+    guard format == .csv else { return .json(.ok, ReportController.json(result)) }
     return Response(
       status: .ok,
       headers: [

@@ -33,6 +33,7 @@ struct ReportController: Sendable {
       throw Refusal(.notImplemented, "", "this store does not serve reports")
     }
     let query = request.form
+    let format = try AnswerFormat(request)
     let report: Report
     do {
       report = try Report(named: name)
@@ -42,9 +43,7 @@ struct ReportController: Sendable {
     let result = try await collector.storing("report \(name)") {
       try await collector.report { try await reports.run(report, parameters: ReportParameters { query.get($0) }) }
     }
-    guard query.get("format") == "csv" || (request.headers[.accept]?.contains("text/csv") ?? false) else {
-      return .json(.ok, Self.json(result))
-    }
+    guard format == .csv else { return .json(.ok, Self.json(result)) }
     return Response(
       status: .ok,
       headers: [
