@@ -136,6 +136,27 @@ struct VendorRouteTests {
     #expect(events[0].context[.libraryName] == "GA4 Measurement Protocol")
   }
 
+  /// A body that is not a Measurement Protocol request: a 400 whose message names where, in JSON's
+  /// words; no decoder, Swift type or `DecodingError` text reaches the answer.
+  @Test(arguments: [
+    (#"{"events":7}"#, "events", "is not a list"),
+    (#"{"events":[{"params":{}}]}"#, "events[0].name", "is required"),
+    (#"{"events":[{"name":"a","params":{"flag":{"x":1}}}]}"#, "events[0].params.flag", "a string, a number"),
+    (#"{"events":[{"name":7}]}"#, "events[0].name", "is not a string"),
+    (#"{"events":[{"name":"a"}"#, "", "is not valid JSON"),
+  ])
+  func aMalformedGA4BodyIsNamedInJSONsWords(body: String, field: String, words: String) async throws {
+    let collector = try await makeCollector()
+    try await collector.application(closesStore: false).test(.router) { client async throws in
+      let (status, text) = try await Self.ga4(client, Array(body.utf8))
+      #expect(status == .badRequest)
+      #expect(text.contains(#""fieldPath":"\#(field)""#) && text.contains(words), "\(text)")
+      for leak in ["DecodingError", "codingPath", "Int64", "Swift.", "CodingKeys", "debugDescription", "Dictionary"] {
+        #expect(!text.contains(leak), "\(leak) in \(text)")
+      }
+    }
+  }
+
   // MARK: Mixpanel
 
   static func mixpanel(
@@ -147,6 +168,36 @@ struct VendorRouteTests {
       headers: [.contentType: "application/json", .authorization: "Basic \(credential)"],
       body: ByteBuffer(string: body)
     ) { ($0.status, try JSONDecoder().decode(MixpanelImportResponse.self, from: Data(String(buffer: $0.body).utf8))) }
+  }
+
+  /// Mixpanel's documented 400 (docs.mixpanel.com, "400 Bad Request"): a top-level `error`, and
+  /// `failed_records` whose rows carry `insert_id`; placeholder `distinct_id`s and `$insert_id`s
+  /// (`anonymous`, `null`, `undefined`, …, in any case) are refused.
+  @Test(arguments: [
+    ("anonymous", "p-1", "properties.distinct_id"), ("NULL", "p-2", "properties.distinct_id"),
+    ("undefined", "p-3", "properties.distinct_id"),
+    ("00000000-0000-0000-0000-000000000000", "p-4", "properties.distinct_id"),
+    ("u-1", "none", "properties.$insert_id"), ("u-1", "N/A", "properties.$insert_id"),
+  ])
+  func importAnswersMixpanelsDocumentedShape(distinctID: String, insertID: String, field: String) async throws {
+    let collector = try await makeCollector()
+    let time = Int64(Date().timeIntervalSince1970 * 1000)
+    let body =
+      "[" + Self.mixpanelEvent("Kept", insertID: "k-1") + ","
+      + #"{"event":"Refused","properties":{"distinct_id":"\#(distinctID)","time":\#(time),"$insert_id":"\#(insertID)"}}"#
+      + "]"
+    let credential = Data("\(writeKey):".utf8).base64EncodedString()
+    try await collector.application(closesStore: false).test(.router) { client async throws in
+      let (status, text) = try await client.execute(
+        uri: "/import?strict=1", method: .post,
+        headers: [.contentType: "application/json", .authorization: "Basic \(credential)"],
+        body: ByteBuffer(string: body)
+      ) { ($0.status, String(buffer: $0.body)) }
+      #expect(status == .badRequest)
+      #expect(text.contains(#""error":"some data points in the request failed validation""#), "\(text)")
+      #expect(text.contains(#""insert_id":"\#(insertID)""#) && !text.contains(#""$insert_id""#), "\(text)")
+      #expect(text.contains(#""field":"\#(field)""#) && text.contains(#""num_records_imported":1"#), "\(text)")
+    }
   }
 
   static func mixpanelEvent(_ name: String, insertID: String, time: Int64? = nil, extra: String = "") -> String {

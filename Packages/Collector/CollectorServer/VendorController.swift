@@ -72,7 +72,11 @@ struct VendorController: Sendable {
     do {
       decoded = try JSONDecoder().decode(GA4Request.self, from: Data(context.body))
     } catch {
-      throw Refusal(.badRequest, "", "the body is not a Measurement Protocol request: \(error)")
+      let problem = DecodingProblem(error)
+      throw Refusal(
+        .badRequest, problem.path,
+        "the body is not a Measurement Protocol request: \(problem.path.isEmpty ? "it" : problem.path) \(problem.reason)"
+      )
     }
     let receivedAt = EventCollector.now()
     let report = GA4Validator.validate(decoded, bodyBytes: context.body.count, nowMicros: receivedAt * 1000)
@@ -128,7 +132,8 @@ struct VendorController: Sendable {
         .ok, Self.json(MixpanelImportResponse(code: 200, numRecordsImported: rows.events.count, status: "OK")))
     }
     let answer = MixpanelImportResponse(
-      code: 400, numRecordsImported: rows.events.count, status: "Bad Request", failedRecords: failed)
+      code: 400, numRecordsImported: rows.events.count, status: "Bad Request", failedRecords: failed,
+      error: "some data points in the request failed validation")
     return .json(.badRequest, Self.json(answer))
   }
 

@@ -101,7 +101,7 @@ public struct MixpanelImportResponse: Sendable, Hashable, Codable {
   public struct FailedRecord: Sendable, Hashable, Codable {
     /// Its position in the request.
     public var index: Int
-    /// Its `$insert_id`, when it had one.
+    /// Its `$insert_id`, when it had one (`insert_id` in the answer, as Mixpanel writes it).
     public var insertID: String?
     /// The property or field at fault.
     public var field: String
@@ -118,7 +118,7 @@ public struct MixpanelImportResponse: Sendable, Hashable, Codable {
 
     enum CodingKeys: String, CodingKey {
       case index, field, message
-      case insertID = "$insert_id"
+      case insertID = "insert_id"
     }
   }
 
@@ -165,7 +165,9 @@ public enum MixpanelValidator {
     }
     if let violation = MixpanelRules.checkPropertyCount(event.properties.count) { violations.append(violation) }
     switch event.properties["distinct_id"] {
-    case .string, .int: break
+    case .string(let id):
+      if let violation = MixpanelRules.checkDistinctID(id) { violations.append(violation) }
+    case .int: break
     default:
       violations.append(MixpanelViolation(field: "properties.distinct_id", message: "is required (a string)"))
     }

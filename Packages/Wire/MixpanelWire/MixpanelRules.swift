@@ -63,8 +63,31 @@ public enum MixpanelRules {
     let valid = bytes.allSatisfy { byte in
       (0x30...0x39).contains(byte) || (0x41...0x5A).contains(byte) || (0x61...0x7A).contains(byte) || byte == 0x2D
     }
-    return valid
-      ? nil : MixpanelViolation(field: "properties.$insert_id", message: "must use letters, digits and - only")
+    guard valid else {
+      return MixpanelViolation(field: "properties.$insert_id", message: "must use letters, digits and - only")
+    }
+    return isPlaceholder(id)
+      ? MixpanelViolation(field: "properties.$insert_id", message: "is a placeholder, not an id") : nil
+  }
+
+  /// Values Mixpanel refuses as a `distinct_id` or `$insert_id` because they are an implementation
+  /// mistake, not an id (docs.mixpanel.com, "400 Bad Request" and "Server-side events with no
+  /// logged-in user"), compared without case. An event without a user sends `""` instead.
+  public static let placeholders: Set<String> = [
+    "anon", "anonymous", "nil", "none", "null", "n/a", "undefined", "00000000-0000-0000-0000-000000000000",
+  ]
+
+  /// Whether `id` is one of the ``placeholders``.
+  public static func isPlaceholder(_ id: String) -> Bool {
+    id.utf8.count <= 36 && placeholders.contains(id.lowercased())
+  }
+
+  /// The violation of a `distinct_id` string, or `nil`.
+  public static func checkDistinctID(_ id: String) -> MixpanelViolation? {
+    isPlaceholder(id)
+      ? MixpanelViolation(
+        field: "properties.distinct_id",
+        message: "is a placeholder, not a user; send \"\" for an event without a user") : nil
   }
 
   /// A client's event id made into an `$insert_id`: a UUID without its dashes fits 36 bytes either way;
