@@ -281,3 +281,39 @@ private final class Progress: @unchecked Sendable {
   func add(_ value: Int) { lock.withLock { seen.append(value) } }
   var values: [Int] { lock.withLock { seen } }
 }
+
+/// The place `trackerctl` reads is one place, checked before anything is opened or sent.
+@Suite("trackerctl's origin")
+struct OriginChoiceTests {
+  @Test(arguments: [
+    ("http://127.0.0.1:8080", nil, nil, "collector"), ("https://collector.example", nil, nil, "collector"),
+    (nil, "/tmp/c.sqlite", nil, "store"), (nil, nil, "http://127.0.0.1:8123", "store"), (nil, nil, nil, "none"),
+  ])
+  func onePlaceIsChosen(url: String?, sqlite: String?, clickhouse: String?, expected: String) throws {
+    let choice = try OriginChoice.choose(url: url, sqlite: sqlite, postgresURL: nil, clickhouseURL: clickhouse)
+    switch choice {
+    case .collector(let base): #expect(expected == "collector" && base.absoluteString == url)
+    case .store: #expect(expected == "store")
+    case .none: #expect(expected == "none")
+    }
+  }
+
+  /// Two places are a usage error naming both, never a silent pick; a URL that is not http(s) with a
+  /// host is refused with the form expected (an `ftp://` URL used to hang).
+  @Test(
+    arguments: [
+      ("http://127.0.0.1:8080", "/tmp/c.sqlite", nil, "not --url and --sqlite"),
+      (nil, "/tmp/c.sqlite", "http://127.0.0.1:8123", "not --sqlite and --clickhouse-url"),
+      ("ftp://127.0.0.1/x", nil, nil, "--url must be an http:// or https:// URL"),
+      ("127.0.0.1:8080", nil, nil, "--url must be an http:// or https:// URL"),
+      ("http://", nil, nil, "--url must be an http:// or https:// URL"),
+      (nil, nil, "clickhouse:9000", "--clickhouse-url must be an http:// or https:// URL"),
+    ] as [(String?, String?, String?, String)])
+  func anythingElseIsAUsageError(url: String?, sqlite: String?, clickhouse: String?, message: String) {
+    #expect {
+      try OriginChoice.choose(url: url, sqlite: sqlite, postgresURL: nil, clickhouseURL: clickhouse)
+    } throws: { error in
+      "\(error)".contains(message)
+    }
+  }
+}

@@ -11,7 +11,7 @@ struct KeysCommand: AsyncParsableCommand {
 
   struct Create: AsyncParsableCommand {
     static let configuration = CommandConfiguration(abstract: "Creates a key and prints it once.")
-    @OptionGroup var origin: OriginOptions
+    @OptionGroup var origin: StoreOptions
     @Option(help: "The app its events are stored under.") var app: String?
     @Flag(help: "An admin key (everything: reports, erasure, the audit trail) instead of a write key.")
     var admin = false
@@ -44,7 +44,7 @@ struct KeysCommand: AsyncParsableCommand {
 
   struct List: AsyncParsableCommand {
     static let configuration = CommandConfiguration(abstract: "Lists the keys (ids, never the keys).")
-    @OptionGroup var origin: OriginOptions
+    @OptionGroup var origin: StoreOptions
 
     func run() async throws {
       guard let store = try await origin.store() else {
@@ -56,7 +56,7 @@ struct KeysCommand: AsyncParsableCommand {
 
   struct Revoke: AsyncParsableCommand {
     static let configuration = CommandConfiguration(abstract: "Revokes a key by its id.")
-    @OptionGroup var origin: OriginOptions
+    @OptionGroup var origin: StoreOptions
     @Argument(help: "The key's id, as `keys list` shows it.") var id: String
 
     func run() async throws {

@@ -7,20 +7,19 @@ import CollectorWire
 import Foundation
 import TrackerCtlKit
 
-/// Where to read.
-struct OriginOptions: ParsableArguments {
-  @Option(help: "A collector's base URL, e.g. http://127.0.0.1:8080 (or TRACKERCTL_URL).") var url: String?
-  @Option(help: "A read or admin key for --url (or TRACKERCTL_KEY).") var key: String?
+/// A collector's store, opened directly: `--sqlite`, `--postgres-url` or `--clickhouse-url`.
+struct StoreOptions: ParsableArguments {
   @Option(help: "A collector's SQLite file, read directly.") var sqlite: String?
   @Option(help: "A collector's PostgreSQL database, read directly.") var postgresUrl: String?
   @Option(help: "The PostgreSQL schema (default public).") var postgresSchema = "public"
   @Option(help: "A collector's ClickHouse server (http://host:8123), read directly.") var clickhouseUrl: String?
   @Option(help: "The ClickHouse database (default coretracker).") var clickhouseDatabase = "coretracker"
 
-  /// The store named by --sqlite, --postgres-url or --clickhouse-url, if any, and its reports;
-  /// migrated only for a command that writes (`migrating`), checked otherwise.
+  /// The store named, if any, and its reports; migrated only for a command that writes
+  /// (`migrating`), checked otherwise. Two stores named, or a ClickHouse URL that is not http(s), are
+  /// usage errors.
   func opened(migrating: Bool = false) async throws -> (store: any EventStore, reports: any ReportEngine)? {
-    guard sqlite != nil || postgresUrl != nil || clickhouseUrl != nil else { return nil }
+    guard try choice(url: nil) == .store else { return nil }
     var settings = [
       "sqlite-durability": "normal", "postgres-schema": postgresSchema, "clickhouse-database": clickhouseDatabase,
     ]
@@ -36,20 +35,47 @@ struct OriginOptions: ParsableArguments {
     }
   }
 
-  /// The store named by --sqlite, --postgres-url or --clickhouse-url, if any, for a command that
-  /// writes to it (migrated).
+  /// The store named, if any, for a command that writes to it (migrated).
   func store() async throws -> (any EventStore)? { try await opened(migrating: true)?.store }
 
+  /// The one place named among these and `url`.
+  func choice(url: String?) throws -> OriginChoice {
+    do {
+      return try OriginChoice.choose(url: url, sqlite: sqlite, postgresURL: postgresUrl, clickhouseURL: clickhouseUrl)
+    } catch {
+      throw ValidationError(error.description)
+    }
+  }
+}
+
+/// Where to read: a running collector (`--url` with `--key`) or a store opened directly.
+struct OriginOptions: ParsableArguments {
+  @Option(help: "A collector's base URL, e.g. http://127.0.0.1:8080 (or TRACKERCTL_URL).") var url: String?
+  @Option(help: "A read or admin key for --url (or TRACKERCTL_KEY).") var key: String?
+  @OptionGroup var stores: StoreOptions
+
   func origin() async throws -> ReportOrigin {
-    if let opened = try await opened() { return .store(opened.reports) }
     let environment = ProcessInfo.processInfo.environment
-    guard let text = url ?? environment["TRACKERCTL_URL"], let base = URL(string: text), base.scheme != nil else {
+    var choice = try stores.choice(url: url)
+    if choice == .none, let text = environment["TRACKERCTL_URL"] {
+      do {
+        choice = .collector(base: try OriginChoice.httpURL(text, option: "TRACKERCTL_URL"))
+      } catch {
+        throw ValidationError(error.description)
+      }
+    }
+    switch choice {
+    case .store:
+      guard let opened = try await stores.opened() else { throw ValidationError("the store could not be opened") }
+      return .store(opened.reports)
+    case .collector(let base):
+      guard let key = key ?? environment["TRACKERCTL_KEY"], !key.isEmpty else {
+        throw ValidationError("--url needs --key (a read or admin key) or TRACKERCTL_KEY")
+      }
+      return .http(base, key: key)
+    case .none:
       throw ValidationError("say where to read: --url (with --key), --sqlite, --postgres-url or --clickhouse-url")
     }
-    guard let key = key ?? environment["TRACKERCTL_KEY"], !key.isEmpty else {
-      throw ValidationError("--url needs --key (a read or admin key) or TRACKERCTL_KEY")
-    }
-    return .http(base, key: key)
   }
 }
 
