@@ -68,9 +68,9 @@ struct VendorController: Sendable {
     if let problem = GA4Limits.bodyBounds.problem(in: context.body) {
       throw Refusal(.badRequest, "", "the body \(problem)")
     }
-    let decoded: GA4Request
+    let received: GA4ReceivedRequest
     do {
-      decoded = try JSONDecoder().decode(GA4Request.self, from: Data(context.body))
+      received = try JSONDecoder().decode(GA4ReceivedRequest.self, from: Data(context.body))
     } catch {
       let problem = DecodingProblem(error)
       throw Refusal(
@@ -79,7 +79,11 @@ struct VendorController: Sendable {
       )
     }
     let receivedAt = EventCollector.now()
-    let report = GA4Validator.validate(decoded, bodyBytes: context.body.count, nowMicros: receivedAt * 1000)
+    let decoded = received.request
+    var report = GA4Validator.validate(decoded, bodyBytes: context.body.count, nowMicros: receivedAt * 1000)
+    for (index, problem) in received.undecodable {
+      report.events[index] = [GA4Violation(fieldPath: problem.path, code: .valueInvalid, message: problem.reason)]
+    }
     let twice = DuplicateKeys.paths(in: context.body).map {
       GA4Violation(fieldPath: $0, code: .valueInvalid, message: "appears twice")
     }

@@ -1,3 +1,5 @@
+public import WireJSON
+
 /// One element of an ecommerce event's `items`: item parameters by name (`item_id`, `price`, ...).
 public typealias GA4Item = [String: GA4Value]
 
@@ -126,11 +128,50 @@ public struct GA4Request: Sendable, Hashable, Codable {
 
   public init(from decoder: any Decoder) throws {
     let container = try decoder.container(keyedBy: CodingKeys.self)
+    try self.init(fields: container, events: container.decodeIfPresent([GA4Event].self, forKey: .events) ?? [])
+  }
+
+  /// The request's fields but its events from `container`, with `events`.
+  init(fields container: KeyedDecodingContainer<CodingKeys>, events: [GA4Event]) throws {
     appInstanceID = try container.decodeIfPresent(String.self, forKey: .appInstanceID)
     userID = try container.decodeIfPresent(String.self, forKey: .userID)
     timestampMicros = try container.decodeIfPresent(Int64.self, forKey: .timestampMicros)
     userProperties = try container.decodeIfPresent([String: GA4UserProperty].self, forKey: .userProperties) ?? [:]
-    events = try container.decodeIfPresent([GA4Event].self, forKey: .events) ?? []
+    self.events = events
+  }
+}
+
+/// A request as a server receives it: an event that does not decode (a boolean or an object where a
+/// parameter value goes, a name that is not a string) is set aside with where and why, and the
+/// others are read. GA4 answers 2xx whatever a request's events hold; one bad event never takes the
+/// valid ones down with it.
+public struct GA4ReceivedRequest: Decodable, Sendable {
+  /// The request; an event that did not decode stands as an event without a name at its index.
+  public var request: GA4Request
+  /// The events that did not decode, by index.
+  public var undecodable: [Int: DecodingProblem]
+
+  public init(from decoder: any Decoder) throws {
+    let container = try decoder.container(keyedBy: GA4Request.CodingKeys.self)
+    let entries = try container.decodeIfPresent([Entry].self, forKey: .events) ?? []
+    request = try GA4Request(fields: container, events: entries.map { $0.event ?? GA4Event(name: "") })
+    var undecodable: [Int: DecodingProblem] = [:]
+    for (index, entry) in entries.enumerated() { undecodable[index] = entry.problem }
+    self.undecodable = undecodable
+  }
+
+  /// One element of `events`: the event, or why it is not one.
+  private struct Entry: Decodable {
+    var event: GA4Event?
+    var problem: DecodingProblem?
+
+    init(from decoder: any Decoder) throws {
+      do {
+        event = try GA4Event(from: decoder)
+      } catch {
+        problem = DecodingProblem(error)
+      }
+    }
   }
 }
 
