@@ -182,6 +182,22 @@ struct VendorRouteTests {
     #expect(quarantined.first?.reasons.contains { $0.hasPrefix(field) } == true, "\(quarantined)")
   }
 
+  /// `session_id` as Google's own examples send it (a string, `"123"`) or as a number: the same
+  /// session; text that is no number names none.
+  @Test(arguments: [
+    (GA4Value.string("123"), Int64?.some(123)), (.int(123), 123), (.double(123), 123), (.string("abc"), nil),
+  ])
+  func sessionIDAsTextOrNumber(session: GA4Value, expected: Int64?) async throws {
+    let collector = try await makeCollector()
+    let body = Self.request([Self.event("share", ["session_id": session])])
+    try await collector.application(closesStore: false).test(.router) { client async throws in
+      let (status, text) = try await Self.ga4(client, body)
+      #expect(status == .noContent, "\(text)")
+    }
+    let events = try await collector.store.events(app: "ty", limit: 10)
+    #expect(events.map(\.sessionID) == [expected])
+  }
+
   static func expectNoDecoderText(_ text: String) {
     for leak in ["DecodingError", "codingPath", "Int64", "Swift.", "CodingKeys", "debugDescription", "Dictionary"] {
       #expect(!text.contains(leak), "\(leak) in \(text)")

@@ -58,8 +58,7 @@ public enum GA4Ingest {
         continue
       }
       let parameters = json(event.params)
-      var sessionID: Int64?
-      if case .int(let session) = event.params["session_id"] { sessionID = session }
+      let sessionID = Self.sessionID(event.params["session_id"])
       let stored =
         StoredEvent(
           app: app, eventID: ContentID.make(["ga4", instance, event.name, String(micros), parameters]),
@@ -83,6 +82,17 @@ public enum GA4Ingest {
       }
     }
     return (StoreBatch(events: events), refused)
+  }
+
+  /// The session an event's `session_id` names: a whole number, or a string of one (Google's own
+  /// examples send `"123"`); anything else names none.
+  static func sessionID(_ value: GA4Value?) -> Int64? {
+    switch value {
+    case .int(let session): session
+    case .string(let text): Int64(text)
+    case .double(let number) where number.rounded() == number && abs(number) < 9e15: Int64(number)
+    default: nil
+    }
   }
 
   /// The parameters as stored: a JSON object with sorted keys (items and their parameters too).
