@@ -198,6 +198,35 @@ struct VendorRouteTests {
     #expect(events.map(\.sessionID) == [expected])
   }
 
+  /// A web stream's request — `measurement_id` in the URL, `client_id` in the body, Google's own
+  /// example — is stored as an app stream's is, the client id as the device.
+  @Test func aWebStreamsRequestIsStored() async throws {
+    let collector = try await makeCollector()
+    let body =
+      #"{"client_id":"123456.7654321","events":[{"name":"login","params":{"method":"Google","session_id":"123","engagement_time_msec":100}}]}"#
+    try await collector.application(closesStore: false).test(.router) { client async throws in
+      let (status, text) = try await client.execute(
+        uri: "/mp/collect?measurement_id=G-XXXXXXXXXX&api_secret=\(writeKey)", method: .post,
+        headers: [.contentType: "application/json"], body: ByteBuffer(string: body)
+      ) { ($0.status, String(buffer: $0.body)) }
+      #expect(status == .noContent, "\(text)")
+      let (neither, why) = try await client.execute(
+        uri: "/mp/collect?api_secret=\(writeKey)", method: .post, headers: [.contentType: "application/json"],
+        body: ByteBuffer(string: body)
+      ) { ($0.status, String(buffer: $0.body)) }
+      #expect(neither == .badRequest && why.contains("measurement_id"), "\(why)")
+      let (noDevice, noDeviceWhy) = try await client.execute(
+        uri: "/mp/collect?measurement_id=G-XXXXXXXXXX&api_secret=\(writeKey)", method: .post,
+        headers: [.contentType: "application/json"], body: ByteBuffer(string: #"{"events":[{"name":"login"}]}"#)
+      ) { ($0.status, String(buffer: $0.body)) }
+      #expect(noDevice == .ok && noDeviceWhy.contains("client_id"), "\(noDeviceWhy)")
+    }
+    let events = try await collector.store.events(app: "ty", limit: 10)
+    #expect(events.map(\.name) == ["login"])
+    #expect(events.first?.deviceID == "123456.7654321" && events.first?.sessionID == 123)
+    #expect(events.first?.context[.appName] == "G-XXXXXXXXXX")
+  }
+
   static func expectNoDecoderText(_ text: String) {
     for leak in ["DecodingError", "codingPath", "Int64", "Swift.", "CodingKeys", "debugDescription", "Dictionary"] {
       #expect(!text.contains(leak), "\(leak) in \(text)")

@@ -61,10 +61,14 @@ struct VendorController: Sendable {
     _ request: Request, _ context: CollectorRequestContext, route: String, validationOnly: Bool
   ) async throws -> Response {
     let key = try context.authenticatedKey()
-    guard let firebaseAppID = request.form.get("firebase_app_id"), !firebaseAppID.isEmpty else {
-      throw Refusal(.badRequest, "firebase_app_id", "is required in the URL")
+    // An app stream names its Firebase app, a web stream its measurement id.
+    let stream = ["firebase_app_id", "measurement_id"].lazy.compactMap { field in
+      request.form.get(field).flatMap { $0.isEmpty ? nil : (field, $0) }
+    }.first
+    guard let (streamField, firebaseAppID) = stream else {
+      throw Refusal(.badRequest, "firebase_app_id", "is required in the URL (measurement_id for a web stream)")
     }
-    try ReportText.check(firebaseAppID, field: "firebase_app_id")
+    try ReportText.check(firebaseAppID, field: streamField)
     if let problem = GA4Limits.bodyBounds.problem(in: context.body) {
       throw Refusal(.badRequest, "", "the body \(problem)")
     }

@@ -39,7 +39,7 @@ public enum GA4Ingest {
   ) -> (rows: StoreBatch, refused: [Int: [String]]) {
     func reasons(_ violations: [GA4Violation]) -> [String] { violations.map { "\($0.fieldPath): \($0.message)" } }
     let outside = duplicates.filter { !$0.hasPrefix("events[") }.map { "\($0): appears twice" }
-    guard report.request.isEmpty, outside.isEmpty, let instance = request.appInstanceID else {
+    guard report.request.isEmpty, outside.isEmpty, let instance = request.device else {
       let all = reasons(report.request) + outside
       return (StoreBatch(), Dictionary(uniqueKeysWithValues: request.events.indices.map { ($0, all) }))
     }

@@ -90,13 +90,22 @@ public struct GA4UserProperty: Sendable, Hashable, Codable {
   }
 }
 
-/// The body of `POST /mp/collect` for a Firebase app stream.
+/// The body of `POST /mp/collect` for a Firebase app stream (`app_instance_id`) or a web stream
+/// (`client_id`).
 ///
 /// The client service writes it with a fast writer; the collector's `/mp/collect` endpoints read it
 /// with this type and check it with ``GA4Validator``.
 public struct GA4Request: Sendable, Hashable, Codable {
-  /// The Firebase app instance (required for app streams).
+  /// The device: the app instance, or the web client.
+  public var device: String? {
+    if let appInstanceID, !appInstanceID.isEmpty { return appInstanceID }
+    return clientID.flatMap { $0.isEmpty ? nil : $0 }
+  }
+
+  /// The Firebase app instance (app streams; one of it and ``clientID`` is required).
   public var appInstanceID: String?
+  /// The browser's client id (web streams, with `measurement_id` in the URL).
+  public var clientID: String?
   /// The signed-in user (at most 256 characters).
   public var userID: String?
   /// The request's time (µs since 1970), for events without their own.
@@ -108,10 +117,11 @@ public struct GA4Request: Sendable, Hashable, Codable {
 
   /// A request.
   public init(
-    appInstanceID: String?, userID: String? = nil, timestampMicros: Int64? = nil,
+    appInstanceID: String?, clientID: String? = nil, userID: String? = nil, timestampMicros: Int64? = nil,
     userProperties: [String: GA4UserProperty] = [:], events: [GA4Event]
   ) {
     self.appInstanceID = appInstanceID
+    self.clientID = clientID
     self.userID = userID
     self.timestampMicros = timestampMicros
     self.userProperties = userProperties
@@ -120,6 +130,7 @@ public struct GA4Request: Sendable, Hashable, Codable {
 
   enum CodingKeys: String, CodingKey {
     case appInstanceID = "app_instance_id"
+    case clientID = "client_id"
     case userID = "user_id"
     case timestampMicros = "timestamp_micros"
     case userProperties = "user_properties"
@@ -134,6 +145,7 @@ public struct GA4Request: Sendable, Hashable, Codable {
   /// The request's fields but its events from `container`, with `events`.
   init(fields container: KeyedDecodingContainer<CodingKeys>, events: [GA4Event]) throws {
     appInstanceID = try container.decodeIfPresent(String.self, forKey: .appInstanceID)
+    clientID = try container.decodeIfPresent(String.self, forKey: .clientID)
     userID = try container.decodeIfPresent(String.self, forKey: .userID)
     timestampMicros = try container.decodeIfPresent(Int64.self, forKey: .timestampMicros)
     userProperties = try container.decodeIfPresent([String: GA4UserProperty].self, forKey: .userProperties) ?? [:]

@@ -32,12 +32,17 @@ public enum GA4Validator {
         )
       )
     }
-    if (request.appInstanceID ?? "").isEmpty {
+    let device = (request.appInstanceID ?? "").isEmpty ? "client_id" : "app_instance_id"
+    if let id = request.device {
+      if id.unicodeScalars.contains(where: { $0.value < 0x20 }) {
+        report.request.append(
+          GA4Violation(fieldPath: device, code: .valueInvalid, message: "must not contain control characters"))
+      }
+    } else {
       report.request.append(
-        GA4Violation(fieldPath: "app_instance_id", code: .valueRequired, message: "is required for app streams"))
-    } else if let instance = request.appInstanceID, instance.unicodeScalars.contains(where: { $0.value < 0x20 }) {
-      report.request.append(
-        GA4Violation(fieldPath: "app_instance_id", code: .valueInvalid, message: "must not contain control characters"))
+        GA4Violation(
+          fieldPath: "app_instance_id", code: .valueRequired,
+          message: "is required for app streams (client_id for web streams)"))
     }
     if let userID = request.userID, userID.unicodeScalars.contains(where: { $0.value < 0x20 }) {
       report.request.append(
