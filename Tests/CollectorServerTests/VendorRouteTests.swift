@@ -276,6 +276,27 @@ struct VendorRouteTests {
     }
   }
 
+  /// `strict=0`: Mixpanel's 200 with the rows stored, whatever the others hold; those are kept in the
+  /// quarantine with their reasons (an acknowledgement that loses nothing).
+  @Test func importWithoutStrictAnswers200AndQuarantinesTheRest() async throws {
+    let collector = try await makeCollector()
+    let body =
+      "[" + Self.mixpanelEvent("Kept", insertID: "n-1") + "," + Self.mixpanelEvent("Bad", insertID: "bad id!") + "]"
+    let credential = Data("\(writeKey):".utf8).base64EncodedString()
+    try await collector.application(closesStore: false).test(.router) { client async throws in
+      let (status, text) = try await client.execute(
+        uri: "/import?strict=0", method: .post,
+        headers: [.contentType: "application/json", .authorization: "Basic \(credential)"],
+        body: ByteBuffer(string: body)
+      ) { ($0.status, String(buffer: $0.body)) }
+      #expect(
+        status == .ok && text.contains(#""num_records_imported":1"#) && !text.contains("failed_records"), "\(text)")
+    }
+    #expect(try await collector.store.events(app: "ty", limit: 10).map(\.name) == ["Kept"])
+    let quarantined = try await collector.store.quarantined(app: "ty", limit: 10, includeReplayed: false)
+    #expect(quarantined.count == 1 && quarantined.first?.reasons.first?.contains("$insert_id") == true)
+  }
+
   static func mixpanelEvent(_ name: String, insertID: String, time: Int64? = nil, extra: String = "") -> String {
     let time = time ?? Int64(Date().timeIntervalSince1970 * 1000)
     return

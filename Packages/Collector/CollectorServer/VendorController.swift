@@ -49,7 +49,9 @@ struct VendorController: Sendable {
       collector.keys(.write, from: .basic),
       BodyMiddleware(limit: MixpanelLimits.maximumRequestBytes, inflatedLimit: MixpanelLimits.maximumRequestBytes)
     )
-    .post("/import") { _, context in try await self.mixpanelImport(context) }
+    .post("/import") { request, context in
+      try await self.mixpanelImport(context, strict: request.form.get("strict") != "0")
+    }
   }
 
   // MARK: GA4 Measurement Protocol
@@ -110,7 +112,9 @@ struct VendorController: Sendable {
 
   /// Mixpanel's strict mode: 200 `{"code":200,"num_records_imported":N,"status":"OK"}` when every row
   /// is stored; 400 with `failed_records` when some are not (the valid ones are stored all the same).
-  func mixpanelImport(_ context: CollectorRequestContext) async throws -> Response {
+  /// With `strict=0` the answer is the 200 either way, as Mixpanel's; the rows that break a rule are
+  /// kept in the quarantine with their reasons all the same, never dropped unseen.
+  func mixpanelImport(_ context: CollectorRequestContext, strict: Bool) async throws -> Response {
     let key = try context.authenticatedKey()
     let body = context.body
     guard body.count <= MixpanelLimits.maximumRequestBytes else {
@@ -135,7 +139,7 @@ struct VendorController: Sendable {
     try await collector.commit(IngestResult(rows: rows, rejected: []), key: key, route: "mixpanel_import")
     collector.metrics.rejected(failed.count, reason: "invalid")
     collector.metrics.quarantined(rows.quarantined.count, route: MixpanelQuarantine.route)
-    if failed.isEmpty {
+    if failed.isEmpty || !strict {
       return .json(
         .ok, Self.json(MixpanelImportResponse(code: 200, numRecordsImported: rows.events.count, status: "OK")))
     }
