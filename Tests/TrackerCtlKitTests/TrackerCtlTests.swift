@@ -69,6 +69,11 @@ struct TrackerCtlTests {
     let origin = ReportOrigin.store(SQLReports(store: store))
     let table = try await TrackerCtl.report("top-events", parameters: range, origin: origin, format: .table)
     #expect(table.contains("product_viewed      6        4     66.7") && table.contains("purchase            3"))
+    // The range the table covers heads it; the defaults (7 days before now) are settled and printed.
+    #expect(table.hasPrefix("shop: 2026-11-02T00:00:00Z to 2026-11-03T00:00:00Z (UTC; the end not included)\n"))
+    let byDefault = try await TrackerCtl.report(
+      "top-events", parameters: ["app": "shop"], origin: origin, format: .table)
+    #expect(byDefault.hasPrefix("shop: ") && byDefault.contains("(UTC; the end not included)"))
     let csv = try await TrackerCtl.report("top-events", parameters: range, origin: origin, format: .csv)
     #expect(csv.hasPrefix("event,count,devices,share %\r\nproduct_viewed,6,4,66.7\r\n"))
     let json = try await TrackerCtl.report("overview", parameters: range, origin: origin, format: .json)

@@ -18,19 +18,29 @@ public enum TrackerCtl {
     case csv
   }
 
-  /// The report `name` as text in `format`.
+  /// The report `name` as text in `format`. The range is settled here (the defaults: the 7 days
+  /// before now) and sent as it is, so the answer covers exactly the range a table is headed with.
   public static func report(_ name: String, parameters: [String: String], origin: ReportOrigin, format: Format)
     async throws -> String
   {
-    let (json, result) = try await origin.report(name, parameters: parameters)
+    let filter = try Report.filter { parameters[$0] }
+    var settled = parameters
+    settled["from"] = String(filter.from)
+    settled["to"] = String(filter.to)
+    let (json, result) = try await origin.report(name, parameters: settled)
     switch format {
     case .json: return String(decoding: json, as: UTF8.self) + "\n"
     case .csv: return result.table.csv
     case .table:
-      var text = result.table.text()
+      var text = heading(filter) + result.table.text()
       if let rows = result as? EventRows, let next = rows.next { text += "next page: --after \(next)\n" }
       return text
     }
+  }
+
+  /// The line a table starts with: the app and the range it covers, in UTC, the end not included.
+  static func heading(_ filter: ReportFilter) -> String {
+    "\(filter.app): \(ReportTime.iso(filter.from)) to \(ReportTime.iso(filter.to)) (UTC; the end not included)\n\n"
   }
 
   // MARK: Keys
