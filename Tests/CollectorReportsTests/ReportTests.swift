@@ -218,6 +218,12 @@ struct ReportTests {
     #expect(top.rows.map(\.count) == [6, 5, 2, 1])
     #expect(top.rows.map(\.devices) == [4, 4, 2, 1])
     #expect(top.rows.map { rounded($0.share) } == [42.86, 35.71, 14.29, 7.14])
+    // A share is of all the events, whatever the limit cuts off.
+    let first = try await reports.topEvents(Fixture.twoWeeks, limit: 2)
+    #expect(first.rows.map { rounded($0.share) } == [42.86, 35.71])
+    let one = try await reports.parameterValues(
+      Fixture.twoWeeks, event: "product_viewed", parameter: "product_id", limit: 1)
+    #expect(one.rows.map { rounded($0.share) } == [40])
     let values = try await reports.parameterValues(Fixture.twoWeeks, event: "product_viewed", parameter: "product_id")
     #expect(values.rows.map(\.name) == ["p1", "p2", "p3"] && values.rows.map(\.count) == [2, 2, 1])
     let flags = try await reports.parameterValues(Fixture.twoWeeks, event: "product_viewed", parameter: "in_stock")

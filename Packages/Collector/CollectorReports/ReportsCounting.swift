@@ -25,14 +25,14 @@ extension ReportEngine {
   /// Events by name: count and devices, most frequent first.
   public func topEvents(_ filter: ReportFilter, limit: Int) async throws -> CountList {
     let query = try ReportQuery(filter, by: [.name], measuring: [.events, .devices], limit: limit)
-    return CountList(dimension: "event", rows: Self.countRows(try await aggregate(query), of: query))
+    return CountList(dimension: "event", rows: try await countRows(query))
   }
 
   /// Shares by platform, OS version, app version or app name; versions newest first, in version
   /// order (`10.0` above `9.0`).
   public func breakdown(_ filter: ReportFilter, by dimension: ReportDimension) async throws -> CountList {
     let query = try ReportQuery(filter, by: [.context(dimension)], measuring: [.events, .devices], limit: 1_000)
-    var rows = Self.countRows(try await aggregate(query), of: query)
+    var rows = try await countRows(query)
     if dimension == .appVersion || dimension == .osVersion {
       rows.sort { SemanticVersion($0.name) > SemanticVersion($1.name) }
     }
@@ -45,13 +45,13 @@ extension ReportEngine {
   {
     let query = try ReportQuery(
       filter, named: event, by: [.parameter(parameter)], measuring: [.events, .devices], limit: limit)
-    return CountList(dimension: parameter, rows: Self.countRows(try await aggregate(query), of: query))
+    return CountList(dimension: parameter, rows: try await countRows(query))
   }
 
   /// Counter totals per name (SimpleAnalytics' counters), largest first.
   public func counters(_ filter: ReportFilter, limit: Int) async throws -> CountList {
     let query = try ReportQuery(filter, of: .counters, by: [.name], measuring: [.total, .devices], limit: limit)
-    return CountList(dimension: "counter", rows: Self.countRows(try await aggregate(query), of: query))
+    return CountList(dimension: "counter", rows: try await countRows(query))
   }
 
   /// Counts and devices per hour or day, for all events or one; every bucket of the range present.
@@ -74,11 +74,18 @@ extension ReportEngine {
     return TimeSeries(bucket: bucket, event: event, points: points)
   }
 
-  /// Rows of one dimension and a count (events or total) and devices, as counts with shares.
-  static func countRows(_ rows: [SQLRow], of query: ReportQuery) -> [CountRow] {
+  /// Rows of one dimension and a count (events or total) and devices, as counts with shares of
+  /// everything the query counts — not of the rows returned: when the limit cut rows off, the whole
+  /// is counted once more without the dimension, so a share does not change with `limit`.
+  func countRows(_ query: ReportQuery) async throws -> [CountRow] {
+    let rows = try await aggregate(query)
     let counted = query.measures[0]
     // Shares from a double total: counts near Int64.max cannot overflow the sum.
-    let total = rows.reduce(0.0) { $0 + Double($1[counted]) }
+    var total = rows.reduce(0.0) { $0 + Double($1[counted]) }
+    if let limit = query.limit, rows.count >= limit {
+      let whole = try ReportQuery(query.filter, of: query.source, named: query.name, by: [], measuring: [counted])
+      total = Double(try await aggregate(whole).first?[counted] ?? 0)
+    }
     return rows.map { row in
       let count = row[counted]
       return CountRow(
