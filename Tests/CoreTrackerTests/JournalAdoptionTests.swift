@@ -60,6 +60,9 @@ struct JournalAdoptionTests {
     #expect(received.count + counted == total)
     #expect(service.indices.count == received.count, "an event arrived twice")
     #expect(received.contains(2_699), "the newest were dropped instead of the oldest")
+    let stats = next.stats
+    #expect(stats.replayed == total && stats.dropped(.diskBudget) == counted)
+    #expect(stats.tracked + stats.replayed + stats.generated == stats.routed + stats.totalDropped + stats.queued)
     let files = journalFiles(in: folder.folder("next"))
     #expect(files.count == 1)
     let size = try #require(try files.first?.resourceValues(forKeys: [.fileSizeKey]).fileSize)

@@ -127,7 +127,10 @@ final class EventQueue: @unchecked Sendable {
       pending.append(.journaled(replay.records))
       pendingSequences.append(.max)
     }
-    counts.replayed = replay.events
+    // Dead runs' events the budget made room against while they were adopted: replayed, and dropped.
+    let lostInAdoption = journal?.takeLostEvents() ?? 0
+    counts.replayed = replay.events + lostInAdoption
+    counts.diskBudget = lostInAdoption
     journal?.beforeDropping = { [unowned self] in self.keepPendingInJournalOnly() }
   }
 
