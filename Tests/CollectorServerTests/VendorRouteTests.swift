@@ -141,6 +141,9 @@ struct VendorRouteTests {
   @Test(arguments: [
     (#"{"events":7}"#, "events", "is not a list"),
     (#"{"app_instance_id":7,"events":[]}"#, "app_instance_id", "is not a string"),
+    // Foundation's decoder reports a number too large for its field as invalid JSON, without a place.
+    (#"{"app_instance_id":"a","timestamp_micros":1e30,"events":[]}"#, "", "a number too large"),
+    (#"{"app_instance_id":"a","timestamp_micros":9223372036854775808,"events":[]}"#, "", "a number too large"),
     (#"{"events":[{"name":"a"}"#, "", "is not valid JSON"),
   ])
   func aMalformedGA4BodyIsNamedInJSONsWords(body: String, field: String, words: String) async throws {

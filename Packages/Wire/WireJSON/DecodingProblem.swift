@@ -22,12 +22,18 @@ public struct DecodingProblem: Sendable, Hashable {
       self.init(path: Self.path(context.codingPath), reason: "is null where \(Self.kind(type)) is expected")
     case .keyNotFound(let key, let context):
       self.init(path: Self.path(context.codingPath + [key]), reason: "is required")
-    case .dataCorrupted(let context):
-      // Only this project's own descriptions pass (they are written for users); Foundation's are
-      // not: they name positions in its own terms.
-      let own = context.underlyingError == nil && !context.codingPath.isEmpty
+    case .dataCorrupted(let context) where context.codingPath.isEmpty || context.underlyingError != nil:
+      // Foundation says this of text that is not JSON and of a number too large for its field alike.
       self.init(
-        path: Self.path(context.codingPath), reason: own ? context.debugDescription : "is not valid JSON")
+        path: Self.path(context.codingPath), reason: "is not valid JSON, or holds a number too large for its field")
+    case .dataCorrupted(let context):
+      // This project's own descriptions pass (written for users); Foundation's name Swift types
+      // ("does not fit in Int64", "not representable in Swift") and do not.
+      let text = context.debugDescription
+      let foreign = ["Swift", "Int", "Double", "Float", "Decimal", "JSON", "Number", "UTF"].contains(
+        where: text.contains)
+      self.init(
+        path: Self.path(context.codingPath), reason: foreign ? "is out of range or not of the kind expected" : text)
     @unknown default:
       self.init(path: "", reason: "is not valid JSON")
     }
