@@ -101,8 +101,11 @@ struct TrackerCtlTests {
           name, parameters: range, origin: .store(SQLReports(store: store)), format: .csv)
         #expect(remote == local, "\(name)")
       }
-      await #expect(throws: CommandError.self) {
+      // Refused by the collector: exit status 2, its answer quoted.
+      await #expect {
         try await TrackerCtl.report("overview", parameters: range, origin: .http(url, key: "wrong"), format: .table)
+      } throws: { error in
+        (error as? CommandError)?.exitCode == 2 && "\(error)".contains("the collector answered 401")
       }
     }
     try await store.close()
@@ -290,6 +293,18 @@ private final class Progress: @unchecked Sendable {
 /// The place `trackerctl` reads is one place, checked before anything is opened or sent.
 @Suite("trackerctl's origin")
 struct OriginChoiceTests {
+  /// Nothing listening: exit status 3, said in words, not Foundation's error text.
+  @Test func anUnreachableCollectorIsSaidSoWithExitStatus3() async {
+    let nowhere = URL(string: "http://127.0.0.1:1")!
+    await #expect {
+      try await TrackerCtl.report("overview", parameters: range, origin: .http(nowhere, key: "k"), format: .table)
+    } throws: { error in
+      let text = "\(error)"
+      return (error as? CommandError)?.exitCode == 3 && text.contains("cannot reach the collector at 127.0.0.1:1")
+        && !text.contains("NSURLError") && !text.contains("Error Domain")
+    }
+  }
+
   @Test(arguments: [
     ("http://127.0.0.1:8080", nil, nil, "collector"), ("https://collector.example", nil, nil, "collector"),
     (nil, "/tmp/c.sqlite", nil, "store"), (nil, nil, "http://127.0.0.1:8123", "store"), (nil, nil, nil, "none"),

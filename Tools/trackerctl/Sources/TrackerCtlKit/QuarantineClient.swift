@@ -69,12 +69,7 @@ public struct QuarantineClient: Sendable {
     var request = URLRequest(url: components.url!)
     request.httpMethod = method
     request.setValue("Bearer \(key)", forHTTPHeaderField: "Authorization")
-    let (data, response) = try await URLSession.shared.data(for: request)
-    let status = (response as? HTTPURLResponse)?.statusCode ?? 0
-    guard (200..<300).contains(status) else {
-      throw CommandError("the collector answered \(status): \(String(decoding: data.prefix(500), as: UTF8.self))")
-    }
-    return data
+    return try await exchange(request)
   }
 
   private struct Listed: Decodable { var entries: [QuarantinedEntry] }

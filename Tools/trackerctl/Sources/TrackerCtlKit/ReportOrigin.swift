@@ -32,21 +32,57 @@ public enum ReportOrigin: Sendable {
       components.percentEncodedQuery = QueryText.encode(parameters)
       var request = URLRequest(url: components.url!)
       request.setValue("Bearer \(key)", forHTTPHeaderField: "Authorization")
-      let (data, response) = try await URLSession.shared.data(for: request)
-      let status = (response as? HTTPURLResponse)?.statusCode ?? 0
-      guard status == 200 else {
-        throw CommandError("the collector answered \(status): \(String(decoding: data.prefix(500), as: UTF8.self))")
-      }
+      let data = try await exchange(request)
       return (data, try JSONDecoder().decode(type, from: data))
     }
   }
 }
 
-/// A failure `trackerctl` reports in one line and exits non-zero for.
+/// A failure `trackerctl` reports in one line and exits non-zero for: 1 for a usage or local
+/// failure, 2 when the collector refused the request, 3 when it could not be reached.
 public struct CommandError: Error, CustomStringConvertible, Sendable {
   /// What went wrong.
   public var description: String
+  /// The process's exit status for it.
+  public var exitCode: Int32
 
-  /// An error.
-  public init(_ description: String) { self.description = description }
+  /// An error (exit status 1 unless told).
+  public init(_ description: String, exitCode: Int32 = 1) {
+    self.description = description
+    self.exitCode = exitCode
+  }
+
+  /// The collector answered `status` (exit status 2), with the start of its answer.
+  public static func refused(_ status: Int, _ body: Data) -> CommandError {
+    CommandError("the collector answered \(status): \(String(decoding: body.prefix(500), as: UTF8.self))", exitCode: 2)
+  }
+
+  /// The collector at `url` could not be reached (exit status 3), in words rather than Foundation's.
+  public static func unreachable(_ url: URL, _ error: any Error) -> CommandError {
+    let place = "\(url.host ?? "?")\(url.port.map { ":\($0)" } ?? "")"
+    let why =
+      switch (error as? URLError)?.code {
+      case .cannotConnectToHost?, .networkConnectionLost?: "nothing answers there (is the collector running?)"
+      case .timedOut?: "it did not answer in time"
+      case .cannotFindHost?, .dnsLookupFailed?: "the host name is unknown"
+      case .secureConnectionFailed?, .serverCertificateUntrusted?: "the TLS connection failed"
+      default: "the connection failed"
+      }
+    return CommandError("cannot reach the collector at \(place): \(why)", exitCode: 3)
+  }
+}
+
+/// One request to a collector: its answer's body when the status is 2xx, a ``CommandError`` that
+/// says refused (2) or unreachable (3) otherwise.
+func exchange(_ request: URLRequest) async throws -> Data {
+  let data: Data
+  let response: URLResponse
+  do {
+    (data, response) = try await URLSession.shared.data(for: request)
+  } catch {
+    throw CommandError.unreachable(request.url ?? URL(fileURLWithPath: "/"), error)
+  }
+  let status = (response as? HTTPURLResponse)?.statusCode ?? 0
+  guard (200..<300).contains(status) else { throw CommandError.refused(status, data) }
+  return data
 }
