@@ -241,12 +241,27 @@ struct VendorRouteTests {
   static func mixpanel(
     _ client: some TestClientProtocol, _ body: String, user: String = writeKey, password: String = ""
   ) async throws -> (HTTPResponse.Status, MixpanelImportResponse) {
+    let (status, text) = try await mixpanelText(client, body, user: user, password: password)
+    return (status, try JSONDecoder().decode(MixpanelImportResponse.self, from: Data(text.utf8)))
+  }
+
+  /// `/import` with Basic auth, its answer as text.
+  static func mixpanelText(
+    _ client: some TestClientProtocol, _ body: String, strict: Bool = true, user: String = writeKey,
+    password: String = ""
+  ) async throws -> (HTTPResponse.Status, String) {
     let credential = Data("\(user):\(password)".utf8).base64EncodedString()
     return try await client.execute(
-      uri: "/import?strict=1", method: .post,
+      uri: "/import?strict=\(strict ? 1 : 0)", method: .post,
       headers: [.contentType: "application/json", .authorization: "Basic \(credential)"],
       body: ByteBuffer(string: body)
-    ) { ($0.status, try JSONDecoder().decode(MixpanelImportResponse.self, from: Data(String(buffer: $0.body).utf8))) }
+    ) { ($0.status, String(buffer: $0.body)) }
+  }
+
+  static func mixpanelEvent(_ name: String, insertID: String, time: Int64? = nil, extra: String = "") -> String {
+    let time = time ?? Int64(Date().timeIntervalSince1970 * 1000)
+    return
+      #"{"event":"\#(name)","properties":{"distinct_id":"u-1","time":\#(time),"$insert_id":"\#(insertID)","$os":"iOS","Listing":"l-1"\#(extra)}}"#
   }
 
   /// Mixpanel's documented 400 (docs.mixpanel.com, "400 Bad Request"): a top-level `error`, and
@@ -265,13 +280,8 @@ struct VendorRouteTests {
       "[" + Self.mixpanelEvent("Kept", insertID: "k-1") + ","
       + #"{"event":"Refused","properties":{"distinct_id":"\#(distinctID)","time":\#(time),"$insert_id":"\#(insertID)"}}"#
       + "]"
-    let credential = Data("\(writeKey):".utf8).base64EncodedString()
     try await collector.application(closesStore: false).test(.router) { client async throws in
-      let (status, text) = try await client.execute(
-        uri: "/import?strict=1", method: .post,
-        headers: [.contentType: "application/json", .authorization: "Basic \(credential)"],
-        body: ByteBuffer(string: body)
-      ) { ($0.status, String(buffer: $0.body)) }
+      let (status, text) = try await Self.mixpanelText(client, body)
       #expect(status == .badRequest)
       #expect(text.contains(#""error":"some data points in the request failed validation""#), "\(text)")
       #expect(text.contains(#""insert_id":"\#(insertID)""#) && !text.contains(#""$insert_id""#), "\(text)")
@@ -285,25 +295,14 @@ struct VendorRouteTests {
     let collector = try await makeCollector()
     let body =
       "[" + Self.mixpanelEvent("Kept", insertID: "n-1") + "," + Self.mixpanelEvent("Bad", insertID: "bad id!") + "]"
-    let credential = Data("\(writeKey):".utf8).base64EncodedString()
     try await collector.application(closesStore: false).test(.router) { client async throws in
-      let (status, text) = try await client.execute(
-        uri: "/import?strict=0", method: .post,
-        headers: [.contentType: "application/json", .authorization: "Basic \(credential)"],
-        body: ByteBuffer(string: body)
-      ) { ($0.status, String(buffer: $0.body)) }
+      let (status, text) = try await Self.mixpanelText(client, body, strict: false)
       #expect(
         status == .ok && text.contains(#""num_records_imported":1"#) && !text.contains("failed_records"), "\(text)")
     }
     #expect(try await collector.store.events(app: "ty", limit: 10).map(\.name) == ["Kept"])
     let quarantined = try await collector.store.quarantined(app: "ty", limit: 10, includeReplayed: false)
     #expect(quarantined.count == 1 && quarantined.first?.reasons.first?.contains("$insert_id") == true)
-  }
-
-  static func mixpanelEvent(_ name: String, insertID: String, time: Int64? = nil, extra: String = "") -> String {
-    let time = time ?? Int64(Date().timeIntervalSince1970 * 1000)
-    return
-      #"{"event":"\#(name)","properties":{"distinct_id":"u-1","time":\#(time),"$insert_id":"\#(insertID)","$os":"iOS","Listing":"l-1"\#(extra)}}"#
   }
 
   @Test func importIsStrictPartialSuccessAndDeduplicates() async throws {
