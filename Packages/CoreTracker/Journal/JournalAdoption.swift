@@ -96,9 +96,11 @@ extension JournalFile {
   /// journal is in place), copies the others' uncommitted records, drop counts and latest session
   /// into this one, oldest first. Returns them, still locked, to be deleted once this one is in place.
   private func adoptDeadRuns(in directory: URL, into recovered: inout Recovered) -> [DeadJournal] {
-    Self.removeAbandonedJournals(in: directory)
+    let names = ((try? FileManager.default.contentsOfDirectory(atPath: directory.path)) ?? []).sorted()
+    Self.removeAbandonedJournals(names.filter { $0.hasPrefix(".making-journal-") }, in: directory)
     var taken: [DeadJournal] = []
-    for url in Self.journals(in: directory) where url.lastPathComponent != self.url.lastPathComponent {
+    for name in names where name.hasPrefix("journal-") && name.hasSuffix(".ctj") {
+      let url = directory.appendingPathComponent(name)
       guard let dead = Self.take(url, damaged: &recovered.damagedRecords) else { continue }
       if let absorber = dead.absorbedBy, absorber != run,
         FileManager.default.fileExists(atPath: Self.url(of: absorber, in: directory).path)
@@ -195,9 +197,8 @@ extension JournalFile {
   /// Deletes `.making-` journals whose run died before putting them in place (nobody holds them and
   /// their header was written: their run had taken the lock). Their records are still in the
   /// journals they were copied from.
-  private static func removeAbandonedJournals(in directory: URL) {
-    let names = (try? FileManager.default.contentsOfDirectory(atPath: directory.path)) ?? []
-    for name in names where name.hasPrefix(".making-journal-") {
+  private static func removeAbandonedJournals(_ names: [String], in directory: URL) {
+    for name in names {
       let url = directory.appendingPathComponent(name)
       guard let lock = (try? FileLock.acquire(url, creating: false)) ?? nil,
         lock.size >= JournalFormat.headerBytes(version: 1),
@@ -206,13 +207,6 @@ extension JournalFile {
       else { continue }
       try? FileManager.default.removeItem(at: url)
     }
-  }
-
-  /// The journals in `directory` (`journal-<run>.ctj`), in name order.
-  private static func journals(in directory: URL) -> [URL] {
-    let names = (try? FileManager.default.contentsOfDirectory(atPath: directory.path)) ?? []
-    return names.filter { $0.hasPrefix("journal-") && $0.hasSuffix(".ctj") }.sorted()
-      .map { directory.appendingPathComponent($0) }
   }
 
   /// Where the journal of `run` is once in place.
