@@ -146,20 +146,30 @@ public enum NativeIngest {
     _ event: CollectorEvent, index: Int, app: String, context: EventContext, correction: Int64,
     _ receivedAt: Int64, _ policy: IngestPolicy
   ) -> Result<StoredEvent, BatchResponse.Rejection> {
-    func reject(_ field: String, _ reason: String) -> Result<StoredEvent, BatchResponse.Rejection> {
-      .failure(.init(index: index, id: event.id, field: "events[\(index)].\(field)", reason: reason))
-    }
+    row(of: event, app: app, context: context, correction: correction, receivedAt: receivedAt, policy: policy)
+      .mapError { .init(index: index, id: event.id, field: "events[\(index)].\($0.field)", reason: $0.reason) }
+  }
+
+  /// The row of one event under the native rules (``EventRules``, its size, its time within
+  /// ``CollectorLimits/validTimes`` and the policy's age), its time corrected by `correction`
+  /// (`receivedAt − sentAt`, or 0) and clamped to `receivedAt`; or the rule it breaks, its field
+  /// relative to the event (`name`, `parameters.items[0].price`, `timestamp`). Every route that
+  /// stores events in the native vocabulary (the native batch, Segment's calls) checks them here.
+  public static func row(
+    of event: CollectorEvent, app: String, context: EventContext, correction: Int64, receivedAt: Int64,
+    policy: IngestPolicy
+  ) -> Result<StoredEvent, FieldError> {
     let parameters = EventRules.storedParameters(event.parameters)
     if let problem = EventRules.problem(in: event) ?? EventRules.sizeProblem(of: event, stored: parameters) {
-      return reject(problem.field, problem.reason)
+      return .failure(problem)
     }
     guard event.timestamp > 0, CollectorLimits.validTimes.contains(event.timestamp) else {
-      return reject("timestamp", EventRules.timeRule)
+      return .failure(FieldError(field: "timestamp", reason: EventRules.timeRule))
     }
     // Both terms are within ±CollectorLimits.validTimes: the sum cannot overflow.
     let occurredAt = min(event.timestamp + correction, receivedAt)
     guard receivedAt - occurredAt <= policy.maximumEventAge else {
-      return reject("timestamp", policy.tooOldReason)
+      return .failure(FieldError(field: "timestamp", reason: policy.tooOldReason))
     }
     return .success(
       StoredEvent(

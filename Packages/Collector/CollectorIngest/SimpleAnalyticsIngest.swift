@@ -157,14 +157,19 @@ public enum ContentID {
   }
 }
 
-/// A strict ISO 8601 date-time: `YYYY-MM-DDTHH:MM:SS[.fff](Z|±HH:MM|±HHMM)`.
-struct ISO8601Timestamp: Hashable {
-  static let rule = "must be an ISO 8601 date-time with an offset, e.g. 2023-03-22T10:15:30-07:00"
+/// A strict ISO 8601 date-time: `YYYY-MM-DDTHH:MM:SS[.fff](Z|±HH:MM|±HHMM)`, years 1970 to 9999,
+/// the date checked (no 30 February). The one reader of the times SimpleAnalytics and Segment send.
+public struct ISO8601Timestamp: Hashable, Sendable {
+  /// What a time must be, for a refusal.
+  public static let rule = "must be an ISO 8601 date-time with an offset, e.g. 2023-03-22T10:15:30-07:00"
 
-  var milliseconds: Int64
-  var offsetMinutes: Int
+  /// Milliseconds since 1970, UTC.
+  public var milliseconds: Int64
+  /// The offset written in the text, in minutes (0 for `Z`).
+  public var offsetMinutes: Int
 
-  static func parse(_ text: String) -> Self? {
+  /// The time `text` writes, or `nil` when it is not one.
+  public static func parse(_ text: String) -> Self? {
     let b = Array(text.utf8)
     var i = 0
     func number(_ count: Int) -> Int? {

@@ -61,19 +61,23 @@ struct SurfaceMiddleware: RouterMiddleware {
 }
 
 /// Where a route's clients present their key.
-enum KeySource: Sendable {
+enum KeySource: Sendable, Hashable {
   /// `Authorization: Bearer <key>`.
   case bearer
   /// `Authorization: Basic …` (``Credentials/basic(_:)``).
   case basic
   /// A query parameter (SimpleAnalytics' `key`, GA4's `api_secret`).
   case query(String)
+  /// Segment's ways: `Authorization: Basic` (the key as user name), `Bearer`, or, without either, the
+  /// body's `writeKey` (read by the handler: ``KeyMiddleware`` lets such a request through keyless).
+  case segment
 
   func key(in request: Request) -> String? {
     switch self {
     case .bearer: Credentials.bearer(request)
     case .basic: Credentials.basic(request)
     case .query(let name): request.form.secret(name)
+    case .segment: Credentials.bearer(request) ?? Credentials.basic(request)
     }
   }
 
@@ -83,6 +87,7 @@ enum KeySource: Sendable {
     case .bearer: "Authorization: Bearer <key>"
     case .basic: "Authorization: Basic, the key as user name or password"
     case .query(let name): "?\(name)=<key>"
+    case .segment: "Authorization: Basic with the key as user name, Bearer, or the body's writeKey"
     }
   }
 }
@@ -108,6 +113,9 @@ struct KeyMiddleware: RouterMiddleware {
     if let sessions, source.key(in: request) == nil, let token = SessionCookie.token(in: request) {
       context.key = try await session(token, sessions: sessions, request: request)
       context.sessionToken = token
+    } else if source == .segment, source.key(in: request) == nil {
+      // The key is in the body, which is not read yet: the handler authenticates it.
+      context.key = nil
     } else {
       context.key = try await authenticate(source.key(in: request))
     }

@@ -67,4 +67,10 @@ extension EventCollector {
   func keys(_ scope: KeyRecord.Scope, from source: KeySource, sessions: Bool = false) -> KeyMiddleware {
     KeyMiddleware(scope: scope, source: source, keyRing: keyRing, sessions: sessions ? self.sessions : nil)
   }
+
+  /// The key a request presented in its body (Segment's `writeKey`), authenticated for `scope` by
+  /// the rules of every route.
+  func authenticate(bodyKey: String?, _ scope: KeyRecord.Scope) async throws -> KeyRecord {
+    try await keys(scope, from: .segment).authenticate(bodyKey)
+  }
 }

@@ -168,6 +168,7 @@ public final class EventCollector: Sendable {
     let router = Router(context: CollectorRequestContext.self)
     IngestController(collector: self).register(on: router)
     VendorController(collector: self).register(on: router)
+    SegmentController(collector: self).register(on: router)
     ReportController(collector: self).register(on: router)
     ClientDropController(collector: self).register(on: router)
     DashboardController(collector: self).register(on: router)

@@ -8,14 +8,20 @@ import Hummingbird
 import Logging
 import NIOCore
 
-/// The native ingestion API: `POST /v1/batch` (the native batch, ``BatchDecoder``) and
-/// `POST /v1/simple-analytics` (the SimpleAnalytics package's payload, key in `?key=`).
+/// The native ingestion API: `POST /v1/batch` (the native batch, ``BatchDecoder``; a body whose
+/// `batch` list comes first is Segment's, ``SegmentController``) and `POST /v1/simple-analytics`
+/// (the SimpleAnalytics package's payload, key in `?key=`).
 struct IngestController: Sendable {
   let collector: EventCollector
 
   func register(on router: some RouterMethods<CollectorRequestContext>) {
-    router.behind(collector.surface("batch"), collector.keys(.write, from: .bearer), BodyMiddleware())
-      .post("/v1/batch") { _, context in try await self.batch(context) }
+    router.behind(collector.surface("batch"), collector.keys(.write, from: .segment), BodyMiddleware())
+      .post("/v1/batch") { _, context in
+        if SegmentController.isSegmentBatch(context.body) {
+          return try await SegmentController(collector: collector).receive(context, call: nil)
+        }
+        return try await self.batch(context)
+      }
     router.behind(
       collector.surface("simple_analytics") { $0.response(body: Refusal.messageJSON($0.message)) },
       collector.keys(.write, from: .query("key")), BodyMiddleware()
@@ -24,7 +30,9 @@ struct IngestController: Sendable {
   }
 
   func batch(_ context: CollectorRequestContext) async throws -> Response {
-    let key = try context.authenticatedKey()
+    guard let key = context.key else {
+      throw Refusal(.unauthorized, "key", "a write key is required (Authorization: Bearer <key>)")
+    }
     let receivedAt = EventCollector.now()
     let decoded: DecodedBatch
     do {

@@ -109,6 +109,7 @@ struct QuarantineController: Sendable {
     case SimpleAnalyticsSubmissions.route: return SimpleAnalyticsSubmissions.replay(entry, policy: policy)
     case GA4Quarantine.route: return GA4Quarantine.replay(entry, policy: policy)
     case MixpanelQuarantine.route: return MixpanelQuarantine.replay(entry, policy: policy)
+    case SegmentIngest.route: return SegmentIngest.replay(entry, policy: policy)
     default: return .refused(entry.reasons)
     }
   }

@@ -193,7 +193,7 @@ extension Parser {
     return negative ? Int64(truncatingIfNeeded: 0 &- magnitude) : Int64(magnitude)
   }
 
-  private mutating func string(field: String) throws(FieldError) -> String {
+  mutating func string(field: String) throws(FieldError) -> String {
     position += 1  // the opening quote
     let start = position
     var plain = true
