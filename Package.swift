@@ -242,7 +242,7 @@ let package = Package(
     ),
 
     // MARK: Collector (server side)
-    .target(name: "CollectorStore", dependencies: ["CollectorWire"], path: "Packages/Collector/CollectorStore"),
+    .target(name: "CollectorStore", dependencies: ["CollectorWire", "WireJSON"], path: "Packages/Collector/CollectorStore"),
     .target(
       name: "CollectorSQLite",
       dependencies: [

@@ -135,4 +135,31 @@ struct CommerceVendorTests {
     #expect(stored.parametersJSON.contains(#""Cart":[{"Brand":"Puma","Category":"Jacket","Price":30}"#))
     #expect(stored.parametersJSON.contains(#""tags":["a","b"]"#))
   }
+
+  /// The order the Trendyol checkout sends to Mixpanel (`Order Completed`, title case; Docs/Commerce.md)
+  /// and the same order in Segment's e-commerce spec both reach revenue and top items.
+  @Test func mixpanelAndSegmentOrdersAreCountedAsPurchases() async throws {
+    let collector = try await makeCollector()
+    let time = Int64(Date().timeIntervalSince1970 * 1000)
+    let products =
+      #"[{"Product ID":"P1","Name":"Air Runner","Brand":"Koston","Category":"Shoes > Sneakers","Price":1000.0,"Quantity":1}]"#
+    let mixpanel =
+      #"[{"event":"Order Completed","properties":{"distinct_id":"u-1","time":\#(time),"$insert_id":"o-1","Order ID":"TY-1","Currency":"TRY","Revenue":1019.99,"Tax":165.0,"Shipping":29.99,"Coupon":"WELCOME10","Products":\#(products)}}]"#
+    let segment =
+      #"{"type":"track","anonymousId":"a-2","event":"Order Completed","properties":{"order_id":"SG-1","total":30,"revenue":25,"currency":"TRY","products":[{"product_id":"P9","name":"Cap","price":12.5,"quantity":2}]}}"#
+    try await collector.application(closesStore: false).test(.router) { client async throws in
+      let (status, _) = try await VendorRouteTests.mixpanel(client, mixpanel)
+      #expect(status == .ok)
+      #expect(try await SegmentRouteTests.post(client, "/v1/batch", #"{"batch":[\#(segment)]}"#).0 == .ok)
+      let (_, json, _) = try await ReportRouteTests.get(client, "/v1/reports/revenue?app=ty")
+      let revenue = try JSONDecoder().decode(Revenue.self, from: Data(json.utf8))
+      #expect(revenue.current.map(\.currency) == ["TRY"])
+      #expect(revenue.current.first?.orders == 2)
+      #expect(abs((revenue.current.first?.gross ?? 0) - 1049.99) < 1e-9, "\(json)")
+      let (_, items, _) = try await ReportRouteTests.get(client, "/v1/reports/top-items?app=ty")
+      let top = try JSONDecoder().decode(TopItems.self, from: Data(items.utf8))
+      #expect(top.rows.map(\.item) == ["P1", "P9"])
+      #expect(top.rows.map(\.units) == [1, 2])
+    }
+  }
 }

@@ -255,6 +255,27 @@ struct SegmentRouteTests {
     #expect(try await after.store.events(app: "ty", limit: 10).map(\.eventID) == ["m-late"])
   }
 
+  @Test func identifyAndAliasTieDevicesToOnePerson() async throws {
+    let collector = try await makeCollector()
+    let body = #"""
+      {"batch":[
+        {"type":"track","anonymousId":"anon-1","event":"Browsed"},
+        {"type":"identify","anonymousId":"anon-1","userId":"u-1","traits":{"plan":"gold"}},
+        {"type":"track","anonymousId":"anon-2","event":"Browsed"},
+        {"type":"alias","previousId":"anon-2","userId":"u-1"},
+        {"type":"track","anonymousId":"anon-3","event":"Browsed"}
+      ]}
+      """#
+    try await collector.application(closesStore: false).test(.router) { client async throws in
+      #expect(try await Self.post(client, "/v1/batch", body).0 == .ok)
+      let (status, overview) = try await client.execute(
+        uri: "/v1/reports/overview?app=ty", method: .get, headers: [.authorization: "Bearer \(readKey)"]
+      ) { ($0.status, String(buffer: $0.body)) }
+      #expect(status == .ok)
+      #expect(overview.contains(#""devices":3"#) && overview.contains(#""people":2"#), "\(overview)")
+    }
+  }
+
   @Test func keysAndLimits() async throws {
     let collector = try await makeCollector()
     let track = #"{"type":"track","anonymousId":"a","event":"Ok"}"#

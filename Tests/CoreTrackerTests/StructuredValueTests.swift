@@ -61,6 +61,12 @@ struct StructuredValueTests {
     #expect(CommerceOrder(currency: "TRY", items: [], value: 5).parameters["value"] == .double(5))
   }
 
+  @Test func aFullRefundWithoutValueOrItemsStatesNoValue() {
+    let refund = CommerceOrder(transactionID: "T-1", currency: "TRY", items: [])
+    #expect(refund.parameters.keys == ["transaction_id", "currency", "items"])
+    #expect(refund.parameters(style: .titleCase)["Revenue"] == nil)
+  }
+
   static let invalid: [(String, ParameterValue)] = [
     ("not finite", .double(.infinity)),
     ("not finite inside", ["items": [["price": .double(.nan)]]]),

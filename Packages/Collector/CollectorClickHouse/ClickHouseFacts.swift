@@ -8,10 +8,10 @@ import WireJSON
 /// `visitParamExtract*` finds a key at any depth):
 /// - the top-level parameters as two parallel arrays, `param_keys` and `param_values` (each value as
 ///   report text, `JSONValue.text`), as Plausible keeps custom properties;
-/// - the commerce facts of purchases and refunds, one row per order and per counted item, by the
-///   same rules as the SQL engines' `CommerceSQL`: a purchase's key is its `transaction_id` (else
-///   its event id), a refund's its event id; amounts are numbers under 10^15; an item needs an id or
-///   a name and a quantity of at least 1 (1 when missing).
+/// - the commerce facts of purchases and refunds, one row per order and per counted item, read by
+///   ``CommerceVocabulary`` (the lists the SQL engines' `CommerceSQL` reads too): a purchase's key
+///   is its transaction id (else its event id), a refund's its event id; amounts are numbers under
+///   10^15; an item needs an id or a name and a quantity of at least 1 (1 when missing).
 struct ClickHouseFacts {
   var parameters: [String: (keys: [String], values: [String])] = [:]
   var orders: [[String: Any]] = []
@@ -47,36 +47,30 @@ struct ClickHouseFacts {
         values.append(text)
       }
       parameters[event.eventID] = (keys, values)
-      if event.name == "purchase" || event.name == "refund" { add(event, .object(fields)) }
+      add(event, .object(fields))
     }
   }
 
   private mutating func add(_ event: StoredEvent, _ parameters: JSONValue) {
-    let purchase = event.name == "purchase"
-    let key = purchase ? parameters["transaction_id"]?.string ?? event.eventID : event.eventID
-    let currency = parameters["currency"]?.string ?? ""
+    guard let order = CommerceVocabulary.order(name: event.name, eventID: event.eventID, parameters: parameters)
+    else { return }
     var place: [String: Any] = [
       "app": event.app, "t": event.occurredAt, "device_id": event.deviceID, "platform": event.context[.platform],
       "app_version": event.context[.appVersion], "os_version": event.context[.osVersion], "event_id": event.eventID,
-      "k": key, "currency": currency, "user_id": event.userID.map { $0 as Any } ?? NSNull(),
+      "k": order.key, "currency": order.currency, "user_id": event.userID.map { $0 as Any } ?? NSNull(),
     ]
-    var order = place
-    order["purchase"] = purchase ? 1 : 0
-    order["value"] = parameters["value"]?.amount ?? 0
-    orders.append(order)
-    guard purchase, case .array(let elements)? = parameters["items"] else { return }
-    for (position, element) in elements.enumerated() {
-      guard case .object = element else { continue }
-      guard let item = element["item_id"]?.string ?? element["item_name"]?.string else { continue }
-      let quantity = element["quantity"]?.amount ?? 1
-      guard quantity >= 1 else { continue }
-      place["position"] = position
-      place["item"] = item
-      place["name"] = Self.optional(element["item_name"]?.string)
-      place["category"] = Self.optional(element["item_category"]?.string)
-      place["brand"] = Self.optional(element["item_brand"]?.string)
-      place["price"] = Self.optional(element["price"]?.amount)
-      place["quantity"] = quantity
+    var row = place
+    row["purchase"] = order.purchase ? 1 : 0
+    row["value"] = order.value
+    orders.append(row)
+    for item in order.items {
+      place["position"] = item.position
+      place["item"] = item.item
+      place["name"] = Self.optional(item.name)
+      place["category"] = Self.optional(item.category)
+      place["brand"] = Self.optional(item.brand)
+      place["price"] = Self.optional(item.price)
+      place["quantity"] = item.quantity
       items.append(place)
     }
   }

@@ -86,6 +86,10 @@ struct PostgresTables: Sendable {
       quarantineMigration,
       clientDropsMigration,
       [events, counters].flatMap(contextFieldsMigration),
+      // The commerce facts again, read by every vocabulary of `CommerceVocabulary` (Segment's and
+      // Mixpanel's orders too).
+      ["DELETE FROM \(rollups.tables.orders)", "DELETE FROM \(rollups.tables.items)"]
+        + rollups.addCommerce(from: events, where: "true"),
     ]
   }
 

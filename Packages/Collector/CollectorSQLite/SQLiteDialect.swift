@@ -22,11 +22,12 @@ struct SQLiteDialect: SQLDialect {
   var columnTypes: (text: String, double: String, integer: String) { ("TEXT", "REAL", "INTEGER") }
   var fence: String { " LIMIT -1 OFFSET 0" }
 
-  func jsonValue(_ document: String, _ key: String) -> String { "json_extract(\(document), '$.\(key)')" }
+  /// The key is quoted in the path, so that keys with spaces (`Order ID`) are read.
+  func jsonValue(_ document: String, _ key: String) -> String { "json_extract(\(document), '$.\"\(key)\"')" }
 
   /// The type is read from the document: a string value would come out of `json_extract` unquoted.
   func jsonList(_ document: String, _ key: String) -> String {
-    "(CASE json_type(\(document), '$.\(key)') WHEN 'array' THEN json_extract(\(document), '$.\(key)') END)"
+    "(CASE json_type(\(document), '$.\"\(key)\"') WHEN 'array' THEN json_extract(\(document), '$.\"\(key)\"') END)"
   }
 
   func jsonText(_ value: String) -> String { "(CASE typeof(\(value)) WHEN 'text' THEN \(value) END)" }

@@ -100,6 +100,11 @@ enum SQLiteSchema {
     ("6-quarantine-submissions", SQLiteQuarantine.migration),
     ("7-client-drops", SQLiteClientDrops.migration),
     ("8-context-fields", contextFieldsMigration),
+    (
+      "9-commerce-vocabularies",
+      (["DELETE FROM rollup_orders", "DELETE FROM rollup_items"] + rollups.addCommerce(from: "events", where: "true"))
+        .joined(separator: ";\n")
+    ),
   ]
 
   /// The context's time zone and its library's name and version as columns of their own (the

@@ -1,9 +1,9 @@
 /// The commerce facts a store keeps next to its events, one row per fact, so the revenue and
 /// top-items reports read typed columns instead of parsing every purchase's JSON:
-/// - `rollup_orders`: one row per `purchase` or `refund` event: its time, device, dimensions,
-///   whether it is a purchase, its transaction key `k` (a purchase's `transaction_id`, else its
-///   event id), `currency` and `value`.
-/// - `rollup_items`: one row per item object of a `purchase` with an id or a name and a quantity of
+/// - `rollup_orders`: one row per purchase or refund event (``CommerceVocabulary``: GA4's, Segment's
+///   and Mixpanel's names and keys): its time, device, dimensions, whether it is a purchase, its
+///   transaction key `k` (a purchase's transaction id, else its event id), `currency` and `value`.
+/// - `rollup_items`: one row per item object of a purchase with an id or a name and a quantity of
 ///   at least 1: the order's key and currency, the item's id (`item`, else its name), `name`,
 ///   `category`, `brand`, `price` and `quantity`.
 ///
@@ -66,39 +66,62 @@ public struct CommerceSQL: Sendable {
   /// The order facts of the events of `source` (the events table, or a relation with its columns)
   /// matching `condition`: the columns ``orderColumns``.
   public func orders(from source: String, where condition: String) -> String {
-    "SELECT \(Self.orderColumns) FROM (SELECT app, hour, t, device_id, platform, app_version, os_version, event_id, "
-      + "purchase, CASE WHEN purchase = 1 THEN coalesce(\(text("transaction_id")), event_id) ELSE event_id END AS k, "
-      + "coalesce(\(text("currency")), '') AS currency, coalesce(\(money("value")), 0) AS value "
-      + "FROM (\(events(from: source, where: condition, names: "'purchase', 'refund'", fields: ["value"]))) e) o"
+    let v = CommerceVocabulary.self
+    let names = (v.purchases + v.refunds).map { "'\($0)'" }.joined(separator: ", ")
+    return "SELECT \(Self.orderColumns) FROM (SELECT app, hour, t, device_id, platform, app_version, os_version, "
+      + "event_id, purchase, CASE WHEN purchase = 1 THEN coalesce(\(first(v.transactionID, text)), event_id) "
+      + "ELSE event_id END AS k, coalesce(\(first(v.currency, text)), '') AS currency, "
+      + "coalesce(\(first(v.value, money)), 0) AS value "
+      + "FROM (\(events(from: source, where: condition, names: names, fields: v.value))) e) o"
   }
 
   /// The item facts of the purchases of `source` matching `condition`: the columns ``itemColumns``.
   public func items(from source: String, where condition: String) -> String {
-    let fields = ["item_id", "item_name", "item_category", "item_brand", "price", "quantity"]
-    let purchases = events(from: source, where: condition, names: "'purchase'", fields: ["items"])
+    let v = CommerceVocabulary.self
+    let fields = v.itemID + v.itemName + v.category + v.brand + v.price + v.quantity
+    let names = v.purchases.map { "'\($0)'" }.joined(separator: ", ")
+    let purchases = events(from: source, where: condition, names: names, fields: [])
     let select =
       "SELECT e.app, e.hour, e.t, e.device_id, e.platform, e.app_version, e.os_version, e.event_id, "
-      + "coalesce(\(text("transaction_id")), e.event_id) AS k, coalesce(\(text("currency")), '') AS currency, "
-      + fields.map { "\(raw("i.value", $0)) AS f_\($0)" }.joined(separator: ", ")
+      + "coalesce(\(first(v.transactionID, text)), e.event_id) AS k, "
+      + "coalesce(\(first(v.currency, text)), '') AS currency, "
+      + fields.map { "\(raw("i.value", $0)) AS \(Self.alias($0))" }.joined(separator: ", ")
     let elements = dialect.listElements(select: select, source: purchases)
     return "SELECT \(Self.itemColumns) FROM (SELECT app, hour, t, device_id, platform, app_version, os_version, "
-      + "event_id, position, k, currency, coalesce(\(text("item_id")), \(text("item_name"))) AS item, "
-      + "\(text("item_name")) AS name, \(text("item_category")) AS category, \(text("item_brand")) AS brand, "
-      + "\(money("price")) AS price, coalesce(\(money("quantity")), 1) AS quantity FROM (\(elements)) x) i "
+      + "event_id, position, k, currency, coalesce(\(first(v.itemID, text)), \(first(v.itemName, text))) AS item, "
+      + "\(first(v.itemName, text)) AS name, \(first(v.category, text)) AS category, "
+      + "\(first(v.brand, text)) AS brand, \(first(v.price, money)) AS price, "
+      + "coalesce(\(first(v.quantity, money)), 1) AS quantity FROM (\(elements)) x) i "
       + "WHERE item IS NOT NULL AND quantity >= 1"
   }
 
   /// The events named `names` of `source` matching `condition`, with their time `t` (ms), `hour`,
-  /// `purchase` (1 or 0) and the raw JSON columns `f_transaction_id`, `f_currency` and `f_<field>`
-  /// (`items` only when it is a list).
+  /// `purchase` (1 or 0), the list of items as `f_items` (the first of ``CommerceVocabulary/items``
+  /// that is a list), and the raw JSON of the transaction id, the currency and `fields`, each under
+  /// its ``alias(_:)``.
   private func events(from source: String, where condition: String, names: String, fields: [String]) -> String {
+    let v = CommerceVocabulary.self
     let t = dialect.milliseconds("occurred_at")
-    let extracted = (["transaction_id", "currency"] + fields).map { field in
-      field == "items" ? "\(list("parameters", field)) AS f_items" : "\(raw("parameters", field)) AS f_\(field)"
-    }
+    let lists = v.items.map { list("parameters", $0) }
+    let extracted =
+      (v.transactionID + v.currency + fields).map { "\(raw("parameters", $0)) AS \(Self.alias($0))" }
+      + ["coalesce(\(lists.joined(separator: ", "))) AS f_items"]
+    let purchase = v.purchases.map { "'\($0)'" }.joined(separator: ", ")
     return "SELECT app, \(t) / \(RollupTables.hour) * \(RollupTables.hour) AS hour, \(t) AS t, device_id, platform, "
-      + "app_version, os_version, event_id, CASE WHEN name = 'purchase' THEN 1 ELSE 0 END AS purchase, "
+      + "app_version, os_version, event_id, CASE WHEN name IN (\(purchase)) THEN 1 ELSE 0 END AS purchase, "
       + "\(extracted.joined(separator: ", ")) FROM \(source) WHERE (\(condition)) AND name IN (\(names))\(fence)"
+  }
+
+  /// The column a parameter is extracted as: `f_` and its key in lower case, spaces as `_`, and `_tc`
+  /// for a key with a capital (`Order ID` → `f_order_id_tc`; SQLite's names ignore case).
+  static func alias(_ key: String) -> String {
+    let lower = key.lowercased()
+    return "f_" + String(lower.map { $0 == " " ? "_" : $0 }) + (lower == key ? "" : "_tc")
+  }
+
+  /// The first of `keys` whose extracted value `read` accepts (their columns must be extracted).
+  private func first(_ keys: [String], _ read: (String) -> String) -> String {
+    keys.count == 1 ? read(keys[0]) : "coalesce(\(keys.map(read).joined(separator: ", ")))"
   }
 
   /// Keeps the subquery it ends from being merged into the query around it, so its extracted columns
@@ -111,9 +134,9 @@ public struct CommerceSQL: Sendable {
   /// `document`'s `key` when it is a list, else `NULL`.
   private func list(_ document: String, _ key: String) -> String { dialect.jsonList(document, key) }
 
-  /// The extracted field `f_<key>` as text when it is a string, else `NULL`.
-  private func text(_ key: String) -> String { dialect.jsonText("f_\(key)") }
+  /// The extracted field of `key` as text when it is a string, else `NULL`.
+  private func text(_ key: String) -> String { dialect.jsonText(Self.alias(key)) }
 
-  /// The extracted field `f_<key>` as a double when it is a number under 10^15 in size, else `NULL`.
-  private func money(_ key: String) -> String { dialect.jsonNumber("f_\(key)") }
+  /// The extracted field of `key` as a double when it is a number under 10^15 in size, else `NULL`.
+  private func money(_ key: String) -> String { dialect.jsonNumber(Self.alias(key)) }
 }

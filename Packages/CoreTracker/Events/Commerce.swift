@@ -92,7 +92,8 @@ public struct CommerceOrder: Sendable, Hashable {
   public var currency: String
   /// The products.
   public var items: [CommerceItem]
-  /// The monetary value (`value`); `nil` means the items' total.
+  /// The monetary value (`value`); `nil` means the items' total, and an order with neither a value
+  /// nor items (a full refund by its transaction id) sends none rather than a made-up 0.
   public var value: Double?
   /// Tax (`tax`).
   public var tax: Double?
@@ -123,12 +124,15 @@ public struct CommerceOrder: Sendable, Hashable {
     items.reduce(0) { $0 + ($1.price ?? 0) * Double($1.quantity ?? 1) }
   }
 
+  /// The value the order states: ``value``, else the items' total; `nil` with neither.
+  public var statedValue: Double? { value ?? (items.isEmpty ? nil : itemsTotal) }
+
   /// The order as ordered `(key, value)` pairs with GA4's keys, `items` last.
   public var parameters: EventParameters {
     var fields = CommerceFields(capacity: 7 + custom.count)
     fields.add("transaction_id", transactionID.map(ParameterValue.string))
     fields.add("currency", .string(currency))
-    fields.add("value", .double(value ?? itemsTotal))
+    fields.add("value", statedValue.map(ParameterValue.double))
     fields.add("tax", tax.map(ParameterValue.double))
     fields.add("shipping", shipping.map(ParameterValue.double))
     fields.add("coupon", coupon.map(ParameterValue.string))
@@ -198,7 +202,7 @@ extension CommerceOrder {
     var fields = EventParameters()
     fields["Order ID"] = transactionID.map(ParameterValue.string)
     fields["Currency"] = .string(currency)
-    fields["Revenue"] = .double(value ?? itemsTotal)
+    fields["Revenue"] = statedValue.map(ParameterValue.double)
     fields["Tax"] = tax.map(ParameterValue.double)
     fields["Shipping"] = shipping.map(ParameterValue.double)
     fields["Coupon"] = coupon.map(ParameterValue.string)

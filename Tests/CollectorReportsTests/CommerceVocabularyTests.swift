@@ -1,0 +1,64 @@
+import CollectorReports
+import CollectorStore
+import Testing
+import WireJSON
+
+/// Orders in Segment's e-commerce spec and in Mixpanel's title case (what the Mixpanel service sends
+/// for the Trendyol checkout) are counted by revenue and top items on every engine, with and without
+/// the SQL engines' fact tables, as GA4's `purchase` is.
+///
+/// - E: D1 Mixpanel `Order Completed` M1 TRY `Revenue` 300 [`Product ID` P1 "Air Runner" Koston,
+///   "Shoes > Sneakers", 100×3].
+/// - F: D2 Segment `Order Completed` S1 USD `total` 55 (`revenue` 50) [P2 "Mug" Acme/Kitchen 25×2,
+///   `sku` SKU-P3 "Tea" 5×1 (quantity missing: 1)]; D2 the same order again (S1 counts once);
+///   D4 `Order Refunded` S1 USD `total` 25.
+@Suite("Commerce in every vocabulary")
+struct CommerceVocabularyTests {
+  static let events: [StoredEvent] = [
+    CommerceFixture.order(
+      Fixture.a, "Order Completed", Fixture.at(1, 10, 0),
+      #"{"Order ID":"M1","Currency":"TRY","Revenue":300,"Products":[{"Product ID":"P1","Name":"Air Runner","Brand":"Koston","Category":"Shoes > Sneakers","Price":100,"Quantity":3}]}"#
+    ),
+    CommerceFixture.order(
+      Fixture.b, "Order Completed", Fixture.at(2, 10, 0),
+      #"{"order_id":"S1","total":55,"revenue":50,"currency":"USD","products":[{"product_id":"P2","sku":"SKU-P2","name":"Mug","brand":"Acme","category":"Kitchen","price":25,"quantity":2},{"sku":"SKU-P3","name":"Tea","price":5}]}"#
+    ),
+    CommerceFixture.order(
+      Fixture.b, "Order Completed", Fixture.at(2, 10, 1),
+      #"{"order_id":"S1","total":55,"currency":"USD","products":[{"product_id":"P2","name":"Mug","price":25,"quantity":2}]}"#
+    ),
+    CommerceFixture.order(
+      Fixture.b, "Order Refunded", Fixture.at(4, 9, 0), #"{"order_id":"S1","total":25,"currency":"USD"}"#),
+  ]
+
+  static let items: [TopItems.Row] = [
+    TopItems.Row(item: "P1", name: "Air Runner", currency: "TRY", units: 3, revenue: 300, orders: 1, buyers: 1),
+    TopItems.Row(item: "P2", name: "Mug", currency: "USD", units: 2, revenue: 50, orders: 1, buyers: 1),
+    TopItems.Row(item: "SKU-P3", name: "Tea", currency: "USD", units: 1, revenue: 5, orders: 1, buyers: 1),
+  ]
+
+  @Test(arguments: Engine.available)
+  func revenueAndTopItems(engine: Engine) async throws {
+    let (store, reports) = try await engine.openReports([StoreBatch(events: Self.events)])
+    var engines: [any ReportEngine] = [reports]
+    if let sql = store as? any ReportQuerying { engines.append(SQLReports(store: sql, rollups: false)) }
+    for reports in engines {
+      let revenue = try await reports.revenue(Fixture.twoWeeks)
+      #expect(
+        revenue.current == [
+          Revenue.Figures(currency: "TRY", orders: 1, gross: 300, refundCount: 0, refunds: 0),
+          Revenue.Figures(currency: "USD", orders: 1, gross: 55, refundCount: 1, refunds: 25),
+        ])
+      #expect(try await reports.topItems(Fixture.twoWeeks, category: nil, brand: nil, limit: 10).rows == Self.items)
+      let kitchen = try await reports.topItems(Fixture.twoWeeks, category: "Kitchen", brand: nil, limit: 10)
+      #expect(kitchen.rows == [Self.items[1]])
+    }
+    try await store.close()
+  }
+
+  @Test func aRefundWithoutAnyValueIsARefundOfZeroAndItsKeyIsItsEventID() {
+    let order = CommerceVocabulary.order(name: "Order Refunded", eventID: "e-1", parameters: .object([:]))
+    #expect(order?.purchase == false && order?.key == "e-1" && order?.value == 0 && order?.items == [])
+    #expect(CommerceVocabulary.order(name: "Order Viewed", eventID: "e-2", parameters: .object([:])) == nil)
+  }
+}
