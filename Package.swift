@@ -242,7 +242,8 @@ let package = Package(
     ),
 
     // MARK: Collector (server side)
-    .target(name: "CollectorStore", dependencies: ["CollectorWire", "WireJSON"], path: "Packages/Collector/CollectorStore"),
+    .target(
+      name: "CollectorStore", dependencies: ["CollectorWire", "WireJSON"], path: "Packages/Collector/CollectorStore"),
     .target(
       name: "CollectorSQLite",
       dependencies: [
@@ -423,7 +424,8 @@ let package = Package(
     .testTarget(
       name: "ShopDemoKitTests",
       dependencies: [
-        "ShopDemoKit", "CollectorReports", "CollectorServer", "CollectorStore", "CoreTracker", "TestSupport",
+        "ShopDemoKit", "CollectorReports", "CollectorServer", "CollectorService", "CollectorStore", "CoreTracker",
+        "TestSupport",
       ],
       path: "Tests/ShopDemoKitTests"
     ),

@@ -99,7 +99,7 @@ struct DeliveryReportTests {
     let refused = log.of(.collector) { if case .refused = $0 { return true } else { return false } }
     #expect(delivered.map(\.count) == [1])
     #expect(delivered.first?.eventIDs.count == 1)
-    #expect(refused.map(\.outcome) == [.refused(status: 200, reasons: ["bad"])])
+    #expect(refused.map(\.outcome) == [.refused(status: 200, reasons: ["events[1].parameters.currency: bad"])])
   }
 
   @Test func dropsBeforeAnyServiceAreReportedAsTheTrackers() async throws {

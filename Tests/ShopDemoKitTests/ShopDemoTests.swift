@@ -117,8 +117,15 @@ struct ShopDemoSimulationTests {
     let text = lines.joined(separator: "\n")
     #expect(text.contains("collector: refused 1, HTTP 401 (wrong or revoked write key)"), "\(text)")
     #expect(text.contains("warning: CoreTracker: collector was refused with HTTP 401"), "\(text)")
-    #expect(text.contains("collector: refused 1, HTTP 200: must be an ISO 4217 currency code"), "\(text)")
+    #expect(
+      text.contains("collector: refused 1, HTTP 200: events[0].parameters.currency: must be an ISO 4217 currency code"),
+      "\(text)")
     #expect(text.contains("collector: delivered 2"), "\(text)")
     #expect(lines.filter { $0.contains("delivered 1") }.count == 1, "the refused event's good neighbour")
+    #expect(
+      text.contains(#"[CoreTracker] tracked purchase (action) {"currency":"XX","value":10,"transaction_id":"T-1"}"#))
+    #expect(
+      text.contains(#"[CoreTracker]   → collector: purchase {"currency":"XX","value":10,"transaction_id":"T-1"}"#))
+    #expect(text.contains("[CoreTracker] collector: refused 1, HTTP 401 (wrong or revoked write key)"))
   }
 }

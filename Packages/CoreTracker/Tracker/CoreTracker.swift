@@ -49,6 +49,13 @@ public protocol CoreTracker: Sendable {
 }
 
 extension CoreTracker {
+  /// Tracks an event by name, for an app that has no event enum yet (the four-line start):
+  /// `tracker.track("signed_up", ["plan": "pro"])`. A ``GenericEvent``; features should declare
+  /// ``CoreTrackable`` enums, which the compiler checks at every call site.
+  public func track(_ name: String, _ parameters: EventParameters = EventParameters(), kind: EventKind = .event) {
+    track(GenericEvent(name, kind: kind, parameters: parameters))
+  }
+
   /// Signs the user out under a new random anonymous id (see ``reset(anonymousID:)``).
   public func reset() { reset(anonymousID: AnonymousID.random()) }
 

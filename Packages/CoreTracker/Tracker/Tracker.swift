@@ -69,6 +69,9 @@ public final class Tracker: CoreTracker {
       record: { service, reason, count in queue.recordDrop(service: service, reason: reason, count: count) },
       warn: configuration.warning)
     for service in services { service.observeDelivery(reports.observer(for: service.id)) }
+    if let debug = configuration.debug {
+      _ = reports.subscribe(wantsEventIDs: false, finish: {}, handler: debug.delivery)
+    }
     engine = TrackingEngine(
       configuration: configuration, services: services, reports: reports, session: recovered.session)
     clock = configuration.clock

@@ -51,6 +51,9 @@ public struct TrackerConfiguration: Sendable {
   /// Where the tracker says what an app must not miss: a service refused with 401 or 403 (a wrong
   /// or revoked write key), once per service. Default: a line on standard error.
   public var warning: @Sendable (String) -> Void
+  /// Debug mode: a line for every event tracked, handed to a service or dropped, and for every
+  /// delivery outcome with the server's reasons (``DebugLog``). `nil` (the default): off.
+  public var debug: DebugLog?
 
   /// Creates a configuration; every parameter has a production default.
   public init(
@@ -70,7 +73,8 @@ public struct TrackerConfiguration: Sendable {
     idSeed: UInt64? = nil,
     journal: TrackerJournal? = nil,
     lifecycle: AppLifecycle? = nil,
-    warning: @escaping @Sendable (String) -> Void = TrackerConfiguration.standardError
+    warning: @escaping @Sendable (String) -> Void = TrackerConfiguration.standardError,
+    debug: DebugLog? = nil
   ) {
     self.context = context
     self.anonymousID = anonymousID
@@ -89,6 +93,7 @@ public struct TrackerConfiguration: Sendable {
     self.journal = journal
     self.lifecycle = lifecycle
     self.warning = warning
+    self.debug = debug
   }
 
   /// Writes a line to standard error: the default ``warning``.

@@ -27,6 +27,7 @@ final class TrackingEngine: @unchecked Sendable {
   var delta = Counts()
   private let stages: [any PipelineStage]
   private let privacy: PrivacyStage
+  private let debug: DebugLog?
   private let context: ContextBox
   private var anonymousID: String
   private let sessionTimeout: TimeInterval
@@ -70,6 +71,7 @@ final class TrackingEngine: @unchecked Sendable {
     dropReporting = DropReporting(hub: reports, clock: configuration.clock)
     stages = configuration.stages
     privacy = configuration.privacy
+    debug = configuration.debug
     context = ContextBox(configuration.context)
     anonymousID = configuration.anonymousID
     sessionTimeout = configuration.sessionTimeout
@@ -274,10 +276,11 @@ final class TrackingEngine: @unchecked Sendable {
     } else if event.isTimed {
       delta.untimed += 1
     }
-    if consent.isOptedOut { return drop(.consent) }
+    if consent.isOptedOut { return drop(.consent, event.name) }
     for stage in stages {
-      if case .drop(let reason) = stage.process(&envelope) { return drop(reason) }
+      if case .drop(let reason) = stage.process(&envelope) { return drop(reason, event.name) }
     }
+    debug?.tracked(envelope)
     route(envelope)
   }
 
@@ -290,14 +293,16 @@ final class TrackingEngine: @unchecked Sendable {
         delta.services[service.id, default: ServiceStats()].dropped[.consent, default: 0] += 1
         continue
       }
-      service.receive(envelope.shaped(for: service.id))
+      let shaped = envelope.shaped(for: service.id)
+      debug?.handed(shaped, to: service.id)
+      service.receive(shaped)
       receivers += 1
       delta.services[service.id, default: ServiceStats()].received += 1
     }
     if receivers > 0 {
       delta.routed += 1
     } else {
-      drop(deniedByConsent > 0 ? .consent : .noService)
+      drop(deniedByConsent > 0 ? .consent : .noService, envelope.name)
       if deniedByConsent > 0 { delta.deniedEverywhere += 1 }
     }
   }
@@ -322,8 +327,9 @@ final class TrackingEngine: @unchecked Sendable {
     for service in services where consent.allows(service.id) { service.receive(increment) }
   }
 
-  func drop(_ reason: DropReason) {
+  func drop(_ reason: DropReason, _ name: String? = nil) {
     delta.dropped[reason, default: 0] += 1
+    if let name { debug?.dropped(name, reason) }
   }
 
   private func reportDrops(force: Bool) {

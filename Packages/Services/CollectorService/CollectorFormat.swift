@@ -169,7 +169,8 @@ struct CollectorFormat: BatchFormat {
       !answer.rejected.isEmpty
     else { return outcome }
     return .partial(
-      rejected: Dictionary(answer.rejected.map { ($0.index, $0.reason) }, uniquingKeysWith: { first, _ in first }))
+      rejected: Dictionary(
+        answer.rejected.map { ($0.index, "\($0.field): \($0.reason)") }, uniquingKeysWith: { first, _ in first }))
   }
 }
 

@@ -3,12 +3,13 @@ import CoreTracker
 import Delivery
 public import Foundation
 
-/// `shop-demo --delivery-report`: what an app sees through ``Tracker/onDelivery(includingEventIDs:_:)``
-/// for a wrong write key, an event the collector refuses, and a good batch — each a short run of
-/// a tracker with the collector's service against a collector in the process.
+/// `shop-demo --delivery-report`: what debug mode (``DebugLog``) says for a wrong write key, an event
+/// the collector refuses, and a good batch — each a short run of a tracker with the collector's
+/// service against a collector in the process: every event tracked and handed to the service, every
+/// delivery outcome with the server's reason (``Tracker/onDelivery(includingEventIDs:_:)``'s reports).
 public enum DeliveryCheck {
   /// Runs the three cases against a collector on `dataDirectory` and returns the lines to print:
-  /// a title per case, then each delivery report and each warning the tracker gave.
+  /// a title per case, then each line of debug mode and each warning the tracker gave.
   public static func run(dataDirectory: URL) async throws -> [String] {
     let embedded = try await EmbeddedCollector.start(dataDirectory: dataDirectory, apps: ["ty"], stopsOnSignal: false)
     let good = embedded.keys["ty"]!
@@ -39,8 +40,8 @@ public enum DeliveryCheck {
     let tracker = Tracker(
       services: [service],
       configuration: TrackerConfiguration(
-        emitsSessionEvents: false, warning: { text in lines.withLock { $0.append("  warning: \(text)") } }))
-    tracker.onDelivery { report in lines.withLock { $0.append("  \(report)") } }
+        emitsSessionEvents: false, warning: { text in lines.withLock { $0.append("  warning: \(text)") } },
+        debug: DebugLog { text in lines.withLock { $0.append("  \(text)") } }))
     for event in events { tracker.track(event) }
     await tracker.shutdown()
     return lines.snapshot
