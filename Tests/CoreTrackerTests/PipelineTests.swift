@@ -235,6 +235,40 @@ struct PipelineTests {
   }
 }
 
+@Suite("Debug mode")
+struct DebugModeTests {
+  @Test func everyEventIsSaidTrackedHandedOrDroppedWithWhy() async {
+    let lines = Locked<[String]>([])
+    let harness = Harness {
+      $0.sampling = SamplingStage(rates: ["sampled": 0])
+      $0.privacy = PrivacyStage(personalKeys: ["email"])
+      $0.debug = DebugLog { line in lines.withLock { $0.append(line) } }
+    }
+    harness.tracker.track(GenericEvent("kept", parameters: ["plan": "pro", "email": "a@b.c"]))
+    harness.tracker.track(GenericEvent("sampled"))
+    harness.tracker.track(GenericEvent(""))
+    harness.tracker.track(GenericEvent("nowhere", services: [ServiceID("none")]))
+    await harness.flush()
+    #expect(
+      lines.snapshot.filter { !$0.contains("session_start") && !$0.contains("tracker: dropped") } == [
+        #"[CoreTracker] tracked kept (event) {"plan":"pro"}"#,
+        #"[CoreTracker]   → firebase: kept {"plan":"pro"}"#,
+        #"[CoreTracker]   → mixpanel: kept {"plan":"pro"}"#,
+        #"[CoreTracker]   → collector: kept {"plan":"pro"}"#,
+        "[CoreTracker] dropped sampled: sampled_out",
+        "[CoreTracker] dropped : invalid_name",
+        "[CoreTracker] tracked nowhere (event) {}",
+        "[CoreTracker] dropped nowhere: no_service",
+      ])
+    // The drops again as the delivery reports an app sees (`tracker.deliveryReports()`).
+    #expect(
+      Set(lines.snapshot.filter { $0.contains("tracker: dropped") }) == [
+        "[CoreTracker] tracker: dropped 1 (sampled_out)", "[CoreTracker] tracker: dropped 1 (invalid_name)",
+        "[CoreTracker] tracker: dropped 1 (no_service)",
+      ])
+  }
+}
+
 @Suite("Sampling")
 struct SamplingTests {
   private func event(_ name: String, seed: UInt64, anonymousID: String = "a") -> TrackedEvent {
