@@ -45,6 +45,10 @@ struct EdgeRulesTests {
     ),
     ("purchase", #"{"currency":"TRY","items":[{"item_id":"a","price":-5}]}"#, "parameters.items[0].price"),
     ("refund", #"{"currency":"TRY","value":-5,"items":[{"item_id":"a","price":-5}]}"#, nil),
+    // A refund that says neither how much nor what (CommerceOrder no longer sends a made-up 0).
+    ("refund", #"{"transaction_id":"T-1","currency":"TRY","items":[]}"#, "parameters.value"),
+    ("refund", #"{"transaction_id":"T-1","currency":"TRY"}"#, "parameters.value"),
+    ("refund", #"{"transaction_id":"T-1","currency":"TRY","items":[{"item_id":"a","price":5}]}"#, nil),
     ("purchase", #"{"currency":"TRY","value":129.9,"items":[{"item_id":"a","price":64.95,"quantity":2}]}"#, nil),
   ]
 

@@ -11,6 +11,8 @@ import Foundation
 /// - `items` is a list of objects; in each, `quantity` (when given) is a whole number from 1 to
 ///   ``maximumQuantity``, and `price` a finite number, negative only on a `refund`, whose size times
 ///   the quantity is at most ``maximumAmount``.
+/// - A `refund` says what was refunded: a `value`, or `items` (without either the revenue report
+///   could only count it as a refund of 0).
 public enum CommerceRules {
   /// The largest amount an order or an item line may come to (10^12 of its currency).
   public static let maximumAmount = 1e12
@@ -34,6 +36,9 @@ public enum CommerceRules {
     }
     if let items = parameters["items"], let problem = problem(inItems: items, refund: refund) {
       return ("parameters.items" + problem.path, problem.reason)
+    }
+    if refund, parameters["value"] == nil, (parameters["items"].map { $0 == .array([]) } ?? true) {
+      return ("parameters.value", "is required on a refund without items: say how much was refunded")
     }
     return nil
   }
