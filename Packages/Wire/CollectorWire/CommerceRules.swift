@@ -37,7 +37,8 @@ public enum CommerceRules {
     if let items = parameters["items"], let problem = problem(inItems: items, refund: refund) {
       return ("parameters.items" + problem.path, problem.reason)
     }
-    if refund, parameters["value"] == nil, (parameters["items"].map { $0 == .array([]) } ?? true) {
+    let itemless = parameters["items"].map { $0 == .array([]) } ?? true
+    if refund, parameters["value"] == nil, itemless {
       return ("parameters.value", "is required on a refund without items: say how much was refunded")
     }
     return nil
