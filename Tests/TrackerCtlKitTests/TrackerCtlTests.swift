@@ -22,12 +22,17 @@ private func store(events count: Int) async throws -> SQLiteEventStore {
     .appendingPathComponent("collector.sqlite").path
   let store = try SQLiteEventStore(path: path, durability: .normal)
   try await store.migrate()
-  let events = (0..<count).map { index in
-    StoredEvent(
+  let context = EventContext([
+    .appVersion: "1.0", .osName: "iOS", .osVersion: "17.4", .platform: "iOS", .locale: "tr_TR",
+    .deviceModel: "iPhone15,2",
+  ])
+  let events = (0..<count).map { (index: Int) -> StoredEvent in
+    let user: String? = index % 2 == 0 ? "user-\(index % 5)" : nil
+    return StoredEvent(
       app: "shop", eventID: String(format: "e%05d", index), name: index % 3 == 0 ? "purchase" : "product_viewed",
       kind: "action", occurredAt: start + Int64(index) * 1_000, utcOffsetMinutes: 0,
-      receivedAt: start + Int64(index) * 1_000, deviceID: "device-\(index % 4)", userID: nil, sessionID: nil,
-      context: EventContext([.appVersion: "1.0", .osName: "iOS", .osVersion: "17.4", .platform: "iOS"]),
+      receivedAt: start + Int64(index) * 1_000, deviceID: "device-\(index % 4)",
+      userID: user, sessionID: Int64(index / 100), context: context,
       parametersJSON: #"{"index":\#(index),"note":"a, \"quoted\" note"}"#)
   }
   _ = try await store.write(StoreBatch(events: events))
@@ -203,12 +208,19 @@ struct TrackerCtlTests {
     #expect(seen.map(\.0) == [1_000, 2_000, 2_500] && seen.allSatisfy { $0.1 == 2_500 })
     let lines = text.split(whereSeparator: { $0 == "\n" || $0 == "\r\n" }).map(String.init)
     if format == .csv {
-      #expect(lines.count == 2_501 && lines[0].hasPrefix("time,event,event id"))
+      #expect(lines.count == 2_501 && lines[0].hasPrefix("time,event,kind,event id,device,user,session"))
+      #expect(lines[0].contains("locale") && lines[0].contains("device_model"), "every stored field: \(lines[0])")
+      #expect(lines[1].contains(",e02499,device-3,,24,") && lines[2].contains(",e02498,device-2,user-3,24,"))
       #expect(lines.filter { $0.hasPrefix("time,") }.count == 1)
     } else {
       #expect(lines.count == 2_500)
       let first = try JSONSerialization.jsonObject(with: Data(lines[0].utf8)) as? [String: Any]
       #expect(first?["eventId"] as? String == "e02499")
+      #expect(first?["sessionId"] as? Int == 24 && first?["userId"] == nil && first?["kind"] as? String == "action")
+      #expect((first?["context"] as? [String: String])?["locale"] == "tr_TR")
+      #expect((first?["context"] as? [String: String])?["deviceModel"] == "iPhone15,2")
+      let second = try JSONSerialization.jsonObject(with: Data(lines[1].utf8)) as? [String: Any]
+      #expect(second?["userId"] as? String == "user-3")
       #expect((first?["parameters"] as? [String: Any])?["note"] as? String == "a, \"quoted\" note")
       #expect((first?["parameters"] as? [String: Any])?["index"] as? Int == 2_499)
       let ids = Set(

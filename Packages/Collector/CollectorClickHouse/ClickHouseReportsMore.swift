@@ -54,7 +54,7 @@ extension ClickHouseReports {
       "SELECT occurred_at, event_id FROM \(events) WHERE \(conditions) "
       + "ORDER BY occurred_at DESC, event_id DESC LIMIT \(page + 1)"
     return try await rows(
-      "SELECT occurred_at AS t, event_id, device_id, platform, app_version, os_version, parameters, name "
+      "SELECT \(EventRows.columns(milliseconds: { $0 }, parameters: "parameters")) "
         + "FROM \(events) WHERE \(conditions) AND (occurred_at, event_id) IN (\(keys)) "
         + "ORDER BY occurred_at DESC, event_id DESC LIMIT \(page + 1)")
   }

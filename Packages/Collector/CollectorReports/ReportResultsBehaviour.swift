@@ -1,6 +1,6 @@
 import CollectorWire
 import Foundation
-public import WireJSON
+import WireJSON
 
 // Results that follow devices over time: retention, funnels, sessions, and the rows themselves.
 
@@ -136,69 +136,6 @@ public struct Sessions: ReportResult, Hashable {
         ["sessions", String(count)], ["median duration s", String(format: "%.1f", Double(medianDuration) / 1000)],
         ["events per session", String(format: "%.2f", eventsPerSession)],
       ]
-    )
-  }
-}
-
-/// Detail rows of one event, newest first, a page at a time (keyset pagination).
-public struct EventRows: ReportResult, Hashable {
-  /// A page of events; `next` is the cursor of the page after it, `nil` on the last.
-  public init(rows: [Row], next: String?) {
-    self.rows = rows
-    self.next = next
-  }
-
-  /// One event.
-  public struct Row: Sendable, Hashable, Codable {
-    /// One event; `parameters` is its stored JSON object (text that is not one reads as `{}`).
-    public init(
-      occurredAt: Int64, eventID: String, name: String, deviceID: String, platform: String, appVersion: String,
-      osVersion: String, parameters: String
-    ) {
-      self.occurredAt = occurredAt
-      self.eventID = eventID
-      self.name = name
-      self.deviceID = deviceID
-      self.platform = platform
-      self.appVersion = appVersion
-      self.osVersion = osVersion
-      self.parameters = StoredParameters.reported(parameters)
-    }
-
-    /// When it happened (ms, UTC).
-    public var occurredAt: Int64
-    /// Its id.
-    public var eventID: String
-    /// Its name.
-    public var name: String
-    /// The device.
-    public var deviceID: String
-    /// The platform.
-    public var platform: String
-    /// The app version.
-    public var appVersion: String
-    /// The OS version.
-    public var osVersion: String
-    /// The parameters: a JSON object in answers, keys in the order they were tracked (PostgreSQL's
-    /// `jsonb` keeps them sorted), values as stored (strings, exact integers, doubles, booleans,
-    /// lists and objects).
-    public var parameters: JSONValue
-  }
-
-  /// The rows.
-  public var rows: [Row]
-  /// Pass as `after` for the next page; `nil` on the last page.
-  public var next: String?
-
-  public var table: ReportTable {
-    ReportTable(
-      columns: ["time", "event", "event id", "device", "platform", "app version", "os version", "parameters"],
-      rows: rows.map {
-        [
-          ReportTime.iso($0.occurredAt), $0.name, $0.eventID, $0.deviceID, $0.platform, $0.appVersion, $0.osVersion,
-          $0.parameters.text ?? "{}",
-        ]
-      }
     )
   }
 }

@@ -57,17 +57,15 @@ extension SQLReports {
       try ReportText.checkName(event, field: "event")
       conditions += " AND name = \(sql.bind(event))"
     }
-    let ms = sql.ms("occurred_at")
     if let (time, id) = try EventRows.cursor(after) {
       let timeBound = sql.time(sql.bind(time))
       let timeBound2 = sql.time(sql.bind(time))
       conditions += " AND (occurred_at < \(timeBound) OR (occurred_at = \(timeBound2) AND event_id < \(sql.bind(id))))"
     }
-    let parameters = store.dialect.parametersAsText
+    let columns = EventRows.columns(milliseconds: sql.ms, parameters: store.dialect.parametersAsText)
     let page = max(1, min(limit, 1_000))
     let found = try await rows(
-      "SELECT \(ms) AS t, event_id, device_id, platform, app_version, os_version, \(parameters), name "
-        + "FROM \(store.eventsTable) "
+      "SELECT \(columns) FROM \(store.eventsTable) "
         + "WHERE \(conditions) ORDER BY occurred_at DESC, event_id DESC LIMIT \(sql.bind(Int64(page + 1)))", sql)
     return EventRows(found, page: page)
   }
@@ -178,33 +176,5 @@ extension Sessions {
     self.init(
       count: Int64(found.count), medianDuration: median,
       eventsPerSession: found.isEmpty ? 0 : Double(events) / Double(found.count))
-  }
-}
-
-extension EventRows {
-  /// The time and event id of an event-rows cursor (`<ms>:<event id>`), `nil` for none; throws
-  /// ``FieldError`` for text that is not a cursor this report returned.
-  package static func cursor(_ after: String?) throws(FieldError) -> (Int64, String)? {
-    guard let after else { return nil }
-    try ReportText.check(after, field: "after")
-    let parts = after.split(separator: ":", maxSplits: 1)
-    guard parts.count == 2, let time = Int64(parts[0]), ReportFilter.bounds.contains(time) else {
-      throw FieldError(field: "after", reason: "is not a cursor this report returned")
-    }
-    return (time, String(parts[1]))
-  }
-
-  /// A page of event rows from rows of (`t`, `event_id`, `name`, `device_id`, `platform`,
-  /// `app_version`, `os_version`, `parameters`): `page` rows, and a cursor when there is one more.
-  package init(_ found: [SQLRow], page: Int) {
-    let rows = found.prefix(page).map { row in
-      EventRows.Row(
-        occurredAt: row["t"].int ?? 0, eventID: row["event_id"].text ?? "", name: row["name"].text ?? "",
-        deviceID: row["device_id"].text ?? "", platform: row["platform"].text ?? "",
-        appVersion: row["app_version"].text ?? "", osVersion: row["os_version"].text ?? "",
-        parameters: row["parameters"].text ?? "{}")
-    }
-    let next = found.count > page ? rows.last.map { "\($0.occurredAt):\($0.eventID)" } : nil
-    self.init(rows: Array(rows), next: next)
   }
 }

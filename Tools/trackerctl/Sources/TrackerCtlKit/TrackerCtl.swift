@@ -103,7 +103,7 @@ public enum TrackerCtl {
       if let cursor { page["after"] = cursor }
       guard let rows = try await origin.report("events", parameters: page).result as? EventRows else { break }
       if format == .csv {
-        var csv = rows.table.csv
+        var csv = rows.everyField.csv
         if !first, let header = csv.range(of: "\r\n") { csv.removeSubrange(csv.startIndex..<header.upperBound) }
         try output(csv)
       } else {
@@ -117,14 +117,17 @@ public enum TrackerCtl {
     return written
   }
 
-  /// One exported event as a JSON line: the row, with its parameters as JSON (any JSON a vendor
-  /// endpoint stored, lists and objects included), not as a string.
+  /// One exported event as a JSON line: every stored field (the context under `context`, keyed as
+  /// the wire names it), the parameters as JSON (lists and objects included), not as a string.
   static func ndjsonLine(_ row: EventRows.Row) throws -> String {
-    let object: [String: Any] = [
-      "time": ReportTime.iso(row.occurredAt), "name": row.name, "eventId": row.eventID, "deviceId": row.deviceID,
-      "platform": row.platform, "appVersion": row.appVersion, "osVersion": row.osVersion,
+    var object: [String: Any] = [
+      "time": ReportTime.iso(row.occurredAt), "name": row.name, "kind": row.kind, "eventId": row.eventID,
+      "deviceId": row.deviceID, "utcOffsetMinutes": row.utcOffsetMinutes, "receivedAt": ReportTime.iso(row.receivedAt),
+      "context": Dictionary(uniqueKeysWithValues: row.context.fields.map { ($0.field.rawValue, $0.value) }),
       "parameters": (try? JSONSerialization.jsonObject(with: Data((row.parameters.text ?? "{}").utf8))) ?? [:],
     ]
+    if let user = row.userID { object["userId"] = user }
+    if let session = row.sessionID { object["sessionId"] = session }
     let data = try JSONSerialization.data(withJSONObject: object, options: [.sortedKeys, .withoutEscapingSlashes])
     return String(decoding: data, as: UTF8.self) + "\n"
   }
