@@ -150,6 +150,10 @@ struct DashboardTests {
       #expect(devices.contains("/dashboard/retention?app=ty&from=") && devices.contains("&unit=device"))
       let (_, retention, _) = try await Self.get(client, "/dashboard/retention?app=ty&unit=device", cookie: cookie)
       #expect(retention.contains("<th>Devices</th>"))
+      // The longest range the pages offer (10 years) answers: the last 400 weeks' cohorts, said so.
+      let (decade, tenYears, _) = try await Self.get(
+        client, "/dashboard/retention?app=ty&from=2016-12-01&to=2026-11-30", cookie: cookie)
+      #expect(decade == .ok && tenYears.contains("the cohorts of the last 400 weeks of the range"), "\(decade)")
       let funnel = "/dashboard/funnel?app=ty&steps=product_viewed,add_to_cart&window=7d"
       let (_, byPerson, _) = try await Self.get(client, funnel, cookie: cookie)
       #expect(byPerson.contains("4 people,") && byPerson.contains(#"name="unit" value="person""#))

@@ -100,8 +100,9 @@ public enum Dashboard {
     return page("Events", body: body, context: context)
   }
 
-  /// Weekly (or daily) cohorts as a heat table: darker is more retained.
-  public static func retention(_ retention: Retention, context: Context) -> String {
+  /// Weekly (or daily) cohorts as a heat table: darker is more retained; `note` says what part of
+  /// the range they cover when not all of it.
+  public static func retention(_ retention: Retention, note: String? = nil, context: Context) -> String {
     let width = retention.cohorts.map(\.retained.count).max() ?? 0
     var html = #"<div class="scroll"><table class="heat"><thead><tr><th>Cohort</th><th>\#(retention.unit.title)</th>"#
     for index in 0..<width { html += "<th>\(retention.period.rawValue) \(index)</th>" }
@@ -118,7 +119,10 @@ public enum Dashboard {
     }
     html += "</tbody></table></div>"
     return page(
-      "Retention", body: card("Share of each cohort active in each following \(retention.period.rawValue)", html),
+      "Retention",
+      body: card(
+        "Share of each cohort active in each following \(retention.period.rawValue)"
+          + (note.map { " (\(SVG.escape($0)))" } ?? ""), html),
       context: context)
   }
 

@@ -143,8 +143,13 @@ struct DashboardController: Sendable {
       return Dashboard.events(
         top: top, event: event, parameter: parameter, values: values, rows: rows, context: context)
     case .retention:
+      // Cohorts of the range's last 400 weeks at most (the report's bound): every range the page
+      // offers answers, a longer one says what it shows.
       let period: ReportBucket = (filter.to - filter.from) > 21 * day ? .week : .day
-      return Dashboard.retention(try await reports.retention(filter, period: period), context: context)
+      var cohorts = filter
+      cohorts.from = max(filter.from, filter.to - 400 * period.milliseconds)
+      let note = cohorts.from > filter.from ? "the cohorts of the last 400 weeks of the range" : nil
+      return Dashboard.retention(try await reports.retention(cohorts, period: period), note: note, context: context)
     case .breakdowns:
       return Dashboard.breakdowns(
         platform: try await reports.breakdown(filter, by: .platform),
