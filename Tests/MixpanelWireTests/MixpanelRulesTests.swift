@@ -34,14 +34,14 @@ struct MixpanelRulesTests {
     #expect((MixpanelRules.checkTime(time, now: 1_800_000_000_000) == nil) == valid)
   }
 
-  @Test("fewer than 255 properties; strings cut at 255 characters; 2000 events and 2 MB per request")
+  @Test("fewer than 255 properties; strings cut at 255 characters; 2000 events and 10 MB per request")
   func sizes() {
     #expect(MixpanelRules.checkPropertyCount(254) == nil)
     #expect(MixpanelRules.checkPropertyCount(255) != nil)
     #expect(MixpanelRules.truncated(String(repeating: "ş", count: 255)) == (String(repeating: "ş", count: 255), false))
     #expect(MixpanelRules.truncated(String(repeating: "ş", count: 256)) == (String(repeating: "ş", count: 255), true))
     #expect(MixpanelLimits.maximumEventsPerRequest == 2000)
-    #expect(MixpanelLimits.maximumRequestBytes == 2_097_152)
+    #expect(MixpanelLimits.maximumRequestBytes == 10_000_000)
   }
 
   @Test(

@@ -16,7 +16,7 @@ import WireJSON
 /// The vendor-compatible endpoints: GA4's Measurement Protocol (`/mp/collect`,
 /// `/debug/mp/collect`) and Mixpanel's `/import`, storing into the same event store, checked with
 /// the same rule code the client services use (GA4Wire, MixpanelWire), and answering refusals in the
-/// vendor's own form.
+/// vendor's own form. Mixpanel's `/track` is ``MixpanelTrack``.
 ///
 /// Authentication: the write key is GA4's `api_secret` (the URL's query, as GA4 clients send it), and
 /// Mixpanel's Basic-auth user name (project-token style) or password (service-account style).
@@ -51,6 +51,15 @@ struct VendorController: Sendable {
     )
     .post("/import") { request, context in
       try await self.mixpanelImport(context, strict: request.form.get("strict") != "0")
+    }
+    router.behind(
+      collector.surface("mixpanel_track") { refusal in
+        MixpanelTrack.answer(status: refusal.status, error: refusal.message, verbose: true)
+      },
+      BodyMiddleware(limit: MixpanelLimits.maximumRequestBytes, inflatedLimit: MixpanelLimits.maximumRequestBytes)
+    )
+    .post("/track") { request, context in
+      try await MixpanelTrack(collector: collector).receive(request, context)
     }
   }
 
@@ -120,6 +129,21 @@ struct VendorController: Sendable {
     guard body.count <= MixpanelLimits.maximumRequestBytes else {
       throw Refusal(.contentTooLarge, "", "the body is larger than \(MixpanelLimits.maximumRequestBytes) bytes")
     }
+    let entries = try Self.mixpanelEntries(body)
+    let (rows, failed) = try await storeMixpanel(entries, body: body, key: key, route: "mixpanel_import")
+    if failed.isEmpty || !strict {
+      return .json(
+        .ok, Self.json(MixpanelImportResponse(code: 200, numRecordsImported: rows.events.count, status: "OK")))
+    }
+    let answer = MixpanelImportResponse(
+      code: 400, numRecordsImported: rows.events.count, status: "Bad Request", failedRecords: failed,
+      error: "some data points in the request failed validation")
+    return .json(.badRequest, Self.json(answer))
+  }
+
+  /// The events of a Mixpanel body (`/import`, `/track`): each decoded or why not, a key given twice
+  /// refused with its path; the body refused whole when it is neither JSON nor NDJSON, or past 2,000.
+  static func mixpanelEntries(_ body: [UInt8]) throws -> [Result<MixpanelEvent, MixpanelViolation>] {
     var entries: [Result<MixpanelEvent, MixpanelViolation>]
     do {
       entries = try MixpanelBody.decode(body)
@@ -131,22 +155,23 @@ struct VendorController: Sendable {
       throw Refusal(
         .badRequest, "", "\(entries.count) events; at most \(MixpanelLimits.maximumEventsPerRequest) per request")
     }
+    return entries
+  }
+
+  /// Stores the valid `entries` of `body` and quarantines the others (Mixpanel's rules), before the
+  /// answer: the rows written and the records that failed.
+  func storeMixpanel(
+    _ entries: [Result<MixpanelEvent, MixpanelViolation>], body: [UInt8], key: KeyRecord, route: String
+  ) async throws -> (rows: StoreBatch, failed: [MixpanelImportResponse.FailedRecord]) {
     collector.metrics.batch(size: entries.count)
     let receivedAt = EventCollector.now()
     var (rows, failed) = MixpanelIngest.rows(
       of: entries, app: key.app, receivedAt: receivedAt, policy: collector.policy)
     rows.quarantined = MixpanelQuarantine.entries(failed: failed, body: body, app: key.app, receivedAt: receivedAt)
-    try await collector.commit(IngestResult(rows: rows, rejected: []), key: key, route: "mixpanel_import")
+    try await collector.commit(IngestResult(rows: rows, rejected: []), key: key, route: route)
     collector.metrics.rejected(failed.count, reason: "invalid")
     collector.metrics.quarantined(rows.quarantined.count, route: MixpanelQuarantine.route)
-    if failed.isEmpty || !strict {
-      return .json(
-        .ok, Self.json(MixpanelImportResponse(code: 200, numRecordsImported: rows.events.count, status: "OK")))
-    }
-    let answer = MixpanelImportResponse(
-      code: 400, numRecordsImported: rows.events.count, status: "Bad Request", failedRecords: failed,
-      error: "some data points in the request failed validation")
-    return .json(.badRequest, Self.json(answer))
+    return (rows, failed)
   }
 
   static func json(_ value: some Encodable) -> [UInt8] {

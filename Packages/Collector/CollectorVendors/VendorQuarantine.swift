@@ -83,10 +83,22 @@ public enum MixpanelQuarantine {
       reasons[record.index, default: []].append("\(record.field): \(record.message)")
     }
     return reasons.keys.sorted().map { index in
-      QuarantinedEntry(
-        id: ContentID.make([route, app, elements[index]]), app: app, route: route, receivedAt: receivedAt,
-        entry: elements[index], reasons: reasons[index] ?? [])
+      let entry = withoutToken(elements[index])
+      return QuarantinedEntry(
+        id: ContentID.make([route, app, entry]), app: app, route: route, receivedAt: receivedAt, entry: entry,
+        reasons: reasons[index] ?? [])
     }
+  }
+
+  /// The event without `properties.token` (on `/track` the write key: a secret is never stored);
+  /// text that is not such an object as it is.
+  static func withoutToken(_ text: String) -> String {
+    guard case .object(let event)? = try? JSONDocument.parse(Array(text.utf8)),
+      case .object(let properties)? = event["properties"], properties["token"] != nil
+    else { return text }
+    let kept = JSONObject(properties.fields.filter { $0.key != "token" })
+    let fields = event.fields.map { $0.key == "properties" ? JSONField(key: $0.key, value: .object(kept)) : $0 }
+    return String(decoding: JSONValue.object(JSONObject(fields)).json, as: UTF8.self)
   }
 
   /// Entries holding a key given twice refused, with its path (one rule on every route).

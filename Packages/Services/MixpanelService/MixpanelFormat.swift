@@ -3,7 +3,7 @@ import Delivery
 import Foundation
 import MixpanelWire
 
-/// A JSON array of events, ≤ 2000 and ≤ 2 MB per request, to `/import?strict=1` (Basic auth, gzip)
+/// A JSON array of events, ≤ 2000 and ≤ 10 MB per request, to `/import?strict=1` (Basic auth, gzip)
 /// or `/track` (the token inside each event).
 struct MixpanelFormat: BatchFormat {
   let url: URL

@@ -6,7 +6,7 @@ import MixpanelWire
 @_exported public import ServiceSupport
 
 /// Sends events to Mixpanel's ingestion API: `/import?strict=1` (HTTP Basic auth with a service
-/// account or the project token, gzip, ≤ 2000 events and ≤ 2 MB per request), or `/track` with the
+/// account or the project token, gzip, ≤ 2000 events and ≤ 10 MB per request), or `/track` with the
 /// project token inside each event (for tokens shipped in apps).
 ///
 /// Each event gets `$insert_id` from its id (so a retry never double-counts), `time` in

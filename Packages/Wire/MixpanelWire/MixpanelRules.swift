@@ -6,8 +6,9 @@ public import WireJSON
 public enum MixpanelLimits {
   /// Events in one request.
   public static let maximumEventsPerRequest = 2000
-  /// Bytes of one request body (uncompressed).
-  public static let maximumRequestBytes = 2 * 1024 * 1024
+  /// Bytes of one request body (uncompressed): 10 MB ("413 payload too large": the 10 MB cap and the
+  /// 2,000-event cap apply independently).
+  public static let maximumRequestBytes = 10_000_000
   /// The shape a body may have, checked before it is decoded: nesting (the native API's 16) and
   /// values (2,000 events of 100 properties; Mixpanel's own limit is 255 properties an event).
   public static let bodyBounds = JSONBounds(maximumDepth: 16, maximumElements: 200_000)
