@@ -39,6 +39,17 @@ private func customItem(_ count: Int) -> ParameterValue {
   )
 }
 
+/// The consent the app's banner last recorded, read by the service as it maps each event.
+private final class ConsentChoice: @unchecked Sendable {
+  // @unchecked: `stored` is only touched under `lock`.
+  private let lock = NSLock()
+  private var stored: GA4Consent?
+  var value: GA4Consent? {
+    get { lock.withLock { stored } }
+    set { lock.withLock { stored = newValue } }
+  }
+}
+
 /// Collects what strict mode reports.
 private final class Reports: @unchecked Sendable {
   private let lock = NSLock()
@@ -241,6 +252,39 @@ struct FirebaseServiceTests {
     let request = try #require(try requests(server).first)
     #expect(request.userProperties.count == GA4Limits.maximumUserProperties)
     #expect(repair.statistics()?.repaired["user_properties_left_out"] == 1)
+  }
+
+  /// The user's advertising consent goes with each request as GA4's `consent` (and the legacy
+  /// `non_personalized_ads` when personalisation is denied), read as each event is handed over: a
+  /// change starts a new request.
+  @Test func advertisingConsentGoesWithEachRequest() async throws {
+    let server = try await TestHTTPServer.start()
+    defer { Task { await server.stop() } }
+    let directory = TemporaryDirectory()
+    let choice = ConsentChoice()
+    let firebase = try FirebaseService(
+      firebaseAppID: "1:123:ios:abc", apiSecret: "secret", directory: directory.url, host: server.url,
+      consent: { choice.value }, retry: RetryPolicy(initialDelay: 0.01, maximumDelay: 0.05),
+      policy: FlushPolicy(count: nil, interval: nil, flushTimeout: 5))
+    firebase.receive(event("like"))
+    choice.value = GA4Consent(adUserData: .granted, adPersonalization: .denied)
+    firebase.receive(event("share"))
+    choice.value = GA4Consent(adUserData: .granted, adPersonalization: .granted)
+    firebase.receive(event("login"))
+    await firebase.flush()
+    let sent = try requests(server)
+    #expect(sent.map { $0.events.map(\.name) } == [["like"], ["share"], ["login"]])
+    #expect(
+      sent.map(\.consent) == [
+        nil, GA4Consent(adUserData: .granted, adPersonalization: .denied),
+        GA4Consent(adUserData: .granted, adPersonalization: .granted),
+      ])
+    #expect(sent.map(\.nonPersonalizedAds) == [nil, true, nil])
+    for (index, request) in sent.enumerated() {
+      let bytes = server.requests[index].body.count
+      #expect(
+        GA4Validator.validate(request, bodyBytes: bytes, nowMicros: Int64(Date().timeIntervalSince1970 * 1e6)).isValid)
+    }
   }
 
   @Test func uniformScreenViewsBecomeScreenViewAndFeaturePayloadsStayAsTheyAre() async throws {

@@ -57,23 +57,14 @@ public enum GA4Ingest {
         refused[index] = ["events[\(index)].timestamp_micros: \(policy.tooOldReason)"]
         continue
       }
-      let parameters = json(event.params)
-      let sessionID = Self.sessionID(event.params["session_id"])
-      let stored =
-        StoredEvent(
-          app: app, eventID: ContentID.make(["ga4", instance, event.name, String(micros), parameters]),
-          name: event.name, kind: event.name == "screen_view" ? "screen_view" : "event", occurredAt: occurredAt,
-          utcOffsetMinutes: 0, receivedAt: receivedAt, deviceID: instance,
-          userID: request.userID.flatMap { $0.isEmpty ? nil : $0 },
-          sessionID: sessionID,
-          context: EventContext([.appName: String(firebaseAppID.prefix(200)), .libraryName: "GA4 Measurement Protocol"]
-          ),
-          parametersJSON: parameters
-        )
+      let stored = row(
+        name: event.name, kind: event.name == "screen_view" ? "screen_view" : "event", parameters: event.params,
+        micros: micros, occurredAt: occurredAt, of: request, instance: instance, app: app,
+        firebaseAppID: firebaseAppID, receivedAt: receivedAt)
       // Text PostgreSQL cannot hold refuses its event alone.
       if let field = stored.fieldWithNUL {
         refused[index] = ["events[\(index)].\(field): must not contain U+0000"]
-      } else if let problem = CommerceRules.problem(event: event.name, parametersJSON: parameters) {
+      } else if let problem = CommerceRules.problem(event: event.name, parametersJSON: stored.parametersJSON) {
         refused[index] = [
           "events[\(index)].\(problem.path.replacingOccurrences(of: "parameters", with: "params")): \(problem.reason)"
         ]
@@ -81,7 +72,50 @@ public enum GA4Ingest {
         events.append(stored)
       }
     }
+    if let first = events.min(by: { $0.occurredAt < $1.occurredAt }) {
+      events += stateRows(
+        of: request, at: first.occurredAt, instance: instance, app: app, firebaseAppID: firebaseAppID,
+        receivedAt: receivedAt)
+    }
     return (StoreBatch(events: events), refused)
+  }
+
+  /// The request's `user_properties` (an event `user_properties` of kind `identify`, each property's
+  /// value a parameter) and its `consent` with `non_personalized_ads` (an event `consent` of kind
+  /// `consent`), each at the time of the request's first stored event: resent, they store nothing
+  /// twice.
+  static func stateRows(
+    of request: GA4Request, at occurredAt: Int64, instance: String, app: String, firebaseAppID: String,
+    receivedAt: Int64
+  ) -> [StoredEvent] {
+    var consent = request.consent?.fields.map { ($0.name, GA4Value.string($0.value)) } ?? []
+    if let flag = request.nonPersonalizedAds { consent.append(("non_personalized_ads", .bool(flag))) }
+    let states: [(String, [String: GA4Value])] = [
+      ("identify", request.userProperties.mapValues(\.value)),
+      ("consent", Dictionary(consent, uniquingKeysWith: { first, _ in first })),
+    ]
+    return states.compactMap { kind, parameters in
+      guard !parameters.isEmpty else { return nil }
+      return row(
+        name: kind == "identify" ? "user_properties" : kind, kind: kind, parameters: parameters,
+        micros: occurredAt * 1000, occurredAt: occurredAt, of: request, instance: instance, app: app,
+        firebaseAppID: firebaseAppID, receivedAt: receivedAt)
+    }
+  }
+
+  /// One stored row of the request's device and user; its id derives from its content.
+  private static func row(
+    name: String, kind: String, parameters: [String: GA4Value], micros: Int64, occurredAt: Int64,
+    of request: GA4Request, instance: String, app: String, firebaseAppID: String, receivedAt: Int64
+  ) -> StoredEvent {
+    let json = json(parameters)
+    return StoredEvent(
+      app: app, eventID: ContentID.make(["ga4", instance, name, String(micros), json]), name: name, kind: kind,
+      occurredAt: occurredAt, utcOffsetMinutes: 0, receivedAt: receivedAt, deviceID: instance,
+      userID: request.userID.flatMap { $0.isEmpty ? nil : $0 },
+      sessionID: kind == "event" || kind == "screen_view" ? sessionID(parameters["session_id"]) : nil,
+      context: EventContext([.appName: String(firebaseAppID.prefix(200)), .libraryName: "GA4 Measurement Protocol"]),
+      parametersJSON: json)
   }
 
   /// The session an event's `session_id` names: a whole number, or a string of one (Google's own
@@ -110,6 +144,7 @@ public enum GA4Ingest {
       case .string(let text): json.string(text)
       case .int(let number): json.int(number)
       case .double(let number): json.double(number)
+      case .bool(let flag): json.bool(flag)
       case .items(let items):
         json.beginArray()
         for item in items { write(item, to: &json) }

@@ -14,12 +14,13 @@ public import ServiceSupport
 public struct FirebaseEventEncoder: Sendable {
   private var mapper: GA4Mapper
 
-  /// An encoder applying `limits`; `appInstanceID` as in ``FirebaseService``.
+  /// An encoder applying `limits`; `appInstanceID` and `consent` as in ``FirebaseService``.
   public init(
     limits: LimitPolicy = .repair,
-    appInstanceID: (@Sendable (TrackedEvent) -> String)? = nil
+    appInstanceID: (@Sendable (TrackedEvent) -> String)? = nil,
+    consent: (@Sendable () -> GA4Consent?)? = nil
   ) {
-    mapper = GA4Mapper(policy: limits, appInstanceID: appInstanceID)
+    mapper = GA4Mapper(policy: limits, appInstanceID: appInstanceID, consent: consent)
   }
 
   /// The entry the service stores for `event` (request-level fields + the event's JSON), or `nil`

@@ -1,7 +1,8 @@
 public import CoreTracker
 public import Delivery
 public import Foundation
-import GA4Wire
+/// The consent type of ``FirebaseService/init(id:firebaseAppID:apiSecret:directory:host:endpoint:limits:appInstanceID:consent:outbox:transport:retry:policy:)``.
+@_exported public import struct GA4Wire.GA4Consent
 /// Service identifiers and limit policies come with every service.
 @_exported public import ServiceSupport
 
@@ -62,6 +63,10 @@ public final class FirebaseService: QueuedService {
   ///   - limits: what to do with an event that breaks a limit (default: repair and count).
   ///   - appInstanceID: the `app_instance_id` of an event; `nil` (the default): the install's
   ///     anonymous id without dashes, lower-cased (32 hex digits for a UUID, as Firebase's own ids).
+  ///   - consent: the user's advertising consent, sent as each request's `consent` (and, when
+  ///     personalisation is denied, the legacy `non_personalized_ads: true`); read on the service's
+  ///     queue as each event is handed over, so what the user chose then goes with the event.
+  ///     `nil` (the default): no consent is sent and Google applies the property's defaults.
   ///   - transport, retry, policy: delivery settings (events are kept at most 72 hours).
   public init(
     id: ServiceID = .firebase,
@@ -72,6 +77,7 @@ public final class FirebaseService: QueuedService {
     endpoint: Endpoint = .collect,
     limits: LimitPolicy = .repair,
     appInstanceID: (@Sendable (TrackedEvent) -> String)? = nil,
+    consent: (@Sendable () -> GA4Consent?)? = nil,
     outbox: OutboxConfiguration = OutboxConfiguration(),
     transport: any HTTPTransport = URLSessionTransport(),
     retry: RetryPolicy = RetryPolicy(maximumEventAge: 72 * 3_600),
@@ -96,7 +102,7 @@ public final class FirebaseService: QueuedService {
       transport: transport, retry: retry, policy: policy
     )
     delivery = MappedDelivery(
-      queue: queue, policy: limits, mapper: GA4Mapper(policy: limits, appInstanceID: appInstanceID))
+      queue: queue, policy: limits, mapper: GA4Mapper(policy: limits, appInstanceID: appInstanceID, consent: consent))
   }
 
   /// The anonymous id without dashes, lower-cased.

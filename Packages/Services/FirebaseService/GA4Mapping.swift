@@ -8,12 +8,14 @@ import WireJSON
 /// Turns one event into one outbox record, enforcing every GA4 limit with the service's policy.
 ///
 /// The record is `[request-level fields][event JSON]` (``RecordFraming``): the request-level part
-/// (`app_instance_id`, `user_id`, `user_properties`) is written once per change and shared by the
+/// (`app_instance_id`, `user_id`, `user_properties`, `consent`) is written once per change and shared by the
 /// records that can go in one request.
 struct GA4Mapper: EventMapper {
   let policy: LimitPolicy
   /// A custom `app_instance_id`, or `nil` for the anonymous id without dashes (cached per id).
   let appInstanceID: (@Sendable (TrackedEvent) -> String)?
+  /// The advertising consent to send with each request, read as each event is mapped.
+  let consent: (@Sendable () -> GA4Consent?)?
   private var lastAnonymousID: String?
   private var lastInstance = ""
   private var lastRequestKey: RequestKey?
@@ -23,9 +25,13 @@ struct GA4Mapper: EventMapper {
   /// The last event time per session (ms), for `engagement_time_msec`.
   private var lastEventInSession: (session: Int64, milliseconds: Int64)?
 
-  init(policy: LimitPolicy, appInstanceID: (@Sendable (TrackedEvent) -> String)?) {
+  init(
+    policy: LimitPolicy, appInstanceID: (@Sendable (TrackedEvent) -> String)?,
+    consent: (@Sendable () -> GA4Consent?)? = nil
+  ) {
     self.policy = policy
     self.appInstanceID = appInstanceID
+    self.consent = consent
     requestLedger = LimitLedger(policy: policy)
   }
 
@@ -33,10 +39,13 @@ struct GA4Mapper: EventMapper {
     var instance: String
     var userID: String?
     var properties: EventParameters
+    var consent: GA4Consent?
   }
 
   mutating func map(_ event: TrackedEvent) -> MappingOutcome<GA4Violation> {
-    useRequest(instance: instance(of: event), userID: event.userID, properties: event.userProperties)
+    useRequest(
+      RequestKey(
+        instance: instance(of: event), userID: event.userID, properties: event.userProperties, consent: consent?()))
     var ledger = LimitLedger<GA4Violation>(policy: policy)
     ledger.merge(requestLedger)
     var name = event.name
@@ -183,6 +192,7 @@ struct GA4Mapper: EventMapper {
     case .string(let text): json.string(text)
     case .int(let number): json.int(number)
     case .double(let number): json.double(number)
+    case .bool(let flag): json.bool(flag)
     case .items(let items):
       json.beginArray()
       for item in items {
@@ -211,15 +221,14 @@ struct GA4Mapper: EventMapper {
   }
 
   /// Writes (and checks) the request-level fields when they change.
-  private mutating func useRequest(instance: String, userID: String?, properties: EventParameters) {
-    let key = RequestKey(instance: instance, userID: userID, properties: properties)
+  private mutating func useRequest(_ key: RequestKey) {
     guard key != lastRequestKey else { return }
     lastRequestKey = key
     var ledger = LimitLedger<GA4Violation>(policy: policy)
     var json = JSONWriter(capacity: 128)
     json.key("app_instance_id")
-    json.string(instance)
-    if var userID {
+    json.string(key.instance)
+    if var userID = key.userID {
       if userID.count > GA4Limits.maximumUserIDLength,
         let fixed = ledger.fix(
           GA4Violation(
@@ -232,10 +241,19 @@ struct GA4Mapper: EventMapper {
       json.key("user_id")
       json.string(userID)
     }
-    let written = Self.userProperties(properties, &ledger)
+    let written = Self.userProperties(key.properties, &ledger)
     if !written.isEmpty {
       json.key("user_properties")
       Self.write(written, wrapped: true, to: &json)
+    }
+    if let consent = key.consent, !consent.fields.isEmpty {
+      json.key("consent")
+      Self.write(consent.fields.map { ($0.name, .string($0.value)) }, to: &json)
+      // The legacy field, for receivers that predate `consent`: the same fact.
+      if consent.adPersonalization == GA4Consent.Status.denied.rawValue {
+        json.key("non_personalized_ads")
+        json.bool(true)
+      }
     }
     requestJSON = json.bytes
     requestLedger = ledger

@@ -86,7 +86,7 @@ extension GA4Rules {
       case .items:
         violations.append(
           GA4Violation(fieldPath: parameterPath, code: .valueInvalid, message: "an item parameter is not a list"))
-      case .int, .double:
+      case .int, .double, .bool:
         break
       }
     }

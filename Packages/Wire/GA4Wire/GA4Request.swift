@@ -3,8 +3,9 @@ public import WireJSON
 /// One element of an ecommerce event's `items`: item parameters by name (`item_id`, `price`, ...).
 public typealias GA4Item = [String: GA4Value]
 
-/// A parameter or user property value of the Measurement Protocol: a string, a number, or (for the
-/// `items` parameter of ecommerce events) a list of items.
+/// A parameter or user property value of the Measurement Protocol: a string, a number, a boolean (as
+/// Google's own item example sends `in_stock: true`), or (for the `items` parameter of ecommerce
+/// events) a list of items.
 public enum GA4Value: Sendable, Hashable, Codable {
   /// A string (at most 100 characters as a parameter value).
   case string(String)
@@ -12,6 +13,8 @@ public enum GA4Value: Sendable, Hashable, Codable {
   case int(Int64)
   /// A number with a fraction.
   case double(Double)
+  /// `true` or `false`.
+  case bool(Bool)
   /// The `items` of an ecommerce event (at most 200; see ``GA4Limits/maximumItemsPerEvent``).
   case items([GA4Item])
 
@@ -21,13 +24,15 @@ public enum GA4Value: Sendable, Hashable, Codable {
       self = .int(value)
     } else if let value = try? container.decode(Double.self) {
       self = .double(value)
+    } else if let value = try? container.decode(Bool.self) {
+      self = .bool(value)
     } else if let value = try? container.decode(String.self) {
       self = .string(value)
     } else if let value = try? container.decode([GA4Item].self) {
       self = .items(value)
     } else {
       throw DecodingError.dataCorruptedError(
-        in: container, debugDescription: "a value is a string, a number or (items) a list of objects")
+        in: container, debugDescription: "a value is a string, a number, a boolean or (items) a list of objects")
     }
   }
 
@@ -37,6 +42,7 @@ public enum GA4Value: Sendable, Hashable, Codable {
     case .string(let value): try container.encode(value)
     case .int(let value): try container.encode(value)
     case .double(let value): try container.encode(value)
+    case .bool(let value): try container.encode(value)
     case .items(let value): try container.encode(value)
     }
   }
@@ -90,6 +96,42 @@ public struct GA4UserProperty: Sendable, Hashable, Codable {
   }
 }
 
+/// A request's advertising consent: `{"ad_user_data": "GRANTED", "ad_personalization": "DENIED"}`.
+///
+/// Each field is GA4's text as sent; ``GA4Validator`` checks that it is `GRANTED` or `DENIED`.
+public struct GA4Consent: Sendable, Hashable, Codable {
+  /// `GRANTED` or `DENIED`.
+  public enum Status: String, Sendable, Hashable, Codable, CaseIterable {
+    /// Consent given.
+    case granted = "GRANTED"
+    /// Consent refused.
+    case denied = "DENIED"
+  }
+
+  /// Whether the user's data may be sent to Google for advertising (`ad_user_data`), as sent.
+  public var adUserData: String?
+  /// Whether the data may be used for personalised advertising (`ad_personalization`), as sent.
+  public var adPersonalization: String?
+
+  /// A consent with each field's status, or `nil` to leave it out.
+  public init(adUserData: Status? = nil, adPersonalization: Status? = nil) {
+    self.adUserData = adUserData?.rawValue
+    self.adPersonalization = adPersonalization?.rawValue
+  }
+
+  enum CodingKeys: String, CodingKey {
+    case adUserData = "ad_user_data"
+    case adPersonalization = "ad_personalization"
+  }
+
+  /// The fields given, by their wire names.
+  public var fields: [(name: String, value: String)] {
+    [("ad_user_data", adUserData), ("ad_personalization", adPersonalization)].compactMap { name, value in
+      value.map { (name, $0) }
+    }
+  }
+}
+
 /// The body of `POST /mp/collect` for a Firebase app stream (`app_instance_id`) or a web stream
 /// (`client_id`).
 ///
@@ -112,19 +154,27 @@ public struct GA4Request: Sendable, Hashable, Codable {
   public var timestampMicros: Int64?
   /// User properties by name.
   public var userProperties: [String: GA4UserProperty]
+  /// The request's advertising consent (`consent`), when given.
+  public var consent: GA4Consent?
+  /// The legacy `non_personalized_ads`: `true` says the events must not be used for personalised
+  /// ads (what `consent.ad_personalization` `DENIED` says today).
+  public var nonPersonalizedAds: Bool?
   /// The events (1 to 25).
   public var events: [GA4Event]
 
   /// A request.
   public init(
     appInstanceID: String?, clientID: String? = nil, userID: String? = nil, timestampMicros: Int64? = nil,
-    userProperties: [String: GA4UserProperty] = [:], events: [GA4Event]
+    userProperties: [String: GA4UserProperty] = [:], consent: GA4Consent? = nil, nonPersonalizedAds: Bool? = nil,
+    events: [GA4Event]
   ) {
     self.appInstanceID = appInstanceID
     self.clientID = clientID
     self.userID = userID
     self.timestampMicros = timestampMicros
     self.userProperties = userProperties
+    self.consent = consent
+    self.nonPersonalizedAds = nonPersonalizedAds
     self.events = events
   }
 
@@ -134,6 +184,8 @@ public struct GA4Request: Sendable, Hashable, Codable {
     case userID = "user_id"
     case timestampMicros = "timestamp_micros"
     case userProperties = "user_properties"
+    case consent
+    case nonPersonalizedAds = "non_personalized_ads"
     case events
   }
 
@@ -149,6 +201,8 @@ public struct GA4Request: Sendable, Hashable, Codable {
     userID = try container.decodeIfPresent(String.self, forKey: .userID)
     timestampMicros = try container.decodeIfPresent(Int64.self, forKey: .timestampMicros)
     userProperties = try container.decodeIfPresent([String: GA4UserProperty].self, forKey: .userProperties) ?? [:]
+    consent = try container.decodeIfPresent(GA4Consent.self, forKey: .consent)
+    nonPersonalizedAds = try container.decodeIfPresent(Bool.self, forKey: .nonPersonalizedAds)
     self.events = events
   }
 }

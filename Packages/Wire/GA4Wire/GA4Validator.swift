@@ -65,21 +65,25 @@ public enum GA4Validator {
       report.request.append(violation)
     }
     report.request += userPropertyViolations(request.userProperties)
+    report.request += consentViolations(request.consent)
     for (index, event) in request.events.enumerated() {
       let violations = eventViolations(
-        event, path: "events[\(index)]", requestMicros: request.timestampMicros, nowMicros: nowMicros
+        event, at: index, requestMicros: request.timestampMicros, nowMicros: nowMicros
       )
       if !violations.isEmpty { report.events[index] = violations }
     }
     return report
   }
 
-  /// The violations of one event at `path`.
+  /// The violations of the event at `index` of `events`.
   public static func eventViolations(
-    _ event: GA4Event, path: String, requestMicros: Int64?, nowMicros: Int64
+    _ event: GA4Event, at index: Int, requestMicros: Int64?, nowMicros: Int64
   ) -> [GA4Violation] {
+    let path = "events[\(index)]"
     var violations: [GA4Violation] = []
-    if let violation = GA4Rules.checkName(event.name, kind: .event, path: "\(path).name") {
+    if var violation = GA4Rules.checkName(event.name, kind: .event, path: "events") {
+      // Google names the list and the index, as its own example `_badEventName` shows.
+      violation.message = "event at index [\(index)] has invalid name [\(event.name)]: \(violation.message)"
       violations.append(violation)
     }
     if let violation = GA4Rules.checkCount(
@@ -98,7 +102,7 @@ public enum GA4Validator {
         if let violation = GA4Rules.checkParameterValue(text, path: parameterPath) { violations.append(violation) }
       case .items(let items):
         violations += itemsViolations(items, name: name, path: parameterPath)
-      case .int, .double:
+      case .int, .double, .bool:
         break
       }
     }
@@ -141,12 +145,25 @@ public enum GA4Validator {
       switch property.value {
       case .string(let text):
         if let violation = GA4Rules.checkUserPropertyValue(text, path: path) { violations.append(violation) }
+        if text.utf8.contains(0) {
+          violations.append(GA4Violation(fieldPath: path, code: .valueInvalid, message: "must not contain U+0000"))
+        }
       case .items:
         violations.append(GA4Violation(fieldPath: path, code: .valueInvalid, message: "a user property is not a list"))
-      case .int, .double:
+      case .int, .double, .bool:
         break
       }
     }
     return violations
+  }
+
+  /// The violations of a request's consent: each field given must be `GRANTED` or `DENIED`.
+  public static func consentViolations(_ consent: GA4Consent?) -> [GA4Violation] {
+    (consent?.fields ?? []).compactMap { name, value in
+      GA4Consent.Status(rawValue: value) != nil
+        ? nil
+        : GA4Violation(
+          fieldPath: "consent.\(name)", code: .valueInvalid, message: "\"\(value)\" must be GRANTED or DENIED")
+    }
   }
 }
