@@ -93,6 +93,18 @@ struct TrackerCtlTests {
       try await TrackerCtl.report(
         "top-events", parameters: ["app": "shop", "from": "soon"], origin: origin, format: .table)
     }
+    for command in ["report", "export"] {
+      await #expect("\(command)") {
+        let wrong = range.merging(["app": "Shop"]) { $1 }
+        if command == "report" {
+          _ = try await TrackerCtl.report("overview", parameters: wrong, origin: origin, format: .table)
+        } else {
+          try await TrackerCtl.export(parameters: wrong, origin: origin, format: .csv, to: { _ in })
+        }
+      } throws: { error in
+        "\(error)" == "--app Shop: no events of that app (apps with events: shop)"
+      }
+    }
     try await store.close()
   }
 
@@ -106,6 +118,16 @@ struct TrackerCtlTests {
           name, parameters: range, origin: .store(SQLReports(store: store)), format: .csv)
         #expect(remote == local, "\(name)")
       }
+      // A mistyped app: a usage error (exit status 1) naming the apps there are, not an empty table.
+      await #expect {
+        try await TrackerCtl.report(
+          "top-events", parameters: range.merging(["app": "shpo"]) { $1 }, origin: .http(url, key: admin),
+          format: .table)
+      } throws: { error in
+        (error as? CommandError)?.exitCode == 1
+          && "\(error)" == "--app shpo: no events of that app (apps with events: shop)"
+      }
+      #expect(try await ReportOrigin.http(url, key: admin).apps() == ["shop"])
       // Refused by the collector: exit status 2, its answer quoted.
       await #expect {
         try await TrackerCtl.report("overview", parameters: range, origin: .http(url, key: "wrong"), format: .table)

@@ -10,7 +10,8 @@ import Logging
 import NIOCore
 import WireJSON
 
-/// `GET /v1/reports/<name>`: every report as JSON, or CSV with `format=csv` (or `Accept: text/csv`).
+/// `GET /v1/reports/<name>`: every report as JSON, or CSV with `format=csv` (or `Accept: text/csv`);
+/// `GET /v1/apps`: the apps with events, `{"apps": ["dl", "ty"]}` (at most 1,000, by name).
 ///
 /// Reading needs a read or admin key (`Authorization: Bearer …`) or a dashboard session; write keys
 /// cannot read. Reports run through the collector's ``ReportGate``: 503 with `Retry-After` when too
@@ -22,10 +23,26 @@ struct ReportController: Sendable {
   let collector: EventCollector
 
   func register(on router: some RouterMethods<CollectorRequestContext>) {
-    router.behind(collector.surface("report"), collector.keys(.read, from: .bearer, sessions: true))
-      .get("/v1/reports/:name") { request, context in
-        try await self.report(request, name: context.parameters.get("name") ?? "")
-      }
+    let reading = router.behind(collector.surface("report"), collector.keys(.read, from: .bearer, sessions: true))
+    reading.get("/v1/reports/:name") { request, context in
+      try await self.report(request, name: context.parameters.get("name") ?? "")
+    }
+    reading.get("/v1/apps") { _, _ in try await self.apps() }
+  }
+
+  func apps() async throws -> Response {
+    guard let reports = collector.reports else {
+      throw Refusal(.notImplemented, "", "this store does not serve reports")
+    }
+    let apps = try await collector.storing("apps") { try await collector.report { try await reports.apps() } }
+    var json = JSONWriter(capacity: 32 + apps.count * 16)
+    json.beginObject()
+    json.key("apps")
+    json.beginArray()
+    for app in apps { json.string(app) }
+    json.endArray()
+    json.endObject()
+    return .json(.ok, json.bytes)
   }
 
   func report(_ request: Request, name: String) async throws -> Response {

@@ -36,6 +36,29 @@ public enum ReportOrigin: Sendable {
       return (data, try JSONDecoder().decode(type, from: data))
     }
   }
+
+  /// The apps with events (at most 1,000, by name): `GET /v1/apps`, or the store's.
+  public func apps() async throws -> [String] {
+    switch self {
+    case .store(let reports):
+      return try await reports.apps()
+    case .http(let url, let key):
+      struct Answer: Decodable { var apps: [String] }
+      var request = URLRequest(url: url.appendingPathComponent("v1/apps"))
+      request.setValue("Bearer \(key)", forHTTPHeaderField: "Authorization")
+      return try JSONDecoder().decode(Answer.self, from: try await exchange(request)).apps
+    }
+  }
+
+  /// Throws a usage error (exit status 1) naming the apps there are when `app` has no events: a
+  /// mistyped `--app` is said so, not printed as an empty table.
+  public func requireEvents(of app: String) async throws {
+    let apps = try await apps()
+    // Past 1,000 apps the list is cut: an app not in it may still exist.
+    guard !apps.contains(app), apps.count < 1_000 else { return }
+    let known = apps.isEmpty ? "there are no events at all yet" : "apps with events: \(apps.joined(separator: ", "))"
+    throw CommandError("--app \(app): no events of that app (\(known))")
+  }
 }
 
 /// A failure `trackerctl` reports in one line and exits non-zero for: 1 for a usage or local

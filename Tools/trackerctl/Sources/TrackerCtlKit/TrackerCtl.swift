@@ -20,10 +20,12 @@ public enum TrackerCtl {
 
   /// The report `name` as text in `format`. The range is settled here (the defaults: the 7 days
   /// before now) and sent as it is, so the answer covers exactly the range a table is headed with.
+  /// An app without any event is a usage error naming the apps there are.
   public static func report(_ name: String, parameters: [String: String], origin: ReportOrigin, format: Format)
     async throws -> String
   {
     let filter = try Report.filter { parameters[$0] }
+    try await origin.requireEvents(of: filter.app)
     var settled = parameters
     settled["from"] = String(filter.from)
     settled["to"] = String(filter.to)
@@ -91,6 +93,7 @@ public enum TrackerCtl {
     progress: (Int, Int) -> Void = { _, _ in }
   ) async throws -> Int {
     guard format != .table else { throw CommandError("--format must be ndjson or csv") }
+    try await origin.requireEvents(of: try Report.filter { parameters[$0] }.app)
     let overview = try await origin.report("overview", parameters: parameters).result as? Overview
     let total = Int(overview?.current.events ?? 0)
     var written = 0
