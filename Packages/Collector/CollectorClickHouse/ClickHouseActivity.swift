@@ -27,13 +27,12 @@ extension ClickHouseReports {
     let people = try await countsPeople(filter)
     let app = ClickHouseSQL.literal(filter.app)
     // DAU, WAU and MAU in one pass: each device's last active time in the 30 days, with its unit.
-    let day = ReportBucket.day.milliseconds
     var window = filter
-    window.from = filter.to - (ActiveDevices.activeSpans.last ?? 0) * day
+    window.from = filter.zone.days(ActiveDevices.activeSpans.last ?? 0, before: filter.to)
     let last =
       "SELECT device_id, max(occurred_at) AS last FROM \(events) WHERE \(Self.conditions(window)) GROUP BY device_id"
     let counts = ActiveDevices.activeSpans.map {
-      "toInt64(uniqExactIf(unit_id, last >= \(ClickHouseSQL.literal(filter.to - $0 * day)))) AS \(ActiveDevices.recentColumn($0))"
+      "toInt64(uniqExactIf(unit_id, last >= \(ClickHouseSQL.literal(filter.zone.days($0, before: filter.to))))) AS \(ActiveDevices.recentColumn($0))"
     }
     let recent = try await rows(
       "SELECT \(counts.joined(separator: ", ")) FROM (\(units(of: last, app: filter.app, people: people)))"
@@ -58,7 +57,7 @@ extension ClickHouseReports {
     // Each device's periods, with its first event's time and version in each (the smallest version
     // among events of that millisecond), aggregated where the events are.
     let activity =
-      "SELECT device_id, intDiv(occurred_at - \(ClickHouseSQL.literal(filter.from)), \(period.milliseconds)) AS p, "
+      "SELECT device_id, intDiv(\(Retention.localOffset("occurred_at", filter)), \(period.milliseconds)) AS p, "
       + "min(occurred_at) AS t, argMin(app_version, (occurred_at, app_version)) AS v FROM \(events) "
       + "WHERE \(Self.conditions(filter)) GROUP BY device_id, p"
     // A unit's cohort is its first active period; its version that of its first event.

@@ -27,7 +27,10 @@ extension ClickHouseReports {
     case .parameter(let key):
       let index = "indexOf(param_keys, \(ClickHouseSQL.literal(key)))"
       return "if(\(index) = 0, '(none)', param_values[\(index)])"
-    case .bucket(let bucket): return "intDiv(\(query.timeColumn), \(bucket.milliseconds))"
+    case .bucket(let bucket):
+      return query.filter.zone.bucketSQL(query.timeColumn, bucket, from: query.filter.from, to: query.filter.to) {
+        "intDiv(\($0), \($1))"
+      }
     }
   }
 

@@ -62,11 +62,12 @@ extension ClickHouseReports {
   // MARK: Commerce
 
   public func revenueDays(_ filter: ReportFilter) async throws -> [SQLRow] {
-    // The day in ms is named `day` outside the query that reads the table, whose `day` column the
-    // conditions bound.
-    try await rows(
+    // The local day (the filter's zone) is named `day` outside the query that reads the table,
+    // whose `day` column the conditions bound.
+    let day = filter.zone.bucketSQL("t", .day, from: filter.from, to: filter.to) { "intDiv(\($0), \($1))" }
+    return try await rows(
       "SELECT ms AS day, currency, orders, gross, refund_count, refunds FROM ("
-        + "SELECT intDiv(t, 86400000) * 86400000 AS ms, currency, toInt64(sum(purchase)) AS orders, "
+        + "SELECT \(day) AS ms, currency, toInt64(sum(purchase)) AS orders, "
         + "sum(purchase * value) AS gross, toInt64(sum(1 - purchase)) AS refund_count, "
         + "sum((1 - purchase) * value) AS refunds FROM \(schema.orders) "
         + "WHERE \(Self.conditions(filter, time: "t")) AND event_id GLOBAL IN (\(firsts(filter, purchases: false))) "

@@ -22,14 +22,24 @@ public enum Dashboard {
     public var csrf: String
     /// Whether the viewer may see the admin pages (the audit trail).
     public var isAdmin: Bool
+    /// The time zone the days are in (the app's configured zone unless the page names one).
+    public var zone: ReportZone
     /// The page's path (`/`, `/dashboard/retention`, ...).
     public var path: String { page.path }
+
+    /// The range the page covers: from the first day's midnight to the midnight after the last day,
+    /// in ``zone``; `nil` when a day is not one.
+    public var range: (from: Int64, to: Int64)? {
+      guard let first = ReportTime.parse(from), let last = ReportTime.parse(to) else { return nil }
+      return (zone.utc(local: first), zone.utc(local: last + 86_400_000))
+    }
 
     /// A context.
     public init(
       app: String, apps: [String], from: String, to: String, page: DashboardPage, unit: ReportUnit = .person,
-      csrf: String = "", isAdmin: Bool = false
+      csrf: String = "", isAdmin: Bool = false, zone: ReportZone = .utc
     ) {
+      self.zone = zone
       self.app = app
       self.apps = apps
       self.from = from
@@ -75,7 +85,7 @@ public enum Dashboard {
       "Sessions",
       "\(sessions.count) sessions, median \(SVG.format(Double(sessions.medianDuration) / 1000)) s, "
         + String(format: "%.1f", sessions.eventsPerSession) + " events per session")
-    body += card("Events per \(series.bucket.rawValue)", lineChart(series))
+    body += card("Events per \(series.bucket.rawValue)", lineChart(series, zone: context.zone))
     body += card("Top events", bars(top))
     return page("Overview", body: body, context: context)
   }
@@ -108,7 +118,7 @@ public enum Dashboard {
     for index in 0..<width { html += "<th>\(retention.period.rawValue) \(index)</th>" }
     html += "</tr></thead><tbody>"
     for cohort in retention.cohorts {
-      html += "<tr><th>\(ReportTime.iso(cohort.start).prefix(10))</th><td>\(cohort.size)</td>"
+      html += "<tr><th>\(context.zone.iso(cohort.start).prefix(10))</th><td>\(cohort.size)</td>"
       for share in cohort.retained {
         let alpha = String(format: "%.2f", 0.08 + 0.92 * share / 100)
         html +=
@@ -193,10 +203,10 @@ public enum Dashboard {
 
   // MARK: Pieces
 
-  static func lineChart(_ series: TimeSeries) -> String {
+  static func lineChart(_ series: TimeSeries, zone: ReportZone) -> String {
     SVG.lineChart(
       series.points.map {
-        (label: String(ReportTime.iso($0.start).prefix(series.bucket == .hour ? 13 : 10)), value: Double($0.count))
+        (label: String(zone.iso($0.start).prefix(series.bucket == .hour ? 13 : 10)), value: Double($0.count))
       }, title: "Events per \(series.bucket.rawValue)")
   }
 
@@ -227,7 +237,10 @@ public enum Dashboard {
   }
 
   static func hiddenFilter(_ context: Context) -> String {
-    [("app", context.app), ("from", context.from), ("to", context.to), ("unit", context.unit.rawValue)].map {
+    [
+      ("app", context.app), ("from", context.from), ("to", context.to), ("unit", context.unit.rawValue),
+      ("tz", context.zone.identifier),
+    ].map {
       #"<input type="hidden" name="\#($0.0)" value="\#(SVG.escape($0.1))">"#
     }.joined()
   }
@@ -235,7 +248,9 @@ public enum Dashboard {
   static func page(_ title: String, body: String, context: Context) -> String {
     var header = "<nav>"
     for page in context.pages {
-      let query = "?app=\(percent(context.app))&from=\(context.from)&to=\(context.to)&unit=\(context.unit.rawValue)"
+      let query =
+        "?app=\(percent(context.app))&from=\(context.from)&to=\(context.to)&unit=\(context.unit.rawValue)"
+        + "&tz=\(percent(context.zone.identifier))"
       header +=
         #"<a href="\#(page.path)\#(query)"\#(page == context.page ? #" class="current""# : "")>\#(page.title)</a>"#
     }
@@ -249,7 +264,10 @@ public enum Dashboard {
     for unit in ReportUnit.allCases {
       header += #"<option value="\#(unit.rawValue)"\#(unit == context.unit ? " selected" : "")>\#(unit.title)</option>"#
     }
-    header += "</select></label><button>Show</button></form>"
+    header += "</select></label>"
+    header +=
+      #"<label>Time zone <input name="tz" size="16" value="\#(SVG.escape(context.zone.identifier))"></label>"#
+    header += "<button>Show</button></form>"
     if !context.csrf.isEmpty {
       header += #"<form class="signout" method="post" action="/logout">"#
       header +=

@@ -21,7 +21,8 @@ extension Dashboard {
       let title = "Net revenue per day (\(main.currency.isEmpty ? "no currency" : main.currency))"
       body += card(
         title,
-        SVG.lineChart(days.map { (label: String(ReportTime.iso($0.start).prefix(10)), value: $0.net) }, title: title))
+        SVG.lineChart(
+          days.map { (label: String(context.zone.iso($0.start).prefix(10)), value: $0.net) }, title: title))
     } else {
       body += card("Revenue", #"<p class="empty">No purchases in this range.</p>"#)
     }

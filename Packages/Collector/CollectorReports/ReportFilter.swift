@@ -26,12 +26,14 @@ public struct ReportFilter: Sendable, Hashable {
   /// people needs identities: without any in the app, every device is a person of its own and both
   /// units give the same answers.
   public var unit: ReportUnit
+  /// The time zone days, weeks and hours are bucketed in (UTC unless told).
+  public var zone: ReportZone
 
   /// A filter; throws ``FieldError`` when the range is empty, longer than 10 years or outside
   /// ``bounds``, the app is missing, or a text holds a control character.
   public init(
     app: String, from: Int64, to: Int64, platform: String? = nil, appVersion: String? = nil, osVersion: String? = nil,
-    appName: String? = nil, unit: ReportUnit = .person
+    appName: String? = nil, unit: ReportUnit = .person, zone: ReportZone = .utc
   ) throws(FieldError) {
     guard !app.isEmpty else { throw FieldError(field: "app", reason: "is required") }
     try ReportText.check(app, field: "app")
@@ -52,6 +54,7 @@ public struct ReportFilter: Sendable, Hashable {
     self.osVersion = osVersion.flatMap { $0.isEmpty ? nil : $0 }
     self.appName = appName.flatMap { $0.isEmpty ? nil : $0 }
     self.unit = unit
+    self.zone = zone
   }
 
   /// The times a filter may start or end at (ms; years 1653 to 33658): every difference, the range

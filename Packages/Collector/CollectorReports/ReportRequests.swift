@@ -116,25 +116,30 @@ extension ReportEngine {
 
 extension Report {
 
-  /// `app`, `from`, `to` (default: the 7 days up to now), `platform`, `appVersion`, `osVersion`,
-  /// `unit` (`person`, the default, or `device`).
+  /// `app`, `from`, `to` (default: the 7 days up to now; a day is its midnight in the zone),
+  /// `platform`, `appVersion`, `osVersion`, `unit` (`person`, the default, or `device`), `tz` (an
+  /// IANA time zone; UTC when absent).
   public static func filter(_ parameter: (String) -> String?) throws(FieldError) -> ReportFilter {
     guard let app = parameter("app"), !app.isEmpty else { throw FieldError(field: "app", reason: "is required") }
+    let zone = try parameter("tz").flatMap { $0.isEmpty ? nil : $0 }.map { (name) throws(FieldError) in
+      try ReportZone(identifier: name)
+    } ?? .utc
     var to = Int64(Date().timeIntervalSince1970 * 1000)
-    if let text = parameter("to") {
-      guard let parsed = ReportTime.parse(text) else { throw FieldError(field: "to", reason: ReportTime.rule) }
-      to = parsed
-    }
+    if let text = parameter("to") { to = try time(text, field: "to", in: zone) }
     // `to` is within ReportTime.valid: a week before it cannot overflow (ReportFilter checks the range).
     var from = to - 7 * 86_400_000
-    if let text = parameter("from") {
-      guard let parsed = ReportTime.parse(text) else { throw FieldError(field: "from", reason: ReportTime.rule) }
-      from = parsed
-    }
+    if let text = parameter("from") { from = try time(text, field: "from", in: zone) }
     return try ReportFilter(
       app: app, from: from, to: to, platform: parameter("platform"), appVersion: parameter("appVersion"),
       osVersion: parameter("osVersion"), appName: parameter("appName"),
-      unit: try ReportUnit(parameter: parameter("unit")))
+      unit: try ReportUnit(parameter: parameter("unit")), zone: zone)
+  }
+
+  /// `text` as a time: a day is its first instant in `zone`; a time with its offset and ms since
+  /// 1970 are what they say.
+  private static func time(_ text: String, field: String, in zone: ReportZone) throws(FieldError) -> Int64 {
+    guard let parsed = ReportTime.parse(text) else { throw FieldError(field: field, reason: ReportTime.rule) }
+    return ReportTime.isDay(text) ? zone.utc(local: parsed) : parsed
   }
 
   /// `90`, `90s`, `30m`, `2h`, `1d` as milliseconds, at most ``longestDuration``; `nil` for anything

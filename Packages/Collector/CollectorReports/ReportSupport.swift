@@ -24,6 +24,9 @@ public enum ReportTime {
     return milliseconds
   }
 
+  /// Whether `text` names a day (`2026-11-22`), which a report reads in its time zone.
+  public static func isDay(_ text: String) -> Bool { text.utf8.count == 10 && StrictTime(text) != nil }
+
   /// The times a report accepts: 1970-01-01 to 9999-12-31 (ms).
   public static let valid = CollectorLimits.validTimes
 

@@ -63,9 +63,8 @@ extension SQLReports {
   /// (``recentColumn(_:)``), in one pass: each device's last active time in the 30 days, with its
   /// unit.
   private func recent(_ filter: ReportFilter, persons: String?) async throws -> SQLRow? {
-    let day = ReportBucket.day.milliseconds
     var window = filter
-    window.from = filter.to - (ActiveDevices.activeSpans.last ?? 0) * day
+    window.from = filter.zone.days(ActiveDevices.activeSpans.last ?? 0, before: filter.to)
     var sql = SQLBuilder(store.dialect)
     let (table, conditions, last) =
       if let rollups = rollups(window) {
@@ -75,7 +74,7 @@ extension SQLReports {
       }
     let devices = "SELECT app, device_id, \(last) AS last FROM \(table) WHERE \(conditions) GROUP BY app, device_id"
     let counts = ActiveDevices.activeSpans.map { days in
-      "count(DISTINCT CASE WHEN last >= \(sql.bind(filter.to - days * day)) THEN unit_id END) "
+      "count(DISTINCT CASE WHEN last >= \(sql.bind(filter.zone.days(days, before: filter.to))) THEN unit_id END) "
         + "AS \(ActiveDevices.recentColumn(days))"
     }
     return try await rows(
@@ -96,11 +95,11 @@ extension SQLReports {
     let rollups = rollups(filter)
     let table = rollups?.sessions ?? store.eventsTable
     let conditions = rollups == nil ? sql.conditions(filter) : sql.rollupConditions(filter)
-    let origin = sql.bind(filter.from)
     // Rows of (device, period, time, version): events, or rollup rows (their first event's time).
     let (time, first) = rollups == nil ? (sql.ms("occurred_at"), sql.ms("occurred_at")) : ("hour", "first_ms")
     let activity =
-      "SELECT app, device_id, (\(time) - \(origin)) / \(size) AS p, \(first) AS t, app_version AS v FROM \(table) "
+      "SELECT app, device_id, \(Retention.localOffset(time, filter)) / \(size) AS p, \(first) AS t, app_version AS v "
+      + "FROM \(table) "
       + "WHERE \(conditions)"
     // Each device's periods, with the first event of each when split by version (the smallest version
     // among events of that millisecond); then each with its unit.
@@ -153,11 +152,19 @@ extension Retention {
     }
   }
 
+  /// The local time of `time` (an SQL expression of ms) since the range's start, in the filter's
+  /// zone: whole periods of it are local days or weeks, 23 or 25 hours long across a DST change.
+  package static func localOffset(_ time: String, _ filter: ReportFilter) -> String {
+    let zone = filter.zone
+    return "(\(zone.localSQL(time, from: filter.from, to: filter.to)) - \(zone.local(filter.from)))"
+  }
+
   /// Retention from rows of (`cohort`, `version`, `k`, `devices`): devices of each cohort (its first
   /// period from the range's start, and its first version) active `k` periods later.
   package init(_ found: [SQLRow], filter: ReportFilter, period: ReportBucket, byAppVersion: Bool) {
     let size = period.milliseconds
-    let periods = Int((filter.to - filter.from + size - 1) / size)
+    let (zone, origin) = (filter.zone, filter.zone.local(filter.from))
+    let periods = Int((zone.local(filter.to) - origin + size - 1) / size)
     var cohorts: [String: Retention.Cohort] = [:]
     var order: [String] = []
     for row in found {
@@ -168,7 +175,7 @@ extension Retention {
       if cohorts[key] == nil {
         order.append(key)
         cohorts[key] = Retention.Cohort(
-          start: filter.from + cohort * size, appVersion: byAppVersion ? version : nil, size: 0,
+          start: zone.utc(local: origin + cohort * size), appVersion: byAppVersion ? version : nil, size: 0,
           active: Array(repeating: 0, count: max(0, periods - Int(cohort))), retained: [])
       }
       guard offset >= 0, offset < cohorts[key]!.active.count else { continue }

@@ -9,7 +9,8 @@ extension SQLReports {
     var sql = SQLBuilder(store.dialect)
     let orders = firsts(filter, \.orders, purchases: false, &sql)
     let found = try await rows(
-      "SELECT (t / 86400000) * 86400000 AS day, currency, sum(purchase) AS orders, sum(purchase * value) AS gross, "
+      "SELECT \(filter.zone.bucketSQL("t", .day, from: filter.from, to: filter.to) { "(\($0) / \($1))" }) AS day, "
+        + "currency, sum(purchase) AS orders, sum(purchase * value) AS gross, "
         + "sum(1 - purchase) AS refund_count, sum((1 - purchase) * value) AS refunds FROM (\(orders)) o "
         + "GROUP BY 1, 2 ORDER BY 1, 2", sql)
     return found
@@ -64,21 +65,21 @@ extension Revenue {
   /// Revenue from rows of (`day`, `currency`, `orders`, `gross`, `refund_count`, `refunds`) of the
   /// range (`days`) and of the range before (`before`).
   package init(_ filter: ReportFilter, days found: [SQLRow], before: [SQLRow]) {
-    let days = found.map(DayFigures.init)
+    // Rows name the local day (the filter's zone); the series starts each at its first instant.
+    let days = found.map { DayFigures($0, zone: filter.zone) }
     let figures = Self.totals(days)
     let currencies = figures.map(\.currency)
     var byDay: [String: DayFigures] = [:]
     for day in days { byDay["\(day.currency)\u{0}\(day.start)"] = day }
     var series: [Revenue.Day] = []
     for currency in currencies {
-      var start = ReportTime.floor(filter.from, 86_400_000)
-      while start < filter.to {
+      for (_, start) in filter.zone.buckets(from: filter.from, to: filter.to, .day) {
         let day = byDay["\(currency)\u{0}\(start)"]
         series.append(Revenue.Day(start: start, currency: currency, orders: day?.orders ?? 0, net: day?.net ?? 0))
-        start += 86_400_000
       }
     }
-    self.init(current: figures, previous: Self.totals(before.map(DayFigures.init)), days: series)
+    let earlier = before.map { DayFigures($0, zone: filter.zone) }
+    self.init(current: figures, previous: Self.totals(earlier), days: series)
   }
 
   /// Figures per currency (largest gross first) from per-day figures.
@@ -105,8 +106,8 @@ extension Revenue {
     var refunds: Double
     var net: Double { gross - refunds }
 
-    init(_ row: SQLRow) {
-      start = row["day"].int ?? 0
+    init(_ row: SQLRow, zone: ReportZone) {
+      start = zone.start(ofDay: row["day"].int ?? 0)
       currency = row["currency"].text ?? ""
       orders = row["orders"].int ?? 0
       gross = row["gross"].double ?? 0

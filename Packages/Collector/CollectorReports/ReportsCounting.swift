@@ -66,9 +66,9 @@ extension ReportEngine {
     for row in try await aggregate(query) {
       byBucket[row[query.column(of: 0)].int ?? 0] = (row[.events], row[.devices])
     }
-    let size = bucket.milliseconds
-    let points = Swift.stride(from: ReportTime.floor(filter.from, size), to: filter.to, by: Int(size)).map { start in
-      let (count, devices) = byBucket[start / size] ?? (0, 0)
+    // Every bucket of the range in the filter's zone: a DST day is 23 or 25 hours long.
+    let points = filter.zone.buckets(from: filter.from, to: filter.to, bucket).map { key, start in
+      let (count, devices) = byBucket[key] ?? (0, 0)
       return TimeSeries.Point(start: start, count: count, devices: devices)
     }
     return TimeSeries(bucket: bucket, event: event, points: points)

@@ -30,7 +30,7 @@ public struct VersionAdoption: ReportResult, Hashable {
 }
 
 extension ReportEngine {
-  /// Devices per app version per day over the range (at most 400 days).
+  /// Devices per app version per day (of the filter's zone) over the range (at most 400 days).
   public func versionAdoption(_ filter: ReportFilter) async throws -> VersionAdoption {
     let day = ReportBucket.day
     guard (filter.to - filter.from) / day.milliseconds <= 400 else {
@@ -40,7 +40,7 @@ extension ReportEngine {
       filter, by: [.bucket(day), .context(.appVersion)], measuring: [.devices], order: .dimensions)
     let rows = try await aggregate(query).map { row in
       (
-        day: (row[query.column(of: 0)].int ?? 0) * day.milliseconds, version: row[query.column(of: 1)].text ?? "",
+        day: filter.zone.start(of: row[query.column(of: 0)].int ?? 0, day), version: row[query.column(of: 1)].text ?? "",
         devices: row[.devices]
       )
     }

@@ -54,7 +54,10 @@ extension SQLReports {
     case .name: "name"
     case .context(let context): context.column
     case .parameter(let key): "coalesce(\(sql.parameter(key)), '(none)')"
-    case .bucket(let bucket): "(\(rollup ? "hour" : sql.ms(query.timeColumn)) / \(bucket.milliseconds))"
+    case .bucket(let bucket):
+      query.filter.zone.bucketSQL(
+        rollup ? "hour" : sql.ms(query.timeColumn), bucket, from: query.filter.from, to: query.filter.to
+      ) { "(\($0) / \($1))" }
     }
   }
 

@@ -36,6 +36,11 @@ public struct CollectorConfiguration: Sendable {
   public var maximumFreeTextBytes = 1_024
   /// Retention.
   public var retention = RetentionPolicy()
+  /// The time zone each app's reports bucket days in (`time-zones`), else ``defaultZone``; a
+  /// request's `tz=` overrides both.
+  public var zones: [String: ReportZone] = [:]
+  /// The time zone of apps not in ``zones`` (`time-zone`; default UTC).
+  public var defaultZone = ReportZone.utc
   /// Serve `/bench/body` and `/bench/jsondecoder` (the benchmark's ceilings). Off in production.
   public var benchmarkRoutes = false
   /// The most rows waiting for a commit before requests are refused with 503.
@@ -83,6 +88,8 @@ public struct CollectorConfiguration: Sendable {
       Setting(key: "max-event-age-days", help: "reject events older than this after skew correction (default 30)"),
       Setting(key: "retention-days", help: "delete events older than this many days (default: keep forever)"),
       Setting(key: "retention", help: "per-app retention in days, app=days[,app=days...]"),
+      Setting(key: "time-zone", help: "IANA time zone reports bucket days in (default UTC; tz= overrides)"),
+      Setting(key: "time-zones", help: "per-app report time zone, app=Europe/Istanbul[,app=zone...]"),
       Setting(key: "quarantine-retention-days", help: "days the quarantine keeps an entry, 0 for ever (default 30)"),
       Setting(key: "max-text-bytes", help: "bytes of a SimpleAnalytics description or counter name (default 1024)"),
       Setting(key: "max-queued-rows", help: "rows waiting to commit before answering 503 (default 200000)"),
@@ -223,6 +230,26 @@ public struct CollectorConfiguration: Sendable {
     }
   }
 
+  private mutating func applyZones(_ settings: SettingValues) throws(Problem) {
+    if let name = settings.value("time-zone") {
+      do {
+        defaultZone = try ReportZone(identifier: name.value, field: "time-zone")
+      } catch {
+        throw settings.fail("time-zone", "time-zone: \(error.reason)")
+      }
+    }
+    for (app, name) in try settings.pairs("time-zones") {
+      do {
+        zones[app] = try ReportZone(identifier: name, field: "time-zones")
+      } catch {
+        throw settings.fail("time-zones", "time zone of \(app): \(error.reason)")
+      }
+    }
+  }
+
+  /// The time zone of `app`'s reports when a request names none.
+  public func zone(of app: String) -> ReportZone { zones[app] ?? defaultZone }
+
   private mutating func applyLimits(_ settings: SettingValues) throws(Problem) {
     if let rate = settings.value("rate-limit") {
       guard let number = Double(rate.value), number >= 0, number.isFinite else {
@@ -239,6 +266,7 @@ public struct CollectorConfiguration: Sendable {
       }
       retention.perApp[app] = number
     }
+    try applyZones(settings)
     if let rows = try settings.integer("max-queued-rows", 1000...100_000_000) { maximumQueuedRows = rows }
     if let days = try settings.integer("quarantine-retention-days", 0...36500) {
       retention.quarantineDays = days == 0 ? nil : days

@@ -63,11 +63,9 @@ struct DashboardController: Sendable {
       if page == .audit { return .html(.ok, try await auditPage(context)) }
       if page == .quarantine { return .html(.ok, try await quarantinePage(context, replayed: query.get("replayed"))) }
       guard !context.app.isEmpty else { return .html(.ok, Dashboard.empty(context: context)) }
-      let day: Int64 = 86_400_000
-      guard let from = ReportTime.parse(context.from), let lastDay = ReportTime.parse(context.to) else {
-        throw FieldError(field: "from", reason: "pick days such as 2026-11-01")
-      }
-      let filter = try ReportFilter(app: context.app, from: from, to: lastDay + day, unit: context.unit)
+      guard let range = context.range else { throw FieldError(field: "from", reason: "pick days such as 2026-11-01") }
+      let filter = try ReportFilter(
+        app: context.app, from: range.from, to: range.to, unit: context.unit, zone: context.zone)
       let html = try await collector.report {
         try await self.body(page, filter: filter, query: query, reports: reports, context: context)
       }
@@ -83,7 +81,11 @@ struct DashboardController: Sendable {
     let apps = try await collector.report { try await reports.apps() }
     let app = query.get("app").flatMap { $0.isEmpty ? nil : $0 } ?? apps.first ?? ""
     let day: Int64 = 86_400_000
-    let today = Int64(Date().timeIntervalSince1970 * 1000) / day * day
+    let zone = try query.get("tz").flatMap { $0.isEmpty ? nil : $0 }.map { (name) throws(FieldError) in
+      try ReportZone(identifier: name)
+    } ?? collector.configuration.zone(of: app)
+    // Today in the zone, as the day the picker shows.
+    let today = zone.day(of: Int64(Date().timeIntervalSince1970 * 1000)) * day
     let toText = query.get("to").flatMap { $0.isEmpty ? nil : $0 } ?? String(ReportTime.iso(today).prefix(10))
     let fromText =
       query.get("from").flatMap { $0.isEmpty ? nil : $0 } ?? String(ReportTime.iso(today - 6 * day).prefix(10))
@@ -94,7 +96,7 @@ struct DashboardController: Sendable {
     let unit = try ReportUnit(parameter: query.get("unit"))
     return Dashboard.Context(
       app: app, apps: apps, from: fromText, to: toText, page: page, unit: unit, csrf: viewer.csrf,
-      isAdmin: viewer.isAdmin)
+      isAdmin: viewer.isAdmin, zone: zone)
   }
 
   private func auditPage(_ context: Dashboard.Context) async throws -> String {

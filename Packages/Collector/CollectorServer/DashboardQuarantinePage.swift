@@ -13,8 +13,8 @@ extension DashboardController {
     let held = try await collector.store.quarantined(app: app, limit: 100_000, includeReplayed: false)
     let counts = QuarantineCounts(held).rows
     var drops: ClientDrops?
-    if let app, let from = ReportTime.parse(context.from), let lastDay = ReportTime.parse(context.to) {
-      let filter = try ReportFilter(app: app, from: from, to: lastDay + 86_400_000, unit: context.unit)
+    if let app, let range = context.range {
+      let filter = try ReportFilter(app: app, from: range.from, to: range.to, unit: context.unit, zone: context.zone)
       drops = try await ClientDrops.load(from: collector.store, filter)
     }
     return Dashboard.quarantine(

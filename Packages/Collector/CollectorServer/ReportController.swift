@@ -50,6 +50,7 @@ struct ReportController: Sendable {
       throw Refusal(.notImplemented, "", "this store does not serve reports")
     }
     let query = request.form
+    let configuration = collector.configuration
     let format = try AnswerFormat(request)
     let report: Report
     do {
@@ -58,7 +59,15 @@ struct ReportController: Sendable {
       throw Refusal(.notFound, error.field, error.reason)
     }
     let result = try await collector.storing("report \(name)") {
-      try await collector.report { try await reports.run(report, parameters: ReportParameters { query.get($0) }) }
+      try await collector.report {
+        // `tz=` overrides the app's configured zone.
+        try await reports.run(
+          report,
+          parameters: ReportParameters { key in
+            guard key == "tz" else { return query.get(key) }
+            return query.get(key) ?? query.get("app").map { configuration.zone(of: $0).identifier }
+          })
+      }
     }
     guard format == .csv else { return .json(.ok, Self.json(result)) }
     return Response(
