@@ -101,6 +101,12 @@ enum Generated {
       try! ReportFilter(app: "shop", from: start + 7 * day, to: start + 21 * day, appVersion: "10.0"),
       try! ReportFilter(app: "shop", from: start, to: start + 14 * day, platform: "iOS", osVersion: "18.1"),
       try! ReportFilter(app: "other", from: start, to: start + 21 * day),
+      // Days in a zone: Berlin (DST ends on 2026-10-25) keeps whole hours, so the rollups answer;
+      // Kolkata (+05:30) does not.
+      try! ReportFilter(
+        app: "shop", from: start, to: start + 21 * day, zone: try! ReportZone(identifier: "Europe/Berlin")),
+      try! ReportFilter(
+        app: "shop", from: start + 5 * hour, to: start + 14 * day, zone: try! ReportZone(identifier: "Asia/Kolkata")),
     ]
   }
 }

@@ -43,10 +43,12 @@ private let range = ["app": "shop", "from": "2026-11-02", "to": "2026-11-03"]
 
 /// Runs `body` with the base URL of a collector on 127.0.0.1 over `store`, with `key` provisioned.
 private func withLiveCollector(
-  _ store: SQLiteEventStore, key: ProvisionedKey, _ body: @escaping @Sendable (URL) async throws -> Void
+  _ store: SQLiteEventStore, key: ProvisionedKey, zones: [String: ReportZone] = [:],
+  _ body: @escaping @Sendable (URL) async throws -> Void
 ) async throws {
   var configuration = CollectorConfiguration()
   configuration.port = 0
+  configuration.zones = zones
   let collector = EventCollector(configuration: configuration, store: store, logger: Logger(label: "test"))
   try await collector.keyRing.provision([key], now: 0)
   try await collector.application(closesStore: false).test(.live) { client async throws in
@@ -127,13 +129,40 @@ struct TrackerCtlTests {
         (error as? CommandError)?.exitCode == 1
           && "\(error)" == "--app shpo: no events of that app (apps with events: shop)"
       }
-      #expect(try await ReportOrigin.http(url, key: admin).apps() == ["shop"])
+      #expect(try await ReportOrigin.http(url, key: admin).apps().apps == ["shop"])
       // Refused by the collector: exit status 2, its answer quoted.
       await #expect {
         try await TrackerCtl.report("overview", parameters: range, origin: .http(url, key: "wrong"), format: .table)
       } throws: { error in
         (error as? CommandError)?.exitCode == 2 && "\(error)".contains("the collector answered 401")
       }
+    }
+    try await store.close()
+  }
+
+  /// Days are the app's configured zone's (read from `GET /v1/apps`), or `--tz`'s; the heading says
+  /// which, with each end's offset.
+  @Test func daysAreTheAppsZoneOrTheOneGiven() async throws {
+    let store = try await store(events: 30)
+    let origin = ReportOrigin.store(SQLReports(store: store))
+    let local = try await TrackerCtl.report(
+      "overview", parameters: range.merging(["tz": "Europe/Istanbul"]) { $1 }, origin: origin, format: .table)
+    #expect(
+      local.hasPrefix(
+        "shop: 2026-11-02T00:00:00+03:00 to 2026-11-03T00:00:00+03:00 (Europe/Istanbul; the end not included)\n"))
+    let admin = "test-admin-key-trackerctl"
+    let istanbul = try ReportZone(identifier: "Europe/Istanbul")
+    try await withLiveCollector(
+      store, key: ProvisionedKey(app: "*", key: admin, scope: .admin), zones: ["shop": istanbul]
+    ) {
+      url in
+      let remote = try await TrackerCtl.report(
+        "overview", parameters: range, origin: .http(url, key: admin), format: .table)
+      #expect(remote == local)
+      #expect(try await ReportOrigin.http(url, key: admin).apps().timeZones == ["shop": "Europe/Istanbul"])
+      let utc = try await TrackerCtl.report(
+        "overview", parameters: range.merging(["tz": "UTC"]) { $1 }, origin: .http(url, key: admin), format: .table)
+      #expect(utc.hasPrefix("shop: 2026-11-02T00:00:00Z to 2026-11-03T00:00:00Z (UTC; the end not included)\n"))
     }
     try await store.close()
   }

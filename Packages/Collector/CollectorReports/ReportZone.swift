@@ -13,11 +13,12 @@ public struct ReportZone: Sendable, Hashable {
   private let zone: TimeZone
 
   /// UTC.
-  public static let utc = ReportZone(zone: TimeZone(identifier: "UTC")!)
+  public static let utc = ReportZone(zone: TimeZone(identifier: "UTC")!, identifier: "UTC")
 
-  private init(zone: TimeZone) {
+  // The name as given: Foundation calls UTC `GMT`.
+  private init(zone: TimeZone, identifier: String) {
     self.zone = zone
-    identifier = zone.identifier
+    self.identifier = identifier
   }
 
   /// The zone named `identifier` (an IANA name; `UTC` and `GMT` too); throws ``FieldError`` naming
@@ -29,7 +30,7 @@ public struct ReportZone: Sendable, Hashable {
     else {
       throw FieldError(field: field, reason: "\"\(identifier)\" is not an IANA time zone (Europe/Istanbul, UTC)")
     }
-    self.init(zone: zone)
+    self.init(zone: zone, identifier: identifier)
   }
 
   /// The zone's offset from UTC at `utc` (ms since 1970), in ms.
@@ -73,7 +74,8 @@ public struct ReportZone: Sendable, Hashable {
   func offsets(from: Int64, to: Int64) -> (first: Int64, changes: [(at: Int64, offset: Int64)]) {
     var changes: [(at: Int64, offset: Int64)] = []
     var cursor = Date(timeIntervalSince1970: Double(from) / 1000)
-    while let next = zone.nextDaylightSavingTimeTransition(after: cursor), next.timeIntervalSince1970 * 1000 < Double(to)
+    while let next = zone.nextDaylightSavingTimeTransition(after: cursor),
+      next.timeIntervalSince1970 * 1000 < Double(to)
     {
       let at = Int64((next.timeIntervalSince1970 * 1000).rounded())
       changes.append((at, offset(at: at)))

@@ -40,7 +40,8 @@ extension ReportEngine {
       filter, by: [.bucket(day), .context(.appVersion)], measuring: [.devices], order: .dimensions)
     let rows = try await aggregate(query).map { row in
       (
-        day: filter.zone.start(of: row[query.column(of: 0)].int ?? 0, day), version: row[query.column(of: 1)].text ?? "",
+        day: filter.zone.start(of: row[query.column(of: 0)].int ?? 0, day),
+        version: row[query.column(of: 1)].text ?? "",
         devices: row[.devices]
       )
     }

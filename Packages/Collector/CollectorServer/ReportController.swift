@@ -11,7 +11,8 @@ import NIOCore
 import WireJSON
 
 /// `GET /v1/reports/<name>`: every report as JSON, or CSV with `format=csv` (or `Accept: text/csv`);
-/// `GET /v1/apps`: the apps with events, `{"apps": ["dl", "ty"]}` (at most 1,000, by name).
+/// `GET /v1/apps`: the apps with events (at most 1,000, by name) and the time zone each one's
+/// reports use, `{"apps": ["dl", "ty"], "timeZones": {"dl": "UTC", "ty": "Europe/Istanbul"}}`.
 ///
 /// Reading needs a read or admin key (`Authorization: Bearer …`) or a dashboard session; write keys
 /// cannot read. Reports run through the collector's ``ReportGate``: 503 with `Retry-After` when too
@@ -35,12 +36,19 @@ struct ReportController: Sendable {
       throw Refusal(.notImplemented, "", "this store does not serve reports")
     }
     let apps = try await collector.storing("apps") { try await collector.report { try await reports.apps() } }
-    var json = JSONWriter(capacity: 32 + apps.count * 16)
+    var json = JSONWriter(capacity: 32 + apps.count * 48)
     json.beginObject()
     json.key("apps")
     json.beginArray()
     for app in apps { json.string(app) }
     json.endArray()
+    json.key("timeZones")
+    json.beginObject()
+    for app in apps {
+      json.key(app)
+      json.string(collector.configuration.zone(of: app).identifier)
+    }
+    json.endObject()
     json.endObject()
     return .json(.ok, json.bytes)
   }

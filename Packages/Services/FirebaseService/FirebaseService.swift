@@ -1,10 +1,11 @@
 public import CoreTracker
 public import Delivery
 public import Foundation
-/// The consent type of ``FirebaseService/init(id:firebaseAppID:apiSecret:directory:host:endpoint:limits:appInstanceID:consent:outbox:transport:retry:policy:)``.
-@_exported public import struct GA4Wire.GA4Consent
 /// Service identifiers and limit policies come with every service.
 @_exported public import ServiceSupport
+
+/// The consent type of ``FirebaseService/init(id:firebaseAppID:apiSecret:directory:host:endpoint:limits:appInstanceID:consent:outbox:transport:retry:policy:)``.
+@_exported public import struct GA4Wire.GA4Consent
 
 /// Sends events to Google Analytics 4 for a Firebase app stream over the Measurement Protocol
 /// (`POST /mp/collect?firebase_app_id=…&api_secret=…`), where the Firebase SDK does not exist

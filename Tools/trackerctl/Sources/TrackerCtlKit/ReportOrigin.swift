@@ -37,25 +37,31 @@ public enum ReportOrigin: Sendable {
     }
   }
 
-  /// The apps with events (at most 1,000, by name): `GET /v1/apps`, or the store's.
-  public func apps() async throws -> [String] {
+  /// The apps with events (at most 1,000, by name) and the report time zone each is configured
+  /// with: `GET /v1/apps`, or the store's apps (a store knows no configuration: no zones).
+  public func apps() async throws -> (apps: [String], timeZones: [String: String]) {
     switch self {
     case .store(let reports):
-      return try await reports.apps()
+      return (try await reports.apps(), [:])
     case .http(let url, let key):
-      struct Answer: Decodable { var apps: [String] }
+      struct Answer: Decodable {
+        var apps: [String]
+        var timeZones: [String: String]?
+      }
       var request = URLRequest(url: url.appendingPathComponent("v1/apps"))
       request.setValue("Bearer \(key)", forHTTPHeaderField: "Authorization")
-      return try JSONDecoder().decode(Answer.self, from: try await exchange(request)).apps
+      let answer = try JSONDecoder().decode(Answer.self, from: try await exchange(request))
+      return (answer.apps, answer.timeZones ?? [:])
     }
   }
 
-  /// Throws a usage error (exit status 1) naming the apps there are when `app` has no events: a
-  /// mistyped `--app` is said so, not printed as an empty table.
-  public func requireEvents(of app: String) async throws {
-    let apps = try await apps()
+  /// The report time zone `app` is configured with (`nil` for a store read directly), after
+  /// checking that it has events: a mistyped `--app` is a usage error (exit status 1) naming the
+  /// apps there are, not an empty table.
+  public func requireEvents(of app: String) async throws -> String? {
+    let (apps, zones) = try await apps()
     // Past 1,000 apps the list is cut: an app not in it may still exist.
-    guard !apps.contains(app), apps.count < 1_000 else { return }
+    guard !apps.contains(app), apps.count < 1_000 else { return zones[app] }
     let known = apps.isEmpty ? "there are no events at all yet" : "apps with events: \(apps.joined(separator: ", "))"
     throw CommandError("--app \(app): no events of that app (\(known))")
   }

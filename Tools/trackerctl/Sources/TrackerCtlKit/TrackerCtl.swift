@@ -20,12 +20,13 @@ public enum TrackerCtl {
 
   /// The report `name` as text in `format`. The range is settled here (the defaults: the 7 days
   /// before now) and sent as it is, so the answer covers exactly the range a table is headed with.
-  /// An app without any event is a usage error naming the apps there are.
+  /// An app without any event is a usage error naming the apps there are. Days are the app's
+  /// configured time zone's unless `tz` names one.
   public static func report(_ name: String, parameters: [String: String], origin: ReportOrigin, format: Format)
     async throws -> String
   {
+    let parameters = try await zoned(parameters, origin: origin)
     let filter = try Report.filter { parameters[$0] }
-    try await origin.requireEvents(of: filter.app)
     var settled = parameters
     settled["from"] = String(filter.from)
     settled["to"] = String(filter.to)
@@ -40,9 +41,22 @@ public enum TrackerCtl {
     }
   }
 
-  /// The line a table starts with: the app and the range it covers, in UTC, the end not included.
+  /// The line a table starts with: the app and the range it covers in the report's time zone, the
+  /// end not included.
   static func heading(_ filter: ReportFilter) -> String {
-    "\(filter.app): \(ReportTime.iso(filter.from)) to \(ReportTime.iso(filter.to)) (UTC; the end not included)\n\n"
+    let zone = filter.zone
+    return "\(filter.app): \(zone.iso(filter.from)) to \(zone.iso(filter.to)) "
+      + "(\(zone.identifier); the end not included)\n\n"
+  }
+
+  /// `parameters` with `tz` set to the app's configured zone when it names none, once the app is
+  /// known to have events (``ReportOrigin/requireEvents(of:)``).
+  static func zoned(_ parameters: [String: String], origin: ReportOrigin) async throws -> [String: String] {
+    guard let app = parameters["app"], !app.isEmpty else { throw FieldError(field: "app", reason: "is required") }
+    let configured = try await origin.requireEvents(of: app)
+    var zoned = parameters
+    if zoned["tz"] == nil { zoned["tz"] = configured }
+    return zoned
   }
 
   // MARK: Keys
@@ -93,7 +107,7 @@ public enum TrackerCtl {
     progress: (Int, Int) -> Void = { _, _ in }
   ) async throws -> Int {
     guard format != .table else { throw CommandError("--format must be ndjson or csv") }
-    try await origin.requireEvents(of: try Report.filter { parameters[$0] }.app)
+    let parameters = try await zoned(parameters, origin: origin)
     let overview = try await origin.report("overview", parameters: parameters).result as? Overview
     let total = Int(overview?.current.events ?? 0)
     var written = 0

@@ -89,11 +89,13 @@ struct FilterOptions: ParsableArguments {
   @Option(help: "Only this app version.") var appVersion: String?
   @Option(help: "Only this OS version.") var osVersion: String?
   @Option(help: "active-devices, retention, funnel: count person (default) or device.") var unit: String?
+  @Option(help: "IANA time zone of days and hours, e.g. Europe/Istanbul (default: the app's, else UTC).")
+  var tz: String?
 
   var parameters: [String: String] {
     let pairs: [(String, String?)] = [
       ("app", app), ("from", from), ("to", to), ("platform", platform), ("appVersion", appVersion),
-      ("osVersion", osVersion), ("unit", unit),
+      ("osVersion", osVersion), ("unit", unit), ("tz", tz),
     ]
     return Dictionary(uniqueKeysWithValues: pairs.compactMap { key, value in value.map { (key, $0) } })
   }
