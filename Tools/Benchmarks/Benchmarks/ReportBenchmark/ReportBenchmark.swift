@@ -15,6 +15,7 @@ import Foundation
 /// ```
 /// swift run -c release --package-path Tools/Benchmarks ReportBenchmark 1000000 10000000
 /// REPORT_BENCHMARK_REPORTS="revenue,top-items" swift run -c release --package-path Tools/Benchmarks ReportBenchmark 1000000
+/// REPORT_BENCHMARK_TZ=Europe/Berlin swift run -c release --package-path Tools/Benchmarks ReportBenchmark 1000000
 /// REPORT_BENCHMARK_ENGINES=clickhouse REPORT_BENCHMARK_CLICKHOUSE_URL=http://127.0.0.1:8123 \
 ///   swift run -c release --package-path Tools/Benchmarks ReportBenchmark 100000000
 /// ```
@@ -128,10 +129,12 @@ enum ReportBenchmark {
   static func log(_ text: String) { FileHandle.standardError.write(Data((text + "\n").utf8)) }
 
   /// The dashboard's reports over the four generated weeks (whole days, so rollups can answer);
-  /// active users, retention and the funnel in people (the default) and in devices.
+  /// active users, retention and the funnel in people (the default) and in devices. In UTC, or in
+  /// `REPORT_BENCHMARK_TZ` (`Europe/Berlin`: its DST change of 2026-10-25 is inside the weeks).
   static let reports: [(String, @Sendable (any ReportEngine) async throws -> String)] = {
-    let filter = try! ReportFilter(app: "bench", from: start, to: start + 28 * day)
-    let devices = try! ReportFilter(app: "bench", from: start, to: start + 28 * day, unit: .device)
+    let zone = try! environment["REPORT_BENCHMARK_TZ"].map { try ReportZone(identifier: $0) } ?? .utc
+    let filter = try! ReportFilter(app: "bench", from: start, to: start + 28 * day, zone: zone)
+    let devices = try! ReportFilter(app: "bench", from: start, to: start + 28 * day, unit: .device, zone: zone)
     let funnel = ["product_viewed", "add_to_cart", "purchase"]
     return [
       ("overview", { ReportBenchmark.answer(try await $0.overview(filter)) }),
