@@ -1,3 +1,4 @@
+import CollectorReports
 import CollectorServer
 import CollectorStore
 import CollectorWire
@@ -161,6 +162,46 @@ struct DashboardTests {
       #expect(byDevice.contains("5 devices,"))
       let (bad, _, _) = try await Self.get(client, "/?app=ty&unit=user", cookie: cookie)
       #expect(bad == .badRequest)
+    }
+    try await collector.store.close()
+  }
+
+  /// One filter on every page and in the API: the platform and the days give the page the API's
+  /// numbers for the exact range the page states, every link keeps them, and the Count picker is
+  /// offered only where people or devices are counted.
+  @Test(arguments: ["", "Android", "iOS"])
+  func thePagesFilterIsTheAPIs(platform: String) async throws {
+    let collector = try await makeCollector()
+    try await seed(collector)
+    let day: Int64 = 86_400_000
+    let today = Int64(Date().timeIntervalSince1970 * 1000) / day * day
+    let (from, to) = (String(ReportTime.iso(today - 6 * day).prefix(10)), String(ReportTime.iso(today).prefix(10)))
+    try await collector.application(closesStore: false).test(.router) { client async throws in
+      let cookie = try #require(try await signIn(client, key: adminKey).cookie)
+      let query = "app=ty&from=\(from)&to=\(to)" + (platform.isEmpty ? "" : "&platform=\(platform)")
+      let (status, page, _) = try await Self.get(client, "/?\(query)", cookie: cookie)
+      #expect(status == .ok)
+      // The API's `to` is not included: the page's To day is, so the API's range ends the day after.
+      let api = "app=ty&from=\(from)&to=\(ReportTime.iso(today + day).prefix(10))&platform=\(platform)"
+      let (_, json, _) = try await ReportRouteTests.get(client, "/v1/reports/overview?\(api)")
+      let overview = try JSONDecoder().decode(Overview.self, from: Data(json.utf8))
+      #expect(page.contains(#"<span class="name">Events</span><span class="value">\#(overview.current.events)</span>"#))
+      #expect(page.contains("\(from)T00:00:00Z to \(ReportTime.iso(today + day)) (UTC; the end not included)"))
+      #expect(overview.current.events == (platform == "" ? 63 : platform == "Android" ? 20 : 43), "\(json)")
+      let pages = [
+        ("/", true), ("/dashboard/events", false), ("/dashboard/retention", true), ("/dashboard/breakdowns", false),
+        ("/dashboard/funnel", true), ("/dashboard/counters", false), ("/dashboard/revenue", false),
+        ("/dashboard/quarantine", false),
+      ]
+      for (other, countsUsers) in pages {
+        let (answer, html, _) = try await Self.get(client, "\(other)?\(query)", cookie: cookie)
+        #expect(answer == .ok, "\(other)")
+        #expect(html.contains(#"name="unit"><option"#) == countsUsers, "\(other)")
+        if !platform.isEmpty {
+          #expect(html.contains(#"name="platform" size="8" placeholder="all" value="\#(platform)""#), "\(other)")
+          #expect(html.contains("&platform=\(platform)"), "\(other): links keep the filter")
+        }
+      }
     }
     try await collector.store.close()
   }

@@ -24,15 +24,10 @@ public enum Dashboard {
     public var isAdmin: Bool
     /// The time zone the days are in (the app's configured zone unless the page names one).
     public var zone: ReportZone
+    /// Only events of this platform, app version, OS version (empty: all), as the API's filters.
+    public var platform = "", appVersion = "", osVersion = ""
     /// The page's path (`/`, `/dashboard/retention`, ...).
     public var path: String { page.path }
-
-    /// The range the page covers: from the first day's midnight to the midnight after the last day,
-    /// in ``zone``; `nil` when a day is not one.
-    public var range: (from: Int64, to: Int64)? {
-      guard let first = ReportTime.parse(from), let last = ReportTime.parse(to) else { return nil }
-      return (zone.utc(local: first), zone.utc(local: last + 86_400_000))
-    }
 
     /// A context.
     public init(
@@ -237,20 +232,13 @@ public enum Dashboard {
   }
 
   static func hiddenFilter(_ context: Context) -> String {
-    [
-      ("app", context.app), ("from", context.from), ("to", context.to), ("unit", context.unit.rawValue),
-      ("tz", context.zone.identifier),
-    ].map {
-      #"<input type="hidden" name="\#($0.0)" value="\#(SVG.escape($0.1))">"#
-    }.joined()
+    context.queryItems.map { #"<input type="hidden" name="\#($0.0)" value="\#(SVG.escape($0.1))">"# }.joined()
   }
 
   static func page(_ title: String, body: String, context: Context) -> String {
     var header = "<nav>"
     for page in context.pages {
-      let query =
-        "?app=\(percent(context.app))&from=\(context.from)&to=\(context.to)&unit=\(context.unit.rawValue)"
-        + "&tz=\(percent(context.zone.identifier))"
+      let query = "?" + context.queryItems.map { "\($0.0)=\(percent($0.1))" }.joined(separator: "&")
       header +=
         #"<a href="\#(page.path)\#(query)"\#(page == context.page ? #" class="current""# : "")>\#(page.title)</a>"#
     }
@@ -260,14 +248,9 @@ public enum Dashboard {
     header +=
       #"</select></label><label>From <input type="date" name="from" value="\#(SVG.escape(context.from))"></label>"#
     header += #"<label>To <input type="date" name="to" value="\#(SVG.escape(context.to))"></label>"#
-    header += #"<label>Count <select name="unit">"#
-    for unit in ReportUnit.allCases {
-      header += #"<option value="\#(unit.rawValue)"\#(unit == context.unit ? " selected" : "")>\#(unit.title)</option>"#
-    }
-    header += "</select></label>"
-    header +=
-      #"<label>Time zone <input name="tz" size="16" value="\#(SVG.escape(context.zone.identifier))"></label>"#
+    header += filterFields(context)
     header += "<button>Show</button></form>"
+    header += #"<p class="range">\#(SVG.escape(context.rangeLine))</p>"#
     if !context.csrf.isEmpty {
       header += #"<form class="signout" method="post" action="/logout">"#
       header +=

@@ -63,9 +63,7 @@ struct DashboardController: Sendable {
       if page == .audit { return .html(.ok, try await auditPage(context)) }
       if page == .quarantine { return .html(.ok, try await quarantinePage(context, replayed: query.get("replayed"))) }
       guard !context.app.isEmpty else { return .html(.ok, Dashboard.empty(context: context)) }
-      guard let range = context.range else { throw FieldError(field: "from", reason: "pick days such as 2026-11-01") }
-      let filter = try ReportFilter(
-        app: context.app, from: range.from, to: range.to, unit: context.unit, zone: context.zone)
+      let filter = try context.reportFilter()
       let html = try await collector.report {
         try await self.body(page, filter: filter, query: query, reports: reports, context: context)
       }
@@ -95,9 +93,13 @@ struct DashboardController: Sendable {
     }
     guard ReportTime.parse(toText) != nil else { throw FieldError(field: "to", reason: "pick days such as 2026-11-01") }
     let unit = try ReportUnit(parameter: query.get("unit"))
-    return Dashboard.Context(
+    var context = Dashboard.Context(
       app: app, apps: apps, from: fromText, to: toText, page: page, unit: unit, csrf: viewer.csrf,
       isAdmin: viewer.isAdmin, zone: zone)
+    context.platform = query.get("platform") ?? ""
+    context.appVersion = query.get("appVersion") ?? ""
+    context.osVersion = query.get("osVersion") ?? ""
+    return context
   }
 
   private func auditPage(_ context: Dashboard.Context) async throws -> String {
@@ -184,5 +186,15 @@ struct DashboardController: Sendable {
         brand: query.get("brand").flatMap { $0.isEmpty ? nil : $0 }, limit: 20)
       return Dashboard.revenue(try await revenue, items: try await items, context: context)
     }
+  }
+}
+
+extension Dashboard.Context {
+  /// The page's report filter: what the API answers for ``apiQuery``, the one filter every page reads.
+  func reportFilter() throws(FieldError) -> ReportFilter {
+    guard let range else { throw FieldError(field: "from", reason: "pick days such as 2026-11-01") }
+    return try ReportFilter(
+      app: app, from: range.from, to: range.to, platform: platform, appVersion: appVersion, osVersion: osVersion,
+      unit: unit, zone: zone)
   }
 }

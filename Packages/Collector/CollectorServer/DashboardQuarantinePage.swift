@@ -13,8 +13,8 @@ extension DashboardController {
     let held = try await collector.store.quarantined(app: app, limit: 100_000, includeReplayed: false)
     let counts = QuarantineCounts(held).rows
     var drops: ClientDrops?
-    if let app, let range = context.range {
-      let filter = try ReportFilter(app: app, from: range.from, to: range.to, unit: context.unit, zone: context.zone)
+    if app != nil, context.range != nil {
+      let filter = try context.reportFilter()
       drops = try await ClientDrops.load(from: collector.store, filter)
     }
     return Dashboard.quarantine(

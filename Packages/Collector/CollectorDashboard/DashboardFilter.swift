@@ -1,0 +1,77 @@
+import CollectorReports
+import Foundation
+
+/// The one filter every page reads: the app, the days (in the zone), the unit and the dimensions,
+/// turned into the same ``ReportFilter`` the API builds from the same parameters, carried by every
+/// link and form, and said in words on every page.
+extension Dashboard.Context {
+  /// The range the page covers: from the first day's midnight to the midnight after the last day
+  /// (the To day is included), in ``zone``; `nil` when a day is not one.
+  public var range: (from: Int64, to: Int64)? {
+    guard let first = ReportTime.parse(from), let last = ReportTime.parse(to) else { return nil }
+    return (zone.utc(local: first), zone.utc(local: last + 86_400_000))
+  }
+
+  /// The filter as query items, for links and forms: unset dimensions left out.
+  public var queryItems: [(String, String)] {
+    [
+      ("app", app), ("from", from), ("to", to), ("unit", unit.rawValue), ("tz", zone.identifier),
+      ("platform", platform), ("appVersion", appVersion), ("osVersion", osVersion),
+    ].filter { !$0.1.isEmpty }
+  }
+
+  /// The same filter as the report API's query: the range's exact ends (the API's `to` is not
+  /// included, so it is the midnight after the To day).
+  public var apiQuery: String {
+    guard let range else { return "" }
+    let items =
+      [("app", app), ("from", String(range.from)), ("to", String(range.to)), ("unit", unit.rawValue)]
+      + [("tz", zone.identifier), ("platform", platform), ("appVersion", appVersion), ("osVersion", osVersion)]
+    return items.filter { !$0.1.isEmpty }.map { "\($0.0)=\(Dashboard.percent($0.1))" }.joined(separator: "&")
+  }
+
+  /// The exact range in words: `2026-11-01T00:00:00+03:00 to 2026-11-08T00:00:00+03:00
+  /// (Europe/Istanbul; the end not included) · iOS`.
+  public var rangeLine: String {
+    guard let range else { return "" }
+    let dimensions = [
+      platform, appVersion.isEmpty ? "" : "app \(appVersion)", osVersion.isEmpty ? "" : "OS \(osVersion)",
+    ]
+    .filter { !$0.isEmpty }
+    return "\(zone.iso(range.from)) to \(zone.iso(range.to)) (\(zone.identifier); the end not included)"
+      + (dimensions.isEmpty ? "" : " · " + dimensions.joined(separator: " · "))
+  }
+}
+
+extension Dashboard {
+  /// The header's filter fields after the app and days: the dimensions, the zone, and the unit on
+  /// the pages that count people or devices.
+  static func filterFields(_ context: Context) -> String {
+    var fields = ""
+    for (name, label, value) in [
+      ("platform", "Platform", context.platform), ("appVersion", "App version", context.appVersion),
+      ("osVersion", "OS version", context.osVersion),
+    ] {
+      fields +=
+        #"<label>\#(label) <input name="\#(name)" size="8" placeholder="all" value="\#(SVG.escape(value))"></label>"#
+    }
+    if context.page.countsUsers {
+      fields += #"<label>Count <select name="unit">"#
+      for unit in ReportUnit.allCases {
+        fields +=
+          #"<option value="\#(unit.rawValue)"\#(unit == context.unit ? " selected" : "")>\#(unit.title)</option>"#
+      }
+      fields += "</select></label>"
+    } else {
+      fields += #"<input type="hidden" name="unit" value="\#(context.unit.rawValue)">"#
+    }
+    fields += #"<label>Time zone <input name="tz" size="16" value="\#(SVG.escape(context.zone.identifier))"></label>"#
+    return fields
+  }
+}
+
+extension DashboardPage {
+  /// Whether the page counts people or devices (active users, retention, funnels): only these
+  /// offer the Count picker.
+  public var countsUsers: Bool { self == .overview || self == .retention || self == .funnel }
+}
