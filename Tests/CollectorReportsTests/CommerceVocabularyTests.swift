@@ -56,6 +56,31 @@ struct CommerceVocabularyTests {
     try await store.close()
   }
 
+  /// A GA4 item's category levels (`item_category` "Home", `item_category2` "Kitchen", as the shop
+  /// sends them) are kept as its path: a category filter matches any whole level of it.
+  @Test(arguments: Engine.available)
+  func aCategoryMatchesAnyLevelOfTheItemsPath(engine: Engine) async throws {
+    let purchase = CommerceFixture.order(
+      Fixture.a, "purchase", Fixture.at(1, 11, 0),
+      #"{"transaction_id":"G1","currency":"TRY","value":2499,"items":[{"item_id":"TY-1003","item_name":"Espresso Maker","item_category":"Home","item_category2":"Kitchen","price":2499,"quantity":1}]}"#
+    )
+    let (store, reports) = try await engine.openReports([StoreBatch(events: Self.events + [purchase])])
+    var engines: [any ReportEngine] = [reports]
+    if let sql = store as? any ReportQuerying { engines.append(SQLReports(store: sql, rollups: false)) }
+    let espresso = TopItems.Row(
+      item: "TY-1003", name: "Espresso Maker", currency: "TRY", units: 1, revenue: 2499, orders: 1, buyers: 1)
+    for reports in engines {
+      for (category, rows) in [
+        ("Kitchen", [espresso, Self.items[1]]), ("Home", [espresso]), ("Home > Kitchen", [espresso]),
+        ("Kitch", []), ("Sneakers", [Self.items[0]]),
+      ] {
+        let found = try await reports.topItems(Fixture.twoWeeks, category: category, brand: nil, limit: 10)
+        #expect(found.rows == rows, "\(category)")
+      }
+    }
+    try await store.close()
+  }
+
   @Test func aRefundWithoutAnyValueIsARefundOfZeroAndItsKeyIsItsEventID() {
     let order = CommerceVocabulary.order(name: "Order Refunded", eventID: "e-1", parameters: .object([:]))
     #expect(order?.purchase == false && order?.key == "e-1" && order?.value == 0 && order?.items == [])

@@ -27,7 +27,7 @@ enum Engine: String, CaseIterable, CustomStringConvertible, Sendable {
   /// The number of migrations the engine's schema has.
   var schemaVersion: Int {
     switch self {
-    case .sqlite, .postgres: 9
+    case .sqlite, .postgres: 10
     case .clickhouse, .clickhouseCluster: 5
     }
   }

@@ -85,7 +85,13 @@ extension ClickHouseReports {
     -> [SQLRow]
   {
     var conditions = [Self.conditions(filter, time: "t"), "event_id GLOBAL IN (\(firsts(filter, purchases: true)))"]
-    if let category { conditions.append("category = \(ClickHouseSQL.literal(category))") }
+    // A category matches any level of an item's category path (`Kitchen` in `Home > Kitchen`).
+    if let category {
+      let separator = ClickHouseSQL.literal(CommerceVocabulary.categorySeparator)
+      conditions.append(
+        "position(concat(\(separator), ifNull(category, ''), \(separator)), "
+          + "concat(\(separator), \(ClickHouseSQL.literal(category)), \(separator))) > 0")
+    }
     if let brand { conditions.append("brand = \(ClickHouseSQL.literal(brand))") }
     // The latest name: the time behind a fixed 16-digit offset sorts as text (as on the SQL engines).
     return try await rows(

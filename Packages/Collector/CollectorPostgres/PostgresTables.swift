@@ -90,6 +90,9 @@ struct PostgresTables: Sendable {
       // Mixpanel's orders too).
       ["DELETE FROM \(rollups.tables.orders)", "DELETE FROM \(rollups.tables.items)"]
         + rollups.addCommerce(from: events, where: "true"),
+      // Items keep their category path (`Home > Kitchen`, GA4's `item_category2` … too).
+      ["DELETE FROM \(rollups.tables.orders)", "DELETE FROM \(rollups.tables.items)"]
+        + rollups.addCommerce(from: events, where: "true"),
     ]
   }
 

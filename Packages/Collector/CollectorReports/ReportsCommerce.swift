@@ -48,7 +48,8 @@ extension SQLReports {
     var sql = SQLBuilder(store.dialect)
     let items = firsts(filter, \.items, purchases: true, &sql)
     var conditions = ["true"]
-    if let category { conditions.append("category = \(sql.bind(category))") }
+    // A category matches any level of an item's category path (`Kitchen` in `Home > Kitchen`).
+    if let category { conditions.append(CommerceSQL.hasCategoryLevel("category", sql.bind(category))) }
     if let brand { conditions.append("brand = \(sql.bind(brand))") }
     // The latest name: the time behind a fixed 16-digit offset sorts as text (times in a report
     // range lie in ReportFilter.bounds), cheaper than formatting it.

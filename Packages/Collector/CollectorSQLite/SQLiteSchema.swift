@@ -100,11 +100,9 @@ enum SQLiteSchema {
     ("6-quarantine-submissions", SQLiteQuarantine.migration),
     ("7-client-drops", SQLiteClientDrops.migration),
     ("8-context-fields", contextFieldsMigration),
-    (
-      "9-commerce-vocabularies",
-      (["DELETE FROM rollup_orders", "DELETE FROM rollup_items"] + rollups.addCommerce(from: "events", where: "true"))
-        .joined(separator: ";\n")
-    ),
+    ("9-commerce-vocabularies", rebuildCommerce),
+    // Items keep their category path (`Home > Kitchen`, GA4's `item_category2` … too).
+    ("10-category-paths", rebuildCommerce),
   ]
 
   /// The context's time zone and its library's name and version as columns of their own (the
@@ -131,6 +129,12 @@ enum SQLiteSchema {
         try db.execute(sql: "ALTER TABLE \(table) ADD COLUMN \(column) TEXT NOT NULL DEFAULT ''")
       }
     }
+  }
+
+  /// The commerce facts derived again from every stored event, by today's ``CommerceSQL``.
+  static var rebuildCommerce: String {
+    (["DELETE FROM rollup_orders", "DELETE FROM rollup_items"] + rollups.addCommerce(from: "events", where: "true"))
+      .joined(separator: ";\n")
   }
 
   /// The device-to-person table (filled from the events already stored when the migration runs).

@@ -78,7 +78,7 @@ public struct CommerceSQL: Sendable {
   /// The item facts of the purchases of `source` matching `condition`: the columns ``itemColumns``.
   public func items(from source: String, where condition: String) -> String {
     let v = CommerceVocabulary.self
-    let fields = v.itemID + v.itemName + v.category + v.brand + v.price + v.quantity
+    let fields = v.itemID + v.itemName + v.category + v.subcategories + v.brand + v.price + v.quantity
     let names = v.purchases.map { "'\($0)'" }.joined(separator: ", ")
     let purchases = events(from: source, where: condition, names: names, fields: [])
     let select =
@@ -89,7 +89,7 @@ public struct CommerceSQL: Sendable {
     let elements = dialect.listElements(select: select, source: purchases)
     return "SELECT \(Self.itemColumns) FROM (SELECT app, hour, t, device_id, platform, app_version, os_version, "
       + "event_id, position, k, currency, coalesce(\(first(v.itemID, text)), \(first(v.itemName, text))) AS item, "
-      + "\(first(v.itemName, text)) AS name, \(first(v.category, text)) AS category, "
+      + "\(first(v.itemName, text)) AS name, \(categoryPath) AS category, "
       + "\(first(v.brand, text)) AS brand, \(first(v.price, money)) AS price, "
       + "coalesce(\(first(v.quantity, money)), 1) AS quantity FROM (\(elements)) x) i "
       + "WHERE item IS NOT NULL AND quantity >= 1"
@@ -117,6 +117,22 @@ public struct CommerceSQL: Sendable {
   static func alias(_ key: String) -> String {
     let lower = key.lowercased()
     return "f_" + String(lower.map { $0 == " " ? "_" : $0 }) + (lower == key ? "" : "_tc")
+  }
+
+  /// The item's category path: its category, then each deeper level it gives, joined by
+  /// ``CommerceVocabulary/categorySeparator`` (`NULL` without a category).
+  private var categoryPath: String {
+    let v = CommerceVocabulary.self
+    let separator = "'\(v.categorySeparator)'"
+    return ([first(v.category, text)] + v.subcategories.map { "coalesce(\(separator) || \(text($0)), '')" })
+      .joined(separator: " || ")
+  }
+
+  /// The condition that `column` (a category path) has `placeholder` as one of its levels.
+  public static func hasCategoryLevel(_ column: String, _ placeholder: String) -> String {
+    let separator = "'\(CommerceVocabulary.categorySeparator)'"
+    let padded = "\(separator) || \(column) || \(separator)"
+    return "replace(\(padded), \(separator) || \(placeholder) || \(separator), '') <> \(padded)"
   }
 
   /// The first of `keys` whose extracted value `read` accepts (their columns must be extracted).

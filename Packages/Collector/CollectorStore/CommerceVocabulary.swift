@@ -27,8 +27,14 @@ public enum CommerceVocabulary {
   public static let itemID = ["item_id", "product_id", "sku", "Product ID"]
   /// An item's name (its id when it has none).
   public static let itemName = ["item_name", "name", "Name"]
-  /// An item's category.
+  /// An item's category (its broadest level).
   public static let category = ["item_category", "category", "Category"]
+  /// An item's deeper category levels, broadest first (GA4's `item_category2` … `item_category5`):
+  /// an item's stored category is its path, the levels joined by ``categorySeparator``
+  /// (`Home > Kitchen`), and a category filter matches any level.
+  public static let subcategories = ["item_category2", "item_category3", "item_category4", "item_category5"]
+  /// What joins the levels of a category path.
+  public static let categorySeparator = " > "
   /// An item's brand.
   public static let brand = ["item_brand", "brand", "Brand"]
   /// An item's unit price.
@@ -58,7 +64,7 @@ public enum CommerceVocabulary {
     public var item: String
     /// Its name.
     public var name: String?
-    /// Its category.
+    /// Its category path (`Home > Kitchen`).
     public var category: String?
     /// Its brand.
     public var brand: String?
@@ -88,10 +94,16 @@ public enum CommerceVocabulary {
       guard quantity >= 1 else { continue }
       order.items.append(
         Item(
-          position: position, item: item, name: text(itemName, element), category: text(category, element),
+          position: position, item: item, name: text(itemName, element), category: categoryPath(element),
           brand: text(brand, element), price: amount(price, element), quantity: quantity))
     }
     return order
+  }
+
+  /// The item's category path: its category, then each deeper level it gives.
+  private static func categoryPath(_ element: JSONValue) -> String? {
+    guard let top = text(category, element) else { return nil }
+    return ([top] + subcategories.compactMap { element[$0]?.string }).joined(separator: categorySeparator)
   }
 
   private static func text(_ keys: [String], _ object: JSONValue) -> String? {
