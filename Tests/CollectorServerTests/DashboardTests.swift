@@ -128,10 +128,15 @@ struct DashboardTests {
       }
       let (_, revenue, _) = try await Self.get(client, "/dashboard/revenue?app=ty", cookie: cookie)
       #expect(!revenue.contains("<b>Cap</b>") && revenue.contains("&lt;b&gt;Cap&lt;/b&gt;"))
-      let (bad, _, _) = try await Self.get(client, "/?app=ty&from=tomorrow", cookie: cookie)
-      #expect(bad == .badRequest)
-      let (missing, _, _) = try await Self.get(client, "/dashboard/nothing", cookie: cookie)
-      #expect(missing == .notFound)
+      // A bad parameter and an unknown page: what is wrong, with the navigation to every page.
+      let (bad, badPage, _) = try await Self.get(client, "/?app=ty&from=tomorrow", cookie: cookie)
+      #expect(bad == .badRequest && badPage.contains("from: pick days such as 2026-11-01"), "\(badPage)")
+      let (missing, missingPage, _) = try await Self.get(client, "/dashboard/nothing", cookie: cookie)
+      #expect(missing == .notFound && missingPage.contains("There is no page /dashboard/nothing."))
+      #expect(!missingPage.contains(#"name="key""#), "a signed-in viewer is not asked to sign in again")
+      for page in [badPage, missingPage] {
+        #expect(["/dashboard/retention", "/dashboard/revenue", "/dashboard/quarantine"].allSatisfy(page.contains))
+      }
     }
   }
 

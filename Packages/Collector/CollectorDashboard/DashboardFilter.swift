@@ -70,6 +70,19 @@ extension Dashboard {
   }
 }
 
+extension Dashboard {
+  /// A page saying what went wrong (`title`, `message`: plain text), with the navigation to every
+  /// page, so a bad parameter or an unknown page is never a dead end.
+  public static func problem(title: String, message: String) -> String {
+    let links = DashboardPage.allCases.filter { $0 != .audit }
+      .map { #"<a href="\#($0.path)">\#($0.title)</a>"# }.joined()
+    return document(
+      title: title, header: "<nav>\(links)</nav>",
+      body: #"<section class="card"><h2>\#(SVG.escape(title))</h2><p class="error">\#(SVG.escape(message))</p>"#
+        + #"<p><a href="/">Back to the overview</a></p></section>"#)
+  }
+}
+
 extension DashboardPage {
   /// Whether the page counts people or devices (active users, retention, funnels): only these
   /// offer the Count picker.

@@ -23,11 +23,9 @@ struct DashboardController: Sendable {
     let pages = router.behind(
       DashboardHeadersMiddleware(),
       collector.surface("dashboard") { refusal in
-        let text = refusal.status.code < 500 ? SVG.escape(refusal.message) : "The store is unavailable."
-        var response = Response.html(
-          refusal.status,
-          Dashboard.document(
-            title: "Error", header: #"<nav><a href="/">Overview</a></nav>"#, body: #"<p class="error">\#(text)</p>"#))
+        let text = refusal.status.code < 500 ? refusal.message : "The store is unavailable."
+        let title = refusal.status.code < 500 ? "This page cannot be shown" : "Try again shortly"
+        var response = Response.html(refusal.status, Dashboard.problem(title: title, message: text))
         if let retryAfter = refusal.retryAfter { response.headers[.retryAfter] = String(retryAfter) }
         return response
       })
@@ -50,7 +48,7 @@ struct DashboardController: Sendable {
       return .html(.unauthorized, Dashboard.login(next: next))
     }
     guard let page = DashboardPage(path: path) else {
-      return .html(.notFound, Dashboard.login(next: "/", problem: "There is no page \(path).", title: "Not found"))
+      return .html(.notFound, Dashboard.problem(title: "Not found", message: "There is no page \(path)."))
     }
     if page == .audit, !viewer.isAdmin {
       throw Refusal(.forbidden, "key", "the audit trail needs an admin key; this session is a read key's")
