@@ -171,6 +171,34 @@ struct DashboardTests {
     try await collector.store.close()
   }
 
+  /// The range presets: each link sets only the days (in the page's zone) and keeps every other
+  /// filter; "Previous period" is the range of the same length just before.
+  @Test func presetsSetTheDaysAndKeepTheRest() async throws {
+    let collector = try await makeCollector()
+    try await seed(collector)
+    let day: Int64 = 86_400_000
+    let today = Int64(Date().timeIntervalSince1970 * 1000) / day * day
+    @Sendable func text(_ time: Int64) -> String { String(ReportTime.iso(time).prefix(10)) }
+    let monthStart = ReportTime.parse(String(text(today).prefix(8)) + "01")!
+    let lastMonthStart = ReportTime.parse(String(text(monthStart - day).prefix(8)) + "01")!
+    try await collector.application(closesStore: false).test(.router) { client async throws in
+      let cookie = try #require(try await signIn(client, key: adminKey).cookie)
+      let (_, page, _) = try await Self.get(
+        client, "/dashboard/retention?app=ty&from=2026-11-10&to=2026-11-16&platform=iOS", cookie: cookie)
+      let expected = [
+        ("Last 7 days", text(today - 6 * day), text(today)), ("Last 30 days", text(today - 29 * day), text(today)),
+        ("This month", text(monthStart), text(today)), ("Last month", text(lastMonthStart), text(monthStart - day)),
+        ("Previous period", "2026-11-03", "2026-11-09"),
+      ]
+      for (name, from, to) in expected {
+        let link =
+          #"<a href="/dashboard/retention?app=ty&amp;from=\#(from)&amp;to=\#(to)&amp;unit=person&amp;tz=UTC&amp;platform=iOS">\#(name)</a>"#
+        #expect(page.contains(link), "\(name)")
+      }
+    }
+    try await collector.store.close()
+  }
+
   /// One filter on every page and in the API: the platform and the days give the page the API's
   /// numbers for the exact range the page states, every link keeps them, and the Count picker is
   /// offered only where people or devices are counted.

@@ -26,6 +26,8 @@ public enum Dashboard {
     public var zone: ReportZone
     /// Only events of this platform, app version, OS version (empty: all), as the API's filters.
     public var platform = "", appVersion = "", osVersion = ""
+    /// Today in ``zone`` (`2026-11-27`), for the range presets; empty: none offered.
+    public var today = ""
     /// The page's path (`/`, `/dashboard/retention`, ...).
     public var path: String { page.path }
 
@@ -250,7 +252,7 @@ public enum Dashboard {
     header += #"<label>To <input type="date" name="to" value="\#(SVG.escape(context.to))"></label>"#
     header += filterFields(context)
     header += "<button>Show</button></form>"
-    header += #"<p class="range">\#(SVG.escape(context.rangeLine))</p>"#
+    header += #"<p class="range">\#(SVG.escape(context.rangeLine))\#(presetLinks(context))</p>"#
     if !context.csrf.isEmpty {
       header += #"<form class="signout" method="post" action="/logout">"#
       header +=
@@ -259,8 +261,11 @@ public enum Dashboard {
     return document(title: "\(title) · \(context.app)", header: header, body: body)
   }
 
+  /// RFC 3986's unreserved characters: all a query value may hold unescaped (`2026-11-01` stays).
+  private static let unreserved = CharacterSet.alphanumerics.union(CharacterSet(charactersIn: "-._~"))
+
   static func percent(_ text: String) -> String {
-    text.addingPercentEncoding(withAllowedCharacters: .alphanumerics) ?? text
+    text.addingPercentEncoding(withAllowedCharacters: unreserved) ?? text
   }
 
   /// A whole page: `header` above `body`, with the dashboard's style.

@@ -83,6 +83,38 @@ extension Dashboard {
   }
 }
 
+extension Dashboard {
+  /// The ranges one click away, as days in the zone (the To day included): the last 7, 30 and 90
+  /// days up to today, this month, the previous month, and the range just before the one shown.
+  public static func presets(_ context: Context) -> [(name: String, from: String, to: String)] {
+    guard let today = ReportTime.parse(context.today) else { return [] }
+    let day: Int64 = 86_400_000
+    func text(_ time: Int64) -> String { String(ReportTime.iso(time).prefix(10)) }
+    let monthStart = ReportTime.parse(String(context.today.prefix(8)) + "01")!
+    let previousMonthStart = ReportTime.parse(String(text(monthStart - day).prefix(8)) + "01")!
+    var presets = [
+      ("Last 7 days", text(today - 6 * day), context.today), ("Last 30 days", text(today - 29 * day), context.today),
+      ("Last 90 days", text(today - 89 * day), context.today), ("This month", text(monthStart), context.today),
+      ("Last month", text(previousMonthStart), text(monthStart - day)),
+    ]
+    if let first = ReportTime.parse(context.from), let last = ReportTime.parse(context.to), first <= last {
+      presets.append(("Previous period", text(first - (last - first) - day), text(first - day)))
+    }
+    return presets.map { (name: $0.0, from: $0.1, to: $0.2) }
+  }
+
+  /// The presets as links that keep every other filter.
+  static func presetLinks(_ context: Context) -> String {
+    let links = presets(context).map { preset -> String in
+      var target = context
+      (target.from, target.to) = (preset.from, preset.to)
+      let query = target.queryItems.map { "\($0.0)=\(percent($0.1))" }.joined(separator: "&")
+      return #"<a href="\#(SVG.escape(context.path))?\#(SVG.escape(query))">\#(preset.name)</a>"#
+    }
+    return links.isEmpty ? "" : #"<span class="presets"> · \#(links.joined(separator: " · "))</span>"#
+  }
+}
+
 extension DashboardPage {
   /// Whether the page counts people or devices (active users, retention, funnels): only these
   /// offer the Count picker.

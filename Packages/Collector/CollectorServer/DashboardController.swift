@@ -97,6 +97,7 @@ struct DashboardController: Sendable {
     context.platform = query.get("platform") ?? ""
     context.appVersion = query.get("appVersion") ?? ""
     context.osVersion = query.get("osVersion") ?? ""
+    context.today = String(ReportTime.iso(today).prefix(10))
     return context
   }
 
