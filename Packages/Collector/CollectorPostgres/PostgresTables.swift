@@ -88,12 +88,16 @@ struct PostgresTables: Sendable {
       [events, counters].flatMap(contextFieldsMigration),
       // The commerce facts again, read by every vocabulary of `CommerceVocabulary` (Segment's and
       // Mixpanel's orders too).
-      ["DELETE FROM \(rollups.tables.orders)", "DELETE FROM \(rollups.tables.items)"]
-        + rollups.addCommerce(from: events, where: "true"),
+      rebuildCommerce,
       // Items keep their category path (`Home > Kitchen`, GA4's `item_category2` … too).
-      ["DELETE FROM \(rollups.tables.orders)", "DELETE FROM \(rollups.tables.items)"]
-        + rollups.addCommerce(from: events, where: "true"),
+      rebuildCommerce,
     ]
+  }
+
+  /// The commerce facts derived again from every stored event, by today's ``CommerceSQL``.
+  private var rebuildCommerce: [String] {
+    ["DELETE FROM \(rollups.tables.orders)", "DELETE FROM \(rollups.tables.items)"]
+      + rollups.addCommerce(from: events, where: "true")
   }
 
   /// The context's time zone and its library's name and version as columns of their own (`library`

@@ -121,10 +121,7 @@ extension Report {
   /// IANA time zone; UTC when absent).
   public static func filter(_ parameter: (String) -> String?) throws(FieldError) -> ReportFilter {
     guard let app = parameter("app"), !app.isEmpty else { throw FieldError(field: "app", reason: "is required") }
-    let zone =
-      try parameter("tz").flatMap { $0.isEmpty ? nil : $0 }.map { (name) throws(FieldError) in
-        try ReportZone(identifier: name)
-      } ?? .utc
+    let zone = try ReportZone.named(parameter("tz")) ?? .utc
     var to = Int64(Date().timeIntervalSince1970 * 1000)
     if let text = parameter("to") { to = try time(text, field: "to", in: zone) }
     // `to` is within ReportTime.valid: a week before it cannot overflow (ReportFilter checks the range).

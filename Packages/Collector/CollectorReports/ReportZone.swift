@@ -33,6 +33,13 @@ public struct ReportZone: Sendable, Hashable {
     self.init(zone: zone, identifier: identifier)
   }
 
+  /// The zone a `tz` parameter names, or `nil` when it names none (absent or empty); throws
+  /// ``FieldError`` for `tz` when it is not an IANA name.
+  public static func named(_ parameter: String?) throws(FieldError) -> ReportZone? {
+    guard let parameter, !parameter.isEmpty else { return nil }
+    return try ReportZone(identifier: parameter)
+  }
+
   /// The zone's offset from UTC at `utc` (ms since 1970), in ms.
   public func offset(at utc: Int64) -> Int64 {
     Int64(zone.secondsFromGMT(for: Date(timeIntervalSince1970: Double(utc) / 1000))) * 1000

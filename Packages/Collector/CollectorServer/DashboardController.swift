@@ -77,10 +77,7 @@ struct DashboardController: Sendable {
     let apps = try await collector.report { try await reports.apps() }
     let app = query.get("app").flatMap { $0.isEmpty ? nil : $0 } ?? apps.first ?? ""
     let day: Int64 = 86_400_000
-    let zone =
-      try query.get("tz").flatMap { $0.isEmpty ? nil : $0 }.map { (name) throws(FieldError) in
-        try ReportZone(identifier: name)
-      } ?? collector.configuration.zone(of: app)
+    let zone = try ReportZone.named(query.get("tz")) ?? collector.configuration.zone(of: app)
     // Today in the zone, as the day the picker shows.
     let today = zone.day(of: Int64(Date().timeIntervalSince1970 * 1000)) * day
     let toText = query.get("to").flatMap { $0.isEmpty ? nil : $0 } ?? String(ReportTime.iso(today).prefix(10))
