@@ -8,7 +8,8 @@ import Testing
 
 /// ClickHouse answers every report exactly as SQLite does on the generated data set (several apps,
 /// devices changing platform and version, resent batches, orders sent twice, odd items), over every
-/// generated filter, also when two collectors store the same batches at the same time.
+/// generated filter, also when two collectors store the same batches at the same time, reading its
+/// rollups (and the events where they do not answer).
 @Suite("ClickHouse answers as SQLite does")
 struct EngineEquivalenceTests {
   @Test(arguments: Engine.available.filter { $0 == .clickhouse || $0 == .clickhouseCluster })
@@ -37,9 +38,13 @@ struct EngineEquivalenceTests {
         "INSERT INTO \(table) SELECT * FROM \(table) WHERE cityHash64(event_id) % 3 = 0",
         settings: ["insert_distributed_sync": "1"])
     }
-    #expect(try await Self.rows(client, tables[0]) > distinct)
+    // The rollups' views counted every copy (a background merge may already have removed some of
+    // them from the events, before any write could see them).
+    #expect(try await Self.rolledUp(client, clickhouse.database) > distinct)
     try await clickhouse.removeDuplicates(of: Generated.batches.flatMap(\.events))
+    _ = try await clickhouse.reconcile()
     #expect(try await Self.rows(client, tables[0]) == distinct)
+    #expect(try await Self.rolledUp(client, clickhouse.database) == distinct)
     for table in tables.dropFirst() {
       let final = try await client.rows("SELECT toInt64(count()) AS n FROM \(table) FINAL").first?["n"].int
       #expect(try await Self.rows(client, table) == Int(final ?? -1), "\(table)")
@@ -58,6 +63,15 @@ struct EngineEquivalenceTests {
   /// The rows of `table` as stored, duplicates included.
   static func rows(_ client: ClickHouseClient, _ table: String) async throws -> Int {
     Int(try await client.rows("SELECT toInt64(count()) AS n FROM \(table)").first?["n"].int ?? -1)
+  }
+
+  /// The events both rollups count, or -1 when they disagree.
+  static func rolledUp(_ client: ClickHouseClient, _ database: String) async throws -> Int {
+    let row = try await client.rows(
+      "SELECT (SELECT toInt64(sumMerge(events)) FROM \(database).activity) AS s, "
+        + "(SELECT toInt64(sum(events)) FROM \(database).activity_names) AS n"
+    ).first
+    return row?["s"].int == row?["n"].int ? Int(row?["s"].int ?? -1) : -1
   }
 
   /// Both shards hold events, and every device's events are on one shard.

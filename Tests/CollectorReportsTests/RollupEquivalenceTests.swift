@@ -1,3 +1,4 @@
+import CollectorClickHouse
 import CollectorReports
 import CollectorStore
 import CollectorWire
@@ -222,6 +223,47 @@ struct RollupEquivalenceTests {
       try await store.execute("UPDATE \(rollups.orders) SET value = value - 1")
       try await store.execute("UPDATE \(rollups.items) SET quantity = quantity - 1")
     }
+    try await store.close()
+  }
+
+  /// ClickHouse's rollups (fed at insert by views) answer as its events do after ingest (resent
+  /// batches, events out of order), erasure and pruning; reports on whole hours read them.
+  @Test(arguments: Engine.available.filter { $0 == .clickhouse || $0 == .clickhouseCluster })
+  func clickHouseRollupsMatchItsEventsThroughErasureAndPruning(engine: Engine) async throws {
+    let (written, _) = try await engine.openReports(Generated.batches)
+    let store = try #require(written as? ClickHouseEventStore)
+    func expectSame(_ stage: String) async throws {
+      for filter in [Generated.filters[0], Generated.filters[1], Generated.filters[6], Generated.filters[7]] {
+        let fromRollups = try await Self.results(ClickHouseReports(store: store), filter)
+        let fromEvents = try await Self.results(ClickHouseReports(store: store, rollups: false), filter)
+        for (name, expected) in fromEvents.sorted(by: { $0.key < $1.key }) {
+          #expect(fromRollups[name] == expected, "\(stage), \(name), \(filter)")
+        }
+      }
+    }
+    try await expectSame("after ingest")
+    #expect(try await store.erase(ErasureSubject(app: "shop", deviceID: "device-7", userID: nil)!).rows > 0)
+    #expect(try await store.erase(ErasureSubject(app: "shop", deviceID: nil, userID: "user-2")!).rows > 0)
+    try await expectSame("after erasure")
+    let day: Int64 = 86_400_000
+    let cutoffs = PruneCutoffs(
+      defaultCutoff: Generated.start + 2 * day + 90 * 60_000, perApp: ["other": Generated.start + 4 * day + 1_234])
+    #expect(try await store.prune(cutoffs) > 0)
+    try await expectSame("after pruning")
+    #expect(try await store.reconcile() == 0)
+
+    // A rollup row no event backs: reports on whole hours show it, the events do not; the
+    // reconciliation removes it.
+    let client = try ClickHouseClient(url: store.url, database: store.database, http: ClickHouseClient.http)
+    try await client.execute(
+      "INSERT INTO \(store.database).activity_names (app, hour, name, device, device_id, platform, app_version, "
+        + "os_version, events) VALUES ('shop', \(Generated.start + 10 * day), 'app_open', 1, 'device-0', 'iOS', "
+        + "'9.0', '17.4', 5)", settings: ["insert_distributed_sync": "1"])
+    let filter = Generated.filters[0]
+    let honest = try await ClickHouseReports(store: store, rollups: false).topEvents(filter, limit: 100)
+    #expect(try await ClickHouseReports(store: store).topEvents(filter, limit: 100) != honest)
+    #expect(try await store.reconcile() == 1)
+    #expect(try await ClickHouseReports(store: store).topEvents(filter, limit: 100) == honest)
     try await store.close()
   }
 }

@@ -28,7 +28,7 @@ enum Engine: String, CaseIterable, CustomStringConvertible, Sendable {
   var schemaVersion: Int {
     switch self {
     case .sqlite, .postgres: 10
-    case .clickhouse, .clickhouseCluster: 5
+    case .clickhouse, .clickhouseCluster: 6
     }
   }
 

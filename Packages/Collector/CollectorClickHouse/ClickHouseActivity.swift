@@ -29,8 +29,13 @@ extension ClickHouseReports {
     // DAU, WAU and MAU in one pass: each device's last active time in the 30 days, with its unit.
     var window = filter
     window.from = filter.zone.days(ActiveDevices.activeSpans.last ?? 0, before: filter.to)
+    // On the rollup, a device's last hour: every span starts on a whole hour where it answers.
     let last =
-      "SELECT device_id, max(occurred_at) AS last FROM \(events) WHERE \(Self.conditions(window)) GROUP BY device_id"
+      if let activity = activity(window) {
+        "SELECT device_id, max(hour) AS last FROM \(activity) WHERE \(Self.rollupConditions(window)) GROUP BY device_id"
+      } else {
+        "SELECT device_id, max(occurred_at) AS last FROM \(events) WHERE \(Self.conditions(window)) GROUP BY device_id"
+      }
     let counts = ActiveDevices.activeSpans.map {
       "toInt64(uniqExactIf(unit_id, last >= \(ClickHouseSQL.literal(filter.zone.days($0, before: filter.to))))) AS \(ActiveDevices.recentColumn($0))"
     }
@@ -39,10 +44,13 @@ extension ClickHouseReports {
     ).first
     // Active in the range, and whether the unit has any event (of the app) before the range: a
     // person when any of their devices has.
+    let rollup = activity(filter)
     let earlier =
-      "SELECT DISTINCT device_id FROM \(schema.events) WHERE app = \(app) "
-      + "AND occurred_at < \(ClickHouseSQL.literal(filter.from))"
-    let active = "SELECT DISTINCT device_id FROM \(events) WHERE \(Self.conditions(filter))"
+      "SELECT DISTINCT device_id FROM \(rollup ?? schema.events) WHERE app = \(app) "
+      + "AND \(rollup == nil ? "occurred_at" : "hour") < \(ClickHouseSQL.literal(filter.from))"
+    let active =
+      "SELECT DISTINCT device_id FROM \(rollup ?? events) "
+      + "WHERE \(rollup == nil ? Self.conditions(filter) : Self.rollupConditions(filter))"
     let split = try await rows(
       "SELECT toInt64(count()) AS active_devices, toInt64(countIf(unit_id IN (SELECT unit_id FROM "
         + "(\(units(of: earlier, app: filter.app, people: people)))))) AS returning_devices "
@@ -56,15 +64,25 @@ extension ClickHouseReports {
     let people = try await countsPeople(filter)
     // Each device's periods, with its first event's time and version in each (the smallest version
     // among events of that millisecond), aggregated where the events are.
-    let activity =
-      "SELECT device_id, intDiv(\(Retention.localOffset("occurred_at", filter)), \(period.milliseconds)) AS p, "
-      + "min(occurred_at) AS t, argMin(app_version, (occurred_at, app_version)) AS v FROM \(events) "
-      + "WHERE \(Self.conditions(filter)) GROUP BY device_id, p"
+    // On the rollup, each hour's first event per device and version stands for its events.
+    let (time, source) =
+      if let rollup = activity(filter) {
+        (
+          "hour",
+          "(SELECT device_id, hour, app_version, minMerge(first_ms) AS occurred_at FROM \(rollup) "
+            + "WHERE \(Self.rollupConditions(filter)) GROUP BY device_id, hour, app_version)"
+        )
+      } else {
+        ("occurred_at", "(SELECT device_id, occurred_at, app_version FROM \(events) WHERE \(Self.conditions(filter)))")
+      }
+    let periods =
+      "SELECT device_id, intDiv(\(Retention.localOffset(time, filter)), \(period.milliseconds)) AS p, "
+      + "min(occurred_at) AS t, argMin(app_version, (occurred_at, app_version)) AS v FROM \(source) GROUP BY device_id, p"
     // A unit's cohort is its first active period; its version that of its first event.
     let version = byAppVersion ? "argMin(v, (t, v))" : "''"
     let perUnit =
       "SELECT unit_id, min(p) AS cohort, groupUniqArray(p) AS periods, \(version) AS version "
-      + "FROM (\(units(of: activity, app: filter.app, people: people))) GROUP BY unit_id"
+      + "FROM (\(units(of: periods, app: filter.app, people: people))) GROUP BY unit_id"
     let found = try await rows(
       "SELECT cohort, version, q - cohort AS k, toInt64(uniqExact(unit_id)) AS devices FROM (\(perUnit)) "
         + "ARRAY JOIN periods AS q GROUP BY cohort, version, k ORDER BY cohort, version, k")

@@ -1,26 +1,33 @@
 public import CollectorReports
 public import CollectorStore
 
-/// ``ReportQuery`` in ClickHouse's SQL: events without `FINAL` (writes leave no duplicate),
-/// counters with it (their rows are replaced by design).
+/// ``ReportQuery`` in ClickHouse's SQL: the rollups where they answer (``ReportQuery/rollup``),
+/// else the events without `FINAL` (writes leave no duplicate); counters with it (their rows are
+/// replaced by design).
 extension ClickHouseReports {
   /// The rows of `query`: one per group, the dimensions in `d0`, `d1`, …, each measure in its
   /// ``ReportQuery/Measure/column``.
   public func aggregate(_ query: ReportQuery) async throws -> [SQLRow] {
+    let rollup = usesRollups ? query.rollup : nil
     var (table, conditions) =
-      switch query.source {
-      case .events: (events, Self.conditions(query.filter))
-      case .counters:
+      switch (query.source, rollup) {
+      case (.events, .sessions?): (schema.table("activity"), Self.rollupConditions(query.filter))
+      case (.events, .names?): (schema.table("activity_names"), Self.rollupConditions(query.filter))
+      case (.events, nil): (events, Self.conditions(query.filter))
+      case (.counters, _):
         ("\(schema.counters) FINAL", Self.conditions(query.filter, time: query.timeColumn, dated: false))
       }
     if let name = query.name { conditions += " AND name = \(ClickHouseSQL.literal(name))" }
     let statement = query.statement(
-      dimensions: query.dimensions.map { expression($0, of: query) }, measures: query.measures.map(expression),
-      from: table, where: conditions, limit: query.limit.map(String.init))
+      dimensions: query.dimensions.map { expression($0, of: query, rollup: rollup) },
+      measures: query.measures.map { expression($0, rollup: rollup) }, from: table, where: conditions,
+      limit: query.limit.map(String.init))
     return try await rows(statement)
   }
 
-  private func expression(_ dimension: ReportQuery.Dimension, of query: ReportQuery) -> String {
+  private func expression(_ dimension: ReportQuery.Dimension, of query: ReportQuery, rollup: ReportQuery.Rollup?)
+    -> String
+  {
     switch dimension {
     case .name: return "name"
     case .context(let context): return context.column
@@ -28,18 +35,24 @@ extension ClickHouseReports {
       let index = "indexOf(param_keys, \(ClickHouseSQL.literal(key)))"
       return "if(\(index) = 0, '(none)', param_values[\(index)])"
     case .bucket(let bucket):
-      return query.filter.zone.bucketSQL(query.timeColumn, bucket, from: query.filter.from, to: query.filter.to) {
+      let time = rollup == nil ? query.timeColumn : "hour"
+      return query.filter.zone.bucketSQL(time, bucket, from: query.filter.from, to: query.filter.to) {
         "intDiv(\($0), \($1))"
       }
     }
   }
 
-  private func expression(_ measure: ReportQuery.Measure) -> String {
-    switch measure {
-    case .events: "toInt64(count())"
-    case .devices: "toInt64(uniqExact(device_id))"
-    case .sessions: "toInt64(uniqExactIf(device_id, assumeNotNull(session_id), isNotNull(session_id)))"
-    case .total: Self.saturatingSum("count")
+  /// A measure over the events, or over a rollup (events summed, devices by their hash).
+  private func expression(_ measure: ReportQuery.Measure, rollup: ReportQuery.Rollup?) -> String {
+    switch (measure, rollup) {
+    case (.events, nil): "toInt64(count())"
+    case (.events, .sessions?): "toInt64(sumMerge(events))"
+    case (.events, .names?): "toInt64(sum(events))"
+    case (.devices, nil): "toInt64(uniqExact(device_id))"
+    case (.devices, _?): "toInt64(uniqExact(device))"
+    case (.sessions, nil): "toInt64(uniqExactIf(device_id, assumeNotNull(session_id), isNotNull(session_id)))"
+    case (.sessions, _?): "toInt64(uniqExactIf(device, session_key, session_key != ''))"
+    case (.total, _): Self.saturatingSum("count")
     }
   }
 }

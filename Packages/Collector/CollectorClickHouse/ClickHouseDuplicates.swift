@@ -9,7 +9,9 @@ package import CollectorStore
 /// duplicate behind: after its inserts it looks for rows of its events stored more than once
 /// (events, orders and items, through their sort keys) and, in the rare case it finds some, merges
 /// the month partitions holding them (`OPTIMIZE … PARTITION … FINAL`, on every server) before it
-/// answers. So once every write has answered, every event is stored once and reports read the
+/// answers, and then rebuilds the rollup hours whose counts the copies inflated
+/// (``reconcileRollups(months:)``).
+/// So once every write has answered, every event is stored once and reports read the
 /// tables as they are; a report running while two writes race can see a duplicate for that moment,
 /// as it can see half of a batch.
 extension ClickHouseEventStore {
@@ -21,6 +23,7 @@ extension ClickHouseEventStore {
       let condition =
         "app = \(ClickHouseSQL.literal(app)) AND day IN (\(ClickHouseSchema.days(group.map(\.occurredAt)))) "
         + "AND event_id IN \(ClickHouseSQL.list(Set(group.map(\.eventID))))"
+      var merged: Set<Int64> = []
       for round in 0..<5 {
         let duplicated = try await partitionsWithDuplicates(condition)
         if duplicated.isEmpty { break }
@@ -32,8 +35,13 @@ extension ClickHouseEventStore {
           for server in servers {
             try await server.execute("OPTIMIZE TABLE \(schema.local(table)) PARTITION \(month) FINAL")
           }
+          if table == "events" { merged.insert(month) }
         }
       }
+      // The rollups counted every copy, this batch's and any other the merges removed. The events
+      // are exact now, and that is what the write acknowledges: a repair that cannot settle while
+      // other writes fill the same hours is left to the next reconciliation (``reconcile()``).
+      if !merged.isEmpty { _ = try? await reconcileRollups(months: merged) }
     }
   }
 

@@ -39,6 +39,10 @@ extension ClickHouseEventStore {
       report.counters += try await delete(from: "counters", where: devices)
       _ = try await delete(from: "persons", where: devices)
     }
+    if !erased.isEmpty {
+      let devices = "\(app) AND device_id IN \(ClickHouseSQL.list(erased.sorted()))"
+      try await rebuildRollups(where: devices, events: devices)
+    }
     report.devices = erased.count
     return report
   }
@@ -68,20 +72,32 @@ extension ClickHouseEventStore {
     for (app, cutoff) in policy.perApp.sorted(by: { $0.key < $1.key }) {
       let app = "app = \(ClickHouseSQL.literal(app))"
       let before = ClickHouseSQL.literal(cutoff)
-      deleted += try await deleteEvents(where: "\(app) AND occurred_at < \(before)", facts: "\(app) AND t < \(before)")
-      deleted += try await delete(from: "counters", where: "\(app) AND first_counted_at < \(before)")
+      let events = try await deleteEvents(
+        where: "\(app) AND occurred_at < \(before)", facts: "\(app) AND t < \(before)")
+      if events > 0 { try await rebuildRollups(before: cutoff, app) }
+      deleted += try await delete(from: "counters", where: "\(app) AND first_counted_at < \(before)") + events
     }
     if let cutoff = policy.defaultCutoff {
       let others =
         policy.perApp.isEmpty ? "" : " AND app NOT IN \(ClickHouseSQL.list(policy.perApp.keys.sorted()))"
+      var events = 0
       if policy.perApp.values.allSatisfy({ $0 >= cutoff }) {
-        deleted += try await dropPartitions(before: cutoff)
+        events += try await dropPartitions(before: cutoff)
       }
       let before = ClickHouseSQL.literal(cutoff)
-      deleted += try await deleteEvents(where: "occurred_at < \(before)\(others)", facts: "t < \(before)\(others)")
-      deleted += try await delete(from: "counters", where: "first_counted_at < \(before)\(others)")
+      events += try await deleteEvents(where: "occurred_at < \(before)\(others)", facts: "t < \(before)\(others)")
+      if events > 0 { try await rebuildRollups(before: cutoff, "1\(others)") }
+      deleted += try await delete(from: "counters", where: "first_counted_at < \(before)\(others)") + events
     }
     return deleted
+  }
+
+  /// Rebuilds the rollup hours of the apps of `apps` (a condition) before `cutoff`'s next whole
+  /// hour: those before it lose their rows, the hour holding it keeps the events left in it.
+  private func rebuildRollups(before cutoff: Int64, _ apps: String) async throws {
+    let hour = RollupSQL.hour(of: cutoff)
+    let end = ClickHouseSQL.literal(hour == cutoff ? hour : hour + RollupTables.hour)
+    try await rebuildRollups(where: "\(apps) AND hour < \(end)", events: "\(apps) AND occurred_at < \(end)")
   }
 
   /// Deletes the events matching `condition` and the commerce facts matching `facts` (the same
@@ -103,7 +119,7 @@ extension ClickHouseEventStore {
       let rows = try await client.rows(
         "SELECT toInt64(count()) AS n FROM \(schema.events) FINAL WHERE toYYYYMM(day) = \(partition)")
       for server in servers {
-        for table in ["orders", "items", "events"] {
+        for table in ["orders", "items", "events"] + ClickHouseSchema.rollups.map(\.name) {
           try await server.execute("ALTER TABLE \(schema.local(table)) DROP PARTITION \(partition)")
         }
       }
@@ -127,7 +143,7 @@ extension ClickHouseEventStore {
   }
 
   /// Waits until `server` finished every mutation of `table` (at most ten minutes).
-  private func waitForMutations(of table: String, on server: ClickHouseClient) async throws {
+  func waitForMutations(of table: String, on server: ClickHouseClient) async throws {
     let name = table.split(separator: ".").last.map(String.init) ?? table
     let deadline = ContinuousClock.now + .seconds(600)
     while ContinuousClock.now < deadline {

@@ -15,11 +15,25 @@ import Foundation
 public struct ClickHouseReports: ReportEngine {
   let client: ClickHouseClient
   let schema: ClickHouseSchema
+  /// Whether reports read the rollups where they can (``ReportFilter/rollupsAnswer``).
+  public let usesRollups: Bool
 
-  /// The reports of `store`.
-  public init(store: ClickHouseEventStore) {
+  /// The reports of `store`; `rollups: false` reads every event even where the rollups would
+  /// answer (the same results, slower; for comparisons and benchmarks).
+  public init(store: ClickHouseEventStore, rollups: Bool = true) {
     client = store.client
     schema = store.schema
+    usesRollups = rollups
+  }
+
+  /// The `activity` rollup when it answers `filter`.
+  func activity(_ filter: ReportFilter) -> String? {
+    usesRollups && filter.rollupsAnswer ? schema.table("activity") : nil
+  }
+
+  /// The conditions of `filter` on a rollup: `hour` in the range (of whole hours) and dimensions.
+  static func rollupConditions(_ filter: ReportFilter) -> String {
+    conditions(filter, time: "hour", dated: false)
   }
 
   /// The rows of `sql`. On a cluster, a subquery over a `Distributed` table inside `IN` or `JOIN`
@@ -64,7 +78,12 @@ public struct ClickHouseReports: ReportEngine {
 
   public func population(_ filter: ReportFilter) async throws -> (devices: Int64, people: Int64) {
     // Devices and people from one distinct-device query, each device with its person.
-    let devices = "SELECT DISTINCT device_id FROM \(events) WHERE \(Self.conditions(filter))"
+    let devices =
+      if let activity = activity(filter) {
+        "SELECT DISTINCT device_id FROM \(activity) WHERE \(Self.rollupConditions(filter))"
+      } else {
+        "SELECT DISTINCT device_id FROM \(events) WHERE \(Self.conditions(filter))"
+      }
     let row = try await rows(
       "SELECT toInt64(count()) AS devices, toInt64(uniqExact(unit_id)) AS people "
         + "FROM (\(units(of: devices, app: filter.app, people: true)))"

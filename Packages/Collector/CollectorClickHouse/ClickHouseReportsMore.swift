@@ -8,8 +8,13 @@ extension ClickHouseReports {
   /// from one row per session): the middle duration, or the mean of the two middle ones, in whole ms.
   public func sessions(_ filter: ReportFilter) async throws -> Sessions {
     let perSession =
-      "SELECT max(occurred_at) - min(occurred_at) AS d, count() AS n FROM \(events) "
-      + "WHERE \(Self.conditions(filter)) AND isNotNull(session_id) GROUP BY device_id, session_id"
+      if let activity = activity(filter) {
+        "SELECT maxMerge(last_ms) - minMerge(first_ms) AS d, sumMerge(events) AS n FROM \(activity) "
+          + "WHERE \(Self.rollupConditions(filter)) AND session_key != '' GROUP BY device_id, session_key"
+      } else {
+        "SELECT max(occurred_at) - min(occurred_at) AS d, count() AS n FROM \(events) "
+          + "WHERE \(Self.conditions(filter)) AND isNotNull(session_id) GROUP BY device_id, session_id"
+      }
     let half = "intDiv(c, 2)"
     let found = try await rows(
       "SELECT c, e, if(c = 0, toInt64(0), if(c % 2 = 1, toInt64(s[\(half) + 1]), "

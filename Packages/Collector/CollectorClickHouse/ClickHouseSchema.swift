@@ -16,6 +16,8 @@ import CollectorWire
 /// - `counters`: `ReplacingMergeTree(count)` by (app, counter id): merges keep the largest total.
 /// - `keys`: `ReplacingMergeTree(version)` by id: revoking writes a newer version of the row.
 /// - `sessions`: `ReplacingMergeTree(version)` by token hash; `audit`: a `MergeTree` by time.
+/// - `activity` and `activity_names`: the hourly rollups, fed at insert by materialised views
+///   (``rollups``).
 /// - `schema_migrations`: one row per applied migration (on every server).
 ///
 /// On a cluster (``cluster`` set), each server keeps the rows in `<table>_local` and `<table>` is a
@@ -163,6 +165,7 @@ struct ClickHouseSchema: Sendable {
       Self.access.flatMap(create),
       Self.quarantine.flatMap(create),
       create(Self.clientDrops),
+      rollupMigration,
     ]
   }
 

@@ -61,6 +61,14 @@ public struct ReportFilter: Sendable, Hashable {
   /// before and every bucket stay far inside `Int64`, and every engine can hold them as timestamps.
   public static let bounds: ClosedRange<Int64> = -10_000_000_000_000...1_000_000_000_000_000
 
+  /// Whether the hourly activity rollups can answer this filter (every engine keeps them): the range
+  /// is on whole hours (UTC), the zone's offsets inside it are whole hours, and no app name is asked
+  /// for (the rollups do not keep it).
+  package var rollupsAnswer: Bool {
+    from % RollupTables.hour == 0 && to % RollupTables.hour == 0 && appName == nil
+      && zone.keepsWholeHours(from: from, to: to)
+  }
+
   /// The range of the same length just before this one (for "against the previous range").
   public var previous: ReportFilter {
     var copy = self

@@ -106,6 +106,33 @@ public struct ReportQuery: Sendable, Hashable {
   /// The result column of the dimension at `index`.
   public func column(of index: Int) -> String { "d\(index)" }
 
+  /// The activity rollups a store keeps (SQL: ``RollupTables``; ClickHouse: tables fed at insert),
+  /// each a row per hour, device and dimensions.
+  package enum Rollup: Sendable, Hashable {
+    /// Per hour, device, session, platform, app version and OS version: events, first and last time.
+    case sessions
+    /// Per hour, event name, device, platform, app version and OS version: events.
+    case names
+  }
+
+  /// The rollup that answers this query when its range allows (``ReportFilter/rollupsAnswer``):
+  /// events by name, context dimensions (not the app name) or hour and day buckets, counted or by
+  /// device; sessions only without names (the names rollup keeps no session).
+  package var rollup: Rollup? {
+    guard source == .events, filter.rollupsAnswer, !measures.contains(.total) else { return nil }
+    var named = name != nil
+    for dimension in dimensions {
+      switch dimension {
+      case .name: named = true
+      case .context(let context) where context != .appName: continue
+      case .bucket(let bucket) where bucket != .week: continue
+      default: return nil
+      }
+    }
+    if named && measures.contains(.sessions) { return nil }
+    return named ? .names : .sessions
+  }
+
   /// The time column of the source.
   package var timeColumn: String { source == .events ? "occurred_at" : "first_counted_at" }
 

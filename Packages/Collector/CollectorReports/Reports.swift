@@ -27,10 +27,7 @@ public struct SQLReports: ReportEngine {
 
   /// The rollups that can answer `filter`: the store keeps them and the range is on whole hours.
   func rollups(_ filter: ReportFilter) -> RollupTables? {
-    guard usesRollups, let tables = store.rollups, filter.from % RollupTables.hour == 0,
-      filter.to % RollupTables.hour == 0, filter.appName == nil,
-      filter.zone.keepsWholeHours(from: filter.from, to: filter.to)
-    else { return nil }
+    guard usesRollups, let tables = store.rollups, filter.rollupsAnswer else { return nil }
     return tables
   }
 

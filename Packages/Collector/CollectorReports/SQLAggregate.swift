@@ -27,24 +27,14 @@ extension SQLReports {
     return try await rows(statement, sql)
   }
 
-  /// The rollup that answers `query`, if one does: events by name, context dimensions (not the
-  /// app name) or hour and day buckets, counted or by device, over a range of whole hours.
+  /// The rollup table that answers `query`, if one does (``ReportQuery/rollup``).
   private func rollupTable(for query: ReportQuery) -> String? {
-    guard query.source == .events, let tables = rollups(query.filter), !query.measures.contains(.total) else {
-      return nil
+    guard usesRollups, let tables = store.rollups else { return nil }
+    return switch query.rollup {
+    case .sessions: tables.sessions
+    case .names: tables.names
+    case nil: nil
     }
-    var named = query.name != nil
-    for dimension in query.dimensions {
-      switch dimension {
-      case .name: named = true
-      case .context(let context) where context != .appName: continue
-      case .bucket(let bucket) where bucket != .week: continue
-      default: return nil
-      }
-    }
-    // The names rollup keeps no session.
-    if named && query.measures.contains(.sessions) { return nil }
-    return named ? tables.names : tables.sessions
   }
 
   private func expression(

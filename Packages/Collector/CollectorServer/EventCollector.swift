@@ -177,7 +177,7 @@ public final class EventCollector: Sendable {
     return router
   }
 
-  /// The HTTP application with the collector's background services (retention, then on shutdown:
+  /// The HTTP application with the collector's background services (retention, reconciliation; then on shutdown:
   /// stop accepting, finish requests, commit, close the store unless `closesStore` is false, for
   /// embedders that keep reading it). `onListening` receives the port.
   public func application(
@@ -190,6 +190,7 @@ public final class EventCollector: Sendable {
       services: [
         StoreLifecycle(collector: self, closesStore: closesStore),
         RetentionJob(store: store, policy: configuration.retention, logger: logger),
+        ReconcileJob(store: store, logger: logger),
       ],
       onServerRunning: { channel in await onListening(channel.localAddress?.port ?? 0) },
       logger: logger

@@ -53,6 +53,12 @@ public protocol EventStore: AccessStore, QuarantineStore, ClientDropStore {
   /// rows were deleted.
   func prune(_ policy: PruneCutoffs) async throws -> Int
 
+  /// Brings what the store keeps beside its events (rollups fed at insert) back in line with them
+  /// where a write could not (a copy of an event merged away after it was counted); returns how
+  /// many pieces it rebuilt. Stores that keep them in the transaction writing the events have
+  /// nothing to do: the default returns 0. The collector runs it every few minutes.
+  func reconcile() async throws -> Int
+
   /// Stores a new key (hashed; the secret never reaches the store).
   func saveKey(_ key: KeyRecord) async throws
 
@@ -77,6 +83,9 @@ public protocol EventStore: AccessStore, QuarantineStore, ClientDropStore {
 }
 
 extension EventStore {
+  /// Nothing to reconcile, by default.
+  public func reconcile() async throws -> Int { 0 }
+
   /// One writer by default.
   public var maximumConcurrentWrites: Int { 1 }
 
