@@ -63,21 +63,28 @@ extension ClickHouseReports {
     try Retention.check(filter, period: period)
     let people = try await countsPeople(filter)
     // Each device's periods, with its first event's time and version in each (the smallest version
-    // among events of that millisecond), aggregated where the events are.
-    // On the rollup, each hour's first event per device and version stands for its events.
-    let (time, source) =
-      if let rollup = activity(filter) {
-        (
-          "hour",
-          "(SELECT device_id, hour, app_version, minMerge(first_ms) AS occurred_at FROM \(rollup) "
-            + "WHERE \(Self.rollupConditions(filter)) GROUP BY device_id, hour, app_version)"
-        )
-      } else {
-        ("occurred_at", "(SELECT device_id, occurred_at, app_version FROM \(events) WHERE \(Self.conditions(filter)))")
-      }
-    let periods =
-      "SELECT device_id, intDiv(\(Retention.localOffset(time, filter)), \(period.milliseconds)) AS p, "
-      + "min(occurred_at) AS t, argMin(app_version, (occurred_at, app_version)) AS v FROM \(source) GROUP BY device_id, p"
+    // among events of that millisecond) when versions are asked for, aggregated where the events
+    // are. On the rollup, each hour's first event per device and version stands for its events.
+    let rollup = activity(filter)
+    let time = rollup == nil ? "occurred_at" : "hour"
+    let p = "intDiv(\(Retention.localOffset(time, filter)), \(period.milliseconds)) AS p"
+    let periods: String
+    switch (rollup, byAppVersion) {
+    case (let rollup?, true):
+      periods =
+        "SELECT device_id, \(p), min(first) AS t, argMin(app_version, (first, app_version)) AS v FROM "
+        + "(SELECT device_id, hour, app_version, minMerge(first_ms) AS first FROM \(rollup) "
+        + "WHERE \(Self.rollupConditions(filter)) GROUP BY device_id, hour, app_version) GROUP BY device_id, p"
+    case (nil, true):
+      periods =
+        "SELECT device_id, \(p), min(occurred_at) AS t, argMin(app_version, (occurred_at, app_version)) AS v "
+        + "FROM \(events) WHERE \(Self.conditions(filter)) GROUP BY device_id, p"
+    case (let rollup?, false):
+      periods =
+        "SELECT device_id, \(p) FROM \(rollup) WHERE \(Self.rollupConditions(filter)) GROUP BY device_id, p"
+    case (nil, false):
+      periods = "SELECT device_id, \(p) FROM \(events) WHERE \(Self.conditions(filter)) GROUP BY device_id, p"
+    }
     // A unit's cohort is its first active period; its version that of its first event.
     let version = byAppVersion ? "argMin(v, (t, v))" : "''"
     let perUnit =
