@@ -80,7 +80,9 @@ extension ClickHouseSchema {
           + Self.rollupRows(of: table.name, from: local("events"), where: "1")
       }
       + Self.rollups.map { table in
+        // Grouping a large store's events spills to disk past 1 GB instead of failing.
         "INSERT INTO \(local(table.name)) " + Self.rollupRows(of: table.name, from: local("events"), where: "1")
+          + " SETTINGS max_bytes_before_external_group_by = 1000000000"
       }
   }
 }
