@@ -12,14 +12,18 @@ import CollectorStore
 ///   dimensions: the events. Top events and one event's time series read it.
 ///
 /// Both keep `device`, a 64-bit hash of the device id, beside it: distinct devices are counted
-/// over the hash (a hash set of integers instead of strings, 3× faster at 10M events). Two devices
-/// of one app with the same hash would count once: at a million devices the chance is 3 in 10^8.
+/// over the hash (a hash set of integers instead of strings, nearly 4× faster at 10M events). Two
+/// devices of one app with the same hash would count once: at a million devices the chance is 3 in
+/// 10^8.
 ///
-/// Exact under duplicates: a resent event is never inserted (writes skip stored ids). An event two
-/// collectors insert at the same instant is inserted twice and rolled up twice; the write that finds
-/// the duplicate (``ClickHouseEventStore/removeDuplicates(of:)``) merges the events and then rebuilds
-/// the rollup rows of the duplicate's devices and hours from them, checking the rebuilt rows against
-/// the events until both agree. Erasure and retention rebuild what they touch in the same way.
+/// Exact under duplicates: a resent event is never inserted (writes skip stored ids), and device
+/// sets and times do not change with a copy. An event two collectors insert at the same instant is
+/// counted twice: the write that finds the copy (``ClickHouseEventStore/removeDuplicates(of:)``)
+/// merges it away and reconciles the merged months (``ClickHouseEventStore/reconcileRollups(months:)``:
+/// each hour whose counts differ from the events' is rebuilt from them and checked again); a copy a
+/// background merge removed unseen is found by the same reconciliation, which every collector runs
+/// every five minutes (``ClickHouseEventStore/reconcile()``). Erasure and retention rebuild what
+/// they touch.
 extension ClickHouseSchema {
   /// The rollup tables of migration 6.
   static let rollups = [
