@@ -233,7 +233,8 @@ struct RollupEquivalenceTests {
     let (written, _) = try await engine.openReports(Generated.batches)
     let store = try #require(written as? ClickHouseEventStore)
     func expectSame(_ stage: String) async throws {
-      for filter in [Generated.filters[0], Generated.filters[1], Generated.filters[6], Generated.filters[7]] {
+      // Part of the range, and the whole range in Berlin: on whole hours, so the rollups answer.
+      for filter in [Generated.filters[1], Generated.filters[6]] {
         let fromRollups = try await Self.results(ClickHouseReports(store: store), filter)
         let fromEvents = try await Self.results(ClickHouseReports(store: store, rollups: false), filter)
         for (name, expected) in fromEvents.sorted(by: { $0.key < $1.key }) {

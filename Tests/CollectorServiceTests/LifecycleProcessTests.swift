@@ -28,9 +28,13 @@ struct LifecycleProcessTests {
     try run(outbox, server.url, version: "1.0")
     try run(outbox, server.url, version: "1.1")
 
+    // Delivery is at least once: a batch retried after a slow answer arrives again, and the
+    // collector keeps each event id once, as this does.
     var events: [CollectorEvent] = []
+    var seen: Set<String> = []
     for request in server.requests where request.uri.hasPrefix("/v1/batch") {
       events += try JSONDecoder().decode(CollectorBatch.self, from: Data(request.body)).events
+        .filter { seen.insert($0.id).inserted }
     }
     let lifecycle = events.map(\.name).filter { $0.hasPrefix("application_") || $0.hasPrefix("session_") }
     func launch(_ start: String) -> [String] {

@@ -60,9 +60,13 @@ public struct ClickHouseClient: Sendable {
 
   /// The process-wide HTTP client of the ClickHouse stores: it closes a pooled connection after 1 s
   /// idle, before ClickHouse's `keep_alive_timeout` (3 s by default) closes it under a request.
+  /// Up to 32 connections per server run queries at once (ClickHouse runs 100 by default; reports,
+  /// writes and repairs share them), and a request waits up to 30 s for one (the client's default
+  /// 10 s failed requests while rebuilds and reports queued on a busy server).
   public static let http: HTTPClient = {
     var configuration = HTTPClient.Configuration()
-    configuration.connectionPool = .init(idleTimeout: .seconds(1))
+    configuration.connectionPool = .init(idleTimeout: .seconds(1), concurrentHTTP1ConnectionsPerHostSoftLimit: 32)
+    configuration.timeout = .init(connect: .seconds(30))
     return HTTPClient(eventLoopGroupProvider: .singleton, configuration: configuration)
   }()
 
