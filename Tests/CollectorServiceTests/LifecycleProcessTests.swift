@@ -17,7 +17,7 @@ struct LifecycleProcessTests {
     #expect(process.terminationStatus == 0, "run of \(version)")
   }
 
-  @Test(.timeLimit(.minutes(1)))
+  @Test(.timeLimit(.minutes(2)))
   func anUpgradeBetweenTwoRunsIsTrackedAsAnUpdate() async throws {
     let server = try await TestHTTPServer.start()
     defer { Task { await server.stop() } }
