@@ -280,7 +280,8 @@ let package = Package(
       path: "Packages/Collector/CollectorReports"
     ),
     .target(
-      name: "CollectorDashboard", dependencies: ["CollectorReports"], path: "Packages/Collector/CollectorDashboard"
+      name: "CollectorDashboard", dependencies: ["CollectorReports", "CollectorWire"],
+      path: "Packages/Collector/CollectorDashboard"
     ),
     .testTarget(
       name: "CollectorReportsTests",

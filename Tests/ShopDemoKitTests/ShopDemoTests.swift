@@ -91,7 +91,7 @@ struct ShopDemoSimulationTests {
       #expect(progress == Array(1...25))
       #expect(outcome.events > 100)
       let titles = outcome.reports.map(\.title)
-      #expect(titles.count == 6)
+      #expect(titles.count == 7)
       let overview = try #require(outcome.reports.first?.table)
       #expect(overview.rows.first?[0] == "events" && overview.rows.first?[1] == String(outcome.events))
       // Users sign in part-way and some shop on a second device: fewer people than devices.
@@ -107,6 +107,11 @@ struct ShopDemoSimulationTests {
       #expect(revenue.rows.first?[0] == "TRY" && (Int(revenue.rows.first?[1] ?? "") ?? 0) > 0)
       let products = outcome.reports[5].table
       #expect(!products.rows.isEmpty && products.rows.allSatisfy { $0[0].hasPrefix("TY-") })
+      // The developer's debug session is development's: counted there, in no figure above.
+      let development = outcome.reports[6].table
+      let developerEvents = try await outcome.collector.collector.store.eventCount(app: "ty@development")
+      #expect(developerEvents > 5 && development.rows.first?[1] == String(developerEvents), "\(development.rows)")
+      #expect(development.rows.first { $0[0] == "devices" }?[1] == "1")
       figures.append(revenue.rows.map { $0.joined(separator: ",") }.joined(separator: ";"))
       let stored = try await outcome.collector.collector.store.eventCount(app: "ty")
       #expect(stored == outcome.events)

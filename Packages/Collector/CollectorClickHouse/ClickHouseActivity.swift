@@ -10,7 +10,7 @@ extension ClickHouseReports {
   /// cheaper to count).
   func countsPeople(_ filter: ReportFilter) async throws -> Bool {
     guard filter.unit == .person else { return false }
-    let app = ClickHouseSQL.literal(filter.app)
+    let app = ClickHouseSQL.literal(filter.storedApp)
     return try await !rows("SELECT 1 AS x FROM \(schema.persons) WHERE app = \(app) LIMIT 1").isEmpty
   }
 
@@ -25,7 +25,7 @@ extension ClickHouseReports {
 
   public func activeDevices(_ filter: ReportFilter) async throws -> ActiveDevices {
     let people = try await countsPeople(filter)
-    let app = ClickHouseSQL.literal(filter.app)
+    let app = ClickHouseSQL.literal(filter.storedApp)
     // DAU, WAU and MAU in one pass: each device's last active time in the 30 days, with its unit.
     var window = filter
     window.from = filter.zone.days(ActiveDevices.activeSpans.last ?? 0, before: filter.to)
@@ -40,7 +40,7 @@ extension ClickHouseReports {
       "toInt64(uniqExactIf(unit_id, last >= \(ClickHouseSQL.literal(filter.zone.days($0, before: filter.to))))) AS \(ActiveDevices.recentColumn($0))"
     }
     let recent = try await rows(
-      "SELECT \(counts.joined(separator: ", ")) FROM (\(units(of: last, app: filter.app, people: people)))"
+      "SELECT \(counts.joined(separator: ", ")) FROM (\(units(of: last, app: filter.storedApp, people: people)))"
     ).first
     // Active in the range, and whether the unit has any event (of the app) before the range: a
     // person when any of their devices has.
@@ -53,8 +53,8 @@ extension ClickHouseReports {
       + "WHERE \(rollup == nil ? Self.conditions(filter) : Self.rollupConditions(filter))"
     let split = try await rows(
       "SELECT toInt64(count()) AS active_devices, toInt64(countIf(unit_id IN (SELECT unit_id FROM "
-        + "(\(units(of: earlier, app: filter.app, people: people)))))) AS returning_devices "
-        + "FROM (SELECT DISTINCT unit_id FROM (\(units(of: active, app: filter.app, people: people))))"
+        + "(\(units(of: earlier, app: filter.storedApp, people: people)))))) AS returning_devices "
+        + "FROM (SELECT DISTINCT unit_id FROM (\(units(of: active, app: filter.storedApp, people: people))))"
     ).first
     return ActiveDevices(split, recent: recent, unit: filter.unit)
   }
@@ -89,7 +89,7 @@ extension ClickHouseReports {
     let version = byAppVersion ? "argMin(v, (t, v))" : "''"
     let perUnit =
       "SELECT unit_id, min(p) AS cohort, groupUniqArray(p) AS periods, \(version) AS version "
-      + "FROM (\(units(of: periods, app: filter.app, people: people))) GROUP BY unit_id"
+      + "FROM (\(units(of: periods, app: filter.storedApp, people: people))) GROUP BY unit_id"
     let found = try await rows(
       "SELECT cohort, version, q - cohort AS k, toInt64(uniqExact(unit_id)) AS devices FROM (\(perUnit)) "
         + "ARRAY JOIN periods AS q GROUP BY cohort, version, k ORDER BY cohort, version, k")

@@ -70,7 +70,8 @@ extension ClickHouseReports {
       return "SELECT device_id AS unit_id, name, occurred_at, event_id FROM \(self.events) WHERE \(part.matching)"
     }
     let events = "SELECT device_id, name, occurred_at, event_id FROM \(self.events) WHERE \(part.matching)"
-    return "SELECT unit_id, name, occurred_at, event_id FROM (\(units(of: events, app: filter.app, people: people)))"
+    return
+      "SELECT unit_id, name, occurred_at, event_id FROM (\(units(of: events, app: filter.storedApp, people: people)))"
       + part.units
   }
 

@@ -49,7 +49,7 @@ public struct ClickHouseReports: ReportEngine {
   /// `day`, the sort key's second column, and ClickHouse reads only the range's days and months.
   static func conditions(_ filter: ReportFilter, time: String = "occurred_at", dated: Bool = true) -> String {
     var parts = [
-      "app = \(ClickHouseSQL.literal(filter.app))", "\(time) >= \(ClickHouseSQL.literal(filter.from))",
+      "app = \(ClickHouseSQL.literal(filter.storedApp))", "\(time) >= \(ClickHouseSQL.literal(filter.from))",
       "\(time) < \(ClickHouseSQL.literal(filter.to))",
     ]
     if dated {
@@ -86,7 +86,7 @@ public struct ClickHouseReports: ReportEngine {
       }
     let row = try await rows(
       "SELECT toInt64(count()) AS devices, toInt64(uniqExact(unit_id)) AS people "
-        + "FROM (\(units(of: devices, app: filter.app, people: true)))"
+        + "FROM (\(units(of: devices, app: filter.storedApp, people: true)))"
     ).first
     return (row?["devices"].int ?? 0, row?["people"].int ?? 0)
   }

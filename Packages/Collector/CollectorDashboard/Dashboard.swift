@@ -1,4 +1,5 @@
 public import CollectorReports
+import CollectorWire
 import Foundation
 
 /// The dashboard's pages, rendered on the server as HTML with inline SVG charts: no JavaScript, no
@@ -28,6 +29,10 @@ public enum Dashboard {
     public var platform = "", appVersion = "", osVersion = ""
     /// Today in ``zone`` (`2026-11-27`), for the range presets; empty: none offered.
     public var today = ""
+    /// The environment shown (``AppEnvironment``): production unless picked; any other wears a banner.
+    public var environment = AppEnvironment.production
+    /// The environments the app has data in, for the picker (production first).
+    public var environments: [String] = []
     /// The page's path (`/`, `/dashboard/retention`, ...).
     public var path: String { page.path }
 
@@ -250,6 +255,7 @@ public enum Dashboard {
     header +=
       #"</select></label><label>From <input type="date" name="from" value="\#(SVG.escape(context.from))"></label>"#
     header += #"<label>To <input type="date" name="to" value="\#(SVG.escape(context.to))"></label>"#
+    header += environmentField(context)
     header += filterFields(context)
     header += "<button>Show</button></form>"
     header += #"<p class="range">\#(SVG.escape(context.rangeLine))\#(presetLinks(context))</p>"#
@@ -258,6 +264,7 @@ public enum Dashboard {
       header +=
         #"<input type="hidden" name="csrf" value="\#(SVG.escape(context.csrf))"><button>Sign out</button></form>"#
     }
+    header += environmentBanner(context)
     return document(title: "\(title) · \(context.app)", header: header, body: body)
   }
 
@@ -293,6 +300,7 @@ public enum Dashboard {
     .point{fill:#2563eb}.axis{stroke:#999}.tick,.label,.note{font-size:11px;fill:#444}.tick.end{text-anchor:end}
     .bar{fill:#2563eb}.scroll{overflow-x:auto}table{border-collapse:collapse;font-size:13px}
     th,td{padding:4px 8px;border-bottom:1px solid #eee;text-align:left;white-space:nowrap}
-    .heat td.cell{text-align:center;min-width:56px}.error{color:#b91c1c}.empty{color:#777}
+    .heat td.cell{text-align:center;min-width:56px}
+    .banner{background:#fef3c7;border:1px solid #f59e0b;color:#78350f;border-radius:6px;padding:6px 10px;margin:6px 0}.error{color:#b91c1c}.empty{color:#777}
     """
 }

@@ -1,4 +1,5 @@
 import CollectorReports
+import CollectorWire
 import Foundation
 
 /// The one filter every page reads: the app, the days (in the zone), the unit and the dimensions,
@@ -17,6 +18,7 @@ extension Dashboard.Context {
     [
       ("app", app), ("from", from), ("to", to), ("unit", unit.rawValue), ("tz", zone.identifier),
       ("platform", platform), ("appVersion", appVersion), ("osVersion", osVersion),
+      ("environment", environment == AppEnvironment.production ? "" : environment),
     ].filter { !$0.1.isEmpty }
   }
 
@@ -27,6 +29,7 @@ extension Dashboard.Context {
     let items =
       [("app", app), ("from", String(range.from)), ("to", String(range.to)), ("unit", unit.rawValue)]
       + [("tz", zone.identifier), ("platform", platform), ("appVersion", appVersion), ("osVersion", osVersion)]
+      + [("environment", environment == AppEnvironment.production ? "" : environment)]
     return items.filter { !$0.1.isEmpty }.map { "\($0.0)=\(Dashboard.percent($0.1))" }.joined(separator: "&")
   }
 
@@ -44,6 +47,24 @@ extension Dashboard.Context {
 }
 
 extension Dashboard {
+  /// The environment picker: production and every environment the app has data in (and the one
+  /// shown, should it have none yet).
+  static func environmentField(_ context: Context) -> String {
+    var names = context.environments.isEmpty ? [AppEnvironment.production] : context.environments
+    if !names.contains(context.environment) { names.append(context.environment) }
+    var field = #"<label>Environment <select name="environment">"#
+    for name in names { field += option(name, selected: name == context.environment) }
+    return field + "</select></label>"
+  }
+
+  /// The banner every page of an environment other than production wears, so that test data is
+  /// never read as real users'.
+  static func environmentBanner(_ context: Context) -> String {
+    guard context.environment != AppEnvironment.production else { return "" }
+    return #"<p class="banner" role="status">Environment: <strong>\#(SVG.escape(context.environment))</strong>"#
+      + " · not production: these are test builds' events, kept apart from real users'.</p>"
+  }
+
   /// The header's filter fields after the app and days: the dimensions, the zone, and the unit on
   /// the pages that count people or devices.
   static func filterFields(_ context: Context) -> String {

@@ -123,7 +123,8 @@ public enum NativeIngest {
       )
     }
     rejected.sort { $0.index < $1.index }
-    let drops = clientDrops(batch.diagnostics, app: app, context: context, receivedAt: receivedAt)
+    let scope = AppEnvironment.resolve(target: app, sent: context[.environment]).storedApp
+    let drops = clientDrops(batch.diagnostics, app: scope, context: context, receivedAt: receivedAt)
     return IngestResult(rows: StoreBatch(events: events, counters: counters, clientDrops: drops), rejected: rejected)
   }
 
@@ -136,6 +137,9 @@ public enum NativeIngest {
       }
       if CollectorLimits.hasControlCharacter(value) {
         throw FieldError(field: "context.\(field.rawValue)", reason: EventRules.controlRule)
+      }
+      if field == .environment, !value.isEmpty, !AppEnvironment.isName(value) {
+        throw FieldError(field: "context.environment", reason: AppEnvironment.nameRule)
       }
     }
     return context

@@ -27,9 +27,10 @@ public struct ClientDrops: ReportResult, Hashable {
 
   /// Reads the totals of `filter`'s app, range and app name from `store`.
   public static func load(from store: any ClientDropStore, _ filter: ReportFilter) async throws -> ClientDrops {
-    async let drops = store.clientDrops(app: filter.app, from: filter.from, to: filter.to, appName: filter.appName)
+    async let drops = store.clientDrops(
+      app: filter.storedApp, from: filter.from, to: filter.to, appName: filter.appName)
     async let devices = store.clientDropDevices(
-      app: filter.app, from: filter.from, to: filter.to, appName: filter.appName)
+      app: filter.storedApp, from: filter.from, to: filter.to, appName: filter.appName)
     return ClientDrops(
       app: filter.app, from: filter.from, to: filter.to, devices: try await devices, drops: try await drops)
   }

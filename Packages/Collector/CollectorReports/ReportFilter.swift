@@ -28,15 +28,29 @@ public struct ReportFilter: Sendable, Hashable {
   public var unit: ReportUnit
   /// The time zone days, weeks and hours are bucketed in (UTC unless told).
   public var zone: ReportZone
+  /// The environment reported on: `production` unless told (``AppEnvironment``).
+  public var environment: String
+
+  /// The app the store keeps this filter's environment under (`shop`, `shop@development`): what
+  /// every query matches, so that two environments never meet in one answer.
+  public var storedApp: String { AppEnvironment.storedApp(app, environment: environment) }
 
   /// A filter; throws ``FieldError`` when the range is empty, longer than 10 years or outside
-  /// ``bounds``, the app is missing, or a text holds a control character.
+  /// ``bounds``, the app is missing or names an environment, the environment is not a valid name, or
+  /// a text holds a control character.
   public init(
     app: String, from: Int64, to: Int64, platform: String? = nil, appVersion: String? = nil, osVersion: String? = nil,
-    appName: String? = nil, unit: ReportUnit = .person, zone: ReportZone = .utc
+    appName: String? = nil, unit: ReportUnit = .person, zone: ReportZone = .utc,
+    environment: String = AppEnvironment.production
   ) throws(FieldError) {
     guard !app.isEmpty else { throw FieldError(field: "app", reason: "is required") }
     try ReportText.check(app, field: "app")
+    guard !app.contains(AppEnvironment.separator) else {
+      throw FieldError(field: "app", reason: "names the app alone; the environment is its own parameter")
+    }
+    guard AppEnvironment.isName(environment) else {
+      throw FieldError(field: "environment", reason: AppEnvironment.nameRule)
+    }
     for (field, value) in [
       ("platform", platform), ("appVersion", appVersion), ("osVersion", osVersion), ("appName", appName),
     ] {
@@ -55,6 +69,7 @@ public struct ReportFilter: Sendable, Hashable {
     self.appName = appName.flatMap { $0.isEmpty ? nil : $0 }
     self.unit = unit
     self.zone = zone
+    self.environment = environment
   }
 
   /// The times a filter may start or end at (ms; years 1653 to 33658): every difference, the range
@@ -144,7 +159,7 @@ struct SQLBuilder {
   /// The `WHERE` conditions of `filter` on the events table (`occurred_at` in range).
   mutating func conditions(_ filter: ReportFilter, timeColumn: String = "occurred_at", prefix: String = "") -> String {
     var parts = [
-      "\(prefix)app = \(bind(filter.app))", "\(prefix)\(timeColumn) >= \(time(bind(filter.from)))",
+      "\(prefix)app = \(bind(filter.storedApp))", "\(prefix)\(timeColumn) >= \(time(bind(filter.from)))",
       "\(prefix)\(timeColumn) < \(time(bind(filter.to)))",
     ]
     parts += dimensionConditions(filter, prefix: prefix)
@@ -154,7 +169,7 @@ struct SQLBuilder {
   /// The `WHERE` conditions of `filter` on a table whose `column` holds ms since 1970.
   mutating func msConditions(_ filter: ReportFilter, column: String, prefix: String = "") -> String {
     var parts = [
-      "\(prefix)app = \(bind(filter.app))", "\(prefix)\(column) >= \(bind(filter.from))",
+      "\(prefix)app = \(bind(filter.storedApp))", "\(prefix)\(column) >= \(bind(filter.from))",
       "\(prefix)\(column) < \(bind(filter.to))",
     ]
     parts += dimensionConditions(filter, prefix: prefix)
@@ -163,7 +178,7 @@ struct SQLBuilder {
 
   /// The `WHERE` conditions of `filter` on a rollup (`hour` in range; the range is on whole hours).
   mutating func rollupConditions(_ filter: ReportFilter) -> String {
-    var parts = ["app = \(bind(filter.app))", "hour >= \(bind(filter.from))", "hour < \(bind(filter.to))"]
+    var parts = ["app = \(bind(filter.storedApp))", "hour >= \(bind(filter.from))", "hour < \(bind(filter.to))"]
     parts += dimensionConditions(filter)
     return parts.joined(separator: " AND ")
   }

@@ -118,7 +118,7 @@ extension Report {
 
   /// `app`, `from`, `to` (default: the 7 days up to now; a day is its midnight in the zone),
   /// `platform`, `appVersion`, `osVersion`, `unit` (`person`, the default, or `device`), `tz` (an
-  /// IANA time zone; UTC when absent).
+  /// IANA time zone; UTC when absent), `environment` (`production` when absent).
   public static func filter(_ parameter: (String) -> String?) throws(FieldError) -> ReportFilter {
     guard let app = parameter("app"), !app.isEmpty else { throw FieldError(field: "app", reason: "is required") }
     let zone = try ReportZone.named(parameter("tz")) ?? .utc
@@ -130,7 +130,8 @@ extension Report {
     return try ReportFilter(
       app: app, from: from, to: to, platform: parameter("platform"), appVersion: parameter("appVersion"),
       osVersion: parameter("osVersion"), appName: parameter("appName"),
-      unit: try ReportUnit(parameter: parameter("unit")), zone: zone)
+      unit: try ReportUnit(parameter: parameter("unit")), zone: zone,
+      environment: parameter("environment").flatMap { $0.isEmpty ? nil : $0 } ?? AppEnvironment.production)
   }
 
   /// `text` as a time: a day is its first instant in `zone`; a time with its offset and ms since

@@ -10,7 +10,7 @@ extension SQLReports {
   func personsTable(_ filter: ReportFilter) async throws -> String? {
     guard filter.unit == .person, let persons = store.personsTable else { return nil }
     var sql = SQLBuilder(store.dialect)
-    let any = try await rows("SELECT 1 AS x FROM \(persons) WHERE app = \(sql.bind(filter.app)) LIMIT 1", sql)
+    let any = try await rows("SELECT 1 AS x FROM \(persons) WHERE app = \(sql.bind(filter.storedApp)) LIMIT 1", sql)
     return any.isEmpty ? nil : persons
   }
 
@@ -36,7 +36,7 @@ extension SQLReports {
       } else {
         (store.eventsTable, sql.conditions(filter), "occurred_at < \(sql.time(sql.bind(filter.from)))")
       }
-    let app = sql.bind(filter.app)
+    let app = sql.bind(filter.storedApp)
     let query: String
     if let persons {
       // A person is returning when any of their devices was active before: the people active before

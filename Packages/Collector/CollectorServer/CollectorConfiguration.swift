@@ -80,14 +80,16 @@ public struct CollectorConfiguration: Sendable {
         help: "\(engines.map { $0.name }.joined(separator: ", ")) (default: the one whose url is set, else "
           + "\(engines.first { $0.chosenBy == nil }?.name ?? "none"))"),
     ] + engines.flatMap { $0.settings.map { Setting(key: $0.key, help: $0.help) } } + [
-      Setting(key: "write-keys", help: "write keys, app=key[,app=key...] (stored hashed; a key may be sha256:<hex>)"),
+      Setting(
+        key: "write-keys",
+        help: "write keys, app=key or app@environment=key[,...] (stored hashed; a key may be sha256:<hex>)"),
       Setting(
         key: "read-keys", help: "read keys for reports, the dashboard and exports, key[,key...] (or sha256:<hex>)"),
       Setting(key: "admin-keys", help: "admin keys for everything, erasure too, key[,key...] (or sha256:<hex>)"),
       Setting(key: "rate-limit", help: "events per second per key, 0 for none (default 20000; burst 2x, >= 2500)"),
       Setting(key: "max-event-age-days", help: "reject events older than this after skew correction (default 30)"),
       Setting(key: "retention-days", help: "delete events older than this many days (default: keep forever)"),
-      Setting(key: "retention", help: "per-app retention in days, app=days[,app=days...]"),
+      Setting(key: "retention", help: "per-app retention in days, app=days or app@environment=days[,...]"),
       Setting(key: "time-zone", help: "IANA time zone reports bucket days in (default UTC; tz= overrides)"),
       Setting(key: "time-zones", help: "per-app report time zone, app=Europe/Istanbul[,app=zone...]"),
       Setting(key: "quarantine-retention-days", help: "days the quarantine keeps an entry, 0 for ever (default 30)"),
@@ -205,8 +207,12 @@ public struct CollectorConfiguration: Sendable {
 
   private mutating func applyKeys(_ settings: SettingValues) throws(Problem) {
     keys = try settings.pairs("write-keys").map { ProvisionedKey(app: $0.0, key: $0.1, scope: .write) }
-    for key in keys where key.app.utf8.count > 64 {
-      throw settings.fail("write-keys", "the app of a write key has at most 64 bytes (\(key.app.prefix(64))…)")
+    for key in keys {
+      do {
+        try AppEnvironment.checkTarget(key.app, field: "write-keys")
+      } catch {
+        throw settings.fail("write-keys", error.reason)
+      }
     }
     for key in keys { try Self.check(key.key, "write-keys", settings) }
     for (name, scope) in [("read-keys", KeyRecord.Scope.read), ("admin-keys", .admin)] {
@@ -264,7 +270,13 @@ public struct CollectorConfiguration: Sendable {
       guard let number = Int(days), (1...36500).contains(number) else {
         throw settings.fail("retention", "retention of \(app) must be a number of days in 1...36500, not \"\(days)\"")
       }
-      retention.perApp[app] = number
+      do {
+        try AppEnvironment.checkTarget(app, field: "retention")
+      } catch {
+        throw settings.fail("retention", error.reason)
+      }
+      // `ty@development` is the development environment's data: its own retention.
+      retention.perApp[AppEnvironment.resolve(target: app, sent: "").storedApp] = number
     }
     try applyZones(settings)
     if let rows = try settings.integer("max-queued-rows", 1000...100_000_000) { maximumQueuedRows = rows }

@@ -18,7 +18,7 @@ extension EventCollector {
         .tooManyRequests, "", "rate limit of \(Int(limiter.rate ?? 0)) events/s for this key", retryAfter: wait)
     }
     do {
-      try await committer.commit(result.rows)
+      try await committer.commit(result.rows.environmentsResolved)
     } catch GroupCommitter.CommitError.overloaded {
       throw Refusal(.serviceUnavailable, "", "the collector is busy; retry", retryAfter: 1)
     } catch {

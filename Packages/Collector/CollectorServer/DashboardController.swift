@@ -74,8 +74,13 @@ struct DashboardController: Sendable {
   private func pageContext(
     _ page: DashboardPage, query: FormQuery, reports: any ReportEngine, viewer: Viewer
   ) async throws -> Dashboard.Context {
-    let apps = try await collector.report { try await reports.apps() }
+    let catalog = AppEnvironment.catalog(try await collector.report { try await reports.apps() })
+    let apps = catalog.map(\.app)
     let app = query.get("app").flatMap { $0.isEmpty ? nil : $0 } ?? apps.first ?? ""
+    let environment = query.get("environment").flatMap { $0.isEmpty ? nil : $0 } ?? AppEnvironment.production
+    guard AppEnvironment.isName(environment) else {
+      throw FieldError(field: "environment", reason: AppEnvironment.nameRule)
+    }
     let day: Int64 = 86_400_000
     let zone = try ReportZone.named(query.get("tz")) ?? collector.configuration.zone(of: app)
     // Today in the zone, as the day the picker shows.
@@ -95,6 +100,8 @@ struct DashboardController: Sendable {
     context.appVersion = query.get("appVersion") ?? ""
     context.osVersion = query.get("osVersion") ?? ""
     context.today = String(ReportTime.iso(today).prefix(10))
+    context.environment = environment
+    context.environments = catalog.first { $0.app == app }?.environments ?? []
     return context
   }
 
@@ -116,7 +123,8 @@ struct DashboardController: Sendable {
     async let top = reports.topEvents(filter, limit: 15)
     async let active = reports.activeDevices(filter)
     async let sessions = reports.sessions(filter)
-    let quarantined = try await collector.store.quarantinedCount(app: filter.app, from: filter.from, to: filter.to)
+    let quarantined = try await collector.store.quarantinedCount(
+      app: filter.storedApp, from: filter.from, to: filter.to)
     return Dashboard.overview(
       try await overview, series: try await series, top: try await top, active: try await active,
       sessions: try await sessions, quarantined: Int64(quarantined), context: context)
@@ -191,6 +199,6 @@ extension Dashboard.Context {
     guard let range else { throw FieldError(field: "from", reason: "pick days such as 2026-11-01") }
     return try ReportFilter(
       app: app, from: range.from, to: range.to, platform: platform, appVersion: appVersion, osVersion: osVersion,
-      unit: unit, zone: zone)
+      unit: unit, zone: zone, environment: environment)
   }
 }

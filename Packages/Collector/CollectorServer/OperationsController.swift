@@ -69,8 +69,29 @@ struct OperationsController: Sendable {
     return .json(.ok, Array(try encoder.encode(["entries": entries])))
   }
 
-  /// Erases one device's or one user's events and counters of one app, and records it in the
-  /// audit trail.
+  /// Erases `subject` from its app in every environment the app has data in
+  /// (``AppEnvironment``): a person's erasure reaches their test builds' events too.
+  private func eraseInEveryEnvironment(_ subject: ErasureSubject) async throws -> ErasureReport {
+    do {
+      let stored = try await collector.reports?.apps() ?? []
+      let environments = AppEnvironment.catalog(stored).first { $0.app == subject.app }?.environments ?? []
+      var total = try await collector.store.erase(subject)
+      for environment in environments where environment != AppEnvironment.production {
+        var scoped = subject
+        scoped.app = AppEnvironment.storedApp(subject.app, environment: environment)
+        let report = try await collector.store.erase(scoped)
+        total = ErasureReport(
+          events: total.events + report.events, counters: total.counters + report.counters,
+          devices: total.devices + report.devices)
+      }
+      return total
+    } catch {
+      throw Refusal.storage("the erasure did not finish; run it again")
+    }
+  }
+
+  /// Erases one device's or one user's events and counters of one app, in every environment, and
+  /// records it in the audit trail.
   func erase(_ request: Request, by key: KeyRecord) async throws -> Response {
     let parameters = request.form
     guard let app = parameters.get("app"), !app.isEmpty else { throw Refusal(.badRequest, "app", "is required") }
@@ -85,12 +106,7 @@ struct OperationsController: Sendable {
     else {
       throw Refusal(.badRequest, "deviceId", "deviceId or userId is required")
     }
-    let report: ErasureReport
-    do {
-      report = try await collector.store.erase(subject)
-    } catch {
-      throw Refusal.storage("nothing was erased")
-    }
+    let report = try await eraseInEveryEnvironment(subject)
     let who = [subject.deviceID.map { "device \($0)" }, subject.userID.map { "user \($0)" }].compactMap { $0 }
     await collector.audited(
       key, "erase",

@@ -70,7 +70,7 @@ struct QuarantineController: Sendable {
     for entry in entries.reversed() {
       switch Self.outcome(of: entry, policy: collector.policy) {
       case .stored(let rows):
-        try await collector.committer.commit(rows)
+        try await collector.committer.commit(rows.environmentsResolved)
         try await stored {
           try await collector.store.resolveQuarantined(
             id: entry.id, replayedAt: EventCollector.now(), reasons: entry.reasons)

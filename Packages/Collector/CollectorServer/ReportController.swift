@@ -35,8 +35,10 @@ struct ReportController: Sendable {
     guard let reports = collector.reports else {
       throw Refusal(.notImplemented, "", "this store does not serve reports")
     }
-    let apps = try await collector.storing("apps") { try await collector.report { try await reports.apps() } }
-    var json = JSONWriter(capacity: 32 + apps.count * 48)
+    let catalog = AppEnvironment.catalog(
+      try await collector.storing("apps") { try await collector.report { try await reports.apps() } })
+    let apps = catalog.map(\.app)
+    var json = JSONWriter(capacity: 32 + apps.count * 96)
     json.beginObject()
     json.key("apps")
     json.beginArray()
@@ -47,6 +49,15 @@ struct ReportController: Sendable {
     for app in apps {
       json.key(app)
       json.string(collector.configuration.zone(of: app).identifier)
+    }
+    json.endObject()
+    json.key("environments")
+    json.beginObject()
+    for entry in catalog {
+      json.key(entry.app)
+      json.beginArray()
+      for environment in entry.environments { json.string(environment) }
+      json.endArray()
     }
     json.endObject()
     json.endObject()

@@ -35,6 +35,9 @@ public struct TrackingContext: Sendable, Hashable, Codable {
   public var libraryName: String
   /// The tracking library's version.
   public var libraryVersion: String
+  /// The build's environment (``TrackingEnvironment``'s name): `production` unless the
+  /// configuration names another.
+  public var environment: String
 
   /// Creates a context; every field has a neutral default.
   public init(
@@ -48,7 +51,8 @@ public struct TrackingContext: Sendable, Hashable, Codable {
     locale: String = "",
     timeZone: String = "",
     libraryName: String = TrackingContext.libraryName,
-    libraryVersion: String = TrackingContext.libraryVersion
+    libraryVersion: String = TrackingContext.libraryVersion,
+    environment: String = TrackingEnvironment.production.name
   ) {
     self.appName = appName
     self.appVersion = appVersion
@@ -61,6 +65,20 @@ public struct TrackingContext: Sendable, Hashable, Codable {
     self.timeZone = timeZone
     self.libraryName = libraryName
     self.libraryVersion = libraryVersion
+    self.environment = environment
+  }
+
+  /// Decodes a context; one written before ``environment`` existed is `production`'s.
+  public init(from decoder: any Decoder) throws {
+    let container = try decoder.container(keyedBy: CodingKeys.self)
+    func text(_ key: CodingKeys) throws -> String { try container.decode(String.self, forKey: key) }
+    self.init(
+      appName: try text(.appName), appVersion: try text(.appVersion), appBuild: try text(.appBuild),
+      osName: try text(.osName), osVersion: try text(.osVersion), platform: try text(.platform),
+      deviceModel: try text(.deviceModel), locale: try text(.locale), timeZone: try text(.timeZone),
+      libraryName: try text(.libraryName), libraryVersion: try text(.libraryVersion),
+      environment: try container.decodeIfPresent(String.self, forKey: .environment)
+        ?? TrackingEnvironment.production.name)
   }
 
   /// This library's name as it appears in every event's context.

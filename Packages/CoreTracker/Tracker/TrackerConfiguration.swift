@@ -55,9 +55,19 @@ public struct TrackerConfiguration: Sendable {
   /// delivery outcome with the server's reasons (``DebugLog``). `nil` (the default): off.
   public var debug: DebugLog?
 
-  /// Creates a configuration; every parameter has a production default.
+  /// The build's environment, stamped on every event (the context's
+  /// ``TrackingContext/environment``).
+  public var environment: TrackingEnvironment {
+    get { TrackingEnvironment(context.environment) }
+    set { context.environment = newValue.name }
+  }
+
+  /// Creates a configuration; every parameter has a production default. `environment`, when
+  /// given, replaces the context's (``TrackingEnvironment/detect(debug:receiptURL:override:)``
+  /// picks it from the build).
   public init(
     context: TrackingContext = .current(),
+    environment: TrackingEnvironment? = nil,
     anonymousID: String = AnonymousID.random(),
     defaultParameters: EventParameters = EventParameters(),
     userID: String? = nil,
@@ -77,6 +87,7 @@ public struct TrackerConfiguration: Sendable {
     debug: DebugLog? = nil
   ) {
     self.context = context
+    if let environment { self.context.environment = environment.name }
     self.anonymousID = anonymousID
     self.defaultParameters = defaultParameters
     self.userID = userID

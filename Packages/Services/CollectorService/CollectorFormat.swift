@@ -201,6 +201,7 @@ extension EventContext {
       case .timeZone: context.timeZone
       case .libraryName: context.libraryName
       case .libraryVersion: context.libraryVersion
+      case .environment: context.environment
       }
     }
   }

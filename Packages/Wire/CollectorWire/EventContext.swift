@@ -28,6 +28,9 @@ public enum ContextField: String, CaseIterable, Sendable, Hashable, CodingKey {
   case libraryName
   /// The tracking library's version.
   case libraryVersion
+  /// The build's environment (`development`, `internal`, `production` or a name of the app's):
+  /// empty means `production` (``AppEnvironment``).
+  case environment
 
   /// The field's column in every store: the wire name in snake case (`appName` → `app_name`).
   public var column: String { Self.columnNames[position] }
@@ -52,7 +55,7 @@ public enum ContextField: String, CaseIterable, Sendable, Hashable, CodingKey {
   /// The fields a client may leave out of a batch: those added after clients shipped (absent, they
   /// are empty). Every other field is required, so a client that forgets one is told which; a field
   /// added later goes here, or every client built before it would have its batches refused.
-  public static let addedLater: Set<ContextField> = []
+  public static let addedLater: Set<ContextField> = [.environment]
 }
 
 /// Where an event comes from: app, OS, device, locale, time zone and library.

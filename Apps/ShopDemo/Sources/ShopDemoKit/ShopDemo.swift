@@ -151,6 +151,14 @@ public struct ShopDemo {
           DLTracker(log: log, collector: dlCollector, services: dlVendors, configuration: dolapConfiguration)
         )
       }, progress: progress)
+    // A developer's debug build of the same app: its events are development's, kept out of every
+    // figure above and shown apart (the last report; the dashboard's Environment picker).
+    let developer = TYTracker(
+      log: log, collector: tyCollector, services: [],
+      configuration: TrackerConfiguration(
+        context: Simulation.developerContext, environment: .development, anonymousID: "developer-mac"))
+    Self.shopOnTrendyol(tracker: developer)
+    await developer.flush()
     for service in [tyCollector, dlCollector] + tyVendors + dlVendors { await service.flush() }
 
     guard let reports = embedded.collector.reports else { throw CancellationError() }
@@ -165,6 +173,9 @@ public struct ShopDemo {
       window: 3_600_000)
     let revenue = try await reports.revenue(filter)
     let items = try await reports.topItems(filter, category: nil, brand: nil, limit: 10)
+    var developmentFilter = filter
+    developmentFilter.environment = TrackingEnvironment.development.name
+    let development = try await reports.overview(developmentFilter)
     return SimulationOutcome(
       collector: embedded, from: from, to: to, events: Int(overview.current.events),
       reports: [
@@ -173,6 +184,7 @@ public struct ShopDemo {
         ("Funnel: detail → cart → checkout → purchase, within an hour", funnel.table),
         ("Revenue (refunds subtracted; against the weeks before)", revenue.table),
         ("Top products by revenue", items.table),
+        ("Overview (Trendyol, development: a developer's debug build, kept apart)", development.table),
       ])
   }
 

@@ -43,6 +43,11 @@ struct Simulation {
     func advance(_ seconds: TimeInterval) { lock.withLock { current += seconds } }
   }
 
+  /// A developer's machine running the next version's debug build (its events are development's).
+  static let developerContext = TrackingContext(
+    appName: "Trendyol", appVersion: "5.13.0", appBuild: "5130", osName: "iOS", osVersion: "18.1",
+    platform: "iOS", deviceModel: "arm64", locale: "en_US", timeZone: "Europe/Istanbul")
+
   static let catalog = [
     Product(
       id: "TY-1001", name: "Air Runner", brand: "Koston", category: "Sneakers", priceMinor: 1_299_90,

@@ -1,5 +1,6 @@
 public import CollectorReports
 import CollectorStore
+import CollectorWire
 public import Foundation
 
 #if canImport(FoundationNetworking)
@@ -42,7 +43,7 @@ public enum ReportOrigin: Sendable {
   public func apps() async throws -> (apps: [String], timeZones: [String: String]) {
     switch self {
     case .store(let reports):
-      return (try await reports.apps(), [:])
+      return (AppEnvironment.catalog(try await reports.apps()).map(\.app), [:])
     case .http(let url, let key):
       struct Answer: Decodable {
         var apps: [String]

@@ -45,7 +45,8 @@ public enum TrackerCtl {
   /// end not included.
   static func heading(_ filter: ReportFilter) -> String {
     let zone = filter.zone
-    return "\(filter.app): \(zone.iso(filter.from)) to \(zone.iso(filter.to)) "
+    let environment = filter.environment == AppEnvironment.production ? "" : " [\(filter.environment)]"
+    return "\(filter.app)\(environment): \(zone.iso(filter.from)) to \(zone.iso(filter.to)) "
       + "(\(zone.identifier); the end not included)\n\n"
   }
 
@@ -65,6 +66,13 @@ public enum TrackerCtl {
   /// is stored.
   public static func createKey(app: String, scope: KeyRecord.Scope, store: any EventStore) async throws -> String {
     guard !app.isEmpty, app.utf8.count <= 256 else { throw CommandError("--app must be 1 to 256 bytes") }
+    if scope == .write {
+      do {
+        try AppEnvironment.checkTarget(app, field: "--app")
+      } catch {
+        throw CommandError("--app: \(error.reason)")
+      }
+    }
     let key = AccessKeys.generate(scope: scope)
     let now = Int64(Date().timeIntervalSince1970 * 1000)
     let record = AccessKeys.record(for: key, app: scope == .write ? app : "*", scope: scope, now: now)

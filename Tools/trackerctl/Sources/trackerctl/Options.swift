@@ -91,11 +91,13 @@ struct FilterOptions: ParsableArguments {
   @Option(help: "active-devices, retention, funnel: count person (default) or device.") var unit: String?
   @Option(help: "IANA time zone of days and hours, e.g. Europe/Istanbul (default: the app's, else UTC).")
   var tz: String?
+  @Option(help: "The environment: production (default), development, internal or the app's own name.")
+  var environment: String?
 
   var parameters: [String: String] {
     let pairs: [(String, String?)] = [
       ("app", app), ("from", from), ("to", to), ("platform", platform), ("appVersion", appVersion),
-      ("osVersion", osVersion), ("unit", unit), ("tz", tz),
+      ("osVersion", osVersion), ("unit", unit), ("tz", tz), ("environment", environment),
     ]
     return Dictionary(uniqueKeysWithValues: pairs.compactMap { key, value in value.map { (key, $0) } })
   }
