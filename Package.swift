@@ -64,6 +64,7 @@ let package = Package(
     .package(url: "https://github.com/swift-server/swift-prometheus.git", from: "2.4.1"),
     .package(url: "https://github.com/swift-server/swift-service-lifecycle.git", from: "2.13.0"),
     .package(url: "https://github.com/vapor/postgres-nio.git", from: "1.33.2"),
+    .package(url: "https://github.com/jpsim/Yams.git", from: "6.2.2"),
   ],
   targets: [
     // MARK: Core
@@ -121,6 +122,11 @@ let package = Package(
     .testTarget(
       name: "CollectorWireTests", dependencies: ["CollectorWire", "TestSupport", "WireJSON"],
       path: "Tests/CollectorWireTests"
+    ),
+    .target(name: "TrackingPlan", dependencies: ["CollectorWire", "WireJSON"], path: "Packages/Wire/TrackingPlan"),
+    .testTarget(
+      name: "TrackingPlanTests", dependencies: ["TrackingPlan", "CollectorWire", "WireJSON"],
+      path: "Tests/TrackingPlanTests"
     ),
     .target(name: "GA4Wire", dependencies: ["WireJSON"], path: "Packages/Wire/GA4Wire"),
     .testTarget(name: "GA4WireTests", dependencies: ["GA4Wire", "TestSupport"], path: "Tests/GA4WireTests"),
@@ -300,7 +306,7 @@ let package = Package(
     .target(
       name: "CollectorIngest",
       dependencies: [
-        "CollectorStore", "CollectorWire", "WireJSON",
+        "CollectorStore", "CollectorWire", "TrackingPlan", "WireJSON",
         .product(name: "Crypto", package: "swift-crypto", condition: .server),
       ],
       path: "Packages/Collector/CollectorIngest"
@@ -320,7 +326,7 @@ let package = Package(
       dependencies: [
         "CollectorRuntime", "CollectorClickHouse",
         "CollectorDashboard", "CollectorIngest", "CollectorPostgres", "CollectorReports", "CollectorSQLite",
-        "CollectorStore", "CollectorVendors", "CollectorWire", "GA4Wire", "MixpanelWire", "WireJSON",
+        "CollectorStore", "CollectorVendors", "CollectorWire", "GA4Wire", "MixpanelWire", "TrackingPlan", "WireJSON",
         .product(name: "CompressNIO", package: "compress-nio", condition: .server),
         .product(name: "HTTPTypes", package: "swift-http-types", condition: .server),
         .product(name: "Hummingbird", package: "hummingbird", condition: .server),
@@ -329,6 +335,7 @@ let package = Package(
         .product(name: "NIOCore", package: "swift-nio", condition: .server),
         .product(name: "NIOHTTPTypes", package: "swift-nio-extras", condition: .server),
         .product(name: "ServiceLifecycle", package: "swift-service-lifecycle", condition: .server),
+        .product(name: "Yams", package: "Yams", condition: .server),
       ],
       path: "Packages/Collector/CollectorServer"
     ),

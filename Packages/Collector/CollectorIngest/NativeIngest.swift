@@ -1,5 +1,6 @@
 public import CollectorStore
 public import CollectorWire
+public import TrackingPlan
 
 /// Rules the collector applies to every event after decoding.
 public struct IngestPolicy: Sendable, Hashable {
@@ -8,13 +9,20 @@ public struct IngestPolicy: Sendable, Hashable {
   /// The most bytes of free text where the sending client sets no limit (a SimpleAnalytics
   /// description or counter name).
   public var maximumFreeTextBytes: Int
+  /// The apps' tracking plans: an event that breaks its app's plan is refused (and quarantined) when
+  /// the plan enforces, stored and counted when it warns.
+  public var plans: TrackingPlans
 
   /// A policy; `maximumEventAgeDays` defaults to 30 and is held to 1...36,500 days,
   /// `maximumFreeTextBytes` defaults to ``CollectorLimits/maximumFreeTextBytes`` and is held to
   /// 1...32,768 (an event's size bound).
-  public init(maximumEventAgeDays: Int = 30, maximumFreeTextBytes: Int = CollectorLimits.maximumFreeTextBytes) {
+  public init(
+    maximumEventAgeDays: Int = 30, maximumFreeTextBytes: Int = CollectorLimits.maximumFreeTextBytes,
+    plans: TrackingPlans = TrackingPlans()
+  ) {
     self.maximumEventAge = Int64(min(max(maximumEventAgeDays, 1), 36_500)) * 86_400_000
     self.maximumFreeTextBytes = min(max(maximumFreeTextBytes, 1), CollectorLimits.maximumEventBytes)
+    self.plans = plans
   }
 
   /// The reason an event older than ``maximumEventAge`` is refused with: one text, written by the
@@ -33,6 +41,8 @@ public struct IngestResult: Sendable, Hashable {
   public var rows: StoreBatch
   /// Events rejected, by index in the request.
   public var rejected: [BatchResponse.Rejection]
+  /// Stored events that break a tracking plan that only warns, by index in the request.
+  public var planWarnings: [BatchResponse.Rejection] = []
 
   /// A result.
   public init(rows: StoreBatch, rejected: [BatchResponse.Rejection]) {
@@ -81,6 +91,8 @@ public enum NativeIngest {
     }
     let correction = batch.sentAt.map { receivedAt - $0 } ?? 0
     var rejected = batch.rejected
+    var warnings: [BatchResponse.Rejection] = []
+    let warns = policy.plans.mode(of: app) == .warn
     var events: [StoredEvent] = []
     events.reserveCapacity(batch.events.count)
     let rejectedIndices = Set(batch.rejected.map(\.index))
@@ -89,10 +101,30 @@ public enum NativeIngest {
       while rejectedIndices.contains(index) { index += 1 }
       defer { index += 1 }
       switch row(event, index: index, app: app, context: context, correction: correction, receivedAt, policy) {
-      case .success(let stored): events.append(stored)
+      case .success(let stored):
+        events.append(stored)
+        if warns, let warning = policy.plans.verdict(app: app, name: event.name, parameters: event.parameters)?.problem
+        {
+          warnings.append(
+            .init(index: index, id: event.id, field: "events[\(index)].\(warning.field)", reason: warning.reason))
+        }
       case .failure(let rejection): rejected.append(rejection)
       }
     }
+    let counters = try counters(of: batch, app: app, context: context, receivedAt: receivedAt)
+    rejected.sort { $0.index < $1.index }
+    let scope = AppEnvironment.resolve(target: app, sent: context[.environment]).storedApp
+    let drops = clientDrops(batch.diagnostics, app: scope, context: context, receivedAt: receivedAt)
+    var result = IngestResult(
+      rows: StoreBatch(events: events, counters: counters, clientDrops: drops), rejected: rejected)
+    result.planWarnings = warnings
+    return result
+  }
+
+  /// The batch's counter totals, each checked (a counter that breaks a rule refuses the batch).
+  static func counters(
+    of batch: DecodedBatch, app: String, context: EventContext, receivedAt: Int64
+  ) throws(FieldError) -> [StoredCounter] {
     var counters: [StoredCounter] = []
     for (position, counter) in batch.counters.enumerated() {
       guard EventRules.isName(counter.name) else {
@@ -122,10 +154,7 @@ public enum NativeIngest {
         )
       )
     }
-    rejected.sort { $0.index < $1.index }
-    let scope = AppEnvironment.resolve(target: app, sent: context[.environment]).storedApp
-    let drops = clientDrops(batch.diagnostics, app: scope, context: context, receivedAt: receivedAt)
-    return IngestResult(rows: StoreBatch(events: events, counters: counters, clientDrops: drops), rejected: rejected)
+    return counters
   }
 
   /// The batch's context, each field checked against the limits of every stored text.
@@ -166,6 +195,11 @@ public enum NativeIngest {
     let parameters = EventRules.storedParameters(event.parameters)
     if let problem = EventRules.problem(in: event) ?? EventRules.sizeProblem(of: event, stored: parameters) {
       return .failure(problem)
+    }
+    if let verdict = policy.plans.verdict(app: app, name: event.name, parameters: event.parameters),
+      verdict.mode == .enforce
+    {
+      return .failure(verdict.problem)
     }
     guard event.timestamp > 0, CollectorLimits.validTimes.contains(event.timestamp) else {
       return .failure(FieldError(field: "timestamp", reason: EventRules.timeRule))

@@ -7,6 +7,7 @@ public import Prometheus
 /// - `collector_events_accepted_total{route}`, `collector_events_duplicate_total`
 /// - `collector_events_rejected_total{reason}` (`invalid`, `too_old`, `rate_limited`, `unauthorized`,
 ///   `too_large`, `storage`, `overloaded`, `malformed`)
+/// - `collector_plan_violations_total{mode}`: stored events breaking a plan that warns
 /// - `collector_batch_size_events` (events per request), `collector_commit_seconds` (one group commit),
 ///   `collector_commit_size_rows` (rows per group commit), `collector_queue_depth_rows` (rows waiting)
 public final class CollectorMetrics: Sendable {
@@ -87,6 +88,16 @@ public final class CollectorMetrics: Sendable {
     registry.makeCounter(
       descriptor: Self.name("events_quarantined", "total", "Entries refused by the rules and kept in the quarantine"),
       labels: [("route", route)]
+    ).increment(by: Int64(count))
+  }
+
+  /// Counts stored events that break a tracking plan that only warns (enforced plans' violations are
+  /// quarantined, and counted by ``quarantined(_:route:)``).
+  public func planWarnings(_ count: Int) {
+    guard count > 0 else { return }
+    registry.makeCounter(
+      descriptor: Self.name("plan_violations", "total", "Stored events that break a tracking plan that warns"),
+      labels: [("mode", "warn")]
     ).increment(by: Int64(count))
   }
 

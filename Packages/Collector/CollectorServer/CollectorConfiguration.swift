@@ -7,6 +7,7 @@ import CollectorSQLite
 import CollectorStore
 import CollectorWire
 import Foundation
+public import TrackingPlan
 
 /// Everything a collector needs to start, resolved from four layers, later ones winning:
 /// defaults → a JSON file (`--config` / `COLLECTOR_CONFIG`) → environment (`COLLECTOR_*`) →
@@ -56,6 +57,8 @@ public struct CollectorConfiguration: Sendable {
   public var maximumConnections = 1_000
   /// Sessions, cookies, proxies and the bounds on each request's work.
   public var security = Security()
+  /// The apps' tracking plans (`tracking-plans`), every version given.
+  public var plans = TrackingPlans()
 
   /// The defaults.
   public init() {}
@@ -93,6 +96,7 @@ public struct CollectorConfiguration: Sendable {
       Setting(key: "time-zone", help: "IANA time zone reports bucket days in (default UTC; tz= overrides)"),
       Setting(key: "time-zones", help: "per-app report time zone, app=Europe/Istanbul[,app=zone...]"),
       Setting(key: "quarantine-retention-days", help: "days the quarantine keeps an entry, 0 for ever (default 30)"),
+      Setting(key: "tracking-plans", help: "tracking plan files (YAML or JSON), file[,file...]; every version kept"),
       Setting(key: "max-text-bytes", help: "bytes of a SimpleAnalytics description or counter name (default 1024)"),
       Setting(key: "max-queued-rows", help: "rows waiting to commit before answering 503 (default 200000)"),
       Setting(key: "benchmark-routes", help: "true to serve /bench/body and /bench/jsondecoder (default false)"),
@@ -192,6 +196,7 @@ public struct CollectorConfiguration: Sendable {
     try applyKeys(settings)
     try applyLimits(settings)
     try applySecurity(settings)
+    try applyPlans(settings)
   }
 
   private mutating func applyStorage(_ settings: SettingValues) throws(Problem) {

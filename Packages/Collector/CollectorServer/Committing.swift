@@ -26,6 +26,7 @@ extension EventCollector {
       throw Refusal.storage()
     }
     metrics.accepted(result.rows.events.count, route: route)
+    metrics.planWarnings(result.planWarnings.count)
     let tooOld = result.rejected.count { policy.isTooOld($0) }
     metrics.rejected(result.rejected.count - tooOld, reason: "invalid")
     metrics.rejected(tooOld, reason: "too_old")

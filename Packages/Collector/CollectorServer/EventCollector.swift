@@ -63,7 +63,8 @@ public final class EventCollector: Sendable {
     )
     self.limiter = RateLimiter(rate: configuration.rateLimit)
     self.policy = IngestPolicy(
-      maximumEventAgeDays: configuration.maximumEventAgeDays, maximumFreeTextBytes: configuration.maximumFreeTextBytes)
+      maximumEventAgeDays: configuration.maximumEventAgeDays, maximumFreeTextBytes: configuration.maximumFreeTextBytes,
+      plans: configuration.plans)
     let security = configuration.security
     let keyRing = self.keyRing
     self.sessions = SessionRing(

@@ -1,0 +1,123 @@
+import CollectorIngest
+import CollectorServer
+import CollectorStore
+import CollectorWire
+import Foundation
+import HTTPTypes
+import HummingbirdTesting
+import NIOCore
+import Testing
+import TrackingPlan
+
+/// The collector holds events to their app's tracking plan, on every engine: a wrong type is
+/// quarantined with the plan's version and reason, stored once by a replay after the plan is fixed;
+/// a plan that warns stores and counts.
+@Suite("Tracking plans over HTTP")
+struct TrackingPlanRouteTests {
+  /// Version 1 has `price` as an integer: the app sends 129.9.
+  static let version1 = """
+    # Trendyol's plan: what the product detail sends.
+    app: ty
+    version: 1
+    mode: enforce
+    events:
+      product_viewed:
+        kind: screen
+        owner: product-detail
+        parameters:
+          product_id: {type: string, required: true}
+          price: {type: integer, minimum: 0}
+          in_stock: {type: boolean}
+    """
+
+  static func file(_ text: String) throws -> String {
+    let url = FileManager.default.temporaryDirectory.appendingPathComponent("plan-\(UUID().uuidString).yaml")
+    try text.write(to: url, atomically: true, encoding: .utf8)
+    return url.path
+  }
+
+  static func send(_ client: some TestClientProtocol, _ events: [CollectorEvent]) async throws -> String {
+    try await client.execute(
+      uri: "/v1/batch", method: .post, headers: [.authorization: "Bearer \(writeKey)"],
+      body: ByteBuffer(bytes: Batches.body(events))
+    ) { String(buffer: $0.body) }
+  }
+
+  @Test(
+    "a wrong type is quarantined with its reason, replayed once the plan is fixed, and counted once",
+    arguments: LiveTests.Engine.available)
+  func quarantineAndReplay(engine: LiveTests.Engine) async throws {
+    let path = FileManager.default.temporaryDirectory.appendingPathComponent("plan-\(UUID().uuidString)")
+      .appendingPathComponent("collector.sqlite").path
+    let strict = try PlanFiles.load([try Self.file(Self.version1)])
+    let before = try await makeCollector(
+      store: { engine.store($0, "plans") }, path: path, configure: { $0.plans = strict })
+    let fine = {
+      var event = Batches.event("fine")
+      event.parameters["price"] = .int(130)
+      return event
+    }()
+    try await before.application(closesStore: false).test(.router) { client async throws in
+      let answer = try await Self.send(client, [Batches.event("wrong"), fine])
+      #expect(answer.contains(#""accepted":1"#), "\(answer)")
+      #expect(answer.contains("events[0].parameters.price") && answer.contains("tracking plan ty v1"), "\(answer)")
+    }
+    let held = try await before.store.quarantined(app: "ty", limit: 10, includeReplayed: false)
+    #expect(
+      held.count == 1
+        && held[0].reasons == ["events[0].parameters.price: must be an integer, not a number (tracking plan ty v1)"])
+    #expect(try await before.store.eventCount(app: "ty") == 1)
+
+    // Version 2 makes `price` a number; version 1 is still held for the apps built with it.
+    let fixed = try PlanFiles.load([
+      try Self.file(Self.version1),
+      try Self.file(
+        Self.version1.replacingOccurrences(of: "version: 1", with: "version: 2")
+          .replacingOccurrences(of: "type: integer", with: "type: number")),
+    ])
+    let after = try await makeCollector(store: { _ in before.store }, path: path, configure: { $0.plans = fixed })
+    try await after.application(closesStore: false).test(.router) { client async throws in
+      let (_, replay) = try await QuarantineTests.call(client, "/v1/quarantine/replay", method: .post)
+      #expect(replay.contains(#""stored":1"#) && replay.contains(#""kept":0"#), "\(replay)")
+      let (_, again) = try await QuarantineTests.call(client, "/v1/quarantine/replay", method: .post)
+      #expect(again.contains(#""stored":0"#), "\(again)")
+    }
+    let events = try await after.store.events(app: "ty", limit: 10)
+    #expect(events.map(\.eventID).sorted() == ["fine", "wrong"], "each stored once")
+    try await after.store.close()
+  }
+
+  @Test("a plan that warns stores what breaks it, and the collector counts it")
+  func warns() async throws {
+    let plans = try PlanFiles.load([try Self.file(Self.version1.replacingOccurrences(of: "enforce", with: "warn"))])
+    let collector = try await makeCollector(configure: { $0.plans = plans })
+    try await collector.application(closesStore: false).test(.router) { client async throws in
+      let answer = try await Self.send(client, [Batches.event("wrong")])
+      #expect(answer.contains(#""accepted":1"#) && answer.contains(#""rejected":[]"#), "\(answer)")
+      let metrics = try await client.execute(
+        uri: "/metrics", method: .get, headers: [.authorization: "Bearer \(readKey)"]
+      ) { String(buffer: $0.body) }
+      #expect(metrics.contains(#"collector_plan_violations_total{mode="warn"} 1"#), "\(metrics.prefix(2000))")
+    }
+    #expect(try await collector.store.eventCount(app: "ty") == 1)
+    try await collector.store.close()
+  }
+
+  @Test(
+    "a plan file that is not one is refused at start, naming the file and the field",
+    arguments: [
+      ("app: ty\nevents: {}\n", "version is required"),
+      ("app: ty\nversion: 1\nevents:\n  a:\n    parameters:\n      p: {type: text}\n", "events.a.parameters.p.type"),
+      ("app: ty@development\nversion: 1\n", "for every environment"),
+      ("app: ty\nversion: 0\n", "version: must be 1 or more"),
+    ])
+  func refusedFiles(text: String, expected: String) throws {
+    let path = try Self.file(text)
+    do {
+      _ = try CollectorConfiguration.resolve(arguments: ["tracking-plans": path], environment: [:])
+      Issue.record("accepted \(text)")
+    } catch {
+      #expect(error.description.contains(path) && error.description.contains(expected), "\(error)")
+    }
+  }
+}
