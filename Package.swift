@@ -128,6 +128,15 @@ let package = Package(
       name: "TrackingPlanTests", dependencies: ["TrackingPlan", "CollectorWire", "WireJSON"],
       path: "Tests/TrackingPlanTests"
     ),
+    .executableTarget(name: "TrackingPlanCodegen", dependencies: ["TrackingPlan"], path: "Tools/TrackingPlanCodegen"),
+    .testTarget(
+      name: "TrackingPlanCodegenTests", dependencies: ["TrackingPlanCodegen", "TrackingPlan"],
+      path: "Tests/TrackingPlanCodegenTests"
+    ),
+    .plugin(
+      name: "TrackingPlanPlugin", capability: .buildTool(), dependencies: ["TrackingPlanCodegen"],
+      path: "Tools/TrackingPlanPlugin"
+    ),
     .target(name: "GA4Wire", dependencies: ["WireJSON"], path: "Packages/Wire/GA4Wire"),
     .testTarget(name: "GA4WireTests", dependencies: ["GA4Wire", "TestSupport"], path: "Tests/GA4WireTests"),
     .target(name: "MixpanelWire", dependencies: ["WireJSON"], path: "Packages/Wire/MixpanelWire"),
@@ -196,7 +205,9 @@ let package = Package(
     .target(
       name: "TYTracker",
       dependencies: ["CoreTracker", "LogService", "ServiceSupport"],
-      path: "Packages/Products/Trendyol/TYTracker"
+      path: "Packages/Products/Trendyol/TYTracker",
+      // TYPlan: the events of Plans/TYTracker.json, generated on every build.
+      plugins: ["TrackingPlanPlugin"]
     ),
     .testTarget(
       name: "TYTrackerTests",
@@ -449,7 +460,7 @@ let package = Package(
 )
 
 // Shared settings, applied once (CONVENTIONS.md): strict, explicit, Swift 6 everywhere.
-for target in package.targets {
+for target in package.targets where target.type != .plugin {
   var settings = target.swiftSettings ?? []
   settings += [
     .enableUpcomingFeature("ExistentialAny"),

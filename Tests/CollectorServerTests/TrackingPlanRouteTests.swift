@@ -25,9 +25,9 @@ struct TrackingPlanRouteTests {
         kind: screen
         owner: product-detail
         parameters:
-          product_id: {type: string, required: true}
-          price: {type: integer, minimum: 0}
-          in_stock: {type: boolean}
+          - {name: product_id, type: string, required: true}
+          - {name: price, type: integer, minimum: 0}
+          - {name: in_stock, type: boolean}
     """
 
   static func file(_ text: String) throws -> String {
@@ -107,7 +107,10 @@ struct TrackingPlanRouteTests {
     "a plan file that is not one is refused at start, naming the file and the field",
     arguments: [
       ("app: ty\nevents: {}\n", "version is required"),
-      ("app: ty\nversion: 1\nevents:\n  a:\n    parameters:\n      p: {type: text}\n", "events.a.parameters.p.type"),
+      (
+        "app: ty\nversion: 1\nevents:\n  a:\n    parameters:\n      - {name: p, type: text}\n",
+        "events.a.parameters[0].type"
+      ),
       ("app: ty@development\nversion: 1\n", "for every environment"),
       ("app: ty\nversion: 0\n", "version: must be 1 or more"),
     ])

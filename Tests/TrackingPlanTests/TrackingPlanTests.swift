@@ -12,10 +12,10 @@ struct TrackingPlanTests {
       "product_viewed": .init(
         kind: "screen", owner: "product-detail",
         parameters: [
-          "product_id": .init(type: .string, required: true), "price": .init(type: .number, minimum: 0),
-          "quantity": .init(type: .integer, minimum: 1, maximum: 99),
-          "currency": .init(type: .string, values: ["TRY", "EUR"]), "in_stock": .init(type: .boolean),
-          "items": .init(type: .list),
+          .init("product_id", type: .string, required: true), .init("price", type: .number, minimum: 0),
+          .init("quantity", type: .integer, minimum: 1, maximum: 99),
+          .init("currency", type: .string, values: ["TRY", "EUR"]), .init("in_stock", type: .boolean),
+          .init("items", type: .list),
         ])
     ])
 
@@ -64,7 +64,7 @@ struct TrackingPlanTests {
     var version2 = Self.version1
     version2.version = 2
     version2.mode = .warn
-    version2.events["product_viewed"]?.parameters["price"] = .init(type: .integer)
+    version2.events["product_viewed"]?.parameters[1] = .init("price", type: .integer)
     let plans = TrackingPlans([Self.version1, version2])
     let old: JSONObject = ["product_id": .string("p"), "price": .double(9.5)]
     #expect(plans.verdict(app: "ty", name: "product_viewed", parameters: old) == nil, "v1 still accepts it")
@@ -79,11 +79,11 @@ struct TrackingPlanTests {
   func decodes() throws {
     let json = #"""
       {"app": "ty", "version": 3, "mode": "warn",
-       "events": {"signed_up": {"parameters": {"plan": {"type": "string", "required": true, "values": ["pro"]}}},
+       "events": {"signed_up": {"parameters": [{"name": "plan", "type": "string", "required": true, "values": ["pro"]}]},
                   "app_opened": {}}}
       """#
     let plan = try JSONDecoder().decode(TrackingPlan.self, from: Data(json.utf8))
     #expect(plan.version == 3 && plan.mode == .warn && plan.events["app_opened"]?.parameters.isEmpty == true)
-    #expect(plan.events["signed_up"]?.parameters["plan"] == .init(type: .string, required: true, values: ["pro"]))
+    #expect(plan.events["signed_up"]?.parameters == [.init("plan", type: .string, required: true, values: ["pro"])])
   }
 }

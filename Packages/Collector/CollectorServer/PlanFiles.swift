@@ -56,7 +56,13 @@ public enum PlanFiles {
   }
 
   private static func path(_ keys: [any CodingKey]) -> String {
-    keys.map { $0.intValue.map { "[\($0)]" } ?? $0.stringValue }.joined(separator: ".")
+    keys.reduce(into: "") { path, key in
+      if let index = key.intValue {
+        path += "[\(index)]"
+      } else {
+        path += (path.isEmpty ? "" : ".") + key.stringValue
+      }
+    }
   }
 }
 

@@ -11,15 +11,15 @@ extension TrackingPlan {
       return FieldError(field: "name", reason: "\(name) is not in the tracking plan (\(app) v\(version))")
     }
     for (key, value) in parameters {
-      guard let planned = event.parameters[key] else {
+      guard let planned = event.parameter(named: key) else {
         return FieldError(field: "parameters.\(key)", reason: "is not in the tracking plan (\(app) v\(version))")
       }
       if let reason = planned.problem(value) {
         return FieldError(field: "parameters.\(key)", reason: "\(reason) (tracking plan \(app) v\(version))")
       }
     }
-    for key in event.parameters.keys.sorted() where event.parameters[key]!.required && parameters[key] == nil {
-      return FieldError(field: "parameters.\(key)", reason: "is required (tracking plan \(app) v\(version))")
+    for planned in event.parameters where planned.required && parameters[planned.name] == nil {
+      return FieldError(field: "parameters.\(planned.name)", reason: "is required (tracking plan \(app) v\(version))")
     }
     return nil
   }

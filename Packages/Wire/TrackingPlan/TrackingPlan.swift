@@ -53,13 +53,13 @@ public struct TrackingPlan: Sendable, Hashable, Codable {
     public var owner: String?
     /// The services that receive it (`collector`, `firebase`, `mixpanel`, ...); all when absent.
     public var services: [String]?
-    /// Its parameters, by key. A key not listed is a violation.
-    public var parameters: [String: Parameter]
+    /// Its parameters, in the order events carry them. A key not listed is a violation.
+    public var parameters: [Parameter]
 
     /// An event.
     public init(
       kind: String? = nil, description: String? = nil, owner: String? = nil, services: [String]? = nil,
-      parameters: [String: Parameter] = [:]
+      parameters: [Parameter] = []
     ) {
       self.kind = kind
       self.description = description
@@ -76,12 +76,17 @@ public struct TrackingPlan: Sendable, Hashable, Codable {
       description = try container.decodeIfPresent(String.self, forKey: .description)
       owner = try container.decodeIfPresent(String.self, forKey: .owner)
       services = try container.decodeIfPresent([String].self, forKey: .services)
-      parameters = try container.decodeIfPresent([String: Parameter].self, forKey: .parameters) ?? [:]
+      parameters = try container.decodeIfPresent([Parameter].self, forKey: .parameters) ?? []
     }
+
+    /// The parameter with key `name`, if the plan lists it.
+    public func parameter(named name: String) -> Parameter? { parameters.first { $0.name == name } }
   }
 
   /// One parameter of an event.
   public struct Parameter: Sendable, Hashable, Codable {
+    /// Its key (`product_id`).
+    public var name: String
     /// Its type.
     public var type: ValueType
     /// Whether every event must carry it (default: optional).
@@ -94,30 +99,36 @@ public struct TrackingPlan: Sendable, Hashable, Codable {
     public var maximum: Double?
     /// What it means.
     public var description: String?
+    /// Whether it is personal data (the privacy stage drops or hashes it).
+    public var personal: Bool
 
     /// A parameter.
     public init(
-      type: ValueType, required: Bool = false, values: [String]? = nil, minimum: Double? = nil,
-      maximum: Double? = nil, description: String? = nil
+      _ name: String, type: ValueType, required: Bool = false, values: [String]? = nil, minimum: Double? = nil,
+      maximum: Double? = nil, description: String? = nil, personal: Bool = false
     ) {
+      self.name = name
       self.type = type
       self.required = required
       self.values = values
       self.minimum = minimum
       self.maximum = maximum
       self.description = description
+      self.personal = personal
     }
 
-    enum CodingKeys: String, CodingKey { case type, required, values, minimum, maximum, description }
+    enum CodingKeys: String, CodingKey { case name, type, required, values, minimum, maximum, description, personal }
 
     public init(from decoder: any Decoder) throws {
       let container = try decoder.container(keyedBy: CodingKeys.self)
+      name = try container.decode(String.self, forKey: .name)
       type = try container.decode(ValueType.self, forKey: .type)
       required = try container.decodeIfPresent(Bool.self, forKey: .required) ?? false
       values = try container.decodeIfPresent([String].self, forKey: .values)
       minimum = try container.decodeIfPresent(Double.self, forKey: .minimum)
       maximum = try container.decodeIfPresent(Double.self, forKey: .maximum)
       description = try container.decodeIfPresent(String.self, forKey: .description)
+      personal = try container.decodeIfPresent(Bool.self, forKey: .personal) ?? false
     }
   }
 

@@ -7,7 +7,8 @@ public enum ShareChannel: String, Sendable, CaseIterable {
   case other
 }
 
-/// What the product detail screen tracks. Changing a case breaks its call sites at compile time.
+/// What the product detail screen tracks. Changing a case breaks its call sites at compile time;
+/// each case is an event of the tracking plan (``planned``).
 ///
 /// Every service gets the uniform serialisation except where a vendor has its own vocabulary:
 /// Firebase gets GA4's e-commerce events (`view_item`, `add_to_wishlist`, `add_to_cart`, `share`),
@@ -20,44 +21,30 @@ public enum ProductDetailEvent: CoreTrackable, Equatable {
   case addToCartFailed(Product, reason: String)
   case shared(Product, channel: ShareChannel)
 
-  public var name: String {
-    switch self {
-    case .viewed: "product_detail_viewed"
-    case .favouriteChanged(_, let isFavourite): isFavourite ? "product_favourited" : "product_unfavourited"
-    case .sizeSelected: "product_size_selected"
-    case .addedToCart: "product_added_to_cart"
-    case .addToCartFailed: "product_add_to_cart_failed"
-    case .shared: "product_shared"
-    }
-  }
-
-  public var kind: EventKind {
-    switch self {
-    case .viewed: .screenView
-    case .addToCartFailed: .event
-    default: .action
-    }
-  }
-
-  public var parameters: EventParameters {
+  /// The plan's event for this case (``TYPlan``, generated from `Plans/TYTracker.json` on every
+  /// build): its name, kind and typed parameters. A parameter whose type the plan changes stops
+  /// compiling here.
+  public var planned: any CoreTrackable {
     switch self {
     case .viewed(let product):
-      Self.productParameters(product)
-    case .favouriteChanged(let product, _):
-      ["product_id": .string(product.id)]
-    case .sizeSelected(let product, let size):
-      ["product_id": .string(product.id), "size": .string(size)]
+      TYPlan.ProductDetailViewed(
+        productID: product.id, brand: product.brand, category: product.category, price: product.price,
+        currency: product.currency)
+    case .favouriteChanged(let product, true): TYPlan.ProductFavourited(productID: product.id)
+    case .favouriteChanged(let product, false): TYPlan.ProductUnfavourited(productID: product.id)
+    case .sizeSelected(let product, let size): TYPlan.ProductSizeSelected(productID: product.id, size: size)
     case .addedToCart(let product, let size, let quantity):
-      Self.productParameters(product).merging([
-        "size": .string(size ?? "none"), "quantity": .int(quantity),
-        "value": .double(product.price * Double(quantity)),
-      ])
-    case .addToCartFailed(let product, let reason):
-      ["product_id": .string(product.id), "reason": .string(reason)]
-    case .shared(let product, let channel):
-      ["product_id": .string(product.id), "channel": .string(channel.rawValue)]
+      TYPlan.ProductAddedToCart(
+        productID: product.id, brand: product.brand, category: product.category, price: product.price,
+        currency: product.currency, size: size ?? "none", quantity: quantity, value: product.price * Double(quantity))
+    case .addToCartFailed(let product, let reason): TYPlan.ProductAddToCartFailed(productID: product.id, reason: reason)
+    case .shared(let product, let channel): TYPlan.ProductShared(productID: product.id, channel: channel.rawValue)
     }
   }
+
+  public var name: String { planned.name }
+  public var kind: EventKind { planned.kind }
+  public var parameters: EventParameters { planned.parameters }
 
   public func payload(for service: ServiceID) -> ServicePayload? {
     switch service {
@@ -104,13 +91,6 @@ public enum ProductDetailEvent: CoreTrackable, Equatable {
     default:
       nil
     }
-  }
-
-  private static func productParameters(_ product: Product) -> EventParameters {
-    [
-      "product_id": .string(product.id), "brand": .string(product.brand), "category": .string(product.category),
-      "price": .double(product.price), "currency": .string(product.currency),
-    ]
   }
 
   /// The product as a one-item order: `currency`, `value` (price × quantity) and `items`.
