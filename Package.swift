@@ -397,7 +397,7 @@ let package = Package(
       dependencies: [
         "CollectorRuntime", "CollectorClickHouse",
         "CollectorIngest", "CollectorPostgres", "CollectorReports", "CollectorSQLite", "CollectorStore",
-        "CollectorWire",
+        "CollectorWire", "TrackingPlan",
         .product(name: "Logging", package: "swift-log"),
       ],
       path: "Tools/trackerctl/Sources/TrackerCtlKit"
@@ -406,6 +406,7 @@ let package = Package(
       name: "trackerctl",
       dependencies: [
         "CollectorReports", "CollectorSQLite", "CollectorServer", "CollectorStore", "CollectorWire", "TrackerCtlKit",
+        "TrackingPlan",
         .product(name: "ArgumentParser", package: "swift-argument-parser", condition: .server),
       ],
       path: "Tools/trackerctl/Sources/trackerctl"
@@ -416,7 +417,7 @@ let package = Package(
         "CollectorRuntime",
         "CollectorIngest", "CollectorReports", "CollectorServer", "CollectorSQLite", "CollectorStore", "CollectorWire",
         "TestSupport",
-        "TrackerCtlKit", .product(name: "Hummingbird", package: "hummingbird", condition: .server),
+        "TrackerCtlKit", "TrackingPlan", .product(name: "Hummingbird", package: "hummingbird", condition: .server),
         .product(name: "HummingbirdTesting", package: "hummingbird", condition: .server),
         .product(name: "Logging", package: "swift-log"),
       ],

@@ -19,7 +19,7 @@ struct TrackerCtlCommand: AsyncParsableCommand {
       """,
     subcommands: [
       ReportCommand.self, TailCommand.self, ExportCommand.self, KeysCommand.self, QuarantineCommand.self,
-      LoadCommand.self, DropsCommand.self,
+      LoadCommand.self, DropsCommand.self, PlanCommand.self,
     ]
   )
 
