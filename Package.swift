@@ -90,7 +90,7 @@ let package = Package(
     ),
     .target(name: "WireJSON", path: "Packages/Wire/WireJSON"),
     .target(
-      name: "ServiceSupport", dependencies: ["CollectorWire", "CoreTracker", "Delivery"],
+      name: "ServiceSupport", dependencies: ["CollectorWire", "CoreTracker", "Delivery", "TrackingPlan", "WireJSON"],
       path: "Packages/Services/ServiceSupport", resources: [.copy("PrivacyInfo.xcprivacy")]
     ),
     .testTarget(
@@ -204,7 +204,7 @@ let package = Package(
     // MARK: Trendyol
     .target(
       name: "TYTracker",
-      dependencies: ["CoreTracker", "LogService", "ServiceSupport"],
+      dependencies: ["CoreTracker", "LogService", "ServiceSupport", "TrackingPlan"],
       path: "Packages/Products/Trendyol/TYTracker",
       // TYPlan: the events of Plans/TYTracker.json, generated on every build.
       plugins: ["TrackingPlanPlugin"]

@@ -113,6 +113,10 @@ struct TrackingPlanRouteTests {
       ),
       ("app: ty@development\nversion: 1\n", "for every environment"),
       ("app: ty\nversion: 0\n", "version: must be 1 or more"),
+      (
+        "app: ty\nversion: 1\nevents:\n  a:\n    parameters:\n      - {name: p, type: string}\n      - {name: p, type: integer}\n",
+        "events.a.parameters[1].name: p is listed twice"
+      ),
     ])
   func refusedFiles(text: String, expected: String) throws {
     let path = try Self.file(text)

@@ -23,14 +23,15 @@ struct SwiftEventsTests {
       "public enum ShopPlan {", "public static let version = 4", "public struct SignedUp: CoreTrackable",
       "public var planID: String", "public var seats: Int?", "public var trial: Bool",
       "public init(planID: String, seats: Int? = nil, email: String? = nil, trial: Bool)",
-      #"public var name: String { "signed_up" }"#, "public var kind: EventKind { .action }",
-      #"if let seats { parameters.set(EventParameter(key: "seats", value: .int(seats))) }"#,
-      #"parameters.set(EventParameter(key: "email", value: .string(email), isPersonal: true))"#,
-      #"public var services: ServiceSelection { .only([ServiceID(rawValue: "collector")]) }"#,
+      ##"public var name: String { #"signed_up"# }"##, "public var kind: EventKind { .action }",
+      ##"if let seats { parameters.set(EventParameter(key: #"seats"#, value: .int(seats))) }"##,
+      ##"parameters.set(EventParameter(key: #"email"#, value: .string(email), isPersonal: true))"##,
+      ##"public var services: ServiceSelection { .only([ServiceID(rawValue: #"collector"#)]) }"##,
+      ##"public static let plan = TrackingPlan("##, ##".init(#"email"#, type: .string, personal: true)"##,
     ] {
       #expect(source.contains(line), "missing: \(line)")
     }
-    let order = ["\"plan_id\"", "\"seats\"", "\"email\"", "\"trial\""].map { source.range(of: $0)!.lowerBound }
+    let order = ["#\"plan_id\"#", "#\"seats\"#", "#\"email\"#", "#\"trial\"#"].map { source.range(of: $0)!.lowerBound }
     #expect(order == order.sorted(), "the parameters in the plan's order")
   }
 
@@ -38,6 +39,13 @@ struct SwiftEventsTests {
     "names become Swift names", arguments: [("product_id", "productID"), ("item_count", "itemCount"), ("3d", "_3d")])
   func names(name: String, property: String) {
     #expect(SwiftEvents.propertyName(name) == property)
+  }
+
+  @Test("a name with a quote and a hash stays one literal", arguments: [#"a"b"#, ##"a"#b"##, "plain"])
+  func literals(text: String) {
+    let literal = PlanLiteral.quoted(text)
+    let hashes = literal.prefix { $0 == "#" }
+    #expect(literal.hasSuffix("\"" + hashes) && !text.contains("\"" + hashes))
   }
 
   @Test("the repository's plans decode and generate every event")
@@ -49,7 +57,7 @@ struct SwiftEventsTests {
     for file in files {
       let plan = try JSONDecoder().decode(TrackingPlan.self, from: Data(contentsOf: plans.appendingPathComponent(file)))
       let source = SwiftEvents.source(of: plan, namespace: "Plan")
-      for name in plan.events.keys { #expect(source.contains("public var name: String { \"\(name)\" }")) }
+      for name in plan.events.keys { #expect(source.contains("public var name: String { #\"\(name)\"# }")) }
     }
   }
 }

@@ -8,11 +8,13 @@ import TrackingPlan
 enum SwiftEvents {
   static func source(of plan: TrackingPlan, namespace: String) -> String {
     var out = "// Generated from the tracking plan \(plan.app) v\(plan.version) by TrackingPlanCodegen. Do not edit.\n"
-    out += "public import CoreTracker\n\n"
+    out += "public import CoreTracker\npublic import TrackingPlan\n\n"
     out += "/// The events of the tracking plan \(plan.app) v\(plan.version).\n"
     out += "public enum \(namespace) {\n"
     out += "  /// The plan's version these types were generated from.\n"
     out += "  public static let version = \(plan.version)\n"
+    out += "  /// The plan itself: what a development build checks every event against.\n"
+    out += "  public static let plan = \(PlanLiteral.expression(plan))\n"
     for name in plan.events.keys.sorted() {
       out += "\n" + event(name, plan.events[name]!)
     }
@@ -21,11 +23,11 @@ enum SwiftEvents {
 
   static func event(_ name: String, _ event: TrackingPlan.Event) -> String {
     let type = typeName(name)
-    var out = "  /// `\(name)`" + (event.description.map { ": \($0)" } ?? "") + "\n"
-    if let owner = event.owner { out += "  ///\n  /// Owner: \(owner).\n" }
+    var out = "  /// `\(name)`" + (event.description.map { ": \(oneLine($0))" } ?? "") + "\n"
+    if let owner = event.owner { out += "  ///\n  /// Owner: \(oneLine(owner)).\n" }
     out += "  public struct \(type): CoreTrackable, Sendable, Equatable {\n"
     for parameter in event.parameters {
-      if let description = parameter.description { out += "    /// \(description)\n" }
+      if let description = parameter.description { out += "    /// \(oneLine(description))\n" }
       out += "    public var \(propertyName(parameter.name)): \(swiftType(parameter))\n"
     }
     let arguments = event.parameters.map { parameter in
@@ -38,22 +40,27 @@ enum SwiftEvents {
       out += "      self.\(property) = \(property)\n"
     }
     out += "    }\n\n"
-    out += "    public var name: String { \"\(name)\" }\n"
+    out += "    public var name: String { \(PlanLiteral.quoted(name)) }\n"
     out += "    public var kind: EventKind { .\(kind(event.kind)) }\n"
     out += "    public var parameters: EventParameters {\n      var parameters = EventParameters()\n"
     for parameter in event.parameters {
       let property = propertyName(parameter.name)
       let set =
-        "parameters.set(EventParameter(key: \"\(parameter.name)\", value: \(wrapped(parameter, property))"
+        "parameters.set(EventParameter(key: \(PlanLiteral.quoted(parameter.name)), value: \(wrapped(parameter, property))"
         + (parameter.personal ? ", isPersonal: true))" : "))")
       out += parameter.required ? "      \(set)\n" : "      if let \(property) { \(set) }\n"
     }
     out += "      return parameters\n    }\n"
     if let services = event.services {
-      let list = services.map { "ServiceID(rawValue: \"\($0)\")" }.joined(separator: ", ")
+      let list = services.map { "ServiceID(rawValue: \(PlanLiteral.quoted($0)))" }.joined(separator: ", ")
       out += "    public var services: ServiceSelection { .only([\(list)]) }\n"
     }
     return out + "  }\n"
+  }
+
+  /// `text` on one line, for a doc comment.
+  static func oneLine(_ text: String) -> String {
+    String(text.unicodeScalars.map { $0.value < 0x20 ? " " : Character($0) })
   }
 
   static func swiftType(_ parameter: TrackingPlan.Parameter) -> String {

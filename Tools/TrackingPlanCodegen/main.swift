@@ -10,6 +10,10 @@ guard arguments.count == 4 else {
 }
 do {
   let plan = try JSONDecoder().decode(TrackingPlan.self, from: Data(contentsOf: URL(fileURLWithPath: arguments[1])))
+  if let problem = plan.structureProblem {
+    FileHandle.standardError.write(Data("error: \(arguments[1]): \(problem)\n".utf8))
+    exit(1)
+  }
   let source = SwiftEvents.source(of: plan, namespace: arguments[2])
   try Data(source.utf8).write(to: URL(fileURLWithPath: arguments[3]), options: .atomic)
 } catch {

@@ -23,6 +23,7 @@ public enum PlanFiles {
       throw FieldError(field: source, reason: "app: a plan is an app's, for every environment (\(plan.app))")
     }
     guard plan.version > 0 else { throw FieldError(field: source, reason: "version: must be 1 or more") }
+    if let problem = plan.structureProblem { throw FieldError(field: source, reason: problem.description) }
     return plan
   }
 

@@ -29,29 +29,11 @@ struct RecordEncoder {
       case .double(let value): json.parameter(parameter.key, double: value)
       case .bool(let value): json.parameter(parameter.key, bool: value)
       case .date(let value): json.parameter(parameter.key, string: ISO8601.string(from: value))
-      case .list, .object: json.parameter(parameter.key, Self.wire(parameter.value))
+      case .list, .object: json.parameter(parameter.key, parameter.value.wire)
       }
     }
     return framed(
       event.context, json.finish(anonymousId: event.anonymousID, userId: event.userID, sessionId: event.session?.id))
-  }
-
-  /// A parameter value as the native wire carries it: dates as ISO 8601 text, an object's keys in
-  /// their order, a later duplicate key's value winning in the first one's place (``EventParameters``
-  /// keeps keys unique anyway).
-  static func wire(_ value: ParameterValue) -> JSONValue {
-    switch value {
-    case .string(let text): return .string(text)
-    case .int(let number): return .int(Int64(number))
-    case .double(let number): return .double(number)
-    case .bool(let flag): return .bool(flag)
-    case .date(let date): return .string(ISO8601.string(from: date))
-    case .list(let values): return .array(values.map(wire))
-    case .object(let fields):
-      var object = JSONObject()
-      for field in fields { object[field.key] = wire(field.value) }
-      return .object(object)
-    }
   }
 
   mutating func dropReport(_ report: DropReport) -> [UInt8] {

@@ -4,14 +4,14 @@ public import WireJSON
 extension TrackingPlan {
   /// The first way the event `name` with `parameters` breaks this plan, its field relative to the
   /// event (`name`, `parameters.price`), or `nil`: an event the plan does not list, a parameter it
-  /// does not list, a required one missing, a value of the wrong type, not among the allowed values
+  /// does not list (among the event's or the ``common`` ones), a required one missing, a value of the wrong type, not among the allowed values
   /// or out of range.
   public func problem(name: String, parameters: JSONObject) -> FieldError? {
     guard let event = events[name] else {
       return FieldError(field: "name", reason: "\(name) is not in the tracking plan (\(app) v\(version))")
     }
     for (key, value) in parameters {
-      guard let planned = event.parameter(named: key) else {
+      guard let planned = event.parameter(named: key) ?? common.first(where: { $0.name == key }) else {
         return FieldError(field: "parameters.\(key)", reason: "is not in the tracking plan (\(app) v\(version))")
       }
       if let reason = planned.problem(value) {
@@ -20,6 +20,38 @@ extension TrackingPlan {
     }
     for planned in event.parameters where planned.required && parameters[planned.name] == nil {
       return FieldError(field: "parameters.\(planned.name)", reason: "is required (tracking plan \(app) v\(version))")
+    }
+    return nil
+  }
+}
+
+extension TrackingPlan {
+  /// The first thing that makes this plan unusable, or `nil`: an event or parameter name that is
+  /// not a name events can carry (``EventRules/isName(_:)``), an allowed value or a service with a
+  /// control character, or a parameter listed twice.
+  public var structureProblem: FieldError? {
+    for (name, event) in events.sorted(by: { $0.key < $1.key }) {
+      guard EventRules.isName(name) else { return FieldError(field: "events.\(name)", reason: EventRules.nameRule) }
+      if let problem = Self.problem(in: event.parameters, at: "events.\(name).parameters") { return problem }
+      for service in event.services ?? [] where !EventRules.isName(service) {
+        return FieldError(field: "events.\(name).services", reason: EventRules.nameRule)
+      }
+    }
+    return Self.problem(in: common, at: "common")
+  }
+
+  private static func problem(in parameters: [Parameter], at path: String) -> FieldError? {
+    var seen: Set<String> = []
+    for (index, parameter) in parameters.enumerated() {
+      guard EventRules.isName(parameter.name) else {
+        return FieldError(field: "\(path)[\(index)].name", reason: EventRules.nameRule)
+      }
+      guard seen.insert(parameter.name).inserted else {
+        return FieldError(field: "\(path)[\(index)].name", reason: "\(parameter.name) is listed twice")
+      }
+      for value in parameter.values ?? [] where CollectorLimits.hasControlCharacter(value) {
+        return FieldError(field: "\(path)[\(index)].values", reason: EventRules.controlRule)
+      }
     }
     return nil
   }

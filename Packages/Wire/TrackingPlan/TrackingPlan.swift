@@ -14,16 +14,20 @@ public struct TrackingPlan: Sendable, Hashable, Codable {
   public var mode: Mode
   /// The events, by name.
   public var events: [String: Event]
+  /// Parameters any event may carry (super properties, a product's default parameters such as
+  /// `product`), checked wherever they appear.
+  public var common: [Parameter]
 
   /// A plan.
-  public init(app: String, version: Int, mode: Mode = .enforce, events: [String: Event]) {
+  public init(app: String, version: Int, mode: Mode = .enforce, events: [String: Event], common: [Parameter] = []) {
     self.app = app
     self.version = version
     self.mode = mode
     self.events = events
+    self.common = common
   }
 
-  enum CodingKeys: String, CodingKey { case app, version, mode, events }
+  enum CodingKeys: String, CodingKey { case app, version, mode, events, common }
 
   /// Decodes a plan; `mode` defaults to `enforce`.
   public init(from decoder: any Decoder) throws {
@@ -32,6 +36,7 @@ public struct TrackingPlan: Sendable, Hashable, Codable {
     version = try container.decode(Int.self, forKey: .version)
     mode = try container.decodeIfPresent(Mode.self, forKey: .mode) ?? .enforce
     events = try container.decodeIfPresent([String: Event].self, forKey: .events) ?? [:]
+    common = try container.decodeIfPresent([Parameter].self, forKey: .common) ?? []
   }
 
   /// What happens to an event that breaks the plan.

@@ -52,7 +52,9 @@ public final class TYTracker: ForwardingTracker {
   ///     validation and privacy scrubbing, as the configuration's own defaults are).
   ///   - services: further services (vendors, SimpleAnalytics), each with its own ``TrackerService/id``;
   ///     use the identifiers in ``TYService`` so Trendyol events' per-service shapes reach them.
-  ///   - configuration: enrichment, session, consent and pipeline settings.
+  ///   - configuration: enrichment, session, consent and pipeline settings. In the development
+  ///     environment every event is also checked against ``TYPlan/plan`` (``PlanCheckStage``), each
+  ///     violation said through the configuration's `warning`.
   public init(
     log: any TrackerService = LogService(label: "com.trendyol.tracking"),
     collector: (any TrackerService)? = nil,
@@ -63,6 +65,10 @@ public final class TYTracker: ForwardingTracker {
     // before consent, validation and privacy scrubbing, for every service alike.
     var configuration = configuration
     configuration.defaultParameters.addMissing(from: Self.defaultParameters)
+    // A development build checks every event against Trendyol's plan and says what breaks it.
+    if configuration.environment == .development {
+      configuration.additionalStages.append(PlanCheckStage(plan: TYPlan.plan, report: configuration.warning))
+    }
     base = Tracker(services: [log] + [collector].compactMap { $0 } + services, configuration: configuration)
   }
 }
