@@ -234,8 +234,10 @@ let package = Package(
     // MARK: Dolap Lite
     .target(
       name: "DLTracker",
-      dependencies: ["CoreTracker", "LogService", "ServiceSupport"],
-      path: "Packages/Products/DolapLite/DLTracker"
+      dependencies: ["CoreTracker", "LogService", "ServiceSupport", "TrackingPlan"],
+      path: "Packages/Products/DolapLite/DLTracker",
+      // DLPlan: the events of Plans/DLTracker.json, generated on every build.
+      plugins: ["TrackingPlanPlugin"]
     ),
     .testTarget(
       name: "DLTrackerTests",

@@ -16,46 +16,31 @@ public enum ListingDetailEvent: CoreTrackable, Equatable {
   case sellerMessaged(Listing)
   case purchased(Listing, order: CommerceOrder)
 
-  public var name: String {
-    switch self {
-    case .viewed: "listing_viewed"
-    case .liked: "listing_liked"
-    case .unliked: "listing_unliked"
-    case .offerMade: "offer_made"
-    case .offerRejected: "offer_rejected"
-    case .sellerMessaged: "seller_messaged"
-    case .purchased: "purchase"
-    }
-  }
-
-  public var kind: EventKind {
-    switch self {
-    case .viewed: .screenView
-    case .offerRejected: .event
-    default: .action
-    }
-  }
-
-  public var parameters: EventParameters {
+  /// The plan's event for this case (``DLPlan``, generated from `Plans/DLTracker.json` on every
+  /// build): its name, kind and typed parameters. A purchase keeps the commerce vocabulary's own
+  /// parameters (``CommerceOrder/parameters``), which the plan's `purchase` describes.
+  public var planned: any CoreTrackable {
     switch self {
     case .viewed(let listing):
-      [
-        "listing_id": .string(listing.id), "seller_id": .string(listing.sellerID),
-        "price": .double(Double(listing.priceMinor) / 100), "condition": .string(listing.condition.rawValue),
-      ]
-    case .liked(let listing, _), .unliked(let listing), .sellerMessaged(let listing):
-      ["listing_id": .string(listing.id)]
+      DLPlan.ListingViewed(
+        listingID: listing.id, sellerID: listing.sellerID, price: Double(listing.priceMinor) / 100,
+        condition: listing.condition.rawValue)
+    case .liked(let listing, _): DLPlan.ListingLiked(listingID: listing.id)
+    case .unliked(let listing): DLPlan.ListingUnliked(listingID: listing.id)
+    case .sellerMessaged(let listing): DLPlan.SellerMessaged(listingID: listing.id)
     case .offerMade(let listing, let amount):
-      [
-        "listing_id": .string(listing.id), "offer": .double(Double(amount) / 100),
-        "discount_percent": .int(100 - amount * 100 / max(1, listing.priceMinor)),
-      ]
+      DLPlan.OfferMade(
+        listingID: listing.id, offer: Double(amount) / 100,
+        discountPercent: 100 - amount * 100 / max(1, listing.priceMinor))
     case .offerRejected(let listing, let amount, let reason):
-      ["listing_id": .string(listing.id), "offer": .double(Double(amount) / 100), "reason": .string(reason)]
-    case .purchased(_, let order):
-      order.parameters
+      DLPlan.OfferRejected(listingID: listing.id, offer: Double(amount) / 100, reason: reason)
+    case .purchased(_, let order): CommerceEvent(name: "purchase", kind: .action, parameters: order.parameters)
     }
   }
+
+  public var name: String { planned.name }
+  public var kind: EventKind { planned.kind }
+  public var parameters: EventParameters { planned.parameters }
 
   public func payload(for service: ServiceID) -> ServicePayload? {
     switch (self, service) {
@@ -81,4 +66,11 @@ public enum ListingDetailEvent: CoreTrackable, Equatable {
       nil
     }
   }
+}
+
+/// An event given whole: the purchase, in the commerce vocabulary.
+struct CommerceEvent: CoreTrackable {
+  let name: String
+  let kind: EventKind
+  let parameters: EventParameters
 }

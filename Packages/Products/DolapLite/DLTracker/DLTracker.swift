@@ -63,6 +63,10 @@ public final class DLTracker: ForwardingTracker {
     // before consent, validation and privacy scrubbing, for every service alike.
     var configuration = configuration
     configuration.defaultParameters.addMissing(from: Self.defaultParameters)
+    // A development build checks every event against Dolap Lite's plan and says what breaks it.
+    if configuration.environment == .development {
+      configuration.additionalStages.append(PlanCheckStage(plan: DLPlan.plan, report: configuration.warning))
+    }
     base = Tracker(services: [log] + [collector].compactMap { $0 } + services, configuration: configuration)
   }
 }
