@@ -63,31 +63,25 @@ struct TYTrackerTests {
 /// `TYPlan.plan`) and says each violation; production builds do not check.
 @Suite("TYTracker and its tracking plan")
 struct TYTrackerPlanTests {
-  final class Warnings: Sendable {
-    private let lines = Locked<[String]>([])
-    var all: [String] { lines.snapshot }
-    func record(_ line: String) { lines.withLock { $0.append(line) } }
-  }
-
   @Test(arguments: [TrackingEnvironment.development, .production])
   func developmentBuildsSayWhatBreaksThePlan(environment: TrackingEnvironment) async {
-    let warnings = Warnings()
+    let warnings = RecordedWarnings()
     let log = RecordingService(id: TYService.log)
     let tracker = TYTracker(
       log: log,
       configuration: TrackerConfiguration(
-        environment: environment, emitsSessionEvents: false, warning: { warnings.record($0) }))
+        environment: environment, emitsSessionEvents: false, warning: warnings.record))
     tracker.track(TYPlan.ProductSizeSelected(productID: "p-1", size: "42"))
     tracker.track(Probe.viewed)
     await tracker.flush()
     #expect(log.names == ["product_size_selected", "probe_viewed"], "never dropped on the device")
     if environment == .development {
       #expect(
-        warnings.all == [
+        warnings.lines == [
           "CoreTracker: probe_viewed breaks the tracking plan: name: probe_viewed is not in the tracking plan (ty v1)"
         ])
     } else {
-      #expect(warnings.all.isEmpty)
+      #expect(warnings.lines.isEmpty)
     }
   }
 }
