@@ -295,11 +295,13 @@ let package = Package(
     ),
     .target(
       name: "CollectorReports",
-      dependencies: ["CollectorStore", "CollectorWire", "WireJSON", .product(name: "Logging", package: "swift-log")],
+      dependencies: [
+        "CollectorStore", "CollectorWire", "TrackingPlan", "WireJSON", .product(name: "Logging", package: "swift-log"),
+      ],
       path: "Packages/Collector/CollectorReports"
     ),
     .target(
-      name: "CollectorDashboard", dependencies: ["CollectorReports", "CollectorWire"],
+      name: "CollectorDashboard", dependencies: ["CollectorReports", "CollectorWire", "TrackingPlan"],
       path: "Packages/Collector/CollectorDashboard"
     ),
     .testTarget(

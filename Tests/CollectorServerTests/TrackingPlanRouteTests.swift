@@ -28,6 +28,9 @@ struct TrackingPlanRouteTests {
           - {name: product_id, type: string, required: true}
           - {name: price, type: integer, minimum: 0}
           - {name: in_stock, type: boolean}
+      product_shared:
+        parameters:
+          - {name: product_id, type: string, required: true}
     """
 
   static func file(_ text: String) throws -> String {
@@ -126,5 +129,38 @@ struct TrackingPlanRouteTests {
     } catch {
       #expect(error.description.contains(path) && error.description.contains(expected), "\(error)")
     }
+  }
+
+  @Test("the dashboard's Plan page: events seen but not planned, planned but never seen, violations held")
+  func dashboardPage() async throws {
+    let path = FileManager.default.temporaryDirectory.appendingPathComponent("plan-\(UUID().uuidString)")
+      .appendingPathComponent("collector.sqlite").path
+    // Before the plan: an event it will not list is stored.
+    let before = try await makeCollector(path: path)
+    let unplanned = {
+      var opened = Batches.event("opened")
+      opened.name = "app_opened"
+      opened.parameters = [:]
+      return opened
+    }()
+    try await before.application(closesStore: false).test(.router) { client async throws in
+      _ = try await Self.send(client, [unplanned])
+    }
+    try await before.store.close()
+    let plans = try PlanFiles.load([try Self.file(Self.version1)])
+    let collector = try await makeCollector(path: path, configure: { $0.plans = plans })
+    try await collector.application(closesStore: false).test(.router) { client async throws in
+      _ = try await Self.send(client, [Batches.event("wrong")])
+      let (status, page, _) = try await ReportRouteTests.get(
+        client, "/dashboard/plan?app=ty&from=2020-01-01", key: readKey)
+      #expect(status == .ok && page.contains("ty v1 (enforce)"), "\(page.prefix(500))")
+      #expect(page.contains("<td>app_opened</td><td>not in the plan</td><td>1</td>"))
+      #expect(page.contains("<td>product_shared</td><td>never seen</td><td>0</td>"))
+      #expect(
+        page.contains("<td>parameters.price: must be an integer, not a number (tracking plan ty v1)</td><td>1</td>"))
+      let (_, none, _) = try await ReportRouteTests.get(client, "/dashboard/plan?app=dl&from=2020-01-01", key: readKey)
+      #expect(none.contains("has no tracking plan"))
+    }
+    try await collector.store.close()
   }
 }

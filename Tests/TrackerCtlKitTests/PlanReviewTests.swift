@@ -38,7 +38,7 @@ struct PlanReviewTests {
         CountRow(name: "app_opened", count: 12, devices: 9, share: 0.2),
       ])
     #expect(
-      PlanReview.health(Self.old, seen: seen).rows == [
+      PlanHealth.health(Self.old, seen: seen).rows == [
         ["app_opened", "not in the plan", "12"], ["shared", "never seen", "0"], ["viewed", "planned", "40"],
       ])
     let reasons = [
@@ -47,7 +47,7 @@ struct PlanReviewTests {
       "events[1].name: liked is not in the tracking plan (ty v1)", "events[2].timestamp: is older than 30 days",
     ]
     #expect(
-      PlanReview.violations(reasons).rows == [
+      PlanHealth.violations(reasons).rows == [
         ["parameters.id: must be a string, not a number (tracking plan ty v1)", "2"],
         ["name: liked is not in the tracking plan (ty v1)", "1"],
       ])

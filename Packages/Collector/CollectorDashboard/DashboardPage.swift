@@ -8,6 +8,8 @@ public enum DashboardPage: String, CaseIterable, Sendable {
   case funnel
   case counters
   case revenue
+  /// The app's tracking plan against the events seen, and its violations.
+  case plan
   /// Entries refused by the rules, kept for a replay.
   case quarantine
   /// The audit trail: admins only.

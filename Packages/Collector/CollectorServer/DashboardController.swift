@@ -179,10 +179,9 @@ struct DashboardController: Sendable {
         funnel, steps: steps, window: window, top: try await reports.topEvents(filter, limit: 50), context: context)
     case .counters:
       return Dashboard.counters(try await reports.counters(filter), context: context)
-    case .audit:
-      return try await auditPage(context)
-    case .quarantine:
-      return try await quarantinePage(context, replayed: nil)
+    case .audit: return try await auditPage(context)
+    case .quarantine: return try await quarantinePage(context, replayed: nil)
+    case .plan: return try await planPage(context, reports: reports)
     case .revenue:
       async let revenue = reports.revenue(filter)
       async let items = reports.topItems(

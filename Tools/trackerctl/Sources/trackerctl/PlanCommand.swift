@@ -65,14 +65,14 @@ struct PlanCommand: AsyncParsableCommand {
       let origin = try await origin.origin()
       let (_, result) = try await origin.report("top-events", parameters: parameters)
       guard let seen = result as? CountList else { throw ValidationError("top-events did not answer a list") }
-      print(PlanReview.health(plan, seen: seen).text(), terminator: "")
+      print(PlanHealth.health(plan, seen: seen).text(), terminator: "")
       guard quarantine else { return }
       let client = try QuarantineCommand.Remote.parse(
         (self.origin.url.map { ["--url", $0] } ?? []) + (self.origin.key.map { ["--key", $0] } ?? [])
           + ["--app", filter.app]
       ).client()
       let entries = try await client.list(app: filter.app, limit: 100_000)
-      print("\n" + PlanReview.violations(entries.flatMap(\.reasons)).text(), terminator: "")
+      print("\n" + PlanHealth.violations(entries.flatMap(\.reasons)).text(), terminator: "")
     }
   }
 }
