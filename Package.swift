@@ -13,6 +13,8 @@ let package = Package(
     .library(name: "CoreTrackerTesting", targets: ["CoreTrackerTesting"]),
     .library(name: "CollectorService", targets: ["CollectorService"]),
     .library(name: "CollectorWire", targets: ["CollectorWire"]),
+    .library(name: "TrackingPlan", targets: ["TrackingPlan"]),
+    .plugin(name: "TrackingPlanPlugin", targets: ["TrackingPlanPlugin"]),
     .library(name: "Delivery", targets: ["Delivery"]),
     .library(name: "DLProductDetail", targets: ["DLProductDetail"]),
     .library(name: "GA4Wire", targets: ["GA4Wire"]),

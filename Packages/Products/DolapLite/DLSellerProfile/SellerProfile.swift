@@ -44,42 +44,24 @@ public enum SellerProfileEvent: CoreTrackable, Equatable {
   case reported(Seller, reason: ReportReason)
   case called(Seller)
 
-  public var name: String {
+  /// The plan's event for this case (``DLPlan``, generated from `Plans/DLTracker.json`): its
+  /// name, kind, typed parameters and services (a report goes to the collector and the log only).
+  public var planned: any CoreTrackable {
     switch self {
-    case .viewed: "seller_profile_viewed"
-    case .followChanged(_, let following): following ? "seller_followed" : "seller_unfollowed"
-    case .rated: "seller_rated"
-    case .reported: "seller_reported"
-    case .called: "seller_called"
+    case .viewed(let seller): DLPlan.SellerProfileViewed(sellerID: seller.id, listingCount: seller.listingCount)
+    case .followChanged(let seller, true): DLPlan.SellerFollowed(sellerID: seller.id)
+    case .followChanged(let seller, false): DLPlan.SellerUnfollowed(sellerID: seller.id)
+    case .rated(let seller, let stars): DLPlan.SellerRated(sellerID: seller.id, stars: stars)
+    case .reported(let seller, let reason): DLPlan.SellerReported(sellerID: seller.id, reason: reason.rawValue)
+    // `phone` is personal data (the plan says so): DLTracker's privacy stage drops it before any service.
+    case .called(let seller): DLPlan.SellerCalled(sellerID: seller.id, phone: seller.phone)
     }
   }
 
-  public var kind: EventKind {
-    if case .viewed = self { return .screenView }
-    return .action
-  }
-
-  public var parameters: EventParameters {
-    switch self {
-    case .viewed(let seller):
-      ["seller_id": .string(seller.id), "listing_count": .int(seller.listingCount)]
-    case .followChanged(let seller, _):
-      ["seller_id": .string(seller.id)]
-    case .rated(let seller, let stars):
-      ["seller_id": .string(seller.id), "stars": .int(stars)]
-    case .reported(let seller, let reason):
-      ["seller_id": .string(seller.id), "reason": .string(reason.rawValue)]
-    case .called(let seller):
-      // `phone` is personal data: DLTracker's privacy stage drops it before any service.
-      ["seller_id": .string(seller.id), "phone": .string(seller.phone)]
-    }
-  }
-
-  /// Reports are moderation signals: they go to the in-house collector and the log only.
-  public var services: ServiceSelection {
-    if case .reported = self { return [DLService.collector, DLService.log] }
-    return .all
-  }
+  public var name: String { planned.name }
+  public var kind: EventKind { planned.kind }
+  public var parameters: EventParameters { planned.parameters }
+  public var services: ServiceSelection { planned.services }
 }
 
 /// What the profile view shows.
