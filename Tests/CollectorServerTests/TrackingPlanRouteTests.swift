@@ -163,4 +163,39 @@ struct TrackingPlanRouteTests {
     }
     try await collector.store.close()
   }
+
+  @Test("GA4, Mixpanel and SimpleAnalytics events are held to the plan too: what breaks it is quarantined")
+  func vendorRoutes() async throws {
+    let plans = try PlanFiles.load([try Self.file(Self.version1)])
+    let collector = try await makeCollector(configure: { $0.plans = plans })
+    let now = Int64(Date().timeIntervalSince1970)
+    try await collector.application(closesStore: false).test(.router) { client async throws in
+      let ga4 = #"""
+        {"app_instance_id":"0123456789abcdef0123456789abcdef","events":[
+        {"name":"product_shared","params":{"product_id":"p-1"}},{"name":"level_up","params":{}}]}
+        """#
+      let collect = try await client.execute(
+        uri: "/mp/collect?firebase_app_id=1:1:ios:x&api_secret=\(writeKey)", method: .post,
+        body: ByteBuffer(string: ga4)
+      ) { ($0.status, String(buffer: $0.body)) }
+      #expect(collect.0 == .ok && collect.1.contains("level_up is not in the tracking plan (ty v1)"), "\(collect)")
+      let mixpanel =
+        #"[{"event":"Signed Up","properties":{"token":"\#(writeKey)","distinct_id":"u-1","time":\#(now),"$insert_id":"s1"}}]"#
+      let tracked = try await client.execute(
+        uri: "/track?verbose=1", method: .post, headers: [.contentType: "application/json"],
+        body: ByteBuffer(string: mixpanel)
+      ) { String(buffer: $0.body) }
+      #expect(tracked.contains(#""status":1"#), "\(tracked)")
+      let simple = SimpleAnalyticsExactnessTests.payload([("Refresh", SimpleAnalyticsExactnessTests.second)])
+      let (status, answer) = try await SimpleAnalyticsExactnessTests.post(client, simple)
+      #expect(status == 200 && answer.contains("Refresh is not in the tracking plan (ty v1)"), "\(answer)")
+    }
+    let held = try await collector.store.quarantined(app: "ty", limit: 10, includeReplayed: false)
+    let reasons = held.flatMap(\.reasons).joined(separator: "\n")
+    #expect(reasons.contains("events[1].name: level_up is not in the tracking plan (ty v1)"), "\(reasons)")
+    #expect(reasons.contains("Signed Up is not in the tracking plan (ty v1)"), "\(reasons)")
+    #expect(reasons.contains("items[0].description: Refresh is not in the tracking plan (ty v1)"), "\(reasons)")
+    #expect(try await collector.store.events(app: "ty", limit: 10).map(\.name).contains("product_shared"))
+    try await collector.store.close()
+  }
 }

@@ -25,6 +25,18 @@ public struct IngestPolicy: Sendable, Hashable {
     self.plans = plans
   }
 
+  /// Why the stored event `name` with `parametersJSON` (its parameters as stored) breaks `app`'s
+  /// enforcing tracking plan, or `nil` (no plan, a plan that warns, or it passes): the check the
+  /// vendor routes (GA4, Mixpanel, SimpleAnalytics) apply to the rows they make, as the native
+  /// rules apply it to the native event.
+  public func planProblem(app: String, name: String, parametersJSON: String) -> FieldError? {
+    guard plans.mode(of: app) == .enforce else { return nil }
+    guard case .object(let parameters) = try? JSONDocument.parse(Array(parametersJSON.utf8)) else {
+      return FieldError(field: "parameters", reason: "must be an object")
+    }
+    return plans.verdict(app: app, name: name, parameters: parameters)?.problem
+  }
+
   /// The reason an event older than ``maximumEventAge`` is refused with: one text, written by the
   /// ingest rules and recognised by ``isTooOld(_:)`` (metrics count these apart).
   public var tooOldReason: String { "is older than \(maximumEventAge / 86_400_000) days" }

@@ -94,6 +94,9 @@ public enum SimpleAnalyticsIngest {
     guard receivedAt - occurredAt <= policy.maximumEventAge else {
       return reject("timestamp", policy.tooOldReason)
     }
+    if let problem = policy.planProblem(app: app, name: item.name, parametersJSON: parameters) {
+      return reject(problem.field == "name" ? "description" : problem.field, problem.reason)
+    }
     return .success(
       StoredEvent(
         app: app, eventID: "", name: item.name, kind: "action", occurredAt: occurredAt,

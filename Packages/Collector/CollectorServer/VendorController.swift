@@ -114,7 +114,16 @@ struct VendorController: Sendable {
     try await collector.commit(IngestResult(rows: rows, rejected: []), key: key, route: route)
     collector.metrics.rejected(decoded.events.count - rows.events.count, reason: "invalid")
     collector.metrics.quarantined(rows.quarantined.count, route: GA4Quarantine.route)
-    return report.isValid && twice.isEmpty ? Response(status: .noContent) : .json(.ok, answer)
+    // Events refused past GA4's own rules (their age, a tracking plan) are named in the answer too.
+    let beyond = refused.filter { report.events[$0.key] == nil }.sorted { $0.key < $1.key }.flatMap(\.value)
+      .map { reason in
+        let parts = reason.split(separator: ":", maxSplits: 1).map { $0.trimmingCharacters(in: .whitespaces) }
+        return GA4Violation(fieldPath: parts[0], code: .valueInvalid, message: parts.count > 1 ? parts[1] : reason)
+      }
+    guard report.isValid, twice.isEmpty, beyond.isEmpty else {
+      return .json(.ok, Self.json(GA4ValidationResponse(report.all + twice + beyond)))
+    }
+    return Response(status: .noContent)
   }
 
   // MARK: Mixpanel /import

@@ -68,6 +68,10 @@ public enum GA4Ingest {
         refused[index] = [
           "events[\(index)].\(problem.path.replacingOccurrences(of: "parameters", with: "params")): \(problem.reason)"
         ]
+      } else if let problem = policy.planProblem(app: app, name: event.name, parametersJSON: stored.parametersJSON) {
+        refused[index] = [
+          "events[\(index)].\(problem.field.replacingOccurrences(of: "parameters", with: "params")): \(problem.reason)"
+        ]
       } else {
         events.append(stored)
       }

@@ -79,6 +79,13 @@ public enum MixpanelIngest {
       return .failure(
         MixpanelViolation(field: field == "parameters" ? "properties" : field, message: "must not contain U+0000"))
     }
+    if let problem = policy.planProblem(app: app, name: stored.name, parametersJSON: parametersJSON) {
+      return .failure(
+        MixpanelViolation(
+          field: problem.field == "name"
+            ? "event" : problem.field.replacingOccurrences(of: "parameters", with: "properties"),
+          message: problem.reason))
+    }
     return .success(stored)
   }
 
