@@ -4,8 +4,8 @@ public import WireJSON
 extension TrackingPlan {
   /// The first way the event `name` with `parameters` breaks this plan, its field relative to the
   /// event (`name`, `parameters.price`), or `nil`: an event the plan does not list, a parameter it
-  /// does not list (among the event's or the ``common`` ones), a required one missing, a value of the wrong type, not among the allowed values
-  /// or out of range.
+  /// does not list (among the event's or the ``common`` ones), a required one missing, a value of
+  /// the wrong type, not among the allowed values or out of range.
   public func problem(name: String, parameters: JSONObject) -> FieldError? {
     guard let event = events[name] else {
       return FieldError(field: "name", reason: "\(name) is not in the tracking plan (\(app) v\(version))")
