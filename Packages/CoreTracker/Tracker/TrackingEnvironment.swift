@@ -10,7 +10,7 @@ public import Foundation
 /// ```swift
 /// let environment = TrackingEnvironment.detect()
 /// let collector = PerEnvironment(production: prodURL, development: devURL)[environment]
-/// let tracker = Tracker(configuration: TrackerConfiguration(environment: environment), services: [...])
+/// let tracker = Tracker(services: [...], configuration: TrackerConfiguration(environment: environment))
 /// ```
 ///
 /// A name is 1 to 32 lowercase letters, digits, `-` or `_`; the collector quarantines a batch whose
@@ -41,9 +41,9 @@ public struct TrackingEnvironment: Sendable, Hashable, Codable, ExpressibleByStr
   /// ``overrideVariable`` process environment variable), else ``development`` in a debug build,
   /// ``internal`` when the App Store receipt is a sandbox one (TestFlight), else ``production``.
   ///
-  /// `debug` defaults to whether the caller's module was compiled without optimisation (the
-  /// expression is evaluated where `detect` is called, in the app's build); pass `#if DEBUG` to tie
-  /// it to the app's own flag instead.
+  /// `debug` defaults to whether the code was compiled without optimisation, as a debug build of
+  /// an app compiles it and its packages; to tie it to the app's own `DEBUG` flag instead, pass
+  /// the flag (`#if DEBUG` … `detect(debug: true)`).
   public static func detect(
     debug: Bool = _isDebugAssertConfiguration(),
     receiptURL: URL? = TrackingEnvironment.appStoreReceiptURL,
