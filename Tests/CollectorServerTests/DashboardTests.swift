@@ -255,9 +255,9 @@ struct DashboardBrowserTests {
   }
 
   /// Runs `Tests/Support/chromium-session.py` (the DevTools protocol over a pipe) against `base`.
-  static func session(base: String, key: String, pages: [String], screenshots: [(String, Int, Int, String)])
-    async throws -> [String: Any]
-  {
+  static func session(
+    base: String, key: String, pages: [String], screenshots: [(String, Int, Int, String)], live: [String: Any]? = nil
+  ) async throws -> [String: Any] {
     let directory = TemporaryDirectory()
     try FileManager.default.createDirectory(at: directory.url, withIntermediateDirectories: true)
     let script = URL(fileURLWithPath: #filePath).deletingLastPathComponent().deletingLastPathComponent()
@@ -265,7 +265,7 @@ struct DashboardBrowserTests {
     let configuration: [String: Any] = [
       "chromium": try #require(chromium), "base": base, "key": key,
       "profile": directory.url.appendingPathComponent("profile").path, "pages": pages,
-      "screenshots": screenshots.map { [$0.0, $0.1, $0.2, $0.3] as [Any] },
+      "screenshots": screenshots.map { [$0.0, $0.1, $0.2, $0.3] as [Any] }, "live": live ?? NSNull(),
     ]
     let output = directory.url.appendingPathComponent("out.json")
     #expect(FileManager.default.createFile(atPath: output.path, contents: nil))
@@ -306,6 +306,7 @@ struct DashboardBrowserTests {
         ("/dashboard/counters?app=ty", "No data in this range", 1),
         ("/dashboard/revenue?app=ty", #"class="point""#, 7), ("/dashboard/audit", "sign-in", 1),
         ("/dashboard/quarantine?app=ty", "Held entries by reason", 1),
+        ("/dashboard/live?app=ty", #"id="live-rows""#, 1),
       ]
       try FileManager.default.createDirectory(atPath: "artifacts", withIntermediateDirectories: true)
       let folder = FileManager.default.currentDirectoryPath + "/artifacts/"
@@ -339,6 +340,39 @@ struct DashboardBrowserTests {
       #expect((result["cookiesAfterSignOut"] as? [[String: Any]])?.isEmpty == true)
       let (status, _, _) = try await DashboardTests.get(client, "/", cookie: "__Host-collector_session=\(token)")
       #expect(status == .unauthorized, "the old cookie no longer opens a page")
+    }
+  }
+
+  /// The live page in a real browser: opened first, it shows an event sent after it opened and,
+  /// beside it, an event the collector refused, with the reason it is held in the quarantine.
+  @Test(.enabled(if: chromium != nil)) func theLivePageShowsEventsSentAfterItOpenedAndTheQuarantined() async throws {
+    let collector = try await makeCollector(configure: { $0.idleTimeoutSeconds = 600 })
+    try await seed(collector)
+    try await collector.application(closesStore: false).test(.live) { client async throws in
+      let base = "http://127.0.0.1:\(try #require(client.port))"
+      let old = Batches.now - 400 * 86_400_000
+      let body = Batches.body([
+        Batches.event("browser-live-1", device: "tapping-phone"), Batches.event("gone", at: old),
+      ])
+      let live: [String: Any] = [
+        "path": "/dashboard/live?app=ty",
+        "posts": [
+          [
+            "url": base + "/v1/batch", "body": String(decoding: body, as: UTF8.self),
+            "headers": ["Authorization": "Bearer \(writeKey)", "Content-Type": "application/json"],
+          ]
+        ],
+        "expect": ["tapping-phone", "quarantined", "timestamp"],
+      ]
+      let result = try await Self.session(base: base, key: adminKey, pages: [], screenshots: [], live: live)
+      #expect(result["error"] == nil, "\(result["error"] ?? "")")
+      let watched = try #require(result["live"] as? [String: Any], "\(result)")
+      #expect(watched["opened"] as? Bool == true, "the stream opened: \(watched["status"] ?? "")")
+      #expect(watched["statuses"] as? [Int] == [200])
+      #expect(watched["shown"] as? Bool == true, "\(watched["rows"] ?? "")")
+      let rows = watched["rows"] as? String ?? ""
+      #expect(rows.contains("stored") && rows.contains("product_viewed"), "\(rows)")
+      #expect((watched["console"] as? [String])?.isEmpty == true, "\(watched["console"] ?? "")")
     }
   }
 }

@@ -191,7 +191,9 @@ struct SecurityTests {
       for uri in ["/", "/login", "/dashboard/nothing"] {
         let headers = try await Self.request(client, uri).headers
         let policy = headers[.init("Content-Security-Policy")!] ?? ""
-        #expect(policy.contains("frame-ancestors 'none'") && !policy.contains("script-src"), "\(uri)")
+        // Scripts only from the dashboard's own files (the live page's), never inline.
+        #expect(policy.contains("frame-ancestors 'none'") && policy.contains("script-src 'self';"), "\(uri)")
+        #expect(!policy.contains("'unsafe-eval'") && policy.components(separatedBy: "'unsafe-inline'").count == 2)
         #expect(policy.contains("default-src 'none'"))
         #expect(
           headers[.init("Referrer-Policy")!] == "no-referrer" && headers[.init("X-Content-Type-Options")!] == "nosniff")

@@ -5,12 +5,14 @@ happened as JSON (for DashboardBrowserTests).
 It speaks the DevTools protocol over --remote-debugging-pipe (file descriptors 3 and 4, messages
 ended by NUL), so it needs nothing but Python's standard library. Steps: open the sign-in page,
 type the key into the form and submit it, read the browser's history and cookies, open each page
-(its DOM and console errors), take screenshots, press "Sign out", and read the page after.
+(its DOM and console errors), take screenshots, watch the live page while requests are sent
+(optional), press "Sign out", and read the page after.
 
 Usage: chromium-session.py '<json>' with keys chromium, base, key, profile, pages, screenshots
-([[path, width, height, page], ...]). Every wait is bounded; the whole run stops after 120 s.
+([[path, width, height, page], ...]) and live ({"path", "posts": [{"url", "headers", "body"}],
+"expect": [text, ...]}). Every wait is bounded; the whole run stops after 120 s.
 """
-import base64, json, os, select, subprocess, sys, time
+import base64, json, os, select, subprocess, sys, time, urllib.error, urllib.request
 
 config = json.loads(sys.argv[1])
 deadline = time.time() + 120
@@ -115,6 +117,39 @@ def submit(selector, fill=None):
     wait_for("Page.loadEventFired")
 
 
+def wait_until(expression):
+    """Polls `expression` in the page until it is true; False when the run's time is up."""
+    while time.time() < deadline - 5:
+        if evaluate(expression):
+            return True
+        time.sleep(0.2)
+    return False
+
+
+def post(request):
+    """Sends one request outside the browser (as an app would) and returns its status."""
+    sent = urllib.request.Request(request["url"], data=request["body"].encode(), headers=request["headers"],
+                                  method="POST")
+    try:
+        with urllib.request.urlopen(sent, timeout=20) as answer:
+            return answer.status
+    except urllib.error.HTTPError as error:
+        return error.code
+
+
+def watch_live(live):
+    """Opens the live page, waits for its stream, sends the requests, waits for the expected rows."""
+    console.clear()
+    navigate(base + live["path"])
+    opened = wait_until("document.getElementById('live-status').dataset.state === 'open'")
+    statuses = [post(request) for request in live["posts"]]
+    expected = json.dumps(live["expect"])
+    shown = wait_until(f"{expected}.every(t => document.getElementById('live-rows').innerText.includes(t))")
+    return {"opened": opened, "statuses": statuses, "shown": shown, "console": list(console),
+            "rows": evaluate("document.getElementById('live-rows').innerText"),
+            "status": evaluate("document.getElementById('live-status').textContent")}
+
+
 def history():
     return [entry["url"] for entry in call("Page.getNavigationHistory", session=session)["entries"]]
 
@@ -140,6 +175,8 @@ try:
         shot = call("Page.captureScreenshot", {"format": "png", "captureBeyondViewport": True}, session)
         with open(path, "wb") as file:
             file.write(base64.b64decode(shot["data"]))
+    if config.get("live"):
+        result["live"] = watch_live(config["live"])
     navigate(base + "/")
     submit('form[action="/logout"]')
     result["afterSignOut"] = {"url": evaluate("location.href"), "html": evaluate("document.documentElement.outerHTML")}

@@ -2,8 +2,8 @@ public import CollectorReports
 import CollectorWire
 import Foundation
 
-/// The dashboard's pages, rendered on the server as HTML with inline SVG charts: no JavaScript, no
-/// CDN, no build step; one column on a phone, wider on a desktop.
+/// The dashboard's pages, rendered on the server as HTML with inline SVG charts: no CDN, no build
+/// step, no script but the live page's one file; one column on a phone, wider on a desktop.
 public enum Dashboard {
   /// What every page shows in its header: the app and range pickers and the navigation.
   public struct Context: Sendable {
@@ -302,5 +302,6 @@ public enum Dashboard {
     th,td{padding:4px 8px;border-bottom:1px solid #eee;text-align:left;white-space:nowrap}
     .heat td.cell{text-align:center;min-width:56px}
     .banner{background:#fef3c7;border:1px solid #f59e0b;color:#78350f;border-radius:6px;padding:6px 10px;margin:6px 0}.error{color:#b91c1c}.empty{color:#777}
+    .live td.detail{white-space:normal;word-break:break-word;min-width:16ch}.live-quarantined td{color:#b91c1c}.live-drop td{color:#92400e}
     """
 }

@@ -2,6 +2,8 @@
 /// cannot disagree.
 public enum DashboardPage: String, CaseIterable, Sendable {
   case overview
+  /// Events as they are stored, beside those refused and dropped: what a developer watches.
+  case live
   case events
   case retention
   case breakdowns

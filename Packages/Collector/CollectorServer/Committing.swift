@@ -17,14 +17,16 @@ extension EventCollector {
       throw Refusal(
         .tooManyRequests, "", "rate limit of \(Int(limiter.rate ?? 0)) events/s for this key", retryAfter: wait)
     }
+    let rows = result.rows.environmentsResolved
     do {
-      try await committer.commit(result.rows.environmentsResolved)
+      try await committer.commit(rows)
     } catch GroupCommitter.CommitError.overloaded {
       throw Refusal(.serviceUnavailable, "", "the collector is busy; retry", retryAfter: 1)
     } catch {
       logger.error("commit failed: \(error)")
       throw Refusal.storage()
     }
+    publishLive(rows)
     metrics.accepted(result.rows.events.count, route: route)
     metrics.planWarnings(result.planWarnings.count)
     let tooOld = result.rejected.count { policy.isTooOld($0) }

@@ -33,6 +33,14 @@ struct DashboardController: Sendable {
     pages.get("/dashboard/:page") { request, context in
       try await self.page(request, context, path: "/dashboard/" + (context.parameters.get("page") ?? ""))
     }
+    pages.get("/dashboard/live-events") { request, _ in
+      try await LiveStream(collector: collector).stream(request, viewer: try await self.viewer(request))
+    }
+    pages.get("/dashboard/assets/live.js") { _, _ in
+      Response(
+        status: .ok, headers: [.contentType: "text/javascript; charset=utf-8"],
+        body: ResponseBody(byteBuffer: ByteBuffer(string: Dashboard.liveScript)))
+    }
     pages.get("/login") { request, _ in self.loginForm(request) }
     pages.post("/login") { request, context in try await self.signIn(request, context) }
     pages.post("/logout") { request, _ in try await self.signOut(request) }
@@ -130,6 +138,25 @@ struct DashboardController: Sendable {
       sessions: try await sessions, quarantined: Int64(quarantined), context: context)
   }
 
+  /// The funnel of the steps the query names (`steps`, comma-separated; `window`), with the
+  /// app's events to pick from.
+  private func funnelPage(
+    _ filter: ReportFilter, query: FormQuery, reports: any ReportEngine, context: Dashboard.Context
+  ) async throws -> String {
+    let steps = query.get("steps") ?? ""
+    let window = query.get("window") ?? "1d"
+    let names = steps.split(separator: ",").map { $0.trimmingCharacters(in: .whitespaces) }.filter { !$0.isEmpty }
+    var funnel: Funnel?
+    if names.count >= 2 {
+      guard let milliseconds = Report.duration(window) else {
+        throw FieldError(field: "window", reason: "is a duration such as 30m, 2h, 1d")
+      }
+      funnel = try await reports.funnel(filter, steps: names, window: milliseconds)
+    }
+    return Dashboard.funnel(
+      funnel, steps: steps, window: window, top: try await reports.topEvents(filter, limit: 50), context: context)
+  }
+
   /// The `page` for `filter`.
   private func body(
     _ page: DashboardPage, filter: ReportFilter, query: FormQuery, reports: any ReportEngine, context: Dashboard.Context
@@ -165,18 +192,9 @@ struct DashboardController: Sendable {
         os: try await reports.breakdown(filter, by: .osVersion),
         app: try await reports.breakdown(filter, by: .appVersion), context: context)
     case .funnel:
-      let steps = query.get("steps") ?? ""
-      let window = query.get("window") ?? "1d"
-      let names = steps.split(separator: ",").map { $0.trimmingCharacters(in: .whitespaces) }.filter { !$0.isEmpty }
-      var funnel: Funnel?
-      if names.count >= 2 {
-        guard let milliseconds = Report.duration(window) else {
-          throw FieldError(field: "window", reason: "is a duration such as 30m, 2h, 1d")
-        }
-        funnel = try await reports.funnel(filter, steps: names, window: milliseconds)
-      }
-      return Dashboard.funnel(
-        funnel, steps: steps, window: window, top: try await reports.topEvents(filter, limit: 50), context: context)
+      return try await funnelPage(filter, query: query, reports: reports, context: context)
+    case .live:
+      return Dashboard.live(event: query.get("event") ?? "", device: query.get("device") ?? "", context: context)
     case .counters:
       return Dashboard.counters(try await reports.counters(filter), context: context)
     case .audit: return try await auditPage(context)

@@ -42,6 +42,8 @@ public final class EventCollector: Sendable {
   public let reportGate: ReportGate
   /// Sign-in attempts per client address.
   let signInLimiter: RateLimiter
+  /// What was just stored, quarantined or reported dropped, for the dashboard's live page.
+  let live = LiveFeed<LiveItem>()
   /// The store's reports (the engine's capability), or `nil` when the store serves none (the report
   /// API then answers 501).
   public let reports: (any ReportEngine)?

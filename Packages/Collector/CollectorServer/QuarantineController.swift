@@ -70,7 +70,9 @@ struct QuarantineController: Sendable {
     for entry in entries.reversed() {
       switch Self.outcome(of: entry, policy: collector.policy) {
       case .stored(let rows):
-        try await collector.committer.commit(rows.environmentsResolved)
+        let resolved = rows.environmentsResolved
+        try await collector.committer.commit(resolved)
+        collector.publishLive(resolved)
         try await stored {
           try await collector.store.resolveQuarantined(
             id: entry.id, replayedAt: EventCollector.now(), reasons: entry.reasons)

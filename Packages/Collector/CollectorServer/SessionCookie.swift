@@ -58,11 +58,13 @@ enum SessionCookie {
 }
 
 extension Response {
-  /// The headers every dashboard page carries: no script at all, no framing, no referrer, no
-  /// sniffing, no caching of pages that show data.
+  /// The headers every dashboard page carries: no script but the dashboard's own file (the live
+  /// page's, ``Dashboard/liveScript``; nothing inline), no framing, no referrer, no sniffing, no
+  /// caching of pages that show data.
   static let dashboardHeaders: HTTPFields = [
     HTTPField.Name("Content-Security-Policy")!:
-      "default-src 'none'; style-src 'unsafe-inline'; img-src 'self' data:; form-action 'self'; "
+      "default-src 'none'; script-src 'self'; connect-src 'self'; style-src 'unsafe-inline'; img-src 'self' data:; "
+      + "form-action 'self'; "
       + "frame-ancestors 'none'; base-uri 'none'",
     HTTPField.Name("Referrer-Policy")!: "no-referrer",
     HTTPField.Name("X-Content-Type-Options")!: "nosniff",
