@@ -303,7 +303,8 @@ let package = Package(
       path: "Packages/Collector/CollectorReports"
     ),
     .target(
-      name: "CollectorDashboard", dependencies: ["CollectorReports", "CollectorWire", "TrackingPlan"],
+      name: "CollectorDashboard",
+      dependencies: ["CollectorReports", "CollectorStore", "CollectorWire", "TrackingPlan"],
       path: "Packages/Collector/CollectorDashboard"
     ),
     .testTarget(

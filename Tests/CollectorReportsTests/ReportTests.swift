@@ -318,7 +318,8 @@ struct ReportTests {
     var cursor: String?
     var pages = 0
     repeat {
-      let page = try await reports.eventRows(Fixture.twoWeeks, event: "product_viewed", limit: 2, after: cursor)
+      let page = try await reports.eventRows(
+        Fixture.twoWeeks, search: EventSearch(event: "product_viewed"), limit: 2, after: cursor)
       devices += page.rows.map(\.deviceID)
       cursor = page.next
       pages += 1
@@ -330,6 +331,32 @@ struct ReportTests {
     let jsonb: JSONValue = .object(["in_stock": .bool(true), "product_id": .string("p3")])
     #expect(first.rows[0].parameters == (engine == .postgres ? jsonb : tracked))
     #expect(first.rows[0].platform == "iOS")
+    try await store.close()
+  }
+
+  /// Searches over the name, device, context fields and parameters (values as text: `true` for a
+  /// boolean): the count, and the devices of the rows newest first, on every engine.
+  @Test(arguments: Engine.available)
+  func searchesMatchEveryDimension(engine: Engine) async throws {
+    let (store, reports) = try await engine.openReports()
+    let searches: [(query: [String: String], devices: [String])] = [
+      (["parameters": "product_id=p1"], ["B", "A"]),
+      (["event": "product_viewed", "parameters": "in_stock=true"], ["D", "C", "B", "B", "A"]),
+      (["parameters": "in_stock = true; product_id=p2"], ["C", "B"]),
+      (["parameters": "in_stock=false"], []),
+      (["device": "B"], ["B", "B", "B", "B"]),
+      (["osName": "Android", "event": "add_to_cart"], ["B"]),
+      (["libraryName": "CoreTracker/1.0.0", "event": "app_open"], ["C", "A", "D", "C", "B", "A"]),
+      (["user": "nobody"], []),
+    ]
+    for (query, devices) in searches {
+      let search = try EventSearch { query[$0] }
+      let rows = try await reports.eventRows(Fixture.twoWeeks, search: search, limit: 100, after: nil)
+      #expect(rows.rows.map(\.deviceID) == devices, "\(query)")
+      #expect(try await reports.eventCount(Fixture.twoWeeks, search: search) == Int64(devices.count), "\(query)")
+      #expect(try EventSearch { key in search.queryItems.first { $0.0 == key }?.1 } == search, "links keep it")
+    }
+    #expect(throws: FieldError.self) { try EventSearch { $0 == "parameters" ? "no-equals-sign" : nil } }
     try await store.close()
   }
 

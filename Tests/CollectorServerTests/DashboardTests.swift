@@ -12,7 +12,7 @@ import Testing
 
 /// Events over the last 7 days (today included): 5 devices, 4 people (devices 3 and 4 are u1's), 4
 /// names, one of them hostile HTML; two orders and a refund among them.
-private func seed(_ collector: EventCollector) async throws {
+func seedDashboard(_ collector: EventCollector) async throws {
   let day: Int64 = 86_400_000
   let today = Int64(Date().timeIntervalSince1970 * 1000) / day * day
   let names = ["product_viewed", "add_to_cart", "purchase", "<script>alert(1)</script>"]
@@ -69,6 +69,15 @@ struct DashboardTests {
     }
   }
 
+  /// The dashboard's default range in UTC (the last 7 days, today included) and the API's `to`
+  /// for it (the day after: the API's end is not included).
+  static var lastSevenDays: (from: String, to: String, apiTo: String) {
+    let day: Int64 = 86_400_000
+    let today = Int64(Date().timeIntervalSince1970 * 1000) / day * day
+    let days = [today - 6 * day, today, today + day].map { String(ReportTime.iso($0).prefix(10)) }
+    return (days[0], days[1], days[2])
+  }
+
   static let basicCredentials: [(user: String, password: String, admitted: Bool)] = [
     ("anyone", adminKey, true), (adminKey, "", true), ("anyone", writeKey, false), (writeKey, "", false),
     ("anyone", "", false),
@@ -89,7 +98,7 @@ struct DashboardTests {
 
   @Test func everyPageRendersChartsForASignedInAdmin() async throws {
     let collector = try await makeCollector()
-    try await seed(collector)
+    try await seedDashboard(collector)
     try await collector.application(closesStore: false).test(.router) { client async throws in
       let (denied, form, _) = try await Self.get(client, "/")
       #expect(denied == .unauthorized && form.contains(#"name="key""#))
@@ -144,7 +153,7 @@ struct DashboardTests {
   /// navigation and every page's own form.
   @Test func theCountPickerCountsPeopleOrDevices() async throws {
     let collector = try await makeCollector()
-    try await seed(collector)
+    try await seedDashboard(collector)
     try await collector.application(closesStore: false).test(.router) { client async throws in
       let cookie = try #require(try await signIn(client, key: adminKey).cookie)
       let mau = #"<span class="name">MAU</span><span class="value">"#
@@ -175,7 +184,7 @@ struct DashboardTests {
   /// filter; "Previous period" is the range of the same length just before.
   @Test func presetsSetTheDaysAndKeepTheRest() async throws {
     let collector = try await makeCollector()
-    try await seed(collector)
+    try await seedDashboard(collector)
     let day: Int64 = 86_400_000
     let today = Int64(Date().timeIntervalSince1970 * 1000) / day * day
     @Sendable func text(_ time: Int64) -> String { String(ReportTime.iso(time).prefix(10)) }
@@ -205,26 +214,28 @@ struct DashboardTests {
   @Test(arguments: ["", "Android", "iOS"])
   func thePagesFilterIsTheAPIs(platform: String) async throws {
     let collector = try await makeCollector()
-    try await seed(collector)
-    let day: Int64 = 86_400_000
-    let today = Int64(Date().timeIntervalSince1970 * 1000) / day * day
-    let (from, to) = (String(ReportTime.iso(today - 6 * day).prefix(10)), String(ReportTime.iso(today).prefix(10)))
+    try await seedDashboard(collector)
+    let (from, to, apiTo) = Self.lastSevenDays
+    let today = ReportTime.parse(to)!
     try await collector.application(closesStore: false).test(.router) { client async throws in
       let cookie = try #require(try await signIn(client, key: adminKey).cookie)
       let query = "app=ty&from=\(from)&to=\(to)" + (platform.isEmpty ? "" : "&platform=\(platform)")
       let (status, page, _) = try await Self.get(client, "/?\(query)", cookie: cookie)
       #expect(status == .ok)
       // The API's `to` is not included: the page's To day is, so the API's range ends the day after.
-      let api = "app=ty&from=\(from)&to=\(ReportTime.iso(today + day).prefix(10))&platform=\(platform)"
+      let api = "app=ty&from=\(from)&to=\(apiTo)&platform=\(platform)"
       let (_, json, _) = try await ReportRouteTests.get(client, "/v1/reports/overview?\(api)")
       let overview = try JSONDecoder().decode(Overview.self, from: Data(json.utf8))
       #expect(page.contains(#"<span class="name">Events</span><span class="value">\#(overview.current.events)</span>"#))
-      #expect(page.contains("\(from)T00:00:00Z to \(ReportTime.iso(today + day)) (UTC; the end not included)"))
+      #expect(page.contains("\(from)T00:00:00Z to \(ReportTime.iso(today + 86_400_000)) (UTC; the end not included)"))
       #expect(overview.current.events == (platform == "" ? 63 : platform == "Android" ? 20 : 43), "\(json)")
+      let (_, search, _) = try await Self.get(client, "/dashboard/search?\(query)", cookie: cookie)
+      #expect(DashboardSearchTests.matched(search) == Int(overview.current.events), "the search counts the same")
       let pages = [
         ("/", true), ("/dashboard/events", false), ("/dashboard/retention", true), ("/dashboard/breakdowns", false),
         ("/dashboard/funnel", true), ("/dashboard/counters", false), ("/dashboard/revenue", false),
-        ("/dashboard/quarantine", false),
+        ("/dashboard/quarantine", false), ("/dashboard/search", false), ("/dashboard/saved", false),
+        ("/dashboard/live", false),
       ]
       for (other, countsUsers) in pages {
         let (answer, html, _) = try await Self.get(client, "\(other)?\(query)", cookie: cookie)
@@ -256,7 +267,8 @@ struct DashboardBrowserTests {
 
   /// Runs `Tests/Support/chromium-session.py` (the DevTools protocol over a pipe) against `base`.
   static func session(
-    base: String, key: String, pages: [String], screenshots: [(String, Int, Int, String)], live: [String: Any]? = nil
+    base: String, key: String, pages: [String] = [], screenshots: [(String, Int, Int, String)] = [],
+    live: [String: Any]? = nil, steps: [[String: Any]] = []
   ) async throws -> [String: Any] {
     let directory = TemporaryDirectory()
     try FileManager.default.createDirectory(at: directory.url, withIntermediateDirectories: true)
@@ -266,6 +278,7 @@ struct DashboardBrowserTests {
       "chromium": try #require(chromium), "base": base, "key": key,
       "profile": directory.url.appendingPathComponent("profile").path, "pages": pages,
       "screenshots": screenshots.map { [$0.0, $0.1, $0.2, $0.3] as [Any] }, "live": live ?? NSNull(),
+      "steps": steps,
     ]
     let output = directory.url.appendingPathComponent("out.json")
     #expect(FileManager.default.createFile(atPath: output.path, contents: nil))
@@ -296,7 +309,7 @@ struct DashboardBrowserTests {
       $0.security.secureCookies = .always
       $0.idleTimeoutSeconds = 600
     })
-    try await seed(collector)
+    try await seedDashboard(collector)
     try await collector.application(closesStore: false).test(.live) { client async throws in
       let base = "http://127.0.0.1:\(try #require(client.port))"
       let pages: [(String, String, Int)] = [
@@ -347,7 +360,7 @@ struct DashboardBrowserTests {
   /// beside it, an event the collector refused, with the reason it is held in the quarantine.
   @Test(.enabled(if: chromium != nil)) func theLivePageShowsEventsSentAfterItOpenedAndTheQuarantined() async throws {
     let collector = try await makeCollector(configure: { $0.idleTimeoutSeconds = 600 })
-    try await seed(collector)
+    try await seedDashboard(collector)
     try await collector.application(closesStore: false).test(.live) { client async throws in
       let base = "http://127.0.0.1:\(try #require(client.port))"
       let old = Batches.now - 400 * 86_400_000
@@ -374,5 +387,50 @@ struct DashboardBrowserTests {
       #expect(rows.contains("stored") && rows.contains("product_viewed"), "\(rows)")
       #expect((watched["console"] as? [String])?.isEmpty == true, "\(watched["console"] ?? "")")
     }
+  }
+
+  /// Saved searches and drill-down in a real browser: a search saved through its form is listed,
+  /// outlives a restart of the collector and opens from its link; following a chart bar lists as
+  /// many events as the bar counts.
+  @Test(.enabled(if: chromium != nil)) func aSavedSearchOutlivesARestartAndABarOpensItsEvents() async throws {
+    let path = FileManager.default.temporaryDirectory.appendingPathComponent("browser-\(UUID().uuidString).sqlite").path
+    let first = try await makeCollector(path: path, configure: { $0.idleTimeoutSeconds = 600 })
+    try await seedDashboard(first)
+    let (link, purchases) = try await first.application(closesStore: false).test(.live) {
+      client async throws -> (String, Int?) in
+      let base = "http://127.0.0.1:\(try #require(client.port))"
+      let steps: [[String: Any]] = [
+        ["open": "/dashboard/search?app=ty&event=purchase"],
+        ["submit": #"form[action="/views/save"]"#, "fill": [[#"input[name="name"]"#, "Purchases this week"]]],
+        ["open": "/dashboard/events?app=ty"], ["follow": "a.drill"],
+      ]
+      let result = try await Self.session(base: base, key: readKey, steps: steps)
+      #expect(result["error"] == nil, "\(result["error"] ?? "")")
+      let pages = try #require(result["steps"] as? [[String: Any]])
+      try #require(pages.count == 4)
+      let saved = pages[1]["html"] as? String ?? ""
+      #expect((pages[1]["url"] as? String)?.hasSuffix("/dashboard/saved?app=ty") == true)
+      #expect(saved.contains(">Purchases this week</a>"), "\(saved.suffix(2000))")
+      let bars = DashboardSearchTests.drills(pages[2]["html"] as? String ?? "")
+      let opened = pages[3]["html"] as? String ?? ""
+      #expect(!bars.isEmpty && DashboardSearchTests.matched(opened) == bars.first?.count, "\(bars)")
+      #expect(pages.allSatisfy { ($0["console"] as? [String])?.isEmpty == true })
+      let start = try #require(saved.range(of: #"<a href="/dashboard/view/"#))
+      let searched = DashboardSearchTests.matched(pages[0]["html"] as? String ?? "")
+      #expect(searched == 17, "15 seeded purchase events and 2 orders")
+      return ("/dashboard/view/" + saved[start.upperBound...].prefix { $0 != "\"" }, searched)
+    }
+    try await first.store.close()
+    let second = try await makeCollector(path: path, configure: { $0.idleTimeoutSeconds = 600 })
+    try await second.application(closesStore: false).test(.live) { client async throws in
+      let base = "http://127.0.0.1:\(try #require(client.port))"
+      let result = try await Self.session(base: base, key: readKey, steps: [["open": link]])
+      let page = try #require((result["steps"] as? [[String: Any]])?.first, "\(result)")
+      let html = page["html"] as? String ?? ""
+      #expect(
+        (page["url"] as? String)?.contains("/dashboard/search?app=ty&event=purchase") == true, "\(page["url"] ?? "")")
+      #expect(DashboardSearchTests.matched(html) == purchases && html.contains(#"value="Purchases this week""#))
+    }
+    try await second.store.close()
   }
 }

@@ -63,9 +63,10 @@ struct ReportEngineTests {
     func sessions(_ filter: ReportFilter) async throws -> Sessions {
       Sessions(count: 0, medianDuration: 0, eventsPerSession: 0)
     }
-    func eventRows(_ filter: ReportFilter, event: String?, limit: Int, after: String?) async throws -> EventRows {
+    func eventRows(_ filter: ReportFilter, search: EventSearch, limit: Int, after: String?) async throws -> EventRows {
       EventRows(rows: [], next: nil)
     }
+    func eventCount(_ filter: ReportFilter, search: EventSearch) async throws -> Int64 { 0 }
     func revenueDays(_ filter: ReportFilter) async throws -> [SQLRow] {
       record("revenue")
       return []

@@ -222,6 +222,35 @@ struct StoreConformanceTests {
     try await store.close()
   }
 
+  @Test("saved views are stored per app, edited in place, listed by name and deleted", arguments: Engine.available)
+  func savedViews(engine: Engine) async throws {
+    let store = try await engine.open()
+    let search = SavedView(
+      id: "0123456789abcdef", app: "ty", name: "Purchases on iOS", path: "/dashboard/search",
+      query: "app=ty&event=purchase&platform=iOS", createdBy: "ctr_reader", createdAt: 1_000, updatedAt: 1_000)
+    let retention = SavedView(
+      id: "fedcba9876543210", app: "ty", name: "Retention by week", path: "/dashboard/retention", query: "app=ty",
+      createdBy: "cta_admin", createdAt: 2_000, updatedAt: 2_000)
+    let other = SavedView(
+      id: "00000000000000aa", app: "dl", name: "A", path: "/", query: "app=dl", createdBy: "cta_admin", createdAt: 1,
+      updatedAt: 1)
+    for view in [search, retention, other] { try await store.saveView(view) }
+    #expect(try await store.savedViews(app: "ty") == [search, retention])
+    var renamed = search
+    renamed.name = "Z: purchases"
+    renamed.query += "&to=2026-11-30"
+    renamed.updatedAt = 3_000
+    try await store.saveView(renamed)
+    #expect(try await store.savedView(id: search.id) == renamed, "an edit replaces the view")
+    #expect(try await store.savedViews(app: "ty") == [retention, renamed])
+    #expect(try await store.deleteView(id: retention.id, at: 4_000))
+    #expect(try await store.deleteView(id: retention.id, at: 5_000) == false)
+    #expect(try await store.savedViews(app: "ty") == [renamed])
+    #expect(try await store.savedView(id: retention.id) == nil)
+    #expect(try await store.savedViews(app: "dl") == [other])
+    try await store.close()
+  }
+
   @Test("concurrent writers lose and duplicate nothing", arguments: Engine.available)
   func concurrentWrites(engine: Engine) async throws {
     let store = try await engine.open()

@@ -27,8 +27,8 @@ enum Engine: String, CaseIterable, CustomStringConvertible, Sendable {
   /// The number of migrations the engine's schema has.
   var schemaVersion: Int {
     switch self {
-    case .sqlite, .postgres: 10
-    case .clickhouse, .clickhouseCluster: 6
+    case .sqlite, .postgres: 11
+    case .clickhouse, .clickhouseCluster: 7
     }
   }
 

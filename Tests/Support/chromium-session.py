@@ -9,8 +9,10 @@ type the key into the form and submit it, read the browser's history and cookies
 (optional), press "Sign out", and read the page after.
 
 Usage: chromium-session.py '<json>' with keys chromium, base, key, profile, pages, screenshots
-([[path, width, height, page], ...]) and live ({"path", "posts": [{"url", "headers", "body"}],
-"expect": [text, ...]}). Every wait is bounded; the whole run stops after 120 s.
+([[path, width, height, page], ...]), live ({"path", "posts": [{"url", "headers", "body"}],
+"expect": [text, ...]}) and steps, run right after signing in ([{"open": path} | {"submit": form
+selector, "fill": [[selector, value], ...]} | {"follow": link selector}, ...], each reported with the
+page it led to). Every wait is bounded; the whole run stops after 120 s.
 """
 import base64, json, os, select, subprocess, sys, time, urllib.error, urllib.request
 
@@ -150,6 +152,23 @@ def watch_live(live):
             "status": evaluate("document.getElementById('live-status').textContent")}
 
 
+def run_step(step):
+    """Opens a page, submits a form (after filling its fields) or follows a link (an SVG one too)."""
+    console.clear()
+    if "open" in step:
+        navigate(base + step["open"])
+    elif "submit" in step:
+        for selector, value in step.get("fill", []):
+            evaluate(f"document.querySelector({json.dumps(selector)}).value = {json.dumps(value)}; true")
+        submit(step["submit"])
+    elif "follow" in step:
+        events.clear()
+        evaluate(f"location.href = document.querySelector({json.dumps(step['follow'])}).getAttribute('href'); true")
+        wait_for("Page.loadEventFired")
+    return {"url": evaluate("location.href"), "html": evaluate("document.documentElement.outerHTML"),
+            "console": list(console)}
+
+
 def history():
     return [entry["url"] for entry in call("Page.getNavigationHistory", session=session)["entries"]]
 
@@ -162,6 +181,7 @@ try:
     submit('form[action="/login"]', ('input[name="key"]', config["key"]))
     result["afterSignIn"] = {"url": evaluate("location.href"), "html": evaluate("document.documentElement.outerHTML")}
     result["cookies"] = call("Network.getCookies", {"urls": [base + "/"]}, session)["cookies"]
+    result["steps"] = [run_step(step) for step in config.get("steps", [])]
     result["pages"] = []
     for path in config.get("pages", []):
         console.clear()

@@ -27,12 +27,11 @@ extension ClickHouseReports {
       eventsPerSession: count == 0 ? 0 : Double(found?["e"].int ?? 0) / Double(count))
   }
 
-  public func eventRows(_ filter: ReportFilter, event: String?, limit: Int, after: String?) async throws -> EventRows {
-    var conditions = Self.conditions(filter)
-    if let event {
-      try ReportText.checkName(event, field: "event")
-      conditions += " AND name = \(ClickHouseSQL.literal(event))"
-    }
+  public func eventRows(_ filter: ReportFilter, search: EventSearch, limit: Int, after: String?) async throws
+    -> EventRows
+  {
+    try search.check()
+    var conditions = Self.conditions(filter) + Self.conditions(search)
     let cursor = try EventRows.cursor(after)
     if let (time, id) = cursor {
       let bound = ClickHouseSQL.literal(time)
@@ -50,6 +49,24 @@ extension ClickHouseReports {
       if recent.count > page { return EventRows(recent, page: page) }
     }
     return EventRows(try await self.page(conditions, page), page: page)
+  }
+
+  public func eventCount(_ filter: ReportFilter, search: EventSearch) async throws -> Int64 {
+    try search.check()
+    let conditions = Self.conditions(filter) + Self.conditions(search)
+    return try await rows("SELECT toInt64(count()) AS n FROM \(events) WHERE \(conditions)").first?["n"].int ?? 0
+  }
+
+  /// `search`'s conditions, each after ` AND ` (a parameter by its key's place in `param_keys`).
+  static func conditions(_ search: EventSearch) -> String {
+    var text = ""
+    for (column, value) in search.columnMatches { text += " AND \(column) = \(ClickHouseSQL.literal(value))" }
+    for match in search.parameters {
+      let key = ClickHouseSQL.literal(match.key)
+      text += " AND has(param_keys, \(key)) AND param_values[indexOf(param_keys, \(key))] = "
+      text += ClickHouseSQL.literal(match.value)
+    }
+    return text
   }
 
   /// The newest `page + 1` events of `conditions`: their keys first, sorting two small columns,

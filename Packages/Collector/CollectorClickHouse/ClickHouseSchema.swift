@@ -43,6 +43,7 @@ struct ClickHouseSchema: Sendable {
   var audit: String { table("audit") }
   var quarantine: String { table("quarantine") }
   var clientDrops: String { table("client_drops") }
+  var savedViews: String { table("saved_views") }
   var submissions: String { table("submissions") }
   var orders: String { table("orders") }
   var persons: String { table("persons") }
@@ -166,6 +167,7 @@ struct ClickHouseSchema: Sendable {
       Self.quarantine.flatMap(create),
       create(Self.clientDrops),
       rollupMigration,
+      create(Self.savedViews),
     ]
   }
 
@@ -185,6 +187,16 @@ struct ClickHouseSchema: Sendable {
       columns: "app String, device_id String, received_at Int64, items String, counters String",
       engine: "MergeTree ORDER BY (app, device_id, received_at)", shardBy: "cityHash64(device_id)"),
   ]
+
+  /// Saved searches and reports, of migration 7: a newer `version` replaces a view (an edit, or its
+  /// deletion, `deleted = 1`).
+  static let savedViews = Table(
+    name: "saved_views",
+    columns: """
+      id String, app String, name String, path String, query String, created_by String, created_at Int64,
+      updated_at Int64, deleted UInt8, version UInt64
+      """,
+    engine: "ReplacingMergeTree(version) ORDER BY id", shardBy: "cityHash64(id)")
 
   /// Client drop reports, of migration 5: appended; reads take each (app, report, service, reason) once.
   static let clientDrops = Table(

@@ -1,4 +1,5 @@
 public import CollectorReports
+public import CollectorStore
 import CollectorWire
 import Foundation
 
@@ -33,6 +34,12 @@ public enum Dashboard {
     public var environment = AppEnvironment.production
     /// The environments the app has data in, for the picker (production first).
     public var environments: [String] = []
+    /// The public id of the viewer's key (``SavedView/createdBy`` of what they save).
+    public var viewer = ""
+    /// The page's own query string, as a saved view keeps it (no cursor, no view id).
+    public var pageQuery = ""
+    /// The saved view the page was opened from (`view=<id>`), if any.
+    public var openView: SavedView?
     /// The page's path (`/`, `/dashboard/retention`, ...).
     public var path: String { page.path }
 
@@ -87,8 +94,8 @@ public enum Dashboard {
       "Sessions",
       "\(sessions.count) sessions, median \(SVG.format(Double(sessions.medianDuration) / 1000)) s, "
         + String(format: "%.1f", sessions.eventsPerSession) + " events per session")
-    body += card("Events per \(series.bucket.rawValue)", lineChart(series, zone: context.zone))
-    body += card("Top events", bars(top))
+    body += card("Events per \(series.bucket.rawValue)", lineChart(series, context: context))
+    body += card("Top events", bars(top) { searchLink(context, search: [("event", $0)]) })
     return page("Overview", body: body, context: context)
   }
 
@@ -96,7 +103,7 @@ public enum Dashboard {
   public static func events(
     top: CountList, event: String?, parameter: String?, values: CountList?, rows: EventRows?, context: Context
   ) -> String {
-    var body = card("Top events", bars(top))
+    var body = card("Top events", bars(top) { searchLink(context, search: [("event", $0)]) })
     body += #"<form class="pick" method="get" action="/dashboard/events">\#(hiddenFilter(context))"#
     body += #"<label>Event <select name="event">"#
     for row in top.rows { body += option(row.name, selected: row.name == event) }
@@ -104,7 +111,11 @@ public enum Dashboard {
       #"</select></label><label>Parameter <input name="parameter" value="\#(SVG.escape(parameter ?? ""))"></label>"#
     body += #"<button>Show</button></form>"#
     if let event, let values, let parameter {
-      body += card("Values of \(parameter) in \(event)", bars(values))
+      let values = bars(values) { value in
+        value.contains(";")
+          ? nil : searchLink(context, search: [("event", event), ("parameters", "\(parameter)=\(value)")])
+      }
+      body += card("Values of \(parameter) in \(event)", values)
     }
     if let event, let rows {
       body += card("Latest \(event)", table(rows.table))
@@ -142,7 +153,9 @@ public enum Dashboard {
   public static func breakdowns(platform: CountList, os: CountList, app: CountList, context: Context) -> String {
     page(
       "Breakdowns",
-      body: card("Platforms", bars(platform)) + card("App versions", bars(app)) + card("OS versions", bars(os)),
+      body: card("Platforms", bars(platform) { searchLink(context, filter: ["platform": $0]) })
+        + card("App versions", bars(app) { searchLink(context, filter: ["appVersion": $0]) })
+        + card("OS versions", bars(os) { searchLink(context, filter: ["osVersion": $0]) }),
       context: context)
   }
 
@@ -205,14 +218,17 @@ public enum Dashboard {
 
   // MARK: Pieces
 
-  static func lineChart(_ series: TimeSeries, zone: ReportZone) -> String {
-    SVG.lineChart(
-      series.points.map {
-        (label: String(zone.iso($0.start).prefix(series.bucket == .hour ? 13 : 10)), value: Double($0.count))
-      }, title: "Events per \(series.bucket.rawValue)")
+  /// Events per hour or day; each day's point opens that day's events (``searchLink(_:filter:search:)``).
+  static func lineChart(_ series: TimeSeries, context: Context) -> String {
+    let labels = series.points.map { String(context.zone.iso($0.start).prefix(series.bucket == .hour ? 13 : 10)) }
+    return SVG.lineChart(
+      zip(labels, series.points).map { (label: $0, value: Double($1.count)) },
+      title: "Events per \(series.bucket.rawValue)",
+      links: series.bucket == .day ? labels.map { searchLink(context, filter: ["from": $0, "to": $0]) } : [])
   }
 
-  static func bars(_ list: CountList) -> String {
+  /// A bar per row; `link`, given a row's name, opens the events it counts (no link for `(none)`).
+  static func bars(_ list: CountList, link: ((String) -> String?)? = nil) -> String {
     guard !list.rows.isEmpty else { return #"<p class="empty">No data in this range.</p>"# }
     return SVG.barChart(
       list.rows.map {
@@ -220,7 +236,17 @@ public enum Dashboard {
           label: $0.name.isEmpty ? "(none)" : $0.name, value: Double($0.count),
           note: "\($0.count) · \($0.devices) devices · " + String(format: "%.1f%%", $0.share)
         )
-      }, title: list.dimension)
+      }, title: list.dimension, links: list.rows.map { row in row.name.isEmpty ? nil : link?(row.name) })
+  }
+
+  /// The search page with this page's filter, `filter` changed (`platform`, `from`, …) and
+  /// `search`'s items: what a bar, a point or a row counts, listed.
+  static func searchLink(_ context: Context, filter: [String: String] = [:], search: [(String, String)] = []) -> String
+  {
+    let items =
+      context.queryItems.filter { filter[$0.0] == nil } + filter.sorted { $0.key < $1.key }.map { ($0.key, $0.value) }
+      + search
+    return "/dashboard/search?" + items.map { "\($0.0)=\(percent($0.1))" }.joined(separator: "&")
   }
 
   static func table(_ table: ReportTable) -> String {
@@ -265,7 +291,7 @@ public enum Dashboard {
         #"<input type="hidden" name="csrf" value="\#(SVG.escape(context.csrf))"><button>Sign out</button></form>"#
     }
     header += environmentBanner(context)
-    return document(title: "\(title) · \(context.app)", header: header, body: body)
+    return document(title: "\(title) · \(context.app)", header: header, body: body + saveForm(context))
   }
 
   /// RFC 3986's unreserved characters: all a query value may hold unescaped (`2026-11-01` stays).
@@ -302,6 +328,7 @@ public enum Dashboard {
     th,td{padding:4px 8px;border-bottom:1px solid #eee;text-align:left;white-space:nowrap}
     .heat td.cell{text-align:center;min-width:56px}
     .banner{background:#fef3c7;border:1px solid #f59e0b;color:#78350f;border-radius:6px;padding:6px 10px;margin:6px 0}.error{color:#b91c1c}.empty{color:#777}
+    td.wrap{white-space:normal;word-break:break-word;min-width:20ch}form.inline{display:inline-flex;margin:0 4px 0 0}
     .live td.detail{white-space:normal;word-break:break-word;min-width:16ch}.live-quarantined td{color:#b91c1c}.live-drop td{color:#92400e}
     """
 }

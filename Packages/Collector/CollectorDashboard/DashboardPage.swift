@@ -5,6 +5,8 @@ public enum DashboardPage: String, CaseIterable, Sendable {
   /// Events as they are stored, beside those refused and dropped: what a developer watches.
   case live
   case events
+  /// Events matching any stored dimension, counted and listed (drill-downs open it too).
+  case search
   case retention
   case breakdowns
   case funnel
@@ -12,6 +14,8 @@ public enum DashboardPage: String, CaseIterable, Sendable {
   case revenue
   /// The app's tracking plan against the events seen, and its violations.
   case plan
+  /// The app's saved searches and reports.
+  case saved
   /// Entries refused by the rules, kept for a replay.
   case quarantine
   /// The audit trail: admins only.

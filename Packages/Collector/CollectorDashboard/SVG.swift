@@ -1,6 +1,7 @@
 import Foundation
 
-/// Charts drawn on the server as inline SVG: no JavaScript, no CDN, scales with the page width.
+/// Charts drawn on the server as inline SVG: no JavaScript, no CDN, scales with the page width; a
+/// bar or a point may link to the events behind it.
 public enum SVG {
   /// Text safe inside HTML and SVG.
   public static func escape(_ text: String) -> String {
@@ -22,7 +23,10 @@ public enum SVG {
   /// A line chart: one `<circle class="point">` per value (with its label and value as a tooltip),
   /// a polyline through them, the largest value on the axis; below a zero line when values are
   /// negative (a day of refunds).
-  public static func lineChart(_ points: [(label: String, value: Double)], title: String) -> String {
+  /// `links`, by point, opens what a point counts (none where it is `nil` or missing).
+  public static func lineChart(
+    _ points: [(label: String, value: Double)], title: String, links: [String?] = []
+  ) -> String {
     let width = 640.0
     let height = 220.0
     let left = 48.0
@@ -43,8 +47,11 @@ public enum SVG {
     let path = points.indices.map { String(format: "%.1f,%.1f", x($0), y(points[$0].value)) }.joined(separator: " ")
     if !points.isEmpty { svg += #"<polyline class="series" points="\#(path)"/>"# }
     for (index, point) in points.enumerated() {
+      let link = index < links.count ? links[index] : nil
+      if let link { svg += #"<a href="\#(escape(link))">"# }
       svg += String(format: #"<circle class="point" cx="%.1f" cy="%.1f" r="3">"#, x(index), y(point.value))
       svg += "<title>\(escape(point.label)): \(format(point.value))</title></circle>"
+      if link != nil { svg += "</a>" }
     }
     if let first = points.first, let last = points.last {
       svg += #"<text class="tick" x="\#(left)" y="\#(height - 6)">\#(escape(first.label))</text>"#
@@ -53,8 +60,11 @@ public enum SVG {
     return svg + "</svg>"
   }
 
-  /// Horizontal bars: one `<rect class="bar">` per row, labelled, with a note (count, share).
-  public static func barChart(_ rows: [(label: String, value: Double, note: String)], title: String) -> String {
+  /// Horizontal bars: one `<rect class="bar">` per row, labelled, with a note (count, share);
+  /// `links`, by row, makes the row a link to what it counts (none where `nil` or missing).
+  public static func barChart(
+    _ rows: [(label: String, value: Double, note: String)], title: String, links: [String?] = []
+  ) -> String {
     let width = 640.0
     let rowHeight = 26.0
     let labelWidth = 200.0
@@ -67,6 +77,8 @@ public enum SVG {
       let top = Double(index) * rowHeight + 2
       let length = max(1, (width - labelWidth - 190) * row.value / maximum)
       let label = row.label.count > 30 ? String(row.label.prefix(29)) + "…" : row.label
+      let link = index < links.count ? links[index] : nil
+      if let link { svg += #"<a class="drill" href="\#(escape(link))">"# }
       svg += #"<text class="label" x="4" y="\#(top + 17)">\#(escape(label))</text>"#
       svg += String(
         format: #"<rect class="bar" x="%.1f" y="%.1f" width="%.1f" height="%.1f">"#, labelWidth, top + 3, length,
@@ -74,6 +86,7 @@ public enum SVG {
       svg += "<title>\(escape(row.label)): \(escape(row.note))</title></rect>"
       svg += String(format: #"<text class="note" x="%.1f" y="%.1f">"#, labelWidth + length + 6, top + 17)
       svg += escape(row.note) + "</text>"
+      if link != nil { svg += "</a>" }
     }
     return svg + "</svg>"
   }

@@ -73,7 +73,7 @@ extension PostgresEventStore {
   }
 
   /// Runs one statement that returns nothing.
-  private func execute(_ query: PostgresQuery) async throws {
+  func execute(_ query: PostgresQuery) async throws {
     _ = try await guarded { try await client.query(query, logger: logger) }
   }
 }

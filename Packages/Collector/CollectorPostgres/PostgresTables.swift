@@ -12,6 +12,7 @@ struct PostgresTables: Sendable {
   var keys: String { "\"\(schema)\".keys" }
   var sessions: String { "\"\(schema)\".sessions" }
   var audit: String { "\"\(schema)\".audit" }
+  var savedViews: String { "\"\(schema)\".saved_views" }
   var quarantine: String { "\"\(schema)\".quarantine" }
   var submissions: String { "\"\(schema)\".submissions" }
   var migrationsTable: String { "\"\(schema)\".schema_migrations" }
@@ -91,6 +92,15 @@ struct PostgresTables: Sendable {
       rebuildCommerce,
       // Items keep their category path (`Home > Kitchen`, GA4's `item_category2` … too).
       rebuildCommerce,
+      [
+        """
+        CREATE TABLE \(savedViews) (
+          id text PRIMARY KEY, app text NOT NULL, name text NOT NULL, path text NOT NULL, query text NOT NULL,
+          created_by text NOT NULL, created_at bigint NOT NULL, updated_at bigint NOT NULL
+        )
+        """,
+        "CREATE INDEX saved_views_app ON \(savedViews) (app, name)",
+      ],
     ]
   }
 

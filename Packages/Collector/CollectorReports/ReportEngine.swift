@@ -46,8 +46,11 @@ public protocol ReportEngine: Sendable {
   func funnel(_ filter: ReportFilter, steps: [String], window: Int64, appVersion: String?) async throws -> Funnel
   /// Sessions: how many, median duration, events per session.
   func sessions(_ filter: ReportFilter) async throws -> Sessions
-  /// Events named `event` (all when `nil`), newest first, `limit` per page after the cursor `after`.
-  func eventRows(_ filter: ReportFilter, event: String?, limit: Int, after: String?) async throws -> EventRows
+  /// Events that match `search` (``EventSearch``), newest first, `limit` per page after the cursor
+  /// `after`.
+  func eventRows(_ filter: ReportFilter, search: EventSearch, limit: Int, after: String?) async throws -> EventRows
+  /// How many events match `search` in the filter's range.
+  func eventCount(_ filter: ReportFilter, search: EventSearch) async throws -> Int64
   /// Orders and money per currency and UTC day of the range: each purchase transaction once (its
   /// first event by id among the orders of the range), each refund event; columns `day` (ms),
   /// `currency`, `orders`, `gross`, `refund_count` and `refunds`. Revenue is written once over it.
@@ -107,8 +110,8 @@ extension ReportEngine {
     try await topItems(filter, category: nil, brand: nil, limit: 50)
   }
 
-  /// The first page of events (100).
+  /// The first page of events named `event` (every event when `nil`), 100 by default.
   public func eventRows(_ filter: ReportFilter, event: String?, limit: Int = 100) async throws -> EventRows {
-    try await eventRows(filter, event: event, limit: limit, after: nil)
+    try await eventRows(filter, search: EventSearch(event: event), limit: limit, after: nil)
   }
 }

@@ -70,7 +70,7 @@ extension ReportEngine {
     case .topEvents: return try await topEvents(filter, limit: try parameters.integer("limit", default: 50))
     case .events:
       return try await eventRows(
-        filter, event: parameters.text("event"), limit: try parameters.integer("limit", default: 100),
+        filter, search: try EventSearch(parameters.text), limit: try parameters.integer("limit", default: 100),
         after: parameters.text("after"))
     case .timeseries:
       guard let bucket = ReportBucket(rawValue: parameters.text("bucket") ?? "day"), bucket != .week else {

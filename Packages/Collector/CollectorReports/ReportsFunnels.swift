@@ -46,17 +46,14 @@ extension SQLReports {
 
   // MARK: Detail rows
 
-  /// Events named `event` (all events when `nil`), newest first, `limit` per page; `after` is the
-  /// previous page's `next`.
-  public func eventRows(_ filter: ReportFilter, event: String?, limit: Int, after: String?) async throws
+  /// Events that match `search`, newest first, `limit` per page; `after` is the previous page's
+  /// `next`.
+  public func eventRows(_ filter: ReportFilter, search: EventSearch, limit: Int, after: String?) async throws
     -> EventRows
   {
+    try search.check()
     var sql = SQLBuilder(store.dialect)
-    var conditions = sql.conditions(filter)
-    if let event {
-      try ReportText.checkName(event, field: "event")
-      conditions += " AND name = \(sql.bind(event))"
-    }
+    var conditions = sql.conditions(filter) + sql.conditions(search)
     if let (time, id) = try EventRows.cursor(after) {
       let timeBound = sql.time(sql.bind(time))
       let timeBound2 = sql.time(sql.bind(time))
@@ -68,6 +65,27 @@ extension SQLReports {
       "SELECT \(columns) FROM \(store.eventsTable) "
         + "WHERE \(conditions) ORDER BY occurred_at DESC, event_id DESC LIMIT \(sql.bind(Int64(page + 1)))", sql)
     return EventRows(found, page: page)
+  }
+
+  public func eventCount(_ filter: ReportFilter, search: EventSearch) async throws -> Int64 {
+    try search.check()
+    var sql = SQLBuilder(store.dialect)
+    let conditions = sql.conditions(filter) + sql.conditions(search)
+    return try await rows("SELECT count(*) AS n FROM \(store.eventsTable) WHERE \(conditions)", sql).first?["n"].int
+      ?? 0
+  }
+}
+
+extension SQLBuilder {
+  /// `search`'s conditions, each after ` AND ` (empty for an empty search).
+  mutating func conditions(_ search: EventSearch) -> String {
+    var text = ""
+    for (column, value) in search.columnMatches { text += " AND \(column) = \(bind(value))" }
+    for match in search.parameters {
+      let parameter = parameter(match.key)
+      text += " AND \(parameter) = \(bind(match.value))"
+    }
+    return text
   }
 }
 

@@ -103,6 +103,16 @@ enum SQLiteSchema {
     ("9-commerce-vocabularies", rebuildCommerce),
     // Items keep their category path (`Home > Kitchen`, GA4's `item_category2` … too).
     ("10-category-paths", rebuildCommerce),
+    (
+      "11-saved-views",
+      """
+      CREATE TABLE saved_views (
+        id TEXT PRIMARY KEY, app TEXT NOT NULL, name TEXT NOT NULL, path TEXT NOT NULL, query TEXT NOT NULL,
+        created_by TEXT NOT NULL, created_at INTEGER NOT NULL, updated_at INTEGER NOT NULL
+      );
+      CREATE INDEX saved_views_app ON saved_views (app, name);
+      """
+    ),
   ]
 
   /// The context's time zone and its library's name and version as columns of their own (the

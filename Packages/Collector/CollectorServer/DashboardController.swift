@@ -41,6 +41,11 @@ struct DashboardController: Sendable {
         status: .ok, headers: [.contentType: "text/javascript; charset=utf-8"],
         body: ResponseBody(byteBuffer: ByteBuffer(string: Dashboard.liveScript)))
     }
+    pages.get("/dashboard/view/:id") { request, context in
+      try await self.openView(request, id: context.parameters.get("id") ?? "")
+    }
+    pages.post("/views/save") { request, _ in try await self.saveView(request) }
+    pages.post("/views/delete") { request, _ in try await self.deleteView(request) }
     pages.get("/login") { request, _ in self.loginForm(request) }
     pages.post("/login") { request, context in try await self.signIn(request, context) }
     pages.post("/logout") { request, _ in try await self.signOut(request) }
@@ -65,13 +70,18 @@ struct DashboardController: Sendable {
       return .html(.notImplemented, "<p>This store does not serve reports.</p>")
     }
     return try await collector.storing("dashboard \(path)") {
-      let context = try await pageContext(page, query: query, reports: reports, viewer: viewer)
+      var context = try await pageContext(page, query: query, reports: reports, viewer: viewer)
+      context.pageQuery = try Self.viewQuery(request.uri.query ?? "")
+      if let id = query.get("view"), let view = try await collector.store.savedView(id: id), view.app == context.app {
+        context.openView = view
+      }
       if page == .audit { return .html(.ok, try await auditPage(context)) }
       if page == .quarantine { return .html(.ok, try await quarantinePage(context, replayed: query.get("replayed"))) }
       guard !context.app.isEmpty else { return .html(.ok, Dashboard.empty(context: context)) }
       let filter = try context.reportFilter()
+      let shown = context
       let html = try await collector.report {
-        try await self.body(page, filter: filter, query: query, reports: reports, context: context)
+        try await self.body(page, filter: filter, query: query, reports: reports, context: shown)
       }
       return .html(.ok, html)
     }
@@ -110,6 +120,7 @@ struct DashboardController: Sendable {
     context.today = String(ReportTime.iso(today).prefix(10))
     context.environment = environment
     context.environments = catalog.first { $0.app == app }?.environments ?? []
+    context.viewer = viewer.key.id
     return context
   }
 
@@ -157,6 +168,22 @@ struct DashboardController: Sendable {
       funnel, steps: steps, window: window, top: try await reports.topEvents(filter, limit: 50), context: context)
   }
 
+  /// The events matching the query's search (``EventSearch``; an empty event is every event),
+  /// counted, a page at a time (`after`), with the range's event names to pick from.
+  private func searchPage(
+    _ filter: ReportFilter, query: FormQuery, reports: any ReportEngine, context: Dashboard.Context
+  ) async throws -> String {
+    let search = try EventSearch { key in
+      key == "event" ? query.get(key).flatMap { $0.isEmpty ? nil : $0 } : query.get(key)
+    }
+    let after = query.get("after").flatMap { $0.isEmpty ? nil : $0 }
+    async let count = reports.eventCount(filter, search: search)
+    async let rows = reports.eventRows(filter, search: search, limit: 50, after: after)
+    async let top = reports.topEvents(filter, limit: 200)
+    return Dashboard.search(
+      search, count: try await count, rows: try await rows, names: try await top.rows.map(\.name), context: context)
+  }
+
   /// The `page` for `filter`.
   private func body(
     _ page: DashboardPage, filter: ReportFilter, query: FormQuery, reports: any ReportEngine, context: Dashboard.Context
@@ -193,6 +220,10 @@ struct DashboardController: Sendable {
         app: try await reports.breakdown(filter, by: .appVersion), context: context)
     case .funnel:
       return try await funnelPage(filter, query: query, reports: reports, context: context)
+    case .search:
+      return try await searchPage(filter, query: query, reports: reports, context: context)
+    case .saved:
+      return Dashboard.saved(try await collector.store.savedViews(app: context.app), context: context)
     case .live:
       return Dashboard.live(event: query.get("event") ?? "", device: query.get("device") ?? "", context: context)
     case .counters:

@@ -32,13 +32,7 @@ extension DashboardController {
   /// `POST /quarantine/replay`: an admin session's replay (its CSRF token in the form),
   /// then back to the page with the outcome.
   func replayQuarantine(_ request: Request) async throws -> Response {
-    guard let token = SessionCookie.token(in: request),
-      let session = try await collector.sessions.authenticate(token, now: EventCollector.now())
-    else { throw Refusal(.unauthorized, "session", "has ended; sign in again") }
-    let form = FormQuery(String(decoding: try await RequestBody.read(request, limit: 16 * 1024), as: UTF8.self))
-    guard SessionRing.checks(csrf: form.get("csrf"), token: token) else {
-      throw Refusal(.forbidden, "csrf", "a replay needs the session's CSRF token (the page's Replay button)")
-    }
+    let (session, form) = try await sessionForm(request, action: "a replay")
     guard session.scope == .admin else {
       throw Refusal(.forbidden, "key", "a replay needs an admin key; this session is a read key's")
     }

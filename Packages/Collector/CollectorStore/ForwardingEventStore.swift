@@ -50,6 +50,12 @@ extension ForwardingEventStore {
   public func endSession(hash: String, at time: Int64) async throws { try await base.endSession(hash: hash, at: time) }
   public func appendAudit(_ entry: AuditEntry) async throws { try await base.appendAudit(entry) }
   public func auditTrail(limit: Int) async throws -> [AuditEntry] { try await base.auditTrail(limit: limit) }
+  public func saveView(_ view: SavedView) async throws { try await base.saveView(view) }
+  public func savedViews(app: String) async throws -> [SavedView] { try await base.savedViews(app: app) }
+  public func savedView(id: String) async throws -> SavedView? { try await base.savedView(id: id) }
+  public func deleteView(id: String, at time: Int64) async throws -> Bool {
+    try await base.deleteView(id: id, at: time)
+  }
   public func quarantined(app: String?, limit: Int, includeReplayed: Bool) async throws -> [QuarantinedEntry] {
     try await base.quarantined(app: app, limit: limit, includeReplayed: includeReplayed)
   }

@@ -1,0 +1,168 @@
+import CollectorReports
+import CollectorServer
+import CollectorStore
+import Foundation
+import HTTPTypes
+import Hummingbird
+import HummingbirdTesting
+import NIOCore
+import Testing
+
+/// The search page, the drill-downs into it, and saved views (over HTTP, on a seeded SQLite store).
+@Suite("Dashboard search and saved views")
+struct DashboardSearchTests {
+  /// Every `<a class="drill">` link of a page with the count its bar shows.
+  static func drills(_ html: String) -> [(link: String, count: Int)] {
+    html.components(separatedBy: #"<a class="drill" href=""#).dropFirst().compactMap { part in
+      guard let end = part.firstIndex(of: "\""), let note = part.range(of: #"<text class="note""#) else { return nil }
+      let text = part[note.upperBound...].drop { $0 != ">" }.dropFirst()
+      guard let count = Int(text.prefix { $0.isNumber }) else { return nil }
+      return (String(part[..<end]).replacingOccurrences(of: "&amp;", with: "&"), count)
+    }
+  }
+
+  /// The count the search page states.
+  static func matched(_ html: String) -> Int? {
+    guard let range = html.range(of: #"<p class="count"><strong>"#) else { return nil }
+    return Int(html[range.upperBound...].prefix { $0.isNumber })
+  }
+
+  static func csrf(_ html: String) throws -> String {
+    let start = try #require(html.range(of: #"name="csrf" value=""#))
+    return String(html[start.upperBound...].prefix { $0 != "\"" })
+  }
+
+  static func post(_ client: some TestClientProtocol, _ uri: String, _ form: [(String, String)], cookie: String)
+    async throws -> (HTTPResponse.Status, String, String)
+  {
+    let body = form.map { "\($0.0)=\($0.1.addingPercentEncoding(withAllowedCharacters: .alphanumerics)!)" }
+      .joined(separator: "&")
+    let headers: HTTPFields = [.cookie: cookie, .contentType: "application/x-www-form-urlencoded"]
+    return try await client.execute(uri: uri, method: .post, headers: headers, body: ByteBuffer(string: body)) {
+      ($0.status, $0.headers[.location] ?? "", String(buffer: $0.body))
+    }
+  }
+
+  /// A bar of top events, a platform or a version opens the search page, which counts and lists
+  /// exactly the events the bar counted.
+  @Test(arguments: ["/dashboard/events?app=ty", "/dashboard/breakdowns?app=ty&platform=iOS", "/?app=ty"])
+  func aBarOpensExactlyTheEventsItCounts(page: String) async throws {
+    let collector = try await makeCollector()
+    try await seedDashboard(collector)
+    try await collector.application(closesStore: false).test(.router) { client async throws in
+      let cookie = try #require(try await signIn(client, key: readKey).cookie)
+      let (_, html, _) = try await DashboardTests.get(client, page, cookie: cookie)
+      let drills = Self.drills(html)
+      #expect(drills.count >= 3, "\(page)")
+      for (link, count) in drills {
+        #expect(link.hasPrefix("/dashboard/search?"))
+        let (status, found, _) = try await DashboardTests.get(client, link, cookie: cookie)
+        #expect(status == .ok && Self.matched(found) == count, "\(link)")
+        let rows = found.components(separatedBy: "<tr><td>").count - 1
+        #expect(rows == min(count, 50), "\(link): every event counted is listed (a page of 50)")
+      }
+    }
+    try await collector.store.close()
+  }
+
+  /// The search page counts what the API's `events` report lists, for every dimension it offers.
+  @Test(arguments: [
+    "event=product_viewed", "device=device-3", "user=u1", "parameters=product_id%3Dp1", "osName=iOS&event=purchase",
+    "event=purchase&parameters=transaction_id%3DT1",
+  ])
+  func theSearchCountsWhatTheAPIReturns(search: String) async throws {
+    let collector = try await makeCollector()
+    try await seedDashboard(collector)
+    let (from, to, apiTo) = DashboardTests.lastSevenDays
+    try await collector.application(closesStore: false).test(.router) { client async throws in
+      let cookie = try #require(try await signIn(client, key: readKey).cookie)
+      let (_, html, _) = try await DashboardTests.get(
+        client, "/dashboard/search?app=ty&from=\(from)&to=\(to)&\(search)", cookie: cookie)
+      let api = "app=ty&from=\(from)&to=\(apiTo)&limit=1000&\(search)"
+      let (_, json, _) = try await ReportRouteTests.get(client, "/v1/reports/events?\(api)")
+      let rows = try JSONDecoder().decode(EventRows.self, from: Data(json.utf8))
+      #expect(rows.next == nil && !rows.rows.isEmpty, "\(json.prefix(300))")
+      #expect(Self.matched(html) == rows.rows.count, "\(search)")
+    }
+    try await collector.store.close()
+  }
+
+  /// A reader saves a search; it is listed for the app, opens from its link with its filters, is
+  /// renamed by its creator, can be changed by an admin and by no other reader, never keeps a key,
+  /// and outlives a restart.
+  @Test func aSavedSearchIsSharedByLinkAndOutlivesARestart() async throws {
+    let path = FileManager.default.temporaryDirectory.appendingPathComponent("saved-\(UUID().uuidString).sqlite").path
+    let first = try await makeCollector(path: path)
+    try await seedDashboard(first)
+    let link = try await first.application(closesStore: false).test(.router) { client async throws -> String in
+      let reader = try #require(try await signIn(client, key: readKey).cookie)
+      let query = "app=ty&event=purchase&platform=iOS"
+      let (_, page, _) = try await DashboardTests.get(client, "/dashboard/search?\(query)", cookie: reader)
+      #expect(
+        page.contains(#"action="/views/save""#) && page.contains(#"name="query" value="app=ty&amp;event=purchase"#))
+      let csrf = try Self.csrf(page)
+      let form = [
+        ("csrf", csrf), ("app", "ty"), ("name", "iOS purchases"), ("path", "/dashboard/search"), ("query", query),
+      ]
+      let (saved, location, _) = try await Self.post(client, "/views/save", form, cookie: reader)
+      #expect(saved == .seeOther && location == "/dashboard/saved?app=ty")
+      let (_, list, _) = try await DashboardTests.get(client, location, cookie: reader)
+      let start = try #require(list.range(of: #"<a href="/dashboard/view/"#))
+      let link = "/dashboard/view/" + list[start.upperBound...].prefix { $0 != "\"" }
+      #expect(list.contains(">iOS purchases</a>") && list.contains(">Rename</button>"))
+      let (opened, target, _) = try await client.execute(uri: link, method: .get, headers: [.cookie: reader]) {
+        ($0.status, $0.headers[.location] ?? "", String(buffer: $0.body))
+      }
+      #expect(opened == .seeOther && target == "/dashboard/search?\(query)&view=\(link.suffix(16))")
+      let (_, shown, _) = try await DashboardTests.get(client, target, cookie: reader)
+      #expect(shown.contains(#"value="iOS purchases""#) && shown.contains("as a new view"))
+      let id = String(link.suffix(16))
+      let (refused, _, _) = try await Self.post(
+        client, "/views/save", [("csrf", "wrong"), ("id", id), ("name", "x")], cookie: reader)
+      #expect(refused == .forbidden)
+      let (keyed, _, body) = try await Self.post(
+        client, "/views/save", form.map { $0.0 == "query" ? ($0.0, "app=ty&key=\(adminKey)") : $0 }, cookie: reader)
+      #expect(keyed == .badRequest && body.contains("must not hold a key") && !body.contains(adminKey))
+      let (renamed, _, _) = try await Self.post(
+        client, "/views/save", [("csrf", csrf), ("id", id), ("name", "Purchases on iOS")], cookie: reader)
+      #expect(renamed == .seeOther)
+      // An admin's view: readers open it, only an admin changes it.
+      let admin = try #require(try await signIn(client, key: adminKey).cookie)
+      let (_, adminPage, _) = try await DashboardTests.get(client, "/dashboard/retention?app=ty", cookie: admin)
+      let adminForm = [
+        ("csrf", try Self.csrf(adminPage)), ("app", "ty"), ("name", "Weekly retention"),
+        ("path", "/dashboard/retention"),
+        ("query", "app=ty"),
+      ]
+      #expect(try await Self.post(client, "/views/save", adminForm, cookie: admin).0 == .seeOther)
+      let (_, both, _) = try await DashboardTests.get(client, "/dashboard/saved?app=ty", cookie: reader)
+      let adminID = try #require(
+        both.components(separatedBy: #"<a href="/dashboard/view/"#).dropFirst().map {
+          String($0.prefix(16))
+        }.first { $0 != id })
+      #expect(both.components(separatedBy: ">Rename</button>").count == 2, "the reader may rename only their own")
+      let (forbidden, _, _) = try await Self.post(
+        client, "/views/delete", [("csrf", csrf), ("id", adminID)], cookie: reader)
+      #expect(forbidden == .forbidden)
+      let (deleted, _, _) = try await Self.post(
+        client, "/views/delete", [("csrf", try Self.csrf(adminPage)), ("id", adminID)], cookie: admin)
+      #expect(deleted == .seeOther)
+      return link
+    }
+    try await first.store.close()
+    let second = try await makeCollector(path: path)
+    try await second.application(closesStore: false).test(.router) { client async throws in
+      let reader = try #require(try await signIn(client, key: readKey).cookie)
+      let (_, list, _) = try await DashboardTests.get(client, "/dashboard/saved?app=ty", cookie: reader)
+      #expect(list.contains(">Purchases on iOS</a>") && !list.contains("Weekly retention"))
+      let target = try await client.execute(uri: link, method: .get, headers: [.cookie: reader]) {
+        $0.headers[.location] ?? ""
+      }
+      let (status, shown, _) = try await DashboardTests.get(client, target, cookie: reader)
+      #expect(status == .ok && Self.matched(shown) != nil && shown.contains(#"name="event" value="purchase""#))
+      let (missing, _, _) = try await DashboardTests.get(client, "/dashboard/view/0000000000000000", cookie: reader)
+      #expect(missing == .notFound)
+    }
+    try await second.store.close()
+  }
+}
