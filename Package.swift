@@ -384,7 +384,8 @@ let package = Package(
       name: "CollectorServerTests",
       dependencies: [
         "CollectorRuntime",
-        "Collector", "CollectorClickHouse", "CollectorIngest", "CollectorPostgres", "CollectorReports",
+        "Collector", "CollectorClickHouse", "CollectorDashboard", "CollectorIngest", "CollectorPostgres",
+        "CollectorReports",
         "CollectorServer", "CollectorService",
         "CollectorSQLite",
         "CollectorStore", "CollectorWire", "CoreTracker", "Delivery", "DLProductDetail", "DLTracker", "FirebaseService",

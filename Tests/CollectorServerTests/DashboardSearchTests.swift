@@ -11,12 +11,11 @@ import Testing
 /// The search page, the drill-downs into it, and saved views (over HTTP, on a seeded SQLite store).
 @Suite("Dashboard search and saved views")
 struct DashboardSearchTests {
-  /// Every `<a class="drill">` link of a page with the count its bar shows.
+  /// Every drill-down link of a page's bars with the count its bar shows.
   static func drills(_ html: String) -> [(link: String, count: Int)] {
-    html.components(separatedBy: #"<a class="drill" href=""#).dropFirst().compactMap { part in
-      guard let end = part.firstIndex(of: "\""), let note = part.range(of: #"<text class="note""#) else { return nil }
-      let text = part[note.upperBound...].drop { $0 != ">" }.dropFirst()
-      guard let count = Int(text.prefix { $0.isNumber }) else { return nil }
+    html.components(separatedBy: #"<a class="row drill" role="listitem" href=""#).dropFirst().compactMap { part in
+      guard let end = part.firstIndex(of: "\""), let note = part.range(of: #"<span class="note">"#) else { return nil }
+      guard let count = Int(part[note.upperBound...].prefix { $0.isNumber }) else { return nil }
       return (String(part[..<end]).replacingOccurrences(of: "&amp;", with: "&"), count)
     }
   }

@@ -1,3 +1,4 @@
+import CollectorDashboard
 import CollectorReports
 import CollectorServer
 import CollectorStore
@@ -268,7 +269,7 @@ struct DashboardBrowserTests {
   /// Runs `Tests/Support/chromium-session.py` (the DevTools protocol over a pipe) against `base`.
   static func session(
     base: String, key: String, pages: [String] = [], screenshots: [(String, Int, Int, String)] = [],
-    live: [String: Any]? = nil, steps: [[String: Any]] = []
+    live: [String: Any]? = nil, steps: [[String: Any]] = [], measure: [(Int, Int, String, Bool)] = []
   ) async throws -> [String: Any] {
     let directory = TemporaryDirectory()
     try FileManager.default.createDirectory(at: directory.url, withIntermediateDirectories: true)
@@ -278,7 +279,7 @@ struct DashboardBrowserTests {
       "chromium": try #require(chromium), "base": base, "key": key,
       "profile": directory.url.appendingPathComponent("profile").path, "pages": pages,
       "screenshots": screenshots.map { [$0.0, $0.1, $0.2, $0.3] as [Any] }, "live": live ?? NSNull(),
-      "steps": steps,
+      "steps": steps, "measure": measure.map { [$0.0, $0.1, $0.2, $0.3] as [Any] },
     ]
     let output = directory.url.appendingPathComponent("out.json")
     #expect(FileManager.default.createFile(atPath: output.path, contents: nil))
@@ -432,5 +433,48 @@ struct DashboardBrowserTests {
       #expect(DashboardSearchTests.matched(html) == purchases && html.contains(#"value="Purchases this week""#))
     }
     try await second.store.close()
+  }
+
+  /// Every page on a 390 px phone: no text under 12 px (charts included), nothing wider than the
+  /// screen, no bar label cut short; in the system's dark scheme the page is dark.
+  @Test(.enabled(if: chromium != nil)) func everyPageIsReadableOnAPhoneAndFollowsDarkMode() async throws {
+    let collector = try await makeCollector(configure: { $0.idleTimeoutSeconds = 600 })
+    try await seedDashboard(collector)
+    try await collector.application(closesStore: false).test(.live) { client async throws in
+      let base = "http://127.0.0.1:\(try #require(client.port))"
+      let pages =
+        DashboardPage.allCases.map { $0.path + "?app=ty" } + [
+          "/dashboard/funnel?app=ty&steps=product_viewed,add_to_cart,purchase",
+          "/dashboard/events?app=ty&parameter=product_id", "/dashboard/search?app=ty&event=purchase",
+        ]
+      let measure = pages.map { (390, 844, $0, false) } + [(390, 844, "/?app=ty", true), (1280, 900, "/?app=ty", true)]
+      // Docs/Dashboard.md's screenshots: every page at desktop and phone width.
+      let folder = FileManager.default.currentDirectoryPath + "/artifacts/dashboard/"
+      try FileManager.default.createDirectory(atPath: folder, withIntermediateDirectories: true)
+      let shots = DashboardPage.allCases.flatMap { page in
+        let path = page == .funnel ? pages[DashboardPage.allCases.count] : page.path + "?app=ty"
+        return [
+          (folder + "\(page.rawValue)-desktop.jpg", 1280, 900, path),
+          (folder + "\(page.rawValue)-phone.jpg", 390, 844, path),
+        ]
+      }
+      let result = try await Self.session(base: base, key: adminKey, screenshots: shots, measure: measure)
+      for (path, _, _, _) in shots {
+        let image = try Data(contentsOf: URL(fileURLWithPath: path))
+        #expect(image.starts(with: [0xFF, 0xD8]) && image.count > 5_000, "\(path)")
+      }
+      #expect(result["error"] == nil, "\(result["error"] ?? "")")
+      let measured = try #require(result["measured"] as? [[String: Any]])
+      #expect(measured.count == measure.count)
+      for (page, entry) in zip(measured, measure) {
+        let smallest = page["smallest"] as? [Any] ?? []
+        #expect((smallest.first as? Double ?? 0) >= 12, "\(entry.2): \(smallest)")
+        #expect((page["width"] as? Int ?? 10_000) <= entry.0, "\(entry.2) at \(entry.0) px: \(page["width"] ?? "")")
+        #expect((page["cut"] as? [String])?.isEmpty == true, "\(entry.2): \(page["cut"] ?? "")")
+        let dark = page["background"] as? String == "rgb(17, 24, 39)"
+        #expect(dark == entry.3, "\(entry.2): \(page["background"] ?? "")")
+      }
+    }
+    try await collector.store.close()
   }
 }

@@ -9,10 +9,12 @@ type the key into the form and submit it, read the browser's history and cookies
 (optional), press "Sign out", and read the page after.
 
 Usage: chromium-session.py '<json>' with keys chromium, base, key, profile, pages, screenshots
-([[path, width, height, page], ...]), live ({"path", "posts": [{"url", "headers", "body"}],
+([[path, width, height, page], ...]; JPEG when the path ends in .jpg), live ({"path", "posts": [{"url", "headers", "body"}],
 "expect": [text, ...]}) and steps, run right after signing in ([{"open": path} | {"submit": form
 selector, "fill": [[selector, value], ...]} | {"follow": link selector}, ...], each reported with the
-page it led to). Every wait is bounded; the whole run stops after 120 s.
+page it led to) and measure ([[width, height, page, dark], ...]: the smallest text on screen in CSS pixels,
+the page's width, the bar labels cut short and the background, at that size and color scheme). Every wait is bounded; the whole run
+stops after 120 s.
 """
 import base64, json, os, select, subprocess, sys, time, urllib.error, urllib.request
 
@@ -169,6 +171,36 @@ def run_step(step):
             "console": list(console)}
 
 
+MEASURE = """(() => {
+  let smallest = [1000, "", ""];
+  for (const el of document.querySelectorAll("body *")) {
+    if (el.closest("title, option, datalist, script, style")) { continue; }
+    const own = [...el.childNodes].some(n => n.nodeType === 3 && n.textContent.trim());
+    const box = el.getBoundingClientRect();
+    if (!own || !box.width || !box.height) { continue; }
+    let size = parseFloat(getComputedStyle(el).fontSize);
+    const svg = el.closest("svg");
+    if (svg) { size *= svg.getBoundingClientRect().width / svg.viewBox.baseVal.width; }
+    if (size < smallest[0]) { smallest = [size, el.tagName, el.textContent.trim().slice(0, 40)]; }
+  }
+  const cut = [...document.querySelectorAll(".bars .label, td, th")].filter(el => el.scrollWidth > el.clientWidth + 1);
+  return {smallest: smallest, width: document.documentElement.scrollWidth,
+          background: getComputedStyle(document.body).backgroundColor,
+          cut: cut.map(el => el.textContent.slice(0, 40))};
+})()"""
+
+
+def measure(width, height, path, dark=False):
+    call("Emulation.setEmulatedMedia",
+         {"features": [{"name": "prefers-color-scheme", "value": "dark" if dark else "light"}]}, session)
+    call("Emulation.setDeviceMetricsOverride",
+         {"width": width, "height": height, "deviceScaleFactor": 1, "mobile": width < 600}, session)
+    navigate(base + path)
+    found = evaluate(MEASURE)
+    found["path"] = path
+    return found
+
+
 def history():
     return [entry["url"] for entry in call("Page.getNavigationHistory", session=session)["entries"]]
 
@@ -192,9 +224,11 @@ try:
         call("Emulation.setDeviceMetricsOverride",
              {"width": width, "height": height, "deviceScaleFactor": 1, "mobile": width < 600}, session)
         navigate(base + page)
-        shot = call("Page.captureScreenshot", {"format": "png", "captureBeyondViewport": True}, session)
+        shape = {"format": "jpeg", "quality": 70} if path.endswith(".jpg") else {"format": "png"}
+        shot = call("Page.captureScreenshot", dict(shape, captureBeyondViewport=True), session)
         with open(path, "wb") as file:
             file.write(base64.b64decode(shot["data"]))
+    result["measured"] = [measure(*entry) for entry in config.get("measure", [])]
     if config.get("live"):
         result["live"] = watch_live(config["live"])
     navigate(base + "/")

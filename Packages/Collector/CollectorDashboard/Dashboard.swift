@@ -178,7 +178,7 @@ public enum Dashboard {
             + (step.dropOff > 0 ? String(format: ", %.1f%% dropped", step.dropOff) : "")
         )
       }
-      body += card("Funnel", SVG.barChart(rows, title: "Funnel"))
+      body += card("Funnel", SVG.bars(rows, title: "Funnel"))
     } else {
       body += card("Funnel", "<p>Name two to ten events, in order, separated by commas.</p>")
     }
@@ -230,7 +230,7 @@ public enum Dashboard {
   /// A bar per row; `link`, given a row's name, opens the events it counts (no link for `(none)`).
   static func bars(_ list: CountList, link: ((String) -> String?)? = nil) -> String {
     guard !list.rows.isEmpty else { return #"<p class="empty">No data in this range.</p>"# }
-    return SVG.barChart(
+    return SVG.bars(
       list.rows.map {
         (
           label: $0.name.isEmpty ? "(none)" : $0.name, value: Double($0.count),
@@ -323,12 +323,22 @@ public enum Dashboard {
     .figure{background:#fff;border:1px solid #ddd;border-radius:6px;padding:8px;display:flex;flex-direction:column}
     .figure .name{font-size:12px;color:#555}.figure .value{font-size:22px;font-weight:600}.figure .change{font-size:12px;color:#555}
     svg.chart{width:100%;height:auto;display:block}.series{fill:none;stroke:#2563eb;stroke-width:2}
-    .point{fill:#2563eb}.axis{stroke:#999}.tick,.label,.note{font-size:11px;fill:#444}.tick.end{text-anchor:end}
-    .bar{fill:#2563eb}.scroll{overflow-x:auto}table{border-collapse:collapse;font-size:13px}
+    .point{fill:#2563eb}.axis{stroke:#999}svg .tick{font-size:13px;fill:#444}.tick.end{text-anchor:end}
+    .bars{display:grid;gap:4px}.bars .row{display:grid;grid-template-columns:minmax(8ch,16em) 1fr minmax(10ch,auto);gap:4px 10px;align-items:center;color:inherit;text-decoration:none;padding:2px 4px;border-radius:4px}
+    .bars a.row:hover,.bars a.row:focus{background:#eef2ff;outline:2px solid #2563eb}.bars .label{overflow-wrap:anywhere}.bars .note{font-size:13px;color:#444}
+    .track{display:block;height:16px;background:#eef2ff;border-radius:3px}.bar{display:block;height:100%;background:#2563eb;border-radius:3px}
+    .scroll{overflow-x:auto}table{border-collapse:collapse;font-size:13px}
     th,td{padding:4px 8px;border-bottom:1px solid #eee;text-align:left;white-space:nowrap}
     .heat td.cell{text-align:center;min-width:56px}
     .banner{background:#fef3c7;border:1px solid #f59e0b;color:#78350f;border-radius:6px;padding:6px 10px;margin:6px 0}.error{color:#b91c1c}.empty{color:#777}
     td.wrap{white-space:normal;word-break:break-word;min-width:20ch}form.inline{display:inline-flex;margin:0 4px 0 0}
     .live td.detail{white-space:normal;word-break:break-word;min-width:16ch}.live-quarantined td{color:#b91c1c}.live-drop td{color:#92400e}
+    @media (max-width:600px){.bars .row{grid-template-columns:1fr auto}.bars .track{grid-column:1/-1;grid-row:2}
+    svg .tick{font-size:24px}}
+    @media (prefers-color-scheme:dark){body{color:#e5e7eb;background:#111827}header,.card,.figure{background:#1f2937;border-color:#374151}
+    nav a,a{color:#93c5fd}nav a.current{color:#f9fafb}.figure .name,.figure .change,label,.bars .note,.empty{color:#9ca3af}
+    svg .tick{fill:#d1d5db}th,td{border-color:#374151}.track,.bars a.row:hover{background:#374151}
+    input,select,button{background:#111827;color:#e5e7eb;border:1px solid #4b5563}
+    .banner{background:#422006;color:#fde68a;border-color:#b45309}.live-quarantined td,.error{color:#fca5a5}}
     """
 }

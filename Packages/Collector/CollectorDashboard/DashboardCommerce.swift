@@ -41,7 +41,7 @@ extension Dashboard {
 
   private static func itemBars(_ items: TopItems) -> String {
     guard !items.rows.isEmpty else { return #"<p class="empty">No items sold in this range.</p>"# }
-    return SVG.barChart(
+    return SVG.bars(
       items.rows.map {
         (
           label: $0.name.isEmpty || $0.name == $0.item ? $0.item : "\($0.name) (\($0.item))", value: $0.revenue,

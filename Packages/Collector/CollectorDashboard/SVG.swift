@@ -60,35 +60,25 @@ public enum SVG {
     return svg + "</svg>"
   }
 
-  /// Horizontal bars: one `<rect class="bar">` per row, labelled, with a note (count, share);
-  /// `links`, by row, makes the row a link to what it counts (none where `nil` or missing).
-  public static func barChart(
+  /// Horizontal bars as HTML (labels wrap, text keeps its size on a phone): a row per entry with
+  /// its label, a `<span class="bar">` as wide as its share of the largest value, and a note
+  /// (count, share). `links`, by row, makes the row a link to what it counts (none where `nil`).
+  public static func bars(
     _ rows: [(label: String, value: Double, note: String)], title: String, links: [String?] = []
   ) -> String {
-    let width = 640.0
-    let rowHeight = 26.0
-    let labelWidth = 200.0
-    let height = max(rowHeight, rowHeight * Double(rows.count)) + 4
     let maximum = max(1, rows.map(\.value).max() ?? 1)
-    var svg =
-      #"<svg class="chart bars" viewBox="0 0 \#(Int(width)) \#(Int(height))" role="img" aria-label="\#(escape(title))">"#
-    svg += "<title>\(escape(title))</title>"
+    var html = #"<div class="bars" role="list" aria-label="\#(escape(title))">"#
     for (index, row) in rows.enumerated() {
-      let top = Double(index) * rowHeight + 2
-      let length = max(1, (width - labelWidth - 190) * row.value / maximum)
-      let label = row.label.count > 30 ? String(row.label.prefix(29)) + "…" : row.label
       let link = index < links.count ? links[index] : nil
-      if let link { svg += #"<a class="drill" href="\#(escape(link))">"# }
-      svg += #"<text class="label" x="4" y="\#(top + 17)">\#(escape(label))</text>"#
-      svg += String(
-        format: #"<rect class="bar" x="%.1f" y="%.1f" width="%.1f" height="%.1f">"#, labelWidth, top + 3, length,
-        rowHeight - 8)
-      svg += "<title>\(escape(row.label)): \(escape(row.note))</title></rect>"
-      svg += String(format: #"<text class="note" x="%.1f" y="%.1f">"#, labelWidth + length + 6, top + 17)
-      svg += escape(row.note) + "</text>"
-      if link != nil { svg += "</a>" }
+      let width = String(format: "%.1f", max(0.5, 100 * max(0, row.value) / maximum))
+      html +=
+        link.map { #"<a class="row drill" role="listitem" href="\#(escape($0))">"# }
+        ?? #"<div class="row" role="listitem">"#
+      html += #"<span class="label">\#(escape(row.label))</span><span class="track">"#
+      html += #"<span class="bar" style="width:\#(width)%"></span></span>"#
+      html += #"<span class="note">\#(escape(row.note))</span>"# + (link == nil ? "</div>" : "</a>")
     }
-    return svg + "</svg>"
+    return html + "</div>"
   }
 
   /// A number for an axis or a note: whole numbers without decimals, others with one.
