@@ -334,6 +334,34 @@ struct ReportTests {
     try await store.close()
   }
 
+  /// Twenty steps, in order, within the window, on every engine: a device doing all twenty, one
+  /// doing the first ten, one doing all twenty out of order (it reaches the steps it did in order).
+  @Test(arguments: Engine.available)
+  func aTwentyStepFunnel(engine: Engine) async throws {
+    let steps = (1...20).map { "step_\($0)" }
+    let order: [(String, [Int])] = [
+      ("all", Array(0..<20)), ("half", Array(0..<10)), ("shuffled", [0, 2, 1] + Array(3..<20)),
+    ]
+    var events: [StoredEvent] = []
+    for (device, taken) in order {
+      for (offset, index) in taken.enumerated() {
+        events.append(
+          Fixture.event(
+            Fixture.Device(id: device, platform: "iOS", app: "1.0", os: "17"), steps[index],
+            Fixture.at(3, 10, Int64(offset)), session: 1))
+      }
+    }
+    let (store, reports) = try await engine.openReports([StoreBatch(events: events)])
+    var filter = Fixture.twoWeeks
+    filter.unit = .device
+    let funnel = try await reports.funnel(filter, steps: steps, window: 3_600_000)
+    #expect(funnel.steps.map(\.devices) == [3, 3] + Array(repeating: 2, count: 8) + Array(repeating: 1, count: 10))
+    await #expect(throws: FieldError.self) {
+      try await reports.funnel(filter, steps: steps + ["step_21"], window: 3_600_000)
+    }
+    try await store.close()
+  }
+
   /// Searches over the name, device, context fields and parameters (values as text: `true` for a
   /// boolean): the count, and the devices of the rows newest first, on every engine.
   @Test(arguments: Engine.available)

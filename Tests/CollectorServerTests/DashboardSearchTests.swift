@@ -164,4 +164,28 @@ struct DashboardSearchTests {
     }
     try await second.store.close()
   }
+
+  /// The funnel is built by picking: with no steps, the app's three most common events (most
+  /// common first) and a picker to add a fourth; picked steps (`step`, repeated) up to twenty.
+  @Test func theFunnelIsBuiltByPickingEvents() async throws {
+    let collector = try await makeCollector()
+    try await seedDashboard(collector)
+    try await collector.application(closesStore: false).test(.router) { client async throws in
+      let cookie = try #require(try await signIn(client, key: readKey).cookie)
+      let (_, start, _) = try await DashboardTests.get(client, "/dashboard/funnel?app=ty", cookie: cookie)
+      #expect(
+        start.contains("most common events") && start.components(separatedBy: #"<select name="step">"#).count == 5)
+      #expect(start.components(separatedBy: #"<span class="bar""#).count == 4, "a three-step funnel at once")
+      #expect(start.contains(#"<option value="purchase" selected>"#))
+      let picked = ["product_viewed", "add_to_cart", "purchase", "refund"].map { "step=\($0)" }.joined(separator: "&")
+      let (_, four, _) = try await DashboardTests.get(
+        client, "/dashboard/funnel?app=ty&\(picked)&step=&window=7d", cookie: cookie)
+      #expect(four.components(separatedBy: #"<span class="bar""#).count == 5 && !four.contains("most common events"))
+      let twentyOne = (0...20).map { "step=e\($0)" }.joined(separator: "&")
+      let (tooMany, _, _) = try await DashboardTests.get(
+        client, "/dashboard/funnel?app=ty&\(twentyOne)", cookie: cookie)
+      #expect(tooMany == .badRequest)
+    }
+    try await collector.store.close()
+  }
 }

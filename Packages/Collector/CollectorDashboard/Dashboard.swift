@@ -159,17 +159,29 @@ public enum Dashboard {
       context: context)
   }
 
-  /// People or devices reaching each step, with conversion and drop-off.
-  public static func funnel(_ funnel: Funnel?, steps: String, window: String, top: CountList, context: Context)
-    -> String
-  {
-    var body = #"<form class="pick" method="get" action="/dashboard/funnel">\#(hiddenFilter(context))"#
+  /// People or devices reaching each step, with conversion and drop-off. The steps are picked
+  /// from the range's events (`top`), one picker per step and one more to add a step, up to
+  /// ``Funnel/mostSteps``; `isDefault` says they are the app's most common events, not the viewer's.
+  public static func funnel(
+    _ funnel: Funnel?, steps: [String], window: String, top: CountList, isDefault: Bool = false, context: Context
+  ) -> String {
+    var body = #"<form class="pick steps" method="get" action="/dashboard/funnel">\#(hiddenFilter(context))"#
+    let names = top.rows.map(\.name).filter { !$0.isEmpty }
+    let pickers = min(Funnel.mostSteps, steps.count + 1)
+    for index in 0..<pickers {
+      let chosen = index < steps.count ? steps[index] : ""
+      body +=
+        #"<label>Step \#(index + 1) <select name="step"><option value="">\#(index < 2 ? "pick an event" : "(none)")</option>"#
+      body += (names.contains(chosen) || chosen.isEmpty ? names : [chosen] + names).map {
+        option($0, selected: $0 == chosen)
+      }.joined()
+      body += "</select></label>"
+    }
     body +=
-      #"<label>Steps <input name="steps" value="\#(SVG.escape(steps))" placeholder="view,add_to_cart,purchase" list="event-names"></label>"#
-    body += #"<label>Window <input name="window" value="\#(SVG.escape(window))" size="5"></label><button>Show</button>"#
-    body +=
-      #"<datalist id="event-names">"# + top.rows.map { option($0.name, selected: false) }.joined()
-      + "</datalist></form>"
+      #"<label>Window <input name="window" value="\#(SVG.escape(window))" size="5"></label><button>Show</button></form>"#
+    if isDefault, !steps.isEmpty {
+      body += #"<p class="empty">The app's most common events, most common first: pick your own steps above.</p>"#
+    }
     if let funnel {
       let rows = funnel.steps.map { step in
         (
@@ -180,7 +192,7 @@ public enum Dashboard {
       }
       body += card("Funnel", SVG.bars(rows, title: "Funnel"))
     } else {
-      body += card("Funnel", "<p>Name two to ten events, in order, separated by commas.</p>")
+      body += card("Funnel", "<p>Pick two to \(Funnel.mostSteps) events, in order.</p>")
     }
     return page("Funnel", body: body, context: context)
   }

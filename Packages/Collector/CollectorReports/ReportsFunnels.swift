@@ -90,12 +90,17 @@ extension SQLBuilder {
 }
 
 extension Funnel {
+  /// The most steps a funnel has.
+  public static let mostSteps = 20
+
   /// Checks a funnel's steps, window and app version (``FieldError`` naming the parameter) and
   /// returns `filter` narrowed to the app version.
   package static func filter(_ filter: ReportFilter, steps: [String], window: Int64, appVersion: String?)
     throws(FieldError) -> ReportFilter
   {
-    guard (2...10).contains(steps.count) else { throw FieldError(field: "steps", reason: "2 to 10 event names") }
+    guard (2...Funnel.mostSteps).contains(steps.count) else {
+      throw FieldError(field: "steps", reason: "2 to \(Funnel.mostSteps) event names")
+    }
     guard window > 0 else { throw FieldError(field: "window", reason: "must be positive") }
     for step in steps { try ReportText.checkName(step, field: "steps") }
     var filter = filter

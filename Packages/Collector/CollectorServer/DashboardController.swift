@@ -149,14 +149,19 @@ struct DashboardController: Sendable {
       sessions: try await sessions, quarantined: Int64(quarantined), context: context)
   }
 
-  /// The funnel of the steps the query names (`steps`, comma-separated; `window`), with the
-  /// app's events to pick from.
+  /// The funnel of the steps the query names (`step`, repeated, as the page's pickers send them, or
+  /// `steps`, comma-separated; `window`); with none named, the app's three most common events, most
+  /// common first (a funnel narrows). The range's events feed the pickers.
   private func funnelPage(
     _ filter: ReportFilter, query: FormQuery, reports: any ReportEngine, context: Dashboard.Context
   ) async throws -> String {
-    let steps = query.get("steps") ?? ""
+    let top = try await reports.topEvents(filter, limit: 200)
+    let picked = query.all("step").filter { !$0.isEmpty }
+    let written = (query.get("steps") ?? "").split(separator: ",").map { $0.trimmingCharacters(in: .whitespaces) }
+    var names = picked.isEmpty ? written.filter { !$0.isEmpty } : picked
+    let isDefault = names.isEmpty && query.get("steps") == nil
+    if isDefault { names = Array(top.rows.map(\.name).filter { !$0.isEmpty }.prefix(3)) }
     let window = query.get("window") ?? "1d"
-    let names = steps.split(separator: ",").map { $0.trimmingCharacters(in: .whitespaces) }.filter { !$0.isEmpty }
     var funnel: Funnel?
     if names.count >= 2 {
       guard let milliseconds = Report.duration(window) else {
@@ -164,8 +169,7 @@ struct DashboardController: Sendable {
       }
       funnel = try await reports.funnel(filter, steps: names, window: milliseconds)
     }
-    return Dashboard.funnel(
-      funnel, steps: steps, window: window, top: try await reports.topEvents(filter, limit: 50), context: context)
+    return Dashboard.funnel(funnel, steps: names, window: window, top: top, isDefault: isDefault, context: context)
   }
 
   /// The events matching the query's search (``EventSearch``; an empty event is every event),

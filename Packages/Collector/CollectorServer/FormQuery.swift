@@ -28,6 +28,11 @@ struct FormQuery: Sendable {
     pairs.first { $0.key == key }.map { Self.decode($0.value, plusIsSpace: true) }
   }
 
+  /// Every value given for `key`, in order (a form's repeated fields: `step=a&step=b`).
+  func all(_ key: String) -> [String] {
+    pairs.filter { $0.key == key }.map { Self.decode($0.value, plusIsSpace: true) }
+  }
+
   /// The first value given for `key` with `+` kept: for access keys, which never hold a space and
   /// which clients (Foundation's `URLComponents` among them) often leave unencoded.
   func secret(_ key: String) -> String? {
