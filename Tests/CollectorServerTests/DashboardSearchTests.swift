@@ -188,4 +188,31 @@ struct DashboardSearchTests {
     }
     try await collector.store.close()
   }
+
+  /// A device's and a person's page: reached from the search's rows, counting what the search
+  /// counts for them, with their properties and their timeline by day.
+  @Test func devicesAndPeopleHaveAPageWithTheirTimeline() async throws {
+    let collector = try await makeCollector()
+    try await seedDashboard(collector)
+    try await collector.application(closesStore: false).test(.router) { client async throws in
+      let cookie = try #require(try await signIn(client, key: readKey).cookie)
+      let (_, search, _) = try await DashboardTests.get(
+        client, "/dashboard/search?app=ty&device=device-3", cookie: cookie)
+      let link = try #require(search.range(of: #"<a href="/dashboard/profile?"#)).upperBound
+      let query = String(search[link...].prefix { $0 != "\"" }).replacingOccurrences(of: "&amp;", with: "&")
+      #expect(query.hasSuffix("&device=device-3"))
+      let (status, device, _) = try await DashboardTests.get(client, "/dashboard/profile?\(query)", cookie: cookie)
+      #expect(status == .ok && device.contains("Device device-3") && device.contains("Timeline"))
+      let matched = try #require(Self.matched(search))
+      #expect(device.contains("<dt>Events in the range</dt><dd>\(matched)</dd>"))
+      #expect(device.contains("<dt>Signed in as</dt>") && device.contains(">u1</a>"))
+      #expect(device.components(separatedBy: "<li><time>").count - 1 == matched)
+      let (_, person, _) = try await DashboardTests.get(client, "/dashboard/profile?app=ty&user=u1", cookie: cookie)
+      #expect(person.contains("Person u1") && person.contains(">device-3</a>") && person.contains(">device-4</a>"))
+      let (missing, _, _) = try await DashboardTests.get(client, "/dashboard/profile?app=ty", cookie: cookie)
+      #expect(missing == .badRequest)
+      #expect(!device.contains(#">Profile</a>"#), "not in the navigation")
+    }
+    try await collector.store.close()
+  }
 }

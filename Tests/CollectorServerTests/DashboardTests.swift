@@ -442,17 +442,18 @@ struct DashboardBrowserTests {
     try await seedDashboard(collector)
     try await collector.application(closesStore: false).test(.live) { client async throws in
       let base = "http://127.0.0.1:\(try #require(client.port))"
-      let pages =
-        DashboardPage.allCases.map { $0.path + "?app=ty" } + [
-          "/dashboard/funnel?app=ty&steps=product_viewed,add_to_cart,purchase",
-          "/dashboard/events?app=ty&parameter=product_id", "/dashboard/search?app=ty&event=purchase",
-        ]
+      let examples: [DashboardPage: String] = [
+        .funnel: "/dashboard/funnel?app=ty&steps=product_viewed,add_to_cart,purchase",
+        .events: "/dashboard/events?app=ty&parameter=product_id", .search: "/dashboard/search?app=ty&event=purchase",
+        .profile: "/dashboard/profile?app=ty&device=device-3",
+      ]
+      let pages = DashboardPage.allCases.map { examples[$0] ?? $0.path + "?app=ty" }
       let measure = pages.map { (390, 844, $0, false) } + [(390, 844, "/?app=ty", true), (1280, 900, "/?app=ty", true)]
       // Docs/Dashboard.md's screenshots: every page at desktop and phone width.
       let folder = FileManager.default.currentDirectoryPath + "/artifacts/dashboard/"
       try FileManager.default.createDirectory(atPath: folder, withIntermediateDirectories: true)
       let shots = DashboardPage.allCases.flatMap { page in
-        let path = page == .funnel ? pages[DashboardPage.allCases.count] : page.path + "?app=ty"
+        let path = examples[page] ?? page.path + "?app=ty"
         return [
           (folder + "\(page.rawValue)-desktop.jpg", 1280, 900, path),
           (folder + "\(page.rawValue)-phone.jpg", 390, 844, path),

@@ -60,7 +60,7 @@ public enum Dashboard {
     }
 
     /// The pages the viewer may open, in the navigation's order.
-    public var pages: [DashboardPage] { DashboardPage.allCases.filter { isAdmin || $0 != .audit } }
+    public var pages: [DashboardPage] { DashboardPage.allCases.filter { $0.isListed && (isAdmin || $0 != .audit) } }
   }
 
   // MARK: Pages
@@ -343,6 +343,9 @@ public enum Dashboard {
     th,td{padding:4px 8px;border-bottom:1px solid #eee;text-align:left;white-space:nowrap}
     .heat td.cell{text-align:center;min-width:56px}
     .banner{background:#fef3c7;border:1px solid #f59e0b;color:#78350f;border-radius:6px;padding:6px 10px;margin:6px 0}.error{color:#b91c1c}.empty{color:#777}
+    dl.facts{display:grid;grid-template-columns:max-content 1fr;gap:4px 12px;margin:0}dl.facts dt{color:#555}dl.facts dd{margin:0;overflow-wrap:anywhere}
+    h3{font-size:14px;margin:10px 0 4px}ol.timeline{list-style:none;margin:0;padding:0}ol.timeline li{padding:3px 0;border-bottom:1px solid #eee;overflow-wrap:anywhere}
+    ol.timeline time{color:#555;font-variant-numeric:tabular-nums}ol.timeline code{font-size:13px;color:#444}
     td.wrap{white-space:normal;word-break:break-word;min-width:20ch}form.inline{display:inline-flex;margin:0 4px 0 0}
     .live td.detail{white-space:normal;word-break:break-word;min-width:16ch}.live-quarantined td{color:#b91c1c}.live-drop td{color:#92400e}
     @media (max-width:600px){.bars .row{grid-template-columns:1fr auto}.bars .track{grid-column:1/-1;grid-row:2}

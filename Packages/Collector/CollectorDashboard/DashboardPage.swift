@@ -16,6 +16,8 @@ public enum DashboardPage: String, CaseIterable, Sendable {
   case plan
   /// The app's saved searches and reports.
   case saved
+  /// One device's or person's properties and timeline (opened from their links, not the navigation).
+  case profile
   /// Entries refused by the rules, kept for a replay.
   case quarantine
   /// The audit trail: admins only.
@@ -35,6 +37,9 @@ public enum DashboardPage: String, CaseIterable, Sendable {
 
   /// `/` for the overview, `/dashboard/<name>` for the others.
   public var path: String { self == .overview ? "/" : "/dashboard/\(rawValue)" }
+
+  /// Whether the navigation lists the page (a profile needs a device or a user).
+  public var isListed: Bool { self != .profile }
 
   /// The title in the navigation.
   public var title: String { rawValue.prefix(1).uppercased() + rawValue.dropFirst() }

@@ -27,7 +27,7 @@ extension Dashboard {
     if rows.rows.isEmpty {
       result += #"<p class="empty">No event matches.</p>"#
     } else {
-      result += table(rows.table)
+      result += eventTable(rows, context: context)
       let query = (context.queryItems + search.queryItems).map { "\($0.0)=\(percent($0.1))" }
       let api =
         "/v1/reports/events?"
@@ -53,7 +53,7 @@ extension Dashboard {
   }
 
   /// `deviceModel` as `Device model`.
-  private static func label(_ field: ContextField) -> String {
+  static func label(_ field: ContextField) -> String {
     let words = field.column.split(separator: "_").joined(separator: " ")
     return words.prefix(1).uppercased() + words.dropFirst()
   }

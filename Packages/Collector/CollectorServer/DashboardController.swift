@@ -188,6 +188,22 @@ struct DashboardController: Sendable {
       search, count: try await count, rows: try await rows, names: try await top.rows.map(\.name), context: context)
   }
 
+  /// A device's (`device`) or person's (`user`) page: their properties and timeline.
+  private func profilePage(
+    _ filter: ReportFilter, query: FormQuery, reports: any ReportEngine, context: Dashboard.Context
+  ) async throws -> String {
+    let search = try EventSearch { key in
+      ["device", "user"].contains(key) ? query.get(key).flatMap { $0.isEmpty ? nil : $0 } : nil
+    }
+    guard search.device != nil || search.user != nil else {
+      throw FieldError(field: "device", reason: "name a device (device=) or a user (user=)")
+    }
+    let after = query.get("after").flatMap { $0.isEmpty ? nil : $0 }
+    async let count = reports.eventCount(filter, search: search)
+    async let rows = reports.eventRows(filter, search: search, limit: 100, after: after)
+    return Dashboard.profile(search, count: try await count, rows: try await rows, context: context)
+  }
+
   /// The `page` for `filter`.
   private func body(
     _ page: DashboardPage, filter: ReportFilter, query: FormQuery, reports: any ReportEngine, context: Dashboard.Context
@@ -226,6 +242,8 @@ struct DashboardController: Sendable {
       return try await funnelPage(filter, query: query, reports: reports, context: context)
     case .search:
       return try await searchPage(filter, query: query, reports: reports, context: context)
+    case .profile:
+      return try await profilePage(filter, query: query, reports: reports, context: context)
     case .saved:
       return Dashboard.saved(try await collector.store.savedViews(app: context.app), context: context)
     case .live:
