@@ -215,4 +215,33 @@ struct DashboardSearchTests {
     }
     try await collector.store.close()
   }
+
+  /// Every card's CSV link answers the same figures from the report API, as CSV, in the session.
+  @Test(arguments: [
+    "/?app=ty", "/dashboard/events?app=ty&event=purchase&parameter=transaction_id", "/dashboard/retention?app=ty",
+    "/dashboard/breakdowns?app=ty&platform=iOS", "/dashboard/funnel?app=ty", "/dashboard/counters?app=ty",
+    "/dashboard/revenue?app=ty&category=Shoes", "/dashboard/search?app=ty&event=purchase",
+  ])
+  func everyCardExportsWhatItShowsAsCSV(page: String) async throws {
+    let collector = try await makeCollector()
+    try await seedDashboard(collector)
+    try await collector.application(closesStore: false).test(.router) { client async throws in
+      let cookie = try #require(try await signIn(client, key: readKey).cookie)
+      let (_, html, _) = try await DashboardTests.get(client, page, cookie: cookie)
+      let links =
+        html.components(separatedBy: #"<a class="csv" href=""#).dropFirst().map {
+          String($0.prefix { $0 != "\"" }).replacingOccurrences(of: "&amp;", with: "&")
+        }
+        + html.components(separatedBy: #"<a href="/v1/reports/events?"#).dropFirst().map {
+          "/v1/reports/events?" + String($0.prefix { $0 != "\"" }).replacingOccurrences(of: "&amp;", with: "&")
+        }
+      #expect(!links.isEmpty, "\(page)")
+      for link in links {
+        let (status, body, headers) = try await DashboardTests.get(client, link, cookie: cookie)
+        #expect(status == .ok && headers[.contentType]?.hasPrefix("text/csv") == true, "\(link): \(body.prefix(200))")
+        #expect(body.split(separator: "\n").count >= 1, "\(link)")
+      }
+    }
+    try await collector.store.close()
+  }
 }

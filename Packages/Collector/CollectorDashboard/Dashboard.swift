@@ -94,8 +94,12 @@ public enum Dashboard {
       "Sessions",
       "\(sessions.count) sessions, median \(SVG.format(Double(sessions.medianDuration) / 1000)) s, "
         + String(format: "%.1f", sessions.eventsPerSession) + " events per session")
-    body += card("Events per \(series.bucket.rawValue)", lineChart(series, context: context))
-    body += card("Top events", bars(top) { searchLink(context, search: [("event", $0)]) })
+    body += card(
+      "Events per \(series.bucket.rawValue)", lineChart(series, context: context),
+      csv: csvLink(context, "timeseries", [("bucket", series.bucket.rawValue)]))
+    body += card(
+      "Top events", bars(top) { searchLink(context, search: [("event", $0)]) },
+      csv: csvLink(context, "top-events", [("limit", "15")]))
     return page("Overview", body: body, context: context)
   }
 
@@ -103,7 +107,9 @@ public enum Dashboard {
   public static func events(
     top: CountList, event: String?, parameter: String?, values: CountList?, rows: EventRows?, context: Context
   ) -> String {
-    var body = card("Top events", bars(top) { searchLink(context, search: [("event", $0)]) })
+    var body = card(
+      "Top events", bars(top) { searchLink(context, search: [("event", $0)]) },
+      csv: csvLink(context, "top-events", [("limit", "50")]))
     body += #"<form class="pick" method="get" action="/dashboard/events">\#(hiddenFilter(context))"#
     body += #"<label>Event <select name="event">"#
     for row in top.rows { body += option(row.name, selected: row.name == event) }
@@ -115,10 +121,12 @@ public enum Dashboard {
         value.contains(";")
           ? nil : searchLink(context, search: [("event", event), ("parameters", "\(parameter)=\(value)")])
       }
-      body += card("Values of \(parameter) in \(event)", values)
+      body += card(
+        "Values of \(parameter) in \(event)", values,
+        csv: csvLink(context, "parameter-values", [("event", event), ("parameter", parameter)]))
     }
     if let event, let rows {
-      body += card("Latest \(event)", table(rows.table))
+      body += card("Latest \(event)", table(rows.table), csv: csvLink(context, "events", [("event", event)]))
     }
     return page("Events", body: body, context: context)
   }
@@ -145,7 +153,8 @@ public enum Dashboard {
       "Retention",
       body: card(
         "Share of each cohort active in each following \(retention.period.rawValue)"
-          + (note.map { " (\(SVG.escape($0)))" } ?? ""), html),
+          + (note.map { " (\($0))" } ?? ""), html,
+        csv: csvLink(context, "retention", [("period", retention.period.rawValue)])),
       context: context)
   }
 
@@ -153,9 +162,15 @@ public enum Dashboard {
   public static func breakdowns(platform: CountList, os: CountList, app: CountList, context: Context) -> String {
     page(
       "Breakdowns",
-      body: card("Platforms", bars(platform) { searchLink(context, filter: ["platform": $0]) })
-        + card("App versions", bars(app) { searchLink(context, filter: ["appVersion": $0]) })
-        + card("OS versions", bars(os) { searchLink(context, filter: ["osVersion": $0]) }),
+      body: card(
+        "Platforms", bars(platform) { searchLink(context, filter: ["platform": $0]) },
+        csv: csvLink(context, "breakdown", [("by", "platform")]))
+        + card(
+          "App versions", bars(app) { searchLink(context, filter: ["appVersion": $0]) },
+          csv: csvLink(context, "breakdown", [("by", "app-version")]))
+        + card(
+          "OS versions", bars(os) { searchLink(context, filter: ["osVersion": $0]) },
+          csv: csvLink(context, "breakdown", [("by", "os-version")])),
       context: context)
   }
 
@@ -190,7 +205,8 @@ public enum Dashboard {
             + (step.dropOff > 0 ? String(format: ", %.1f%% dropped", step.dropOff) : "")
         )
       }
-      body += card("Funnel", SVG.bars(rows, title: "Funnel"))
+      let csv = csvLink(context, "funnel", [("steps", steps.joined(separator: ",")), ("window", window)])
+      body += card("Funnel", SVG.bars(rows, title: "Funnel"), csv: csv)
     } else {
       body += card("Funnel", "<p>Pick two to \(Funnel.mostSteps) events, in order.</p>")
     }
@@ -199,7 +215,7 @@ public enum Dashboard {
 
   /// Counter totals.
   public static func counters(_ counters: CountList, context: Context) -> String {
-    page("Counters", body: card("Counter totals", bars(counters)), context: context)
+    page("Counters", body: card("Counter totals", bars(counters), csv: csvLink(context, "counters")), context: context)
   }
 
   /// The page shown before any event arrived.
@@ -268,8 +284,17 @@ public enum Dashboard {
     return html + "</tbody></table></div>"
   }
 
-  static func card(_ title: String, _ content: String) -> String {
-    #"<section class="card"><h2>\#(SVG.escape(title))</h2>\#(content)</section>"#
+  /// A titled card; `csv`, a link to the same figures from the report API as CSV, beside the title.
+  static func card(_ title: String, _ content: String, csv: String? = nil) -> String {
+    let link = csv.map { #" <a class="csv" href="\#(SVG.escape($0))">CSV</a>"# } ?? ""
+    return #"<section class="card"><h2>\#(SVG.escape(title))\#(link)</h2>\#(content)</section>"#
+  }
+
+  /// The report API's CSV of `report` with this page's filter and `items` (what a card shows).
+  static func csvLink(_ context: Context, _ report: String, _ items: [(String, String)] = []) -> String {
+    "/v1/reports/\(report)?"
+      + ([context.apiQuery] + (items + [("format", "csv")]).map { "\($0.0)=\(percent($0.1))" })
+      .filter { !$0.isEmpty }.joined(separator: "&")
   }
 
   static func option(_ value: String, selected: Bool) -> String {
@@ -330,7 +355,7 @@ public enum Dashboard {
     nav a.current{font-weight:600;color:#111}form{display:flex;flex-wrap:wrap;gap:8px;align-items:end;margin:6px 0}
     label{display:flex;flex-direction:column;font-size:12px;color:#555}input,select,button{font:inherit;padding:4px}
     main{padding:12px;display:grid;gap:12px;max-width:1100px;margin:auto}
-    .card{background:#fff;border:1px solid #ddd;border-radius:6px;padding:12px;min-width:0}h2{font-size:15px;margin:0 0 8px}
+    .card{background:#fff;border:1px solid #ddd;border-radius:6px;padding:12px;min-width:0}h2{font-size:15px;margin:0 0 8px}h2 a.csv{font-size:12px;font-weight:400;margin-left:8px}
     .figures{display:grid;grid-template-columns:repeat(auto-fill,minmax(130px,1fr));gap:8px}
     .figure{background:#fff;border:1px solid #ddd;border-radius:6px;padding:8px;display:flex;flex-direction:column}
     .figure .name{font-size:12px;color:#555}.figure .value{font-size:22px;font-weight:600}.figure .change{font-size:12px;color:#555}

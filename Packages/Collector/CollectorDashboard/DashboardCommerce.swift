@@ -19,10 +19,9 @@ extension Dashboard {
     if let main = revenue.current.first {
       let days = revenue.days.filter { $0.currency == main.currency }
       let title = "Net revenue per day (\(main.currency.isEmpty ? "no currency" : main.currency))"
-      body += card(
-        title,
-        SVG.lineChart(
-          days.map { (label: String(context.zone.iso($0.start).prefix(10)), value: $0.net) }, title: title))
+      let chart = SVG.lineChart(
+        days.map { (label: String(context.zone.iso($0.start).prefix(10)), value: $0.net) }, title: title)
+      body += card(title, chart, csv: csvLink(context, "revenue"))
     } else {
       body += card("Revenue", #"<p class="empty">No purchases in this range.</p>"#)
     }
@@ -30,7 +29,10 @@ extension Dashboard {
     body += #"<label>Category <input name="category" value="\#(SVG.escape(items.category ?? ""))"></label>"#
     body += #"<label>Brand <input name="brand" value="\#(SVG.escape(items.brand ?? ""))"></label>"#
     body += "<button>Show</button></form>"
-    body += card("Top items by revenue", itemBars(items) + table(items.table))
+    let picked = [("category", items.category ?? ""), ("brand", items.brand ?? ""), ("limit", "20")]
+    body += card(
+      "Top items by revenue", itemBars(items) + table(items.table),
+      csv: csvLink(context, "top-items", picked.filter { !$0.1.isEmpty }))
     return page("Revenue", body: body, context: context)
   }
 
