@@ -244,4 +244,53 @@ struct DashboardSearchTests {
     }
     try await collector.store.close()
   }
+
+  /// Releases (versions first seen) and notes mark every time chart; a reader adds a note, which
+  /// only its author or an admin deletes.
+  @Test func releasesAndNotesMarkTheTimeCharts() async throws {
+    let collector = try await makeCollector()
+    try await seedDashboard(collector)
+    let (from, to, _) = DashboardTests.lastSevenDays
+    try await collector.application(closesStore: false).test(.router) { client async throws in
+      let reader = try #require(try await signIn(client, key: readKey).cookie)
+      let page = "/?app=ty&from=\(from)&to=\(to)"
+      let (_, before, _) = try await DashboardTests.get(client, page, cookie: reader)
+      #expect(before.contains("9.0 released") && before.contains("10.0 released"), "seen first in the range")
+      #expect(before.components(separatedBy: #"<g class="mark">"#).count == 3)
+      let note = [
+        ("csrf", try Self.csrf(before)), ("app", "ty"), ("tz", "UTC"), ("day", to), ("text", "Winter campaign"),
+        ("next", page),
+      ]
+      let (added, location, _) = try await Self.post(client, "/annotations/add", note, cookie: reader)
+      #expect(added == .seeOther && location == page)
+      for shown in [page, "/dashboard/revenue?app=ty&from=\(from)&to=\(to)"] {
+        let (_, html, _) = try await DashboardTests.get(client, shown, cookie: reader)
+        #expect(
+          html.contains("Winter campaign</title>") && html.contains("Winter campaign <span class=\"by\">"), "\(shown)")
+        #expect(html.components(separatedBy: #"<g class="mark">"#).count == 4, "\(shown)")
+      }
+      let (_, after, _) = try await DashboardTests.get(client, page, cookie: reader)
+      let idStart = try #require(after.range(of: #"action="/annotations/delete""#)).upperBound
+      let id = try #require(after[idStart...].range(of: #"name="id" value=""#)).upperBound
+      let noteID = String(after[id...].prefix(16))
+      let admin = try #require(try await signIn(client, key: adminKey).cookie)
+      let (_, adminPage, _) = try await DashboardTests.get(client, page, cookie: admin)
+      let adminNote = note.map {
+        $0.0 == "csrf" ? ($0.0, try! Self.csrf(adminPage)) : $0.0 == "text" ? ($0.0, "Outage") : $0
+      }
+      #expect(try await Self.post(client, "/annotations/add", adminNote, cookie: admin).0 == .seeOther)
+      let (_, both, _) = try await DashboardTests.get(client, page, cookie: reader)
+      #expect(both.components(separatedBy: #"action="/annotations/delete""#).count == 2, "only the reader's own")
+      let (deleted, _, _) = try await Self.post(
+        client, "/annotations/delete", [("csrf", try Self.csrf(before)), ("id", noteID), ("next", page)],
+        cookie: reader)
+      #expect(deleted == .seeOther)
+      let (_, last, _) = try await DashboardTests.get(client, page, cookie: reader)
+      #expect(!last.contains("Winter campaign") && last.contains("Outage"))
+      let (bad, _, _) = try await Self.post(
+        client, "/annotations/add", note.map { $0.0 == "day" ? ($0.0, "yesterday") : $0 }, cookie: reader)
+      #expect(bad == .badRequest)
+    }
+    try await collector.store.close()
+  }
 }

@@ -251,6 +251,25 @@ struct StoreConformanceTests {
     try await store.close()
   }
 
+  @Test("chart notes are stored per app, read by time range and deleted", arguments: Engine.available)
+  func annotations(engine: Engine) async throws {
+    let store = try await engine.open()
+    let notes = [
+      Annotation(id: "00000000000000a1", app: "ty", time: 2_000, text: "Campaign", createdBy: "ctr_r", createdAt: 5),
+      Annotation(id: "00000000000000a2", app: "ty", time: 1_000, text: "Outage", createdBy: "cta_a", createdAt: 6),
+      Annotation(id: "00000000000000a3", app: "ty", time: 3_000, text: "Later", createdBy: "cta_a", createdAt: 7),
+      Annotation(id: "00000000000000a4", app: "dl", time: 1_500, text: "Other app", createdBy: "cta_a", createdAt: 8),
+    ]
+    for note in notes { try await store.addAnnotation(note) }
+    #expect(try await store.annotations(app: "ty", from: 1_000, to: 3_000) == [notes[1], notes[0]])
+    #expect(try await store.annotation(id: "00000000000000a3") == notes[2])
+    #expect(try await store.deleteAnnotation(id: "00000000000000a2", at: 9))
+    #expect(try await store.deleteAnnotation(id: "00000000000000a2", at: 10) == false)
+    #expect(try await store.annotations(app: "ty", from: 0, to: 10_000) == [notes[0], notes[2]])
+    #expect(try await store.annotations(app: "dl", from: 0, to: 10_000) == [notes[3]])
+    try await store.close()
+  }
+
   @Test("concurrent writers lose and duplicate nothing", arguments: Engine.available)
   func concurrentWrites(engine: Engine) async throws {
     let store = try await engine.open()

@@ -27,8 +27,8 @@ enum Engine: String, CaseIterable, CustomStringConvertible, Sendable {
   /// The number of migrations the engine's schema has.
   var schemaVersion: Int {
     switch self {
-    case .sqlite, .postgres: 11
-    case .clickhouse, .clickhouseCluster: 7
+    case .sqlite, .postgres: 12
+    case .clickhouse, .clickhouseCluster: 8
     }
   }
 

@@ -44,6 +44,7 @@ struct ClickHouseSchema: Sendable {
   var quarantine: String { table("quarantine") }
   var clientDrops: String { table("client_drops") }
   var savedViews: String { table("saved_views") }
+  var annotations: String { table("annotations") }
   var submissions: String { table("submissions") }
   var orders: String { table("orders") }
   var persons: String { table("persons") }
@@ -168,6 +169,7 @@ struct ClickHouseSchema: Sendable {
       create(Self.clientDrops),
       rollupMigration,
       create(Self.savedViews),
+      create(Self.annotations),
     ]
   }
 
@@ -196,6 +198,14 @@ struct ClickHouseSchema: Sendable {
       id String, app String, name String, path String, query String, created_by String, created_at Int64,
       updated_at Int64, deleted UInt8, version UInt64
       """,
+    engine: "ReplacingMergeTree(version) ORDER BY id", shardBy: "cityHash64(id)")
+
+  /// Chart notes, of migration 8: a deletion writes the note again with `deleted = 1` and a newer
+  /// `version`.
+  static let annotations = Table(
+    name: "annotations",
+    columns:
+      "id String, app String, time Int64, text String, created_by String, created_at Int64, deleted UInt8, version UInt64",
     engine: "ReplacingMergeTree(version) ORDER BY id", shardBy: "cityHash64(id)")
 
   /// Client drop reports, of migration 5: appended; reads take each (app, report, service, reason) once.

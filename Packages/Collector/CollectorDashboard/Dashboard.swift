@@ -40,6 +40,8 @@ public enum Dashboard {
     public var pageQuery = ""
     /// The saved view the page was opened from (`view=<id>`), if any.
     public var openView: SavedView?
+    /// Releases and notes in the range, for the time charts (``ChartMark``).
+    public var marks: [ChartMark] = []
     /// The page's path (`/`, `/dashboard/retention`, ...).
     public var path: String { page.path }
 
@@ -252,7 +254,8 @@ public enum Dashboard {
     return SVG.lineChart(
       zip(labels, series.points).map { (label: $0, value: Double($1.count)) },
       title: "Events per \(series.bucket.rawValue)",
-      links: series.bucket == .day ? labels.map { searchLink(context, filter: ["from": $0, "to": $0]) } : [])
+      links: series.bucket == .day ? labels.map { searchLink(context, filter: ["from": $0, "to": $0]) } : [],
+      marks: positions(context.marks, starts: series.points.map(\.start))) + markList(context)
   }
 
   /// A bar per row; `link`, given a row's name, opens the events it counts (no link for `(none)`).
@@ -359,7 +362,8 @@ public enum Dashboard {
     .figures{display:grid;grid-template-columns:repeat(auto-fill,minmax(130px,1fr));gap:8px}
     .figure{background:#fff;border:1px solid #ddd;border-radius:6px;padding:8px;display:flex;flex-direction:column}
     .figure .name{font-size:12px;color:#555}.figure .value{font-size:22px;font-weight:600}.figure .change{font-size:12px;color:#555}
-    svg.chart{width:100%;height:auto;display:block}.series{fill:none;stroke:#2563eb;stroke-width:2}
+    svg.chart{width:100%;height:auto;display:block}.mark line{stroke:#d97706;stroke-dasharray:4 3}
+    ul.marks{margin:6px 0;padding-left:20px;font-size:13px}ul.marks li{list-style:decimal}ul.marks .by{color:#555}.series{fill:none;stroke:#2563eb;stroke-width:2}
     .point{fill:#2563eb}.axis{stroke:#999}svg .tick{font-size:13px;fill:#444}.tick.end{text-anchor:end}
     .bars{display:grid;gap:4px}.bars .row{display:grid;grid-template-columns:minmax(8ch,16em) 1fr minmax(10ch,auto);gap:4px 10px;align-items:center;color:inherit;text-decoration:none;padding:2px 4px;border-radius:4px}
     .bars a.row:hover,.bars a.row:focus{background:#eef2ff;outline:2px solid #2563eb}.bars .label{overflow-wrap:anywhere}.bars .note{font-size:13px;color:#444}

@@ -24,8 +24,12 @@ public enum SVG {
   /// a polyline through them, the largest value on the axis; below a zero line when values are
   /// negative (a day of refunds).
   /// `links`, by point, opens what a point counts (none where it is `nil` or missing).
+  ///
+  /// `marks` (releases, notes) are dashed lines at their points with their numbers, their text as a
+  /// tooltip.
   public static func lineChart(
-    _ points: [(label: String, value: Double)], title: String, links: [String?] = []
+    _ points: [(label: String, value: Double)], title: String, links: [String?] = [],
+    marks: [(index: Int, number: Int, label: String)] = []
   ) -> String {
     let width = 640.0
     let height = 220.0
@@ -44,6 +48,12 @@ public enum SVG {
     svg += #"<text class="tick" x="4" y="\#(top + 10)">\#(format(maximum))</text>"#
     svg += #"<text class="tick" x="4" y="\#(y(0))">0</text>"#
     if minimum < 0 { svg += #"<text class="tick" x="4" y="\#(height - bottom)">\#(format(minimum))</text>"# }
+    for mark in marks where points.indices.contains(mark.index) {
+      let at = x(mark.index)
+      svg += #"<g class="mark"><title>\#(escape(points[mark.index].label)): \#(escape(mark.label))</title>"#
+      svg += #"<line x1="\#(at)" y1="\#(top)" x2="\#(at)" y2="\#(height - bottom)"/>"#
+      svg += #"<text class="tick" x="\#(at + 3)" y="\#(top + 10)">\#(mark.number)</text></g>"#
+    }
     let path = points.indices.map { String(format: "%.1f,%.1f", x($0), y(points[$0].value)) }.joined(separator: " ")
     if !points.isEmpty { svg += #"<polyline class="series" points="\#(path)"/>"# }
     for (index, point) in points.enumerated() {

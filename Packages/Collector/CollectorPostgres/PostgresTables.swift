@@ -13,6 +13,7 @@ struct PostgresTables: Sendable {
   var sessions: String { "\"\(schema)\".sessions" }
   var audit: String { "\"\(schema)\".audit" }
   var savedViews: String { "\"\(schema)\".saved_views" }
+  var annotations: String { "\"\(schema)\".annotations" }
   var quarantine: String { "\"\(schema)\".quarantine" }
   var submissions: String { "\"\(schema)\".submissions" }
   var migrationsTable: String { "\"\(schema)\".schema_migrations" }
@@ -100,6 +101,15 @@ struct PostgresTables: Sendable {
         )
         """,
         "CREATE INDEX saved_views_app ON \(savedViews) (app, name)",
+      ],
+      [
+        """
+        CREATE TABLE \(annotations) (
+          id text PRIMARY KEY, app text NOT NULL, time bigint NOT NULL, text text NOT NULL, created_by text NOT NULL,
+          created_at bigint NOT NULL
+        )
+        """,
+        "CREATE INDEX annotations_app_time ON \(annotations) (app, time)",
       ],
     ]
   }

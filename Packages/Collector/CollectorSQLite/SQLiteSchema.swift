@@ -113,6 +113,16 @@ enum SQLiteSchema {
       CREATE INDEX saved_views_app ON saved_views (app, name);
       """
     ),
+    (
+      "12-annotations",
+      """
+      CREATE TABLE annotations (
+        id TEXT PRIMARY KEY, app TEXT NOT NULL, time INTEGER NOT NULL, text TEXT NOT NULL, created_by TEXT NOT NULL,
+        created_at INTEGER NOT NULL
+      );
+      CREATE INDEX annotations_app_time ON annotations (app, time);
+      """
+    ),
   ]
 
   /// The context's time zone and its library's name and version as columns of their own (the

@@ -46,6 +46,8 @@ struct DashboardController: Sendable {
     }
     pages.post("/views/save") { request, _ in try await self.saveView(request) }
     pages.post("/views/delete") { request, _ in try await self.deleteView(request) }
+    pages.post("/annotations/add") { request, _ in try await self.addNote(request) }
+    pages.post("/annotations/delete") { request, _ in try await self.deleteNote(request) }
     pages.get("/login") { request, _ in self.loginForm(request) }
     pages.post("/login") { request, context in try await self.signIn(request, context) }
     pages.post("/logout") { request, _ in try await self.signOut(request) }
@@ -211,7 +213,9 @@ struct DashboardController: Sendable {
     let day: Int64 = 86_400_000
     switch page {
     case .overview:
-      return try await overviewPage(filter, reports: reports, context: context)
+      var marked = context
+      marked.marks = try await marks(filter, reports: reports)
+      return try await overviewPage(filter, reports: reports, context: marked)
     case .events:
       let top = try await reports.topEvents(filter, limit: 50)
       // An empty name is an event's name too (its row opens its own rows), not "none picked".
@@ -254,11 +258,13 @@ struct DashboardController: Sendable {
     case .quarantine: return try await quarantinePage(context, replayed: nil)
     case .plan: return try await planPage(context, reports: reports)
     case .revenue:
+      var marked = context
+      marked.marks = try await marks(filter, reports: reports)
       async let revenue = reports.revenue(filter)
       async let items = reports.topItems(
         filter, category: query.get("category").flatMap { $0.isEmpty ? nil : $0 },
         brand: query.get("brand").flatMap { $0.isEmpty ? nil : $0 }, limit: 20)
-      return Dashboard.revenue(try await revenue, items: try await items, context: context)
+      return Dashboard.revenue(try await revenue, items: try await items, context: marked)
     }
   }
 }

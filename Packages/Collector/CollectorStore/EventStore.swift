@@ -15,7 +15,7 @@
 ///
 /// Implementing a new engine (ClickHouse, say) means conforming to this protocol, running
 /// `StoreConformance` against it, and adding it to `CollectorConfiguration.Storage`.
-public protocol EventStore: AccessStore, QuarantineStore, ClientDropStore, SavedViewStore {
+public protocol EventStore: AccessStore, QuarantineStore, ClientDropStore, SavedViewStore, AnnotationStore {
   /// Creates or upgrades the schema to the newest version. Safe to call on every start and from
   /// several instances at once.
   func migrate() async throws

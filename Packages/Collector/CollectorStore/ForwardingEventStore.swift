@@ -56,6 +56,14 @@ extension ForwardingEventStore {
   public func deleteView(id: String, at time: Int64) async throws -> Bool {
     try await base.deleteView(id: id, at: time)
   }
+  public func addAnnotation(_ annotation: Annotation) async throws { try await base.addAnnotation(annotation) }
+  public func annotations(app: String, from: Int64, to: Int64) async throws -> [Annotation] {
+    try await base.annotations(app: app, from: from, to: to)
+  }
+  public func annotation(id: String) async throws -> Annotation? { try await base.annotation(id: id) }
+  public func deleteAnnotation(id: String, at time: Int64) async throws -> Bool {
+    try await base.deleteAnnotation(id: id, at: time)
+  }
   public func quarantined(app: String?, limit: Int, includeReplayed: Bool) async throws -> [QuarantinedEntry] {
     try await base.quarantined(app: app, limit: limit, includeReplayed: includeReplayed)
   }
