@@ -122,6 +122,9 @@ struct DashboardSearchTests {
       let (keyed, _, body) = try await Self.post(
         client, "/views/save", form.map { $0.0 == "query" ? ($0.0, "app=ty&key=\(adminKey)") : $0 }, cookie: reader)
       #expect(keyed == .badRequest && body.contains("must not hold a key") && !body.contains(adminKey))
+      let (encoded, _, _) = try await Self.post(
+        client, "/views/save", form.map { $0.0 == "query" ? ($0.0, "app=ty&K%65y=x") : $0 }, cookie: reader)
+      #expect(encoded == .badRequest, "an escaped name is still a key")
       let (renamed, _, _) = try await Self.post(
         client, "/views/save", [("csrf", csrf), ("id", id), ("name", "Purchases on iOS")], cookie: reader)
       #expect(renamed == .seeOther)

@@ -38,6 +38,8 @@ public enum Dashboard {
     public var viewer = ""
     /// The page's own query string, as a saved view keeps it (no cursor, no view id).
     public var pageQuery = ""
+    /// Whether a view may keep the page (its query holds no key and is not too long).
+    public var isSavable = true
     /// The saved view the page was opened from (`view=<id>`), if any.
     public var openView: SavedView?
     /// Releases and notes in the range, for the time charts (``ChartMark``).

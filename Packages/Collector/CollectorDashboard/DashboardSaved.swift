@@ -44,7 +44,7 @@ extension Dashboard {
   /// The form that saves the page with its filters (``Context/pageQuery``) under a name; on a view
   /// opened from its link, it saves that view again unless "as new" is ticked.
   static func saveForm(_ context: Context) -> String {
-    guard !context.csrf.isEmpty, context.page != .saved, context.page != .audit else { return "" }
+    guard !context.csrf.isEmpty, context.isSavable, context.page != .saved, context.page != .audit else { return "" }
     var form = #"<form method="post" action="/views/save">\#(csrfField(context))"#
     form += #"<input type="hidden" name="path" value="\#(SVG.escape(context.path))">"#
     form += #"<input type="hidden" name="query" value="\#(SVG.escape(context.pageQuery))">"#

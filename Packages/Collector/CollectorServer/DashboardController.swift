@@ -73,7 +73,12 @@ struct DashboardController: Sendable {
     }
     return try await collector.storing("dashboard \(path)") {
       var context = try await pageContext(page, query: query, reports: reports, viewer: viewer)
-      context.pageQuery = try Self.viewQuery(request.uri.query ?? "")
+      // A page whose query a view cannot keep (a key in it, too long) is shown without the save form.
+      if let query = try? Self.viewQuery(request.uri.query ?? "") {
+        context.pageQuery = query
+      } else {
+        context.isSavable = false
+      }
       if let id = query.get("view"), let view = try await collector.store.savedView(id: id), view.app == context.app {
         context.openView = view
       }

@@ -14,11 +14,14 @@ extension DashboardController {
   /// release.
   static let releaseLookback: Int64 = 30
 
-  /// The range's releases (app versions first seen in it, unseen in the 30 days before) and notes.
+  /// The range's releases (app versions first seen in it, unseen in the 30 days before; in a range
+  /// longer than version adoption's 400 days, those of its last 370) and notes.
   func marks(_ filter: ReportFilter, reports: any ReportEngine) async throws -> [ChartMark] {
+    let day: Int64 = 86_400_000
     var earlier = filter
-    earlier.from = max(0, filter.from - Self.releaseLookback * 86_400_000)
-    let releases = ChartMark.releases(try await reports.versionAdoption(earlier), from: filter.from)
+    earlier.from = max(filter.from - Self.releaseLookback * day, filter.to - 400 * day)
+    let releases = ChartMark.releases(
+      try await reports.versionAdoption(earlier), from: max(filter.from, earlier.from + Self.releaseLookback * day))
     let notes = try await collector.store.annotations(app: filter.app, from: filter.from, to: filter.to)
     return (releases + notes.map { ChartMark(time: $0.time, text: $0.text, note: $0) })
       .sorted { ($0.time, $0.text) < ($1.time, $1.text) }
@@ -38,7 +41,8 @@ extension DashboardController {
     let zone = try ReportZone.named(form.get("tz")) ?? collector.configuration.zone(of: app)
     let now = EventCollector.now()
     let note = Annotation(
-      id: Self.newViewID(), app: app, time: zone.utc(local: day), text: text, createdBy: session.keyID, createdAt: now)
+      id: Self.newRecordID(), app: app, time: zone.utc(local: day), text: text, createdBy: session.keyID, createdAt: now
+    )
     try await collector.storing("note") { try await collector.store.addAnnotation(note) }
     await collector.audited(session.principal, "note-add", "app \(app): \(note.id) \(text)")
     return Response(status: .seeOther, headers: [.location: SameSitePath.normalised(form.get("next"))])

@@ -45,7 +45,7 @@ extension DashboardController {
       guard !app.isEmpty else { throw FieldError(field: "app", reason: "name the app the view is of") }
       try ReportText.check(app, field: "app")
       view = SavedView(
-        id: Self.newViewID(), app: app, name: name, path: "/", query: "", createdBy: session.keyID, createdAt: now,
+        id: Self.newRecordID(), app: app, name: name, path: "/", query: "", createdBy: session.keyID, createdAt: now,
         updatedAt: now)
     }
     if let path = form.get("path") { view.path = try Self.viewPath(path) }
@@ -90,7 +90,7 @@ extension DashboardController {
     return view
   }
 
-  static func newViewID() -> String {
+  static func newRecordID() -> String {
     var generator = SystemRandomNumberGenerator()
     let value = generator.next() as UInt64
     let hex = String(value, radix: 16)
@@ -110,12 +110,15 @@ extension DashboardController {
     guard query.utf8.count <= longestViewQuery else {
       throw FieldError(field: "query", reason: "is longer than \(longestViewQuery) bytes")
     }
-    try ReportText.check(query, field: "query")
-    let items = query.split(separator: "&").filter { item in
-      let name = item.split(separator: "=", maxSplits: 1).first.map(String.init) ?? ""
-      return !["view", "after", "csrf", "replayed"].contains(name)
+    guard !CollectorLimits.hasControlCharacter(query) else {
+      throw FieldError(field: "query", reason: "must not contain control characters")
     }
-    guard !items.contains(where: { $0.hasPrefix("key=") }) else {
+    func name(_ item: Substring) -> String {
+      let raw = String(item.split(separator: "=", maxSplits: 1, omittingEmptySubsequences: false)[0])
+      return (raw.replacingOccurrences(of: "+", with: " ").removingPercentEncoding ?? raw).lowercased()
+    }
+    let items = query.split(separator: "&").filter { !["view", "after", "csrf", "replayed"].contains(name($0)) }
+    guard !items.contains(where: { name($0) == "key" }) else {
       throw FieldError(field: "query", reason: "must not hold a key")
     }
     return items.joined(separator: "&")
