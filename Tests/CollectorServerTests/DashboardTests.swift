@@ -478,4 +478,51 @@ struct DashboardBrowserTests {
     }
     try await collector.store.close()
   }
+
+  /// A product team's morning in a real browser: a funnel built with the pickers, a note added under
+  /// the events chart, a device opened from the search's rows, and the platform filter giving the
+  /// same number on the overview, in the search and in the API.
+  @Test(.enabled(if: chromium != nil)) func pickersNotesDevicePagesAndOneFilterInTheBrowser() async throws {
+    let collector = try await makeCollector(configure: { $0.idleTimeoutSeconds = 600 })
+    try await seedDashboard(collector)
+    let (from, to, apiTo) = DashboardTests.lastSevenDays
+    try await collector.application(closesStore: false).test(.live) { client async throws in
+      let base = "http://127.0.0.1:\(try #require(client.port))"
+      let pick =
+        #"const s = document.querySelectorAll('select[name="step"]'); s[0].value = "add_to_cart"; "#
+        + #"s[1].value = "purchase"; s[2].value = ""; s[3].value = ""; true"#
+      let steps: [[String: Any]] = [
+        ["open": "/dashboard/funnel?app=ty"], ["eval": pick], ["submit": "form.steps"],
+        ["open": "/?app=ty"],
+        ["submit": #"form[action="/annotations/add"]"#, "fill": [[#"input[name="text"]"#, "Black Friday"]]],
+        ["open": "/dashboard/search?app=ty&event=purchase"], ["follow": #"a[href^="/dashboard/profile"]"#],
+        ["open": "/?app=ty&from=\(from)&to=\(to)&platform=iOS"],
+        ["open": "/dashboard/search?app=ty&from=\(from)&to=\(to)&platform=iOS"],
+        ["open": "/v1/reports/overview?app=ty&from=\(from)&to=\(apiTo)&platform=iOS"],
+      ]
+      let result = try await Self.session(base: base, key: readKey, steps: steps)
+      #expect(result["error"] == nil, "\(result["error"] ?? "")")
+      let pages = try #require(result["steps"] as? [[String: Any]])
+      try #require(pages.count == steps.count)
+      let html = pages.map { $0["html"] as? String ?? "" }
+      #expect(
+        html[0].contains("most common events") && html[0].components(separatedBy: #"<span class="bar""#).count == 4)
+      #expect(
+        (pages[2]["url"] as? String)?.contains("step=add_to_cart&step=purchase") == true, "\(pages[2]["url"] ?? "")")
+      #expect(html[2].components(separatedBy: #"<span class="bar""#).count == 3 && !html[2].contains("most common"))
+      #expect(
+        html[4].contains("Black Friday</title>") && html[4].contains("Black Friday <span"), "the note is on the chart")
+      #expect((pages[6]["url"] as? String)?.contains("/dashboard/profile?") == true && html[6].contains("Timeline"))
+      let figure = #"<span class="name">Events</span><span class="value">"#
+      let overview = try #require(html[7].components(separatedBy: figure).dropFirst().first?.prefix { $0.isNumber })
+      let api = try JSONDecoder().decode(
+        Overview.self,
+        from: Data(
+          (html[9].components(separatedBy: "<pre").dropFirst().first ?? "").drop { $0 != ">" }.dropFirst()
+            .prefix { $0 != "<" }.utf8))
+      #expect(Int(overview) == Int(api.current.events) && DashboardSearchTests.matched(html[8]) == Int(overview))
+      #expect(pages.allSatisfy { ($0["console"] as? [String])?.isEmpty == true })
+    }
+    try await collector.store.close()
+  }
 }

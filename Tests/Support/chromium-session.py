@@ -11,7 +11,7 @@ type the key into the form and submit it, read the browser's history and cookies
 Usage: chromium-session.py '<json>' with keys chromium, base, key, profile, pages, screenshots
 ([[path, width, height, page], ...]; JPEG when the path ends in .jpg), live ({"path", "posts": [{"url", "headers", "body"}],
 "expect": [text, ...]}) and steps, run right after signing in ([{"open": path} | {"submit": form
-selector, "fill": [[selector, value], ...]} | {"follow": link selector}, ...], each reported with the
+selector, "fill": [[selector, value], ...]} | {"follow": link selector} | {"eval": script}, ...], each reported with the
 page it led to) and measure ([[width, height, page, dark], ...]: the smallest text on screen in CSS pixels,
 the page's width, the bar labels cut short and the background, at that size and color scheme). Every wait is bounded; the whole run
 stops after 120 s.
@@ -163,6 +163,8 @@ def run_step(step):
         for selector, value in step.get("fill", []):
             evaluate(f"document.querySelector({json.dumps(selector)}).value = {json.dumps(value)}; true")
         submit(step["submit"])
+    elif "eval" in step:
+        evaluate(step["eval"])
     elif "follow" in step:
         events.clear()
         evaluate(f"location.href = document.querySelector({json.dumps(step['follow'])}).getAttribute('href'); true")
