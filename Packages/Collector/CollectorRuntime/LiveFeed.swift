@@ -66,12 +66,6 @@ public final class LiveFeed<Item: Sendable>: @unchecked Sendable {
     remove(id)
   }
 
-  /// Ends every watcher's stream (the collector is stopping).
-  public func stopAll() {
-    let all = lock.withLock { watchers.keys }
-    for id in all { stop(id) }
-  }
-
   /// The items the watcher lost so far because it fell behind.
   public func skipped(_ id: UInt64) -> Int { lock.withLock { watchers[id]?.skipped ?? 0 } }
 
