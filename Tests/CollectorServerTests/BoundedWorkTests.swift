@@ -50,24 +50,37 @@ struct BoundedWorkTests {
 
   @Test("a funnel over one device's events is linear in them (2,500 against 10,000: at most 5× apart)")
   func funnelIsLinear() async throws {
-    var timings: [Int: Duration] = [:]
-    for count in [2_500, 10_000] {
-      let collector = try await makeCollector()
-      _ = try await collector.store.write(StoreBatch(events: Self.oneDevice(count)))
-      timings[count] = try await collector.application(closesStore: false).test(.router) { client async throws in
-        let uri = "/v1/reports/funnel?app=ty&steps=view,cart&window=1d&from=2020-01-01"
-        return try await Self.best(5) {
-          let answer = try await client.execute(
-            uri: uri, method: .get, headers: [.authorization: "Bearer \(readKey)"]
-          ) { ($0.status, String(buffer: $0.body)) }
-          #expect(answer.0 == .ok && answer.1.contains(#""devices":1"#), "\(answer.1)")
+    let small = try await makeCollector()
+    _ = try await small.store.write(StoreBatch(events: Self.oneDevice(2_500)))
+    let large = try await makeCollector()
+    _ = try await large.store.write(StoreBatch(events: Self.oneDevice(10_000)))
+    let uri = "/v1/reports/funnel?app=ty&steps=view,cart&window=1d&from=2020-01-01"
+    // Both stores are timed in turns, so that what else the machine does weighs on both alike; the
+    // best of 7 runs each.
+    let (smallest, largest) = try await small.application(closesStore: false).test(.router) {
+      smallClient async throws in
+      try await large.application(closesStore: false).test(.router) { largeClient async throws in
+        var best = (Duration.seconds(3600), Duration.seconds(3600))
+        for _ in 0..<7 {
+          best.0 = min(best.0, try await Self.time { try await Self.funnel(smallClient, uri) })
+          best.1 = min(best.1, try await Self.time { try await Self.funnel(largeClient, uri) })
         }
+        return best
       }
-      try await collector.store.close()
     }
-    let ratio = Self.seconds(try #require(timings[10_000])) / Self.seconds(try #require(timings[2_500]))
-    print("bounded work: funnel over 2,500 events \(timings[2_500]!), over 10,000 \(timings[10_000]!): \(ratio)x")
+    try await small.store.close()
+    try await large.store.close()
+    let ratio = Self.seconds(largest) / Self.seconds(smallest)
+    print("bounded work: funnel over 2,500 events \(smallest), over 10,000 \(largest): \(ratio)x")
     #expect(ratio <= 5, "10,000 events took \(ratio)× the time of 2,500 (quadratic would be 16×)")
+  }
+
+  /// One funnel request over the device's events, checked.
+  static func funnel(_ client: some TestClientProtocol, _ uri: String) async throws {
+    let answer = try await client.execute(uri: uri, method: .get, headers: [.authorization: "Bearer \(readKey)"]) {
+      ($0.status, String(buffer: $0.body))
+    }
+    #expect(answer.0 == .ok && answer.1.contains(#""devices":1"#), "\(answer.1)")
   }
 
   @Test("/health answers within 100 ms while two large funnels run")
