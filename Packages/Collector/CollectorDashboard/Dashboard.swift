@@ -279,7 +279,7 @@ public enum Dashboard {
     let items =
       context.queryItems.filter { filter[$0.0] == nil } + filter.sorted { $0.key < $1.key }.map { ($0.key, $0.value) }
       + search
-    return "/dashboard/search?" + items.map { "\($0.0)=\(percent($0.1))" }.joined(separator: "&")
+    return "/dashboard/search?" + query(items)
   }
 
   static func table(_ table: ReportTable) -> String {
@@ -298,8 +298,8 @@ public enum Dashboard {
   /// The report API's CSV of `report` with this page's filter and `items` (what a card shows).
   static func csvLink(_ context: Context, _ report: String, _ items: [(String, String)] = []) -> String {
     "/v1/reports/\(report)?"
-      + ([context.apiQuery] + (items + [("format", "csv")]).map { "\($0.0)=\(percent($0.1))" })
-      .filter { !$0.isEmpty }.joined(separator: "&")
+      + [context.apiQuery, query(items + [("format", "csv")])].filter { !$0.isEmpty }
+      .joined(separator: "&")
   }
 
   static func option(_ value: String, selected: Bool) -> String {
@@ -313,9 +313,9 @@ public enum Dashboard {
   static func page(_ title: String, body: String, context: Context) -> String {
     var header = "<nav>"
     for page in context.pages {
-      let query = "?" + context.queryItems.map { "\($0.0)=\(percent($0.1))" }.joined(separator: "&")
+      let filter = "?" + query(context.queryItems)
       header +=
-        #"<a href="\#(page.path)\#(query)"\#(page == context.page ? #" class="current""# : "")>\#(page.title)</a>"#
+        #"<a href="\#(page.path)\#(filter)"\#(page == context.page ? #" class="current""# : "")>\#(page.title)</a>"#
     }
     header += "</nav>"
     header += #"<form class="filter" method="get" action="\#(SVG.escape(context.path))"><label>App <select name="app">"#
@@ -341,6 +341,11 @@ public enum Dashboard {
 
   static func percent(_ text: String) -> String {
     text.addingPercentEncoding(withAllowedCharacters: unreserved) ?? text
+  }
+
+  /// `items` as a query string (`app=ty&from=2026-11-01`), each value percent-encoded.
+  static func query(_ items: [(String, String)]) -> String {
+    items.map { "\($0.0)=\(percent($0.1))" }.joined(separator: "&")
   }
 
   /// A whole page: `header` above `body`, with the dashboard's style.

@@ -30,7 +30,7 @@ extension Dashboard.Context {
       [("app", app), ("from", String(range.from)), ("to", String(range.to)), ("unit", unit.rawValue)]
       + [("tz", zone.identifier), ("platform", platform), ("appVersion", appVersion), ("osVersion", osVersion)]
       + [("environment", environment == AppEnvironment.production ? "" : environment)]
-    return items.filter { !$0.1.isEmpty }.map { "\($0.0)=\(Dashboard.percent($0.1))" }.joined(separator: "&")
+    return Dashboard.query(items.filter { !$0.1.isEmpty })
   }
 
   /// The exact range in words: `2026-11-01T00:00:00+03:00 to 2026-11-08T00:00:00+03:00
@@ -129,8 +129,7 @@ extension Dashboard {
     let links = presets(context).map { preset -> String in
       var target = context
       (target.from, target.to) = (preset.from, preset.to)
-      let query = target.queryItems.map { "\($0.0)=\(percent($0.1))" }.joined(separator: "&")
-      return #"<a href="\#(SVG.escape(context.path))?\#(SVG.escape(query))">\#(preset.name)</a>"#
+      return #"<a href="\#(SVG.escape(context.path))?\#(SVG.escape(query(target.queryItems)))">\#(preset.name)</a>"#
     }
     return links.isEmpty ? "" : #"<span class="presets"> · \#(links.joined(separator: " · "))</span>"#
   }

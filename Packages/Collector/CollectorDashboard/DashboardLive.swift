@@ -8,8 +8,9 @@ extension Dashboard {
   public static func live(event: String, device: String, context: Context) -> String {
     let stream =
       "/dashboard/live-events?"
-      + [("app", context.app), ("environment", context.environment), ("event", event), ("device", device)]
-      .filter { !$0.1.isEmpty }.map { "\($0.0)=\(percent($0.1))" }.joined(separator: "&")
+      + query(
+        [("app", context.app), ("environment", context.environment), ("event", event), ("device", device)]
+          .filter { !$0.1.isEmpty })
     var form = #"<form method="get" action="/dashboard/live">"#
     form += context.queryItems.filter { ["app", "environment"].contains($0.0) }
       .map { #"<input type="hidden" name="\#($0.0)" value="\#(SVG.escape($0.1))">"# }.joined()

@@ -51,8 +51,7 @@ extension Dashboard {
     }
     html += "</ol>"
     if let next = rows.next {
-      let items = (context.queryItems + search.queryItems).map { "\($0.0)=\(percent($0.1))" }
-      let link = "/dashboard/profile?" + (items + ["after=\(percent(next))"]).joined(separator: "&")
+      let link = "/dashboard/profile?" + query(context.queryItems + search.queryItems + [("after", next)])
       html += #"<p><a href="\#(SVG.escape(link))" rel="next">Older events</a></p>"#
     }
     return html
@@ -60,9 +59,7 @@ extension Dashboard {
 
   /// The page of the device or user `value` (`key`: `device` or `user`) with this page's filter.
   static func profileLink(_ context: Context, _ key: String, _ value: String) -> String {
-    "/dashboard/profile?"
-      + (context.queryItems + [(key, value)]).map { "\($0.0)=\(percent($0.1))" }
-      .joined(separator: "&")
+    "/dashboard/profile?" + query(context.queryItems + [(key, value)])
   }
 
   /// Search results: each device and user links to their page.

@@ -28,14 +28,10 @@ extension Dashboard {
       result += #"<p class="empty">No event matches.</p>"#
     } else {
       result += eventTable(rows, context: context)
-      let query = (context.queryItems + search.queryItems).map { "\($0.0)=\(percent($0.1))" }
-      let api =
-        "/v1/reports/events?"
-        + ([context.apiQuery] + search.queryItems.map { "\($0.0)=\(percent($0.1))" })
-        .filter { !$0.isEmpty }.joined(separator: "&")
-      result += #"<p><a href="\#(SVG.escape(api))&amp;format=csv&amp;limit=1000">Download CSV</a> (1,000 rows)"#
+      let csv = csvLink(context, "events", search.queryItems + [("limit", "1000")])
+      result += #"<p><a href="\#(SVG.escape(csv))">Download CSV</a> (1,000 rows)"#
       if let next = rows.next {
-        let link = "/dashboard/search?" + (query + ["after=\(percent(next))"]).joined(separator: "&")
+        let link = "/dashboard/search?" + query(context.queryItems + search.queryItems + [("after", next)])
         result += #" · <a href="\#(SVG.escape(link))" rel="next">Older events</a>"#
       }
       result += "</p>"
