@@ -60,6 +60,10 @@ struct ReportEngineTests {
       record("funnel \(steps.joined(separator: ">")) \(window)")
       return Funnel(window: window, appVersion: appVersion, steps: [])
     }
+    func funnelEvents(_ filter: ReportFilter, steps: [String], limit: Int?) async throws -> [SQLRow] { [] }
+    func retentionUnits(
+      _ filter: ReportFilter, period: ReportBucket, cohort: Int64, offset: Int64, limit: Int
+    ) async throws -> UnitList { UnitList(unit: filter.unit, count: 0, units: []) }
     func sessions(_ filter: ReportFilter) async throws -> Sessions {
       Sessions(count: 0, medianDuration: 0, eventsPerSession: 0)
     }

@@ -62,37 +62,58 @@ extension ClickHouseReports {
   public func retention(_ filter: ReportFilter, period: ReportBucket, byAppVersion: Bool) async throws -> Retention {
     try Retention.check(filter, period: period)
     let people = try await countsPeople(filter)
+    let perUnit = perUnit(filter, period: period, byAppVersion: byAppVersion, people: people)
+    let found = try await rows(
+      "SELECT cohort, version, q - cohort AS k, toInt64(uniqExact(unit_id)) AS devices FROM (\(perUnit)) "
+        + "ARRAY JOIN periods AS q GROUP BY cohort, version, k ORDER BY cohort, version, k")
+    return Retention(found, filter: filter, period: period, byAppVersion: byAppVersion)
+  }
+
+  public func retentionUnits(
+    _ filter: ReportFilter, period: ReportBucket, cohort: Int64, offset: Int64, limit: Int
+  ) async throws -> UnitList {
+    let people = try await countsPeople(filter)
+    let cell =
+      "SELECT unit_id FROM (\(perUnit(filter, period: period, byAppVersion: false, people: people))) "
+      + "WHERE cohort = \(cohort) AND has(periods, \(cohort + offset))"
+    let count = try await rows("SELECT toInt64(count()) AS n FROM (\(cell))").first?["n"].int ?? 0
+    let found = try await rows("SELECT unit_id FROM (\(cell)) ORDER BY unit_id LIMIT \(limit)")
+    return UnitList(found, count: count, unit: filter.unit)
+  }
+
+  /// One row per unit: its first period (`cohort`), its periods (``periods(_:period:byAppVersion:)``),
+  /// and the app version of its first event when split.
+  private func perUnit(_ filter: ReportFilter, period: ReportBucket, byAppVersion: Bool, people: Bool) -> String {
+    let periods = periods(filter, period: period, byAppVersion: byAppVersion)
+    let version = byAppVersion ? "argMin(v, (t, v))" : "''"
+    return "SELECT unit_id, min(p) AS cohort, groupUniqArray(p) AS periods, \(version) AS version "
+      + "FROM (\(units(of: periods, app: filter.storedApp, people: people))) GROUP BY unit_id"
+  }
+
+  /// Each device's active periods (`p`, from the range's start), and with them their first event's
+  /// time (`t`) and version (`v`) when split by version.
+  private func periods(_ filter: ReportFilter, period: ReportBucket, byAppVersion: Bool) -> String {
     // Each device's periods, with its first event's time and version in each (the smallest version
     // among events of that millisecond) when versions are asked for, aggregated where the events
     // are. On the rollup, each hour's first event per device and version stands for its events.
     let rollup = activity(filter)
     let time = rollup == nil ? "occurred_at" : "hour"
     let p = "intDiv(\(Retention.localOffset(time, filter)), \(period.milliseconds)) AS p"
-    let periods: String
     switch (rollup, byAppVersion) {
     case (let rollup?, true):
-      periods =
+      return
         "SELECT device_id, \(p), min(first) AS t, argMin(app_version, (first, app_version)) AS v FROM "
         + "(SELECT device_id, hour, app_version, minMerge(first_ms) AS first FROM \(rollup) "
         + "WHERE \(Self.rollupConditions(filter)) GROUP BY device_id, hour, app_version) GROUP BY device_id, p"
     case (nil, true):
-      periods =
+      return
         "SELECT device_id, \(p), min(occurred_at) AS t, argMin(app_version, (occurred_at, app_version)) AS v "
         + "FROM \(events) WHERE \(Self.conditions(filter)) GROUP BY device_id, p"
     case (let rollup?, false):
-      periods =
+      return
         "SELECT device_id, \(p) FROM \(rollup) WHERE \(Self.rollupConditions(filter)) GROUP BY device_id, p"
     case (nil, false):
-      periods = "SELECT device_id, \(p) FROM \(events) WHERE \(Self.conditions(filter)) GROUP BY device_id, p"
+      return "SELECT device_id, \(p) FROM \(events) WHERE \(Self.conditions(filter)) GROUP BY device_id, p"
     }
-    // A unit's cohort is its first active period; its version that of its first event.
-    let version = byAppVersion ? "argMin(v, (t, v))" : "''"
-    let perUnit =
-      "SELECT unit_id, min(p) AS cohort, groupUniqArray(p) AS periods, \(version) AS version "
-      + "FROM (\(units(of: periods, app: filter.storedApp, people: people))) GROUP BY unit_id"
-    let found = try await rows(
-      "SELECT cohort, version, q - cohort AS k, toInt64(uniqExact(unit_id)) AS devices FROM (\(perUnit)) "
-        + "ARRAY JOIN periods AS q GROUP BY cohort, version, k ORDER BY cohort, version, k")
-    return Retention(found, filter: filter, period: period, byAppVersion: byAppVersion)
   }
 }

@@ -1,5 +1,5 @@
 public import CollectorReports
-import CollectorStore
+public import CollectorStore
 import CollectorWire
 
 /// The funnel on ClickHouse: the same furthest step per person or device as the SQL engines' walk
@@ -30,12 +30,12 @@ extension ClickHouseReports {
     -> Funnel
   {
     let filter = try Funnel.filter(filter, steps: steps, window: window, appVersion: appVersion)
-    let matching = "\(Self.conditions(filter)) AND name IN \(ClickHouseSQL.list(Set(steps).sorted()))"
+    let matching = Self.matching(filter, steps: steps)
     let scale = Self.funnelScale
     let people = try await countsPeople(filter)
     let all = FunnelPart(matching: matching, units: "")
     guard Set(steps).count == steps.count, window <= (Int64(Int32.max) - scale) / scale else {
-      let found = try await rows(walked(all, filter: filter, people: people))
+      let found = try await funnelEvents(filter, steps: steps, limit: nil)
       return Funnel(found, steps: steps, window: window, appVersion: appVersion, unit: filter.unit)
     }
     // A unit's events are held in memory while it is funnelled: units are taken in parts of about 4
@@ -55,6 +55,17 @@ extension ClickHouseReports {
       for step in steps.indices { reached[step] += found[step] }
     }
     return Funnel(reached: reached, steps: steps, window: window, appVersion: appVersion, unit: filter.unit)
+  }
+
+  public func funnelEvents(_ filter: ReportFilter, steps: [String], limit: Int?) async throws -> [SQLRow] {
+    let all = FunnelPart(matching: Self.matching(filter, steps: steps), units: "")
+    let walked = walked(all, filter: filter, people: try await countsPeople(filter))
+    return try await rows(walked + (limit.map { " LIMIT \(Int64($0) + 1)" } ?? ""))
+  }
+
+  /// The filter's events of the steps, as a condition.
+  private static func matching(_ filter: ReportFilter, steps: [String]) -> String {
+    "\(conditions(filter)) AND name IN \(ClickHouseSQL.list(Set(steps).sorted()))"
   }
 
   /// The step events of one query: events `matching`, of the units `units` picks (a `WHERE` on

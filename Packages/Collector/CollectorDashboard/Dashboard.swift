@@ -135,33 +135,6 @@ public enum Dashboard {
     return page("Events", body: body, context: context)
   }
 
-  /// Weekly (or daily) cohorts as a heat table: darker is more retained; `note` says what part of
-  /// the range they cover when not all of it.
-  public static func retention(_ retention: Retention, note: String? = nil, context: Context) -> String {
-    let width = retention.cohorts.map(\.retained.count).max() ?? 0
-    var html = #"<div class="scroll"><table class="heat"><thead><tr><th>Cohort</th><th>\#(retention.unit.title)</th>"#
-    for index in 0..<width { html += "<th>\(retention.period.rawValue) \(index)</th>" }
-    html += "</tr></thead><tbody>"
-    for cohort in retention.cohorts {
-      html += "<tr><th>\(context.zone.iso(cohort.start).prefix(10))</th><td>\(cohort.size)</td>"
-      for share in cohort.retained {
-        let alpha = String(format: "%.2f", 0.08 + 0.92 * share / 100)
-        html +=
-          #"<td class="cell" style="background: rgba(37, 99, 235, \#(alpha)); color: \#(share > 55 ? "#fff" : "#111")">"#
-          + String(format: "%.0f%%", share) + "</td>"
-      }
-      html += "</tr>"
-    }
-    html += "</tbody></table></div>"
-    return page(
-      "Retention",
-      body: card(
-        "Share of each cohort active in each following \(retention.period.rawValue)"
-          + (note.map { " (\($0))" } ?? ""), html,
-        csv: csvLink(context, "retention", [("period", retention.period.rawValue)])),
-      context: context)
-  }
-
   /// Platform, OS version and app version shares.
   public static func breakdowns(platform: CountList, os: CountList, app: CountList, context: Context) -> String {
     page(
@@ -176,45 +149,6 @@ public enum Dashboard {
           "OS versions", bars(os) { searchLink(context, filter: ["osVersion": $0]) },
           csv: csvLink(context, "breakdown", [("by", "os-version")])),
       context: context)
-  }
-
-  /// People or devices reaching each step, with conversion and drop-off. The steps are picked
-  /// from the range's events (`top`), one picker per step and one more to add a step, up to
-  /// ``Funnel/mostSteps``; `isDefault` says they are the app's most common events, not the viewer's.
-  public static func funnel(
-    _ funnel: Funnel?, steps: [String], window: String, top: CountList, isDefault: Bool = false, context: Context
-  ) -> String {
-    var body = #"<form class="pick steps" method="get" action="/dashboard/funnel">\#(hiddenFilter(context))"#
-    let names = top.rows.map(\.name).filter { !$0.isEmpty }
-    let pickers = min(Funnel.mostSteps, steps.count + 1)
-    for index in 0..<pickers {
-      let chosen = index < steps.count ? steps[index] : ""
-      body +=
-        #"<label>Step \#(index + 1) <select name="step"><option value="">\#(index < 2 ? "pick an event" : "(none)")</option>"#
-      body += (names.contains(chosen) || chosen.isEmpty ? names : [chosen] + names).map {
-        option($0, selected: $0 == chosen)
-      }.joined()
-      body += "</select></label>"
-    }
-    body +=
-      #"<label>Window <input name="window" value="\#(SVG.escape(window))" size="5"></label><button>Show</button></form>"#
-    if isDefault, !steps.isEmpty {
-      body += #"<p class="empty">The app's most common events, most common first: pick your own steps above.</p>"#
-    }
-    if let funnel {
-      let rows = funnel.steps.map { step in
-        (
-          label: step.name, value: Double(step.devices),
-          note: "\(step.devices) \(funnel.unit.plural), " + String(format: "%.1f%% of the first step", step.conversion)
-            + (step.dropOff > 0 ? String(format: ", %.1f%% dropped", step.dropOff) : "")
-        )
-      }
-      let csv = csvLink(context, "funnel", [("steps", steps.joined(separator: ",")), ("window", window)])
-      body += card("Funnel", SVG.bars(rows, title: "Funnel"), csv: csv)
-    } else {
-      body += card("Funnel", "<p>Pick two to \(Funnel.mostSteps) events, in order.</p>")
-    }
-    return page("Funnel", body: body, context: context)
   }
 
   /// Counter totals.
@@ -377,7 +311,8 @@ public enum Dashboard {
     .track{display:block;height:16px;background:#eef2ff;border-radius:3px}.bar{display:block;height:100%;background:#2563eb;border-radius:3px}
     .scroll{overflow-x:auto}table{border-collapse:collapse;font-size:13px}
     th,td{padding:4px 8px;border-bottom:1px solid #eee;text-align:left;white-space:nowrap}
-    .heat td.cell{text-align:center;min-width:56px}
+    .heat td.cell{text-align:center;min-width:56px}.heat td.cell a{display:block;text-decoration:none}
+    ul.units{columns:14em;margin:0;padding-left:1.2em}ul.units li{overflow-wrap:anywhere}
     .banner{background:#fef3c7;border:1px solid #f59e0b;color:#78350f;border-radius:6px;padding:6px 10px;margin:6px 0}.error{color:#b91c1c}.empty{color:#777}
     dl.facts{display:grid;grid-template-columns:max-content 1fr;gap:4px 12px;margin:0}dl.facts dt{color:#555}dl.facts dd{margin:0;overflow-wrap:anywhere}
     h3{font-size:14px;margin:10px 0 4px}ol.timeline{list-style:none;margin:0;padding:0}ol.timeline li{padding:3px 0;border-bottom:1px solid #eee;overflow-wrap:anywhere}

@@ -44,6 +44,14 @@ public protocol ReportEngine: Sendable {
   /// People or devices (``ReportFilter/unit``) that did `steps` in order, each within `window` ms of
   /// their first step; a person's events on all of their devices form one path.
   func funnel(_ filter: ReportFilter, steps: [String], window: Int64, appVersion: String?) async throws -> Funnel
+  /// The step events of a funnel for the collector's walk (``funnelPaths(_:steps:window:droppedAt:limit:)``):
+  /// rows of `unit_key` (the unit, as ``UnitList/units``), `name` and `t` (ms) ordered by unit, time
+  /// and event id; `limit + 1` rows at most, so a caller sees there were more.
+  func funnelEvents(_ filter: ReportFilter, steps: [String], limit: Int?) async throws -> [SQLRow]
+  /// The people or devices (``ReportFilter/unit``) first active in period `cohort` (counted from the
+  /// range's start) and active `offset` periods later: their count and the first `limit` by id.
+  func retentionUnits(_ filter: ReportFilter, period: ReportBucket, cohort: Int64, offset: Int64, limit: Int)
+    async throws -> UnitList
   /// Sessions: how many, median duration, events per session.
   func sessions(_ filter: ReportFilter) async throws -> Sessions
   /// Events that match `search` (``EventSearch``), newest first, `limit` per page after the cursor

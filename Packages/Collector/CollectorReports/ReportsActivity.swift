@@ -89,9 +89,33 @@ extension SQLReports {
     -> Retention
   {
     try Retention.check(filter, period: period)
+    var sql = SQLBuilder(store.dialect)
+    let perUnit = try await retentionUnitsQuery(filter, period: period, byAppVersion: byAppVersion, sql: &sql)
+    let found = try await rows(
+      "SELECT cohort, version, p - cohort AS k, count(DISTINCT unit_id) AS devices FROM (\(perUnit)) x "
+        + "GROUP BY cohort, version, k ORDER BY cohort, version, k", sql)
+    return Retention(found, filter: filter, period: period, byAppVersion: byAppVersion)
+  }
+
+  public func retentionUnits(
+    _ filter: ReportFilter, period: ReportBucket, cohort: Int64, offset: Int64, limit: Int
+  ) async throws -> UnitList {
+    var sql = SQLBuilder(store.dialect)
+    let perUnit = try await retentionUnitsQuery(filter, period: period, byAppVersion: false, sql: &sql)
+    let cell =
+      "SELECT DISTINCT unit_id FROM (\(perUnit)) x WHERE cohort = \(sql.bind(cohort)) AND p - cohort = \(sql.bind(offset))"
+    let found = try await rows(
+      "SELECT unit_id, count(*) OVER () AS n FROM (\(cell)) c ORDER BY unit_id LIMIT \(sql.bind(Int64(limit)))", sql)
+    return UnitList(found, count: found.first?["n"].int ?? 0, unit: filter.unit)
+  }
+
+  /// One row per unit and active period (`p`, from the range's start), with the unit's first
+  /// period (`cohort`) and, when split, the app version of its first event (`version`).
+  private func retentionUnitsQuery(
+    _ filter: ReportFilter, period: ReportBucket, byAppVersion: Bool, sql: inout SQLBuilder
+  ) async throws -> String {
     let size = period.milliseconds
     let persons = try await personsTable(filter)
-    var sql = SQLBuilder(store.dialect)
     let rollups = rollups(filter)
     let table = rollups?.sessions ?? store.eventsTable
     let conditions = rollups == nil ? sql.conditions(filter) : sql.rollupConditions(filter)
@@ -112,13 +136,9 @@ extension SQLReports {
     // functions, no self-join.
     let version =
       byAppVersion ? "first_value(v) OVER (PARTITION BY unit_id ORDER BY t, v)" : "CAST('' AS TEXT)"
-    let perUnit =
+    return
       "SELECT unit_id, p, min(p) OVER (PARTITION BY unit_id) AS cohort, \(version) AS version "
       + "FROM (\(units(of: periods, persons: persons))) u"
-    let found = try await rows(
-      "SELECT cohort, version, p - cohort AS k, count(DISTINCT unit_id) AS devices FROM (\(perUnit)) x "
-        + "GROUP BY cohort, version, k ORDER BY cohort, version, k", sql)
-    return Retention(found, filter: filter, period: period, byAppVersion: byAppVersion)
   }
 }
 

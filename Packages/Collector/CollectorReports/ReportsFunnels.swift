@@ -1,4 +1,4 @@
-package import CollectorStore
+public import CollectorStore
 package import CollectorWire
 import Foundation
 
@@ -13,6 +13,11 @@ extension SQLReports {
     async throws -> Funnel
   {
     let filter = try Funnel.filter(filter, steps: steps, window: window, appVersion: appVersion)
+    let found = try await funnelEvents(filter, steps: steps, limit: nil)
+    return Funnel(found, steps: steps, window: window, appVersion: appVersion, unit: filter.unit)
+  }
+
+  public func funnelEvents(_ filter: ReportFilter, steps: [String], limit: Int?) async throws -> [SQLRow] {
     let persons = try await personsTable(filter)
     var sql = SQLBuilder(store.dialect)
     let conditions = sql.conditions(filter)
@@ -20,11 +25,11 @@ extension SQLReports {
     let stepEvents =
       "SELECT app, device_id, name, \(sql.ms("occurred_at")) AS t, event_id FROM \(store.eventsTable) "
       + "WHERE \(conditions) AND name IN (\(names))"
-    let found = try await rows(
-      // Events of one millisecond keep their tracking order: CoreTracker's ids grow with each event.
-      "SELECT unit_id AS unit_key, name, t FROM (\(units(of: stepEvents, persons: persons))) u ORDER BY unit_id, t, event_id",
-      sql)
-    return Funnel(found, steps: steps, window: window, appVersion: appVersion, unit: filter.unit)
+    // Events of one millisecond keep their tracking order: CoreTracker's ids grow with each event.
+    let ordered =
+      "SELECT unit_id AS unit_key, name, t FROM (\(units(of: stepEvents, persons: persons))) u "
+      + "ORDER BY unit_id, t, event_id"
+    return try await rows(ordered + (limit.map { " LIMIT \(sql.bind(Int64($0) + 1))" } ?? ""), sql)
   }
 
   /// Sessions: how many, median duration (first to last event), events per session.
@@ -127,15 +132,22 @@ extension Funnel {
   /// by unit, time and event id.
   package static func reached(_ found: [SQLRow], steps: [String], window: Int64) -> [Int64] {
     var reached = Array(repeating: Int64(0), count: steps.count)
+    eachUnit(found) { _, events in
+      for step in 0..<walk(events, steps: steps, window: window).best { reached[step] += 1 }
+    }
+    return reached
+  }
+
+  /// Calls `body` with each unit's key (`unit_key`) and its rows, from rows ordered by unit.
+  static func eachUnit(_ found: [SQLRow], _ body: (String, ArraySlice<SQLRow>) -> Void) {
     var index = 0
     while index < found.count {
       let unit = found[index]["unit_key"].text ?? ""
       var end = index
       while end < found.count, (found[end]["unit_key"].text ?? "") == unit { end += 1 }
-      reached = Self.walk(found[index..<end], steps: steps, window: window, into: reached)
+      body(unit, found[index..<end])
       index = end
     }
-    return reached
   }
 
   /// The funnel from how many people or devices reached each step (`reached[i]`: step `i` or
@@ -160,10 +172,15 @@ extension Funnel {
   /// so keeping the latest is exact: the answer is that of walking from every first-step event and
   /// keeping the best attempt. Steps are advanced from the last to the first, so one event never
   /// counts as two steps.
-  private static func walk(_ events: ArraySlice<SQLRow>, steps: [String], window: Int64, into reached: [Int64])
-    -> [Int64]
+  ///
+  /// When `timed`, `fastest[k]` is the unit's quickest chain from a first step to step `k`: an
+  /// event reaching `k` from the latest start is the quickest chain ending with it, so the least of
+  /// those over the events is the quickest of all (the walk then reads every event).
+  static func walk(_ events: ArraySlice<SQLRow>, steps: [String], window: Int64, timed: Bool = false)
+    -> (best: Int, fastest: [Int64?])
   {
     var latest = [Int64?](repeating: nil, count: steps.count)
+    var fastest = [Int64?](repeating: nil, count: timed ? steps.count : 0)
     var best = 0
     for event in events {
       let name = event["name"].text ?? ""
@@ -172,16 +189,16 @@ extension Funnel {
         guard let start = latest[step - 1], time - start <= window else { continue }
         latest[step] = max(latest[step] ?? start, start)
         best = max(best, step + 1)
+        if timed { fastest[step] = min(fastest[step] ?? .max, time - start) }
       }
       if steps[0] == name {
         latest[0] = time
         best = max(best, 1)
+        if timed { fastest[0] = 0 }
       }
-      if best == steps.count { break }
+      if best == steps.count, !timed { break }
     }
-    var reached = reached
-    for index in 0..<best { reached[index] += 1 }
-    return reached
+    return (best, fastest)
   }
 }
 

@@ -169,14 +169,51 @@ struct DashboardController: Sendable {
     let isDefault = names.isEmpty && query.get("steps") == nil
     if isDefault { names = Array(top.rows.map(\.name).filter { !$0.isEmpty }.prefix(3)) }
     let window = query.get("window") ?? "1d"
-    var funnel: Funnel?
+    var view = Dashboard.FunnelView(funnel: nil)
     if names.count >= 2 {
       guard let milliseconds = Report.duration(window) else {
         throw FieldError(field: "window", reason: "is a duration such as 30m, 2h, 1d")
       }
-      funnel = try await reports.funnel(filter, steps: names, window: milliseconds)
+      view.droppedAt = try query.get("dropped").map { text throws(FieldError) in
+        guard let step = Int(text) else { throw FieldError(field: "dropped", reason: "is a step number") }
+        return step
+      }
+      do {
+        // One walk gives the funnel, its times and its drop-offs; a range with too many step events
+        // for the walk gets the engine's funnel alone.
+        let paths = try await reports.funnelPaths(filter, steps: names, window: milliseconds, droppedAt: view.droppedAt)
+        view.paths = paths
+        view.funnel = Funnel(
+          reached: paths.reached, steps: names, window: milliseconds, appVersion: nil, unit: filter.unit)
+      } catch let error as FieldError where error.field == "from" {
+        view.pathsProblem = error.reason
+        view.funnel = try await reports.funnel(filter, steps: names, window: milliseconds)
+      }
     }
-    return Dashboard.funnel(funnel, steps: names, window: window, top: top, isDefault: isDefault, context: context)
+    return Dashboard.funnel(view, steps: names, window: window, top: top, isDefault: isDefault, context: context)
+  }
+
+  /// Cohorts of the range's last 400 weeks at most (the report's bound): every range the page offers
+  /// answers, a longer one says what it shows. A cell named (`cohort`, its first day, and `offset`)
+  /// lists its people or devices.
+  private func retentionPage(
+    _ filter: ReportFilter, query: FormQuery, reports: any ReportEngine, context: Dashboard.Context
+  ) async throws -> String {
+    let period: ReportBucket = (filter.to - filter.from) > 21 * 86_400_000 ? .week : .day
+    var cohorts = filter
+    cohorts.from = max(filter.from, filter.to - 400 * period.milliseconds)
+    let note = cohorts.from > filter.from ? "the cohorts of the last 400 weeks of the range" : nil
+    var cell: (cohort: Int64, offset: Int, units: UnitList)?
+    if let day = query.get("cohort") {
+      guard let local = ReportTime.parse(day), let offset = Int(query.get("offset") ?? "") else {
+        throw FieldError(field: "cohort", reason: "name a cohort's first day (2026-11-02) and an offset (0 or more)")
+      }
+      let start = context.zone.utc(local: local)
+      let units = try await reports.retainedUnits(cohorts, period: period, cohort: start, offset: offset)
+      cell = (start, offset, units)
+    }
+    return Dashboard.retention(
+      try await reports.retention(cohorts, period: period), note: note, cell: cell, context: context)
   }
 
   /// The events matching the query's search (``EventSearch``; an empty event is every event),
@@ -215,7 +252,6 @@ struct DashboardController: Sendable {
   private func body(
     _ page: DashboardPage, filter: ReportFilter, query: FormQuery, reports: any ReportEngine, context: Dashboard.Context
   ) async throws -> String {
-    let day: Int64 = 86_400_000
     switch page {
     case .overview:
       var marked = context
@@ -235,13 +271,7 @@ struct DashboardController: Sendable {
       return Dashboard.events(
         top: top, event: event, parameter: parameter, values: values, rows: rows, context: context)
     case .retention:
-      // Cohorts of the range's last 400 weeks at most (the report's bound): every range the page
-      // offers answers, a longer one says what it shows.
-      let period: ReportBucket = (filter.to - filter.from) > 21 * day ? .week : .day
-      var cohorts = filter
-      cohorts.from = max(filter.from, filter.to - 400 * period.milliseconds)
-      let note = cohorts.from > filter.from ? "the cohorts of the last 400 weeks of the range" : nil
-      return Dashboard.retention(try await reports.retention(cohorts, period: period), note: note, context: context)
+      return try await retentionPage(filter, query: query, reports: reports, context: context)
     case .breakdowns:
       return Dashboard.breakdowns(
         platform: try await reports.breakdown(filter, by: .platform),
