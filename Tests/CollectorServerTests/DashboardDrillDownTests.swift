@@ -21,9 +21,21 @@ struct DashboardDrillDownTests {
     }
   }
 
+  /// The lines of the CSV the drill-down card of `html` links to, header included.
+  static func exported(_ client: some TestClientProtocol, _ html: String, cookie: String) async throws -> Int {
+    let start = try #require(
+      html.range(of: #"<a class="csv" href="/v1/reports/(funnel-dropped|retained)\?"#, options: .regularExpression))
+    let link = String(html[html.index(start.lowerBound, offsetBy: 22)...].prefix { $0 != "\"" })
+    let (status, csv, _) = try await DashboardTests.get(
+      client, link.replacingOccurrences(of: "&amp;", with: "&"), cookie: cookie)
+    #expect(status == .ok, "\(link)")
+    return csv.components(separatedBy: "\r\n").filter { !$0.isEmpty }.count
+  }
+
   /// The count in a drill-down card's title (`...: N people`) and the profile links it lists.
   static func listed(_ html: String) throws -> (count: Int, profiles: [String]) {
-    let title = try #require(html.range(of: #"(\d+) (people|devices)</h2>"#, options: .regularExpression))
+    let title = try #require(
+      html.range(of: #"(\d+) (people|devices)( <a class="csv"[^>]*>CSV</a>)?</h2>"#, options: .regularExpression))
     let count = try #require(Int(html[title].prefix { $0.isNumber }))
     let list = html[title.upperBound...]
     let profiles = list.components(separatedBy: #"<li><a href=""#).dropFirst().map {
@@ -75,6 +87,7 @@ struct DashboardDrillDownTests {
         let (count, profiles) = try Self.listed(opened)
         #expect(status == .ok && count == bars[step - 1] - bars[step] && count > 0, "\(link)")
         #expect(profiles.count == count && profiles.allSatisfy { $0.hasPrefix("/dashboard/profile?") })
+        #expect(try await Self.exported(client, opened, cookie: cookie) == count + 1, "the CSV lists them")
         let (profile, _, _) = try await DashboardTests.get(client, profiles[0], cookie: cookie)
         #expect(profile == .ok)
       }
@@ -102,10 +115,47 @@ struct DashboardDrillDownTests {
         let (status, opened, _) = try await DashboardTests.get(client, link, cookie: cookie)
         let listed = try Self.listed(opened)
         #expect(status == .ok && listed.count == count && listed.profiles.count == count, "\(link)")
+        #expect(try await Self.exported(client, opened, cookie: cookie) == count + 1, "the CSV lists them")
       }
       let (bad, _, _) = try await DashboardTests.get(
         client, "/dashboard/retention?app=ty&cohort=someday&offset=0", cookie: cookie)
       #expect(bad == .badRequest)
+    }
+    try await collector.store.close()
+  }
+}
+
+extension DashboardBrowserTests {
+  /// With the keyboard alone, in a real browser: Tab reaches a retention cell past the navigation
+  /// and the filters, with its focus drawn, and Enter opens its people; one of them opens their page;
+  /// Tab reaches a funnel step's drop-off and Enter lists who dropped there.
+  @Test(.enabled(if: chromium != nil)) func theKeyboardOpensWhoIsBehindACellAndAStep() async throws {
+    let collector = try await makeCollector(configure: { $0.idleTimeoutSeconds = 600 })
+    try await seedDashboard(collector)
+    try await DashboardDrillDownTests.seedDropOffs(collector)
+    try await collector.application(closesStore: false).test(.live) { client async throws in
+      let base = "http://127.0.0.1:\(try #require(client.port))"
+      let steps: [[String: Any]] = [
+        ["open": "/dashboard/retention?app=ty"], ["tabTo": "td.cell a"], ["follow": "ul.units a"],
+        ["open": "/dashboard/funnel?app=ty&step=product_viewed&step=add_to_cart&step=purchase&window=7d"],
+        ["tabTo": "a.row.drill"],
+      ]
+      let result = try await Self.session(base: base, key: readKey, steps: steps)
+      #expect(result["error"] == nil, "\(result["error"] ?? "")")
+      let pages = try #require(result["steps"] as? [[String: Any]])
+      try #require(pages.count == steps.count)
+      let cell = pages[1]
+      let trail = cell["focus"] as? [String] ?? []
+      #expect(cell["reached"] as? Bool == true && cell["outline"] as? String != "none", "\(trail)")
+      #expect(trail.contains { $0.hasPrefix("a /dashboard/funnel") } && trail.contains { $0.hasPrefix("select") })
+      #expect(
+        (cell["url"] as? String)?.contains("cohort=") == true
+          && (cell["html"] as? String)?.contains("Cohort of") == true)
+      #expect((pages[2]["url"] as? String)?.contains("/dashboard/profile?") == true)
+      let step = pages[4]
+      #expect(step["reached"] as? Bool == true && (step["url"] as? String)?.contains("dropped=") == true)
+      #expect((step["html"] as? String)?.contains("Reached product_viewed, not add_to_cart") == true)
+      #expect(pages.allSatisfy { ($0["console"] as? [String])?.isEmpty == true })
     }
     try await collector.store.close()
   }

@@ -48,6 +48,9 @@ struct ReportRouteTests {
           [
             "events": "&event=product_viewed", "parameter-values": "&event=product_viewed&parameter=product_id",
             "funnel": "&steps=product_viewed,checkout_viewed&window=1h",
+            "funnel-paths": "&steps=product_viewed,checkout_viewed&window=1h",
+            "funnel-dropped": "&steps=product_viewed,checkout_viewed&dropped=1",
+            "retained": "&period=day&cohort=\(now - 86_400_000)&offset=0",
           ][name] ?? ""
         let (answer, body, _) = try await Self.get(client, "/v1/reports/\(name)?\(range)\(extra)")
         #expect(answer == .ok, "\(name): \(body)")

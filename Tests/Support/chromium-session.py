@@ -11,7 +11,8 @@ type the key into the form and submit it, read the browser's history and cookies
 Usage: chromium-session.py '<json>' with keys chromium, base, key, profile, pages, screenshots
 ([[path, width, height, page], ...]; JPEG when the path ends in .jpg), live ({"path", "posts": [{"url", "headers", "body"}],
 "expect": [text, ...]}) and steps, run right after signing in ([{"open": path} | {"submit": form
-selector, "fill": [[selector, value], ...]} | {"follow": link selector} | {"eval": script}, ...], each reported with the
+selector, "fill": [[selector, value], ...]} | {"follow": link selector} | {"eval": script} | {"tabTo": selector:
+Tab pressed until it focuses a match, then Enter; with the trail of focused elements}, ...], each reported with the
 page it led to) and measure ([[width, height, page, dark], ...]: the smallest text on screen in CSS pixels,
 the page's width, the bar labels cut short and the background, at that size and color scheme). Every wait is bounded; the whole run
 stops after 120 s.
@@ -169,8 +170,42 @@ def run_step(step):
         events.clear()
         evaluate(f"location.href = document.querySelector({json.dumps(step['follow'])}).getAttribute('href'); true")
         wait_for("Page.loadEventFired")
+    elif "tabTo" in step:
+        return dict(tab_to(step["tabTo"]), url=evaluate("location.href"),
+                    html=evaluate("document.documentElement.outerHTML"), console=list(console))
     return {"url": evaluate("location.href"), "html": evaluate("document.documentElement.outerHTML"),
             "console": list(console)}
+
+
+FOCUSED = """(e => e && e !== document.body ? e.tagName.toLowerCase() + " " + (e.getAttribute("href") || e.name ||
+  e.textContent.trim().slice(0, 40)) : "")(document.activeElement)"""
+
+
+def press(key):
+    """Presses and releases `key` (Tab or Enter) as a keyboard does."""
+    params = {"key": key, "code": key, "windowsVirtualKeyCode": {"Tab": 9, "Enter": 13}[key]}
+    if key == "Enter":
+        params["text"] = "\r"
+    call("Input.dispatchKeyEvent", dict(params, type="keyDown"), session)
+    call("Input.dispatchKeyEvent", dict(params, type="keyUp"), session)
+
+
+def tab_to(selector):
+    """Presses Tab until the focused element matches `selector` (at most 300 times), recording what
+    each press focused and whether the focus is drawn; then presses Enter and waits for the page it
+    opens."""
+    trail = []
+    matches = f"document.activeElement && document.activeElement.matches({json.dumps(selector)})"
+    while len(trail) < 300 and not evaluate(matches):
+        press("Tab")
+        trail.append(evaluate(FOCUSED))
+    reached = bool(evaluate(matches))
+    outline = evaluate("getComputedStyle(document.activeElement).outlineStyle") if reached else ""
+    if reached:
+        events.clear()
+        press("Enter")
+        wait_for("Page.loadEventFired")
+    return {"focus": trail, "reached": reached, "outline": outline}
 
 
 MEASURE = """(() => {

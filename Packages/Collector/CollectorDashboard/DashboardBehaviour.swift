@@ -36,7 +36,10 @@ extension Dashboard {
       let day = context.zone.iso(cell.cohort).prefix(10)
       body += card(
         "Cohort of \(day), \(retention.period.rawValue) \(cell.offset): \(cell.units.count) \(cell.units.unit.plural)",
-        unitList(cell.units, context: context))
+        unitList(cell.units, context: context),
+        csv: csvLink(
+          context, "retained",
+          [("period", retention.period.rawValue), ("cohort", String(day)), ("offset", String(cell.offset))]))
     }
     return page("Retention", body: body, context: context)
   }
@@ -97,7 +100,10 @@ extension Dashboard {
     if let droppedAt = view.droppedAt, let dropped = view.paths?.dropped, droppedAt < steps.count {
       body += card(
         "Reached \(steps[droppedAt - 1]), not \(steps[droppedAt]): \(dropped.count) \(dropped.unit.plural)",
-        unitList(dropped, context: context))
+        unitList(dropped, context: context),
+        csv: csvLink(
+          context, "funnel-dropped",
+          [("steps", steps.joined(separator: ",")), ("window", window), ("dropped", String(droppedAt))]))
     }
     return page("Funnel", body: body, context: context)
   }

@@ -42,15 +42,18 @@ public struct UnitList: ReportResult, Hashable {
 }
 
 /// How people or devices went through a funnel: the time each step took, and who dropped off where.
-public struct FunnelPaths: Sendable, Hashable {
+public struct FunnelPaths: ReportResult, Hashable {
   /// How many reached each step, median times to each and the units dropped at `dropped`'s step.
-  public init(unit: ReportUnit, reached: [Int64], medianTimes: [Int64?], dropped: UnitList?) {
+  public init(steps: [String], unit: ReportUnit, reached: [Int64], medianTimes: [Int64?], dropped: UnitList?) {
+    self.steps = steps
     self.unit = unit
     self.reached = reached
     self.medianTimes = medianTimes
     self.dropped = dropped
   }
 
+  /// The steps' event names, in order.
+  public var steps: [String]
   /// What went through: people or devices.
   public var unit: ReportUnit
   /// For each step, the people or devices that reached it (the funnel's ``Funnel/Step/devices``).
@@ -60,6 +63,15 @@ public struct FunnelPaths: Sendable, Hashable {
   public var medianTimes: [Int64?]
   /// The units that reached the step before the one asked for and not it; `nil` when none was asked.
   public var dropped: UnitList?
+
+  /// Each step's people or devices and median time (the dropped units are ``UnitList``'s table).
+  public var table: ReportTable {
+    ReportTable(
+      columns: ["step", unit.plural, "median ms from step 1"],
+      rows: steps.indices.map { index in
+        [steps[index], "\(reached[index])", medianTimes[index].map(String.init) ?? ""]
+      })
+  }
 
   /// The most step events a walk reads: a funnel with more, in its range, is refused.
   public static let mostEvents = 2_000_000
@@ -86,7 +98,7 @@ public struct FunnelPaths: Sendable, Hashable {
     }
     let listed = Array(dropped.sorted().prefix(max(0, limit)))
     self.init(
-      unit: unit, reached: reached, medianTimes: times.map(Self.median),
+      steps: steps, unit: unit, reached: reached, medianTimes: times.map(Self.median),
       dropped: droppedAt.map { _ in UnitList(unit: unit, count: droppedCount, units: listed) })
   }
 

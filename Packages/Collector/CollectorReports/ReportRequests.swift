@@ -18,6 +18,12 @@ public enum Report: String, CaseIterable, Sendable {
   case revenue
   case topItems = "top-items"
   case versionAdoption = "version-adoption"
+  /// The time to each funnel step, and who dropped at one (``FunnelPaths``).
+  case funnelPaths = "funnel-paths"
+  /// The people or devices who reached a funnel step and not the next (``UnitList``).
+  case funnelDropped = "funnel-dropped"
+  /// The people or devices of a retention cell (``UnitList``).
+  case retained
 
   /// The report named `name`; throws ``FieldError`` listing the reports otherwise.
   public init(named name: String) throws(FieldError) {
@@ -45,6 +51,8 @@ public enum Report: String, CaseIterable, Sendable {
     case .revenue: Revenue.self
     case .topItems: TopItems.self
     case .versionAdoption: VersionAdoption.self
+    case .funnelPaths: FunnelPaths.self
+    case .funnelDropped, .retained: UnitList.self
     }
   }
 }
@@ -79,14 +87,11 @@ extension ReportEngine {
       return try await timeSeries(filter, bucket: bucket, event: parameters.text("event"))
     case .activeDevices: return try await activeDevices(filter)
     case .retention:
-      guard let period = ReportBucket(rawValue: parameters.text("period") ?? "week"), period != .hour else {
-        throw FieldError(field: "period", reason: "is day or week")
-      }
       let split = parameters.text("split")
       guard split == nil || split == "app-version" else {
         throw FieldError(field: "split", reason: "is app-version or left out")
       }
-      return try await retention(filter, period: period, byAppVersion: split != nil)
+      return try await retention(filter, period: try parameters.period(), byAppVersion: split != nil)
     case .breakdown:
       guard let dimension = ReportDimension(rawValue: parameters.text("by") ?? "platform") else {
         throw FieldError(field: "by", reason: "is platform, os-version, app-version or app-name")
@@ -98,11 +103,23 @@ extension ReportEngine {
         limit: try parameters.integer("limit", default: 50))
     case .counters: return try await counters(filter)
     case .funnel:
-      let steps = try parameters.required("steps").split(separator: ",").map { $0.trimmingCharacters(in: .whitespaces) }
-      guard let window = Report.duration(parameters.text("window") ?? "1d") else {
-        throw FieldError(field: "window", reason: "is a duration such as 30m, 2h, 1d or seconds")
-      }
+      let (steps, window) = try parameters.funnel()
       return try await funnel(filter, steps: steps, window: window, appVersion: parameters.text("funnelAppVersion"))
+    case .funnelPaths, .funnelDropped:
+      let (steps, window) = try parameters.funnel()
+      let dropped =
+        parameters.text("dropped") == nil
+        ? nil : try parameters.integer("dropped", default: 1, range: 1...(Funnel.mostSteps - 1))
+      guard report == .funnelPaths || dropped != nil else { throw FieldError(field: "dropped", reason: "is required") }
+      let paths = try await funnelPaths(
+        filter, steps: steps, window: window, droppedAt: dropped, limit: try parameters.integer("limit", default: 100))
+      return report == .funnelPaths ? paths : paths.dropped ?? UnitList(unit: filter.unit, count: 0, units: [])
+    case .retained:
+      let cohort = try Report.time(try parameters.required("cohort"), field: "cohort", in: filter.zone)
+      return try await retainedUnits(
+        filter, period: try parameters.period(), cohort: cohort,
+        offset: try parameters.integer("offset", default: 0, range: 0...400),
+        limit: try parameters.integer("limit", default: 100))
     case .sessions: return try await sessions(filter)
     case .revenue: return try await revenue(filter)
     case .topItems:
@@ -136,7 +153,7 @@ extension Report {
 
   /// `text` as a time: a day is its first instant in `zone`; a time with its offset and ms since
   /// 1970 are what they say.
-  private static func time(_ text: String, field: String, in zone: ReportZone) throws(FieldError) -> Int64 {
+  static func time(_ text: String, field: String, in zone: ReportZone) throws(FieldError) -> Int64 {
     guard let parsed = ReportTime.parse(text) else { throw FieldError(field: field, reason: ReportTime.rule) }
     return ReportTime.isDay(text) ? zone.utc(local: parsed) : parsed
   }
@@ -176,5 +193,22 @@ public struct ReportParameters {
   func required(_ key: String) throws(FieldError) -> String {
     guard let value = text(key), !value.isEmpty else { throw FieldError(field: key, reason: "is required") }
     return value
+  }
+
+  /// A funnel's `steps` (comma-separated) and `window` (a duration, 1 day when absent).
+  func funnel() throws(FieldError) -> (steps: [String], window: Int64) {
+    let steps = try required("steps").split(separator: ",").map { $0.trimmingCharacters(in: .whitespaces) }
+    guard let window = Report.duration(text("window") ?? "1d") else {
+      throw FieldError(field: "window", reason: "is a duration such as 30m, 2h, 1d or seconds")
+    }
+    return (steps, window)
+  }
+
+  /// A retention's `period`: day or week (week when absent).
+  func period() throws(FieldError) -> ReportBucket {
+    guard let period = ReportBucket(rawValue: text("period") ?? "week"), period != .hour else {
+      throw FieldError(field: "period", reason: "is day or week")
+    }
+    return period
   }
 }
