@@ -45,13 +45,15 @@ struct DashboardDrillDownTests {
   }
 
   /// Shoppers who stop on the way, beside the seeded ones who do everything: one views today,
-  /// one views and adds to the cart today, one views two days ago and is not seen again.
+  /// one views and adds to the cart today, one views two days ago and is not seen again; one viewed
+  /// ten days ago (the range before the default one).
   static func seedDropOffs(_ collector: EventCollector) async throws {
     let day: Int64 = 86_400_000
     let today = Int64(Date().timeIntervalSince1970 * 1000) / day * day
     let visits: [(device: String, name: String, at: Int64)] = [
       ("shopper-1", "product_viewed", today + 60_000), ("shopper-2", "product_viewed", today + 60_000),
       ("shopper-2", "add_to_cart", today + 120_000), ("shopper-3", "product_viewed", today - 2 * day + 60_000),
+      ("shopper-4", "product_viewed", today - 10 * day + 60_000),
     ]
     let events = visits.enumerated().map { index, visit in
       StoredEvent(
@@ -94,6 +96,37 @@ struct DashboardDrillDownTests {
       let (bad, _, _) = try await DashboardTests.get(
         client, "/dashboard/funnel?app=ty&\(steps)&dropped=7", cookie: cookie)
       #expect(bad == .badRequest)
+    }
+    try await collector.store.close()
+  }
+
+  /// The overview's events figure opens the search that counts them, its counters and quarantined
+  /// figures their pages; its chart draws the range before under the range, point for point.
+  @Test func theOverviewsFiguresOpenWhatTheyCountAndItsChartShowsTheRangeBefore() async throws {
+    let collector = try await makeCollector()
+    try await seedDashboard(collector)
+    try await Self.seedDropOffs(collector)
+    try await collector.application(closesStore: false).test(.router) { client async throws in
+      let cookie = try #require(try await signIn(client, key: readKey).cookie)
+      let (_, page, _) = try await DashboardTests.get(client, "/?app=ty", cookie: cookie)
+      let figures = Self.links(page, prefix: "/dashboard/search?", marker: #"<span class="value">"#)
+      let events = try #require(figures.first)
+      let (_, search, _) = try await DashboardTests.get(client, events.link, cookie: cookie)
+      #expect(DashboardSearchTests.matched(search) == events.count && events.count > 0)
+      for target in ["/dashboard/counters?", "/dashboard/quarantine?"] {
+        let link = try #require(Self.links(page, prefix: target, marker: #"<span class="value">"#).first)
+        let (status, _, _) = try await DashboardTests.get(client, link.link, cookie: cookie)
+        #expect(status == .ok, "\(link.link)")
+      }
+      let points = { (marker: String) -> [Substring] in
+        let start = page.range(of: marker).map { page[$0.upperBound...].prefix { $0 != "\"" } } ?? ""
+        return start.split(separator: " ")
+      }
+      let now = points(#"<polyline class="series" points=""#)
+      let before = points(#"<polyline class="series previous" points=""#)
+      #expect(now.count == 7 && before.count == 7, "a point per day of each range")
+      #expect(Set(before.map { $0.split(separator: ",")[1] }).count == 2, "one day of the range before had an event")
+      #expect(page.contains("the range before</p>"))
     }
     try await collector.store.close()
   }

@@ -440,10 +440,12 @@ struct DashboardBrowserTests {
   @Test(.enabled(if: chromium != nil)) func everyPageIsReadableOnAPhoneAndFollowsDarkMode() async throws {
     let collector = try await makeCollector(configure: { $0.idleTimeoutSeconds = 600 })
     try await seedDashboard(collector)
+    try await DashboardDrillDownTests.seedDropOffs(collector)
     try await collector.application(closesStore: false).test(.live) { client async throws in
       let base = "http://127.0.0.1:\(try #require(client.port))"
       let examples: [DashboardPage: String] = [
-        .funnel: "/dashboard/funnel?app=ty&steps=product_viewed,add_to_cart,purchase",
+        .funnel: "/dashboard/funnel?app=ty&steps=product_viewed,add_to_cart,purchase&window=7d&dropped=1",
+        .retention: "/dashboard/retention?app=ty&cohort=\(DashboardTests.lastSevenDays.from)&offset=1",
         .events: "/dashboard/events?app=ty&parameter=product_id", .search: "/dashboard/search?app=ty&event=purchase",
         .profile: "/dashboard/profile?app=ty&device=device-3",
       ]

@@ -69,10 +69,12 @@ public enum Dashboard {
 
   // MARK: Pages
 
-  /// Figures against the previous range, active devices, sessions, events per day, top events.
+  /// Figures against the previous range, active devices, sessions, events per day (with the range
+  /// before, `previousSeries`, under them), top events. The events, counters and quarantined figures
+  /// open what they count.
   public static func overview(
-    _ overview: Overview, series: TimeSeries, top: CountList, active: ActiveDevices, sessions: Sessions,
-    quarantined: Int64 = 0, context: Context
+    _ overview: Overview, series: TimeSeries, previousSeries: TimeSeries? = nil, top: CountList,
+    active: ActiveDevices, sessions: Sessions, quarantined: Int64 = 0, context: Context
   ) -> String {
     let figures: [(String, Int64, Int64?)] = [
       ("Events", overview.current.events, overview.previous.events),
@@ -84,22 +86,28 @@ public enum Dashboard {
       ("Returning", active.returning, nil), ("Quarantined", quarantined, nil),
     ]
     var body = #"<section class="figures">"#
+    let links = [
+      "Events": searchLink(context), "Counters": "/dashboard/counters?" + query(context.queryItems),
+      "Quarantined": "/dashboard/quarantine?" + query([("app", context.app)]),
+    ]
     for (name, value, previous) in figures {
-      body += #"<div class="figure"><span class="name">\#(SVG.escape(name))</span><span class="value">\#(value)</span>"#
+      body +=
+        links[name].map { #"<a class="figure" href="\#(SVG.escape($0))">"# } ?? #"<div class="figure">"#
+      body += #"<span class="name">\#(SVG.escape(name))</span><span class="value">\#(value)</span>"#
       if let previous {
         let change =
           previous == 0 ? "new" : String(format: "%+.0f%%", Double(value - previous) * 100 / Double(previous))
         body += #"<span class="change">\#(change) vs previous</span>"#
       }
-      body += "</div>"
+      body += links[name] == nil ? "</div>" : "</a>"
     }
     body += "</section>"
     body += card(
       "Sessions",
-      "\(sessions.count) sessions, median \(SVG.format(Double(sessions.medianDuration) / 1000)) s, "
+      "\(sessions.count) sessions, median \(duration(sessions.medianDuration)), "
         + String(format: "%.1f", sessions.eventsPerSession) + " events per session")
     body += card(
-      "Events per \(series.bucket.rawValue)", lineChart(series, context: context),
+      "Events per \(series.bucket.rawValue)", lineChart(series, previous: previousSeries, context: context),
       csv: csvLink(context, "timeseries", [("bucket", series.bucket.rawValue)]))
     body += card(
       "Top events", bars(top) { searchLink(context, search: [("event", $0)]) },
@@ -184,14 +192,20 @@ public enum Dashboard {
 
   // MARK: Pieces
 
-  /// Events per hour or day; each day's point opens that day's events (``searchLink(_:filter:search:)``).
-  static func lineChart(_ series: TimeSeries, context: Context) -> String {
+  /// Events per hour or day; each day's point opens that day's events (``searchLink(_:filter:search:)``);
+  /// the range before (`previous`) drawn under it when given.
+  static func lineChart(_ series: TimeSeries, previous: TimeSeries? = nil, context: Context) -> String {
     let labels = series.points.map { String(context.zone.iso($0.start).prefix(series.bucket == .hour ? 13 : 10)) }
     return SVG.lineChart(
       zip(labels, series.points).map { (label: $0, value: Double($1.count)) },
       title: "Events per \(series.bucket.rawValue)",
       links: series.bucket == .day ? labels.map { searchLink(context, filter: ["from": $0, "to": $0]) } : [],
-      marks: positions(context.marks, starts: series.points.map(\.start))) + markList(context)
+      marks: positions(context.marks, starts: series.points.map(\.start)),
+      previous: previous?.points.map { Double($0.count) } ?? [])
+      + (previous == nil
+        ? ""
+        : #"<p class="legend"><span class="key now"></span>this range <span class="key before"></span>the range before</p>"#)
+      + markList(context)
   }
 
   /// A bar per row; `link`, given a row's name, opens the events it counts (no link for `(none)`).
@@ -302,9 +316,11 @@ public enum Dashboard {
     .card{background:#fff;border:1px solid #ddd;border-radius:6px;padding:12px;min-width:0}h2{font-size:15px;margin:0 0 8px}h2 a.csv{font-size:12px;font-weight:400;margin-left:8px}
     .figures{display:grid;grid-template-columns:repeat(auto-fill,minmax(130px,1fr));gap:8px}
     .figure{background:#fff;border:1px solid #ddd;border-radius:6px;padding:8px;display:flex;flex-direction:column}
-    .figure .name{font-size:12px;color:#555}.figure .value{font-size:22px;font-weight:600}.figure .change{font-size:12px;color:#555}
+    a.figure{color:inherit;text-decoration:none}a.figure:hover,a.figure:focus{outline:2px solid #2563eb}.figure .name{font-size:12px;color:#555}.figure .value{font-size:22px;font-weight:600}.figure .change{font-size:12px;color:#555}
     svg.chart{width:100%;height:auto;display:block}.mark line{stroke:#d97706;stroke-dasharray:4 3}
     ul.marks{margin:6px 0;padding-left:20px;font-size:13px}ul.marks li{list-style:decimal}ul.marks .by{color:#555}.series{fill:none;stroke:#2563eb;stroke-width:2}
+    .series.previous{stroke:#9ca3af;stroke-dasharray:5 4}.legend{font-size:13px;color:#555;margin:4px 0}
+    .key{display:inline-block;width:18px;margin:0 4px 3px 0;border-top:2px solid #2563eb}.key.before{border-top:2px dashed #9ca3af;margin-left:10px}
     .point{fill:#2563eb}.axis{stroke:#999}svg .tick{font-size:13px;fill:#444}.tick.end{text-anchor:end}
     .bars{display:grid;gap:4px}.bars .row{display:grid;grid-template-columns:minmax(8ch,16em) 1fr minmax(10ch,auto);gap:4px 10px;align-items:center;color:inherit;text-decoration:none;padding:2px 4px;border-radius:4px}
     .bars a.row:hover,.bars a.row:focus{background:#eef2ff;outline:2px solid #2563eb}.bars .label{overflow-wrap:anywhere}.bars .note{font-size:13px;color:#444}

@@ -26,17 +26,18 @@ public enum SVG {
   /// `links`, by point, opens what a point counts (none where it is `nil` or missing).
   ///
   /// `marks` (releases, notes) are dashed lines at their points with their numbers, their text as a
-  /// tooltip.
+  /// tooltip. `previous`, by point, is the range before, drawn as a dashed grey line under the series.
   public static func lineChart(
     _ points: [(label: String, value: Double)], title: String, links: [String?] = [],
-    marks: [(index: Int, number: Int, label: String)] = []
+    marks: [(index: Int, number: Int, label: String)] = [], previous: [Double] = []
   ) -> String {
     let width = 640.0
     let height = 220.0
     let left = 48.0
     let bottom = 24.0
     let top = 12.0
-    let maximum = max(1, points.map(\.value).max() ?? 1)
+    let previous = Array(previous.prefix(points.count))
+    let maximum = max(1, (points.map(\.value) + previous).max() ?? 1)
     let minimum = min(0, points.map(\.value).min() ?? 0)
     let step = points.count > 1 ? (width - left - 8) / Double(points.count - 1) : 0
     func x(_ index: Int) -> Double { left + Double(index) * step }
@@ -53,6 +54,10 @@ public enum SVG {
       svg += #"<g class="mark"><title>\#(escape(points[mark.index].label)): \#(escape(mark.label))</title>"#
       svg += #"<line x1="\#(at)" y1="\#(top)" x2="\#(at)" y2="\#(height - bottom)"/>"#
       svg += #"<text class="tick" x="\#(at + 3)" y="\#(top + 10)">\#(mark.number)</text></g>"#
+    }
+    if !previous.isEmpty {
+      let line = previous.indices.map { String(format: "%.1f,%.1f", x($0), y(previous[$0])) }.joined(separator: " ")
+      svg += #"<polyline class="series previous" points="\#(line)"><title>The range before</title></polyline>"#
     }
     let path = points.indices.map { String(format: "%.1f,%.1f", x($0), y(points[$0].value)) }.joined(separator: " ")
     if !points.isEmpty { svg += #"<polyline class="series" points="\#(path)"/>"# }

@@ -145,14 +145,17 @@ struct DashboardController: Sendable {
   ) async throws -> String {
     let day: Int64 = 86_400_000
     async let overview = reports.overview(filter)
-    async let series = reports.timeSeries(filter, bucket: (filter.to - filter.from) <= 2 * day ? .hour : .day)
+    let bucket: ReportBucket = (filter.to - filter.from) <= 2 * day ? .hour : .day
+    async let series = reports.timeSeries(filter, bucket: bucket)
+    async let previousSeries = reports.timeSeries(filter.previous, bucket: bucket)
     async let top = reports.topEvents(filter, limit: 15)
     async let active = reports.activeDevices(filter)
     async let sessions = reports.sessions(filter)
     let quarantined = try await collector.store.quarantinedCount(
       app: filter.storedApp, from: filter.from, to: filter.to)
     return Dashboard.overview(
-      try await overview, series: try await series, top: try await top, active: try await active,
+      try await overview, series: try await series, previousSeries: try await previousSeries, top: try await top,
+      active: try await active,
       sessions: try await sessions, quarantined: Int64(quarantined), context: context)
   }
 
