@@ -82,6 +82,11 @@ struct CommerceReportTests {
     #expect(revenue.previous == [Revenue.Figures(currency: "TRY", orders: 1, gross: 100, refundCount: 1, refunds: 40)])
     let tryDays = revenue.days.filter { $0.currency == "TRY" }
     #expect(tryDays.count == 14 && revenue.days.count == 42)
+    // The range before, day by day for the range's currencies: its one lira order, net 60.
+    let before = revenue.previousDays.filter { $0.currency == "TRY" }
+    #expect(
+      before.count == 14 && revenue.previousDays.count == 42 && before.first?.start == Fixture.d0 - 14 * Fixture.day)
+    #expect(before.map(\.net).reduce(0, +) == 60 && before.map(\.orders).reduce(0, +) == 1)
     #expect(tryDays.map(\.start) == (0..<14).map { Fixture.d0 + $0 * Fixture.day })
     #expect(tryDays.map(\.orders) == [1, 1, 0, 0, 0, 0, 0, 0, 1, 1, 1, 1, 0, 0])
     #expect(tryDays.map(\.net) == [150, 80, 0, -50, 0, 0, 0, 0, 20, 0, 5, 7, 0, 0])

@@ -101,7 +101,8 @@ struct DashboardDrillDownTests {
   }
 
   /// The overview's events figure opens the search that counts them, its counters and quarantined
-  /// figures their pages; its chart draws the range before under the range, point for point.
+  /// figures their pages; its chart (and the revenue page's) draws the range before under the range,
+  /// point for point.
   @Test func theOverviewsFiguresOpenWhatTheyCountAndItsChartShowsTheRangeBefore() async throws {
     let collector = try await makeCollector()
     try await seedDashboard(collector)
@@ -127,6 +128,8 @@ struct DashboardDrillDownTests {
       #expect(now.count == 7 && before.count == 7, "a point per day of each range")
       #expect(Set(before.map { $0.split(separator: ",")[1] }).count == 2, "one day of the range before had an event")
       #expect(page.contains("the range before</p>"))
+      let (_, revenue, _) = try await DashboardTests.get(client, "/dashboard/revenue?app=ty", cookie: cookie)
+      #expect(revenue.contains(#"<polyline class="series previous""#) && revenue.contains("the range before</p>"))
     }
     try await collector.store.close()
   }

@@ -138,7 +138,8 @@ public enum Dashboard {
         csv: csvLink(context, "parameter-values", [("event", event), ("parameter", parameter)]))
     }
     if let event, let rows {
-      body += card("Latest \(event)", table(rows.table), csv: csvLink(context, "events", [("event", event)]))
+      body += card(
+        "Latest \(event)", eventTable(rows, context: context), csv: csvLink(context, "events", [("event", event)]))
     }
     return page("Events", body: body, context: context)
   }
@@ -202,11 +203,12 @@ public enum Dashboard {
       links: series.bucket == .day ? labels.map { searchLink(context, filter: ["from": $0, "to": $0]) } : [],
       marks: positions(context.marks, starts: series.points.map(\.start)),
       previous: previous?.points.map { Double($0.count) } ?? [])
-      + (previous == nil
-        ? ""
-        : #"<p class="legend"><span class="key now"></span>this range <span class="key before"></span>the range before</p>"#)
-      + markList(context)
+      + (previous == nil ? "" : legend) + markList(context)
   }
+
+  /// What the lines of a chart with the range before are.
+  static let legend =
+    #"<p class="legend"><span class="key now"></span>this range <span class="key before"></span>the range before</p>"#
 
   /// A bar per row; `link`, given a row's name, opens the events it counts (no link for `(none)`).
   static func bars(_ list: CountList, link: ((String) -> String?)? = nil) -> String {

@@ -18,11 +18,13 @@ extension Dashboard {
     body += "</section>"
     if let main = revenue.current.first {
       let days = revenue.days.filter { $0.currency == main.currency }
+      let before = revenue.previousDays.filter { $0.currency == main.currency }
       let title = "Net revenue per day (\(main.currency.isEmpty ? "no currency" : main.currency))"
       let chart =
         SVG.lineChart(
           days.map { (label: String(context.zone.iso($0.start).prefix(10)), value: $0.net) }, title: title,
-          marks: positions(context.marks, starts: days.map(\.start))) + markList(context)
+          marks: positions(context.marks, starts: days.map(\.start)), previous: before.map(\.net)) + legend
+        + markList(context)
       body += card(title, chart, csv: csvLink(context, "revenue"))
     } else {
       body += card("Revenue", #"<p class="empty">No purchases in this range.</p>"#)

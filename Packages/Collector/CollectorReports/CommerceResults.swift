@@ -64,12 +64,15 @@ public struct Revenue: ReportResult, Hashable {
   public var previous: [Figures]
   /// Every day of the range for every currency of ``current``, in order (days without sales at 0).
   public var days: [Day]
+  /// The same for the range of the same length before, day by day (to draw under ``days``).
+  public var previousDays: [Day]
 
   /// A revenue report.
-  public init(current: [Figures], previous: [Figures], days: [Day]) {
+  public init(current: [Figures], previous: [Figures], days: [Day], previousDays: [Day] = []) {
     self.current = current
     self.previous = previous
     self.days = days
+    self.previousDays = previousDays
   }
 
   /// The figures of the range before for `currency`, if it had any.

@@ -70,6 +70,14 @@ extension Revenue {
     let days = found.map { DayFigures($0, zone: filter.zone) }
     let figures = Self.totals(days)
     let currencies = figures.map(\.currency)
+    let earlier = before.map { DayFigures($0, zone: filter.zone) }
+    self.init(
+      current: figures, previous: Self.totals(earlier), days: Self.series(days, currencies, filter),
+      previousDays: Self.series(earlier, currencies, filter.previous))
+  }
+
+  /// Every day of `filter`'s range for each of `currencies`, in order, from `days` (0 where none).
+  private static func series(_ days: [DayFigures], _ currencies: [String], _ filter: ReportFilter) -> [Revenue.Day] {
     var byDay: [String: DayFigures] = [:]
     for day in days { byDay["\(day.currency)\u{0}\(day.start)"] = day }
     var series: [Revenue.Day] = []
@@ -79,8 +87,7 @@ extension Revenue {
         series.append(Revenue.Day(start: start, currency: currency, orders: day?.orders ?? 0, net: day?.net ?? 0))
       }
     }
-    let earlier = before.map { DayFigures($0, zone: filter.zone) }
-    self.init(current: figures, previous: Self.totals(earlier), days: series)
+    return series
   }
 
   /// Figures per currency (largest gross first) from per-day figures.
