@@ -1,3 +1,4 @@
+import CollectorReports
 import CollectorServer
 import CollectorStore
 import CollectorWire
@@ -134,19 +135,31 @@ struct DashboardDrillDownTests {
     try await collector.store.close()
   }
 
-  /// Every retention cell opens the people or devices it counts: as many as the cell's title says.
-  @Test(arguments: ["person", "device"])
-  func aRetentionCellOpensItsPeople(unit: String) async throws {
+  /// Every retention cell opens the people or devices it counts: as many as the cell's title says;
+  /// with a start and a return event picked too, and then the cohorts are the API's.
+  @Test(arguments: ["person", "device"], ["", "&startEvent=add_to_cart&returnEvent=purchase"])
+  func aRetentionCellOpensItsPeople(unit: String, events: String) async throws {
     let collector = try await makeCollector()
     try await seedDashboard(collector)
     try await Self.seedDropOffs(collector)
     try await collector.application(closesStore: false).test(.router) { client async throws in
       let cookie = try #require(try await signIn(client, key: readKey).cookie)
       let (_, page, _) = try await DashboardTests.get(
-        client, "/dashboard/retention?app=ty&unit=\(unit)", cookie: cookie)
+        client, "/dashboard/retention?app=ty&unit=\(unit)\(events)", cookie: cookie)
       let cells = Self.links(page, prefix: "/dashboard/retention?", marker: #"title=""#)
       #expect(cells.count >= 7, "a cell per cohort and period")
-      #expect(cells.contains { $0.count > 0 } && cells.contains { $0.count == 0 })
+      #expect(cells.contains { $0.count > 0 } && (!events.isEmpty || cells.contains { $0.count == 0 }))
+      if !events.isEmpty {
+        #expect(
+          page.contains(#"<option value="add_to_cart" selected>"#)
+            && page.contains(#"<option value="purchase" selected>"#))
+        #expect(cells.allSatisfy { $0.link.contains("startEvent=add_to_cart&returnEvent=purchase") })
+        let (from, _, apiTo) = DashboardTests.lastSevenDays
+        let (_, json, _) = try await ReportRouteTests.get(
+          client, "/v1/reports/retention?app=ty&from=\(from)&to=\(apiTo)&period=day&unit=\(unit)\(events)")
+        let api = try JSONDecoder().decode(Retention.self, from: Data(json.utf8))
+        #expect(api.cohorts.flatMap(\.active).map(Int.init) == cells.map(\.count), "the page's cells are the API's")
+      }
       for (link, count) in cells {
         let (status, opened, _) = try await DashboardTests.get(client, link, cookie: cookie)
         let listed = try Self.listed(opened)

@@ -53,7 +53,9 @@ struct ReportEngineTests {
     func activeDevices(_ filter: ReportFilter) async throws -> ActiveDevices {
       ActiveDevices(daily: 1, weekly: 2, monthly: 3, new: 1, returning: 0)
     }
-    func retention(_ filter: ReportFilter, period: ReportBucket, byAppVersion: Bool) async throws -> Retention {
+    func retention(
+      _ filter: ReportFilter, period: ReportBucket, byAppVersion: Bool, events: RetentionEvents
+    ) async throws -> Retention {
       Retention(period: period, cohorts: [])
     }
     func funnel(_ filter: ReportFilter, steps: [String], window: Int64, appVersion: String?) async throws -> Funnel {
@@ -62,7 +64,7 @@ struct ReportEngineTests {
     }
     func funnelEvents(_ filter: ReportFilter, steps: [String], limit: Int?) async throws -> [SQLRow] { [] }
     func retentionUnits(
-      _ filter: ReportFilter, period: ReportBucket, cohort: Int64, offset: Int64, limit: Int
+      _ filter: ReportFilter, period: ReportBucket, events: RetentionEvents, cohort: Int64, offset: Int64, limit: Int
     ) async throws -> UnitList { UnitList(unit: filter.unit, count: 0, units: []) }
     func sessions(_ filter: ReportFilter) async throws -> Sessions {
       Sessions(count: 0, medianDuration: 0, eventsPerSession: 0)

@@ -59,61 +59,79 @@ extension ClickHouseReports {
     return ActiveDevices(split, recent: recent, unit: filter.unit)
   }
 
-  public func retention(_ filter: ReportFilter, period: ReportBucket, byAppVersion: Bool) async throws -> Retention {
-    try Retention.check(filter, period: period)
+  public func retention(
+    _ filter: ReportFilter, period: ReportBucket, byAppVersion: Bool, events: RetentionEvents
+  ) async throws -> Retention {
+    try Retention.check(filter, period: period, events: events)
     let people = try await countsPeople(filter)
-    let perUnit = perUnit(filter, period: period, byAppVersion: byAppVersion, people: people)
+    let perUnit = perUnit(filter, period: period, byAppVersion: byAppVersion, events: events, people: people)
     let found = try await rows(
       "SELECT cohort, version, q - cohort AS k, toInt64(uniqExact(unit_id)) AS devices FROM (\(perUnit)) "
         + "ARRAY JOIN periods AS q GROUP BY cohort, version, k ORDER BY cohort, version, k")
-    return Retention(found, filter: filter, period: period, byAppVersion: byAppVersion)
+    return Retention(found, filter: filter, period: period, byAppVersion: byAppVersion, events: events)
   }
 
   public func retentionUnits(
-    _ filter: ReportFilter, period: ReportBucket, cohort: Int64, offset: Int64, limit: Int
+    _ filter: ReportFilter, period: ReportBucket, events: RetentionEvents, cohort: Int64, offset: Int64, limit: Int
   ) async throws -> UnitList {
     let people = try await countsPeople(filter)
-    let cell =
-      "SELECT unit_id FROM (\(perUnit(filter, period: period, byAppVersion: false, people: people))) "
-      + "WHERE cohort = \(cohort) AND has(periods, \(cohort + offset))"
+    let units = perUnit(filter, period: period, byAppVersion: false, events: events, people: people)
+    let cell = "SELECT unit_id FROM (\(units)) WHERE cohort = \(cohort) AND has(periods, \(cohort + offset))"
     let count = try await rows("SELECT toInt64(count()) AS n FROM (\(cell))").first?["n"].int ?? 0
     let found = try await rows("SELECT unit_id FROM (\(cell)) ORDER BY unit_id LIMIT \(limit)")
     return UnitList(found, count: count, unit: filter.unit)
   }
 
-  /// One row per unit: its first period (`cohort`), its periods (``periods(_:period:byAppVersion:)``),
-  /// and the app version of its first event when split.
-  private func perUnit(_ filter: ReportFilter, period: ReportBucket, byAppVersion: Bool, people: Bool) -> String {
-    let periods = periods(filter, period: period, byAppVersion: byAppVersion)
-    let version = byAppVersion ? "argMin(v, (t, v))" : "''"
-    return "SELECT unit_id, min(p) AS cohort, groupUniqArray(p) AS periods, \(version) AS version "
-      + "FROM (\(units(of: periods, app: filter.storedApp, people: people))) GROUP BY unit_id"
+  /// One row per unit with a start event: its cohort (the period of its first start event), the
+  /// periods it counts in (the cohort's and each later one with a return event), and the app
+  /// version of its first start event when split.
+  private func perUnit(
+    _ filter: ReportFilter, period: ReportBucket, byAppVersion: Bool, events: RetentionEvents, people: Bool
+  ) -> String {
+    let periods = periods(filter, period: period, byAppVersion: byAppVersion, events: events)
+    let version = byAppVersion ? "argMinIf(v, (t, v), s = 1)" : "''"
+    let perUnit =
+      "SELECT unit_id, minIf(p, s = 1) AS cohort, groupUniqArrayIf(p, b = 1) AS backs, \(version) AS version "
+      + "FROM (\(units(of: periods, app: filter.storedApp, people: people))) GROUP BY unit_id HAVING countIf(s = 1) > 0"
+    return
+      "SELECT unit_id, cohort, arrayConcat([cohort], arrayFilter(x -> x > cohort, backs)) AS periods, version "
+      + "FROM (\(perUnit))"
   }
 
-  /// Each device's active periods (`p`, from the range's start), and with them their first event's
-  /// time (`t`) and version (`v`) when split by version.
-  private func periods(_ filter: ReportFilter, period: ReportBucket, byAppVersion: Bool) -> String {
-    // Each device's periods, with its first event's time and version in each (the smallest version
-    // among events of that millisecond) when versions are asked for, aggregated where the events
-    // are. On the rollup, each hour's first event per device and version stands for its events.
-    let rollup = activity(filter)
+  /// Each device's active periods (`p`, from the range's start), whether it did the start (`s`) and
+  /// the return event (`b`) in each, and with them its first start event's time (`t`) and version
+  /// (`v`) when split by version.
+  private func periods(_ filter: ReportFilter, period: ReportBucket, byAppVersion: Bool, events: RetentionEvents)
+    -> String
+  {
+    // Each device's periods, with its first (start) event's time and version in each (the smallest
+    // version among events of that millisecond) when versions are asked for, aggregated where the
+    // events are. On the rollup (any event: it keeps no names), each hour's first event per device
+    // and version stands for its events.
+    let rollup = events.isAny ? activity(filter) : nil
     let time = rollup == nil ? "occurred_at" : "hour"
     let p = "intDiv(\(Retention.localOffset(time, filter)), \(period.milliseconds)) AS p"
+    let isStart = events.start.map { "name = \(ClickHouseSQL.literal($0))" } ?? "1"
+    let isBack = events.back.map { "name = \(ClickHouseSQL.literal($0))" } ?? "1"
+    let named = events.start != nil && events.back != nil ? " AND name IN \(ClickHouseSQL.list(events.names))" : ""
     switch (rollup, byAppVersion) {
     case (let rollup?, true):
       return
-        "SELECT device_id, \(p), min(first) AS t, argMin(app_version, (first, app_version)) AS v FROM "
+        "SELECT device_id, \(p), min(first) AS t, argMin(app_version, (first, app_version)) AS v, 1 AS s, 1 AS b FROM "
         + "(SELECT device_id, hour, app_version, minMerge(first_ms) AS first FROM \(rollup) "
         + "WHERE \(Self.rollupConditions(filter)) GROUP BY device_id, hour, app_version) GROUP BY device_id, p"
     case (nil, true):
       return
-        "SELECT device_id, \(p), min(occurred_at) AS t, argMin(app_version, (occurred_at, app_version)) AS v "
-        + "FROM \(events) WHERE \(Self.conditions(filter)) GROUP BY device_id, p"
+        "SELECT device_id, \(p), minIf(occurred_at, \(isStart)) AS t, "
+        + "argMinIf(app_version, (occurred_at, app_version), \(isStart)) AS v, max(\(isStart)) AS s, max(\(isBack)) AS b "
+        + "FROM \(self.events) WHERE \(Self.conditions(filter))\(named) GROUP BY device_id, p"
     case (let rollup?, false):
       return
-        "SELECT device_id, \(p) FROM \(rollup) WHERE \(Self.rollupConditions(filter)) GROUP BY device_id, p"
+        "SELECT device_id, \(p), 1 AS s, 1 AS b FROM \(rollup) WHERE \(Self.rollupConditions(filter)) GROUP BY device_id, p"
     case (nil, false):
-      return "SELECT device_id, \(p) FROM \(events) WHERE \(Self.conditions(filter)) GROUP BY device_id, p"
+      return
+        "SELECT device_id, \(p), max(\(isStart)) AS s, max(\(isBack)) AS b FROM \(self.events) "
+        + "WHERE \(Self.conditions(filter))\(named) GROUP BY device_id, p"
     }
   }
 }

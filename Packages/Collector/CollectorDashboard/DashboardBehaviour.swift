@@ -5,12 +5,16 @@ import Foundation
 /// behind it.
 extension Dashboard {
   /// Weekly (or daily) cohorts as a heat table: darker is more retained; `note` says what part of
-  /// the range they cover when not all of it. Each cell opens its people or devices; `cell` is the
-  /// one opened (the cohort's start and the period), listed under the table.
+  /// the range they cover when not all of it. The start and return events are picked from the
+  /// range's events (`top`). Each cell opens its people or devices; `cell` is the one opened (the
+  /// cohort's start and the period), listed under the table.
   public static func retention(
     _ retention: Retention, note: String? = nil, cell: (cohort: Int64, offset: Int, units: UnitList)? = nil,
-    context: Context
+    top: CountList? = nil, context: Context
   ) -> String {
+    let picked = [("startEvent", retention.events.start ?? ""), ("returnEvent", retention.events.back ?? "")]
+      .filter { !$0.1.isEmpty }
+    var body = retentionPickers(retention.events, top: top, context: context)
     let width = retention.cohorts.map(\.retained.count).max() ?? 0
     var html = #"<div class="scroll"><table class="heat"><thead><tr><th>Cohort</th><th>\#(retention.unit.title)</th>"#
     for index in 0..<width { html += "<th>\(retention.period.rawValue) \(index)</th>" }
@@ -20,7 +24,8 @@ extension Dashboard {
       html += "<tr><th>\(day)</th><td>\(cohort.size)</td>"
       for (offset, share) in cohort.retained.enumerated() {
         let alpha = String(format: "%.2f", 0.08 + 0.92 * share / 100)
-        let link = "\(context.path)?" + query(context.queryItems + [("cohort", day), ("offset", String(offset))])
+        let link =
+          "\(context.path)?" + query(context.queryItems + picked + [("cohort", day), ("offset", String(offset))])
         html +=
           #"<td class="cell" style="background: rgba(37, 99, 235, \#(alpha))"><a href="\#(SVG.escape(link))" "#
           + #"style="color: \#(share > 55 ? "#fff" : "#111")" title="\#(cohort.active[offset]) \#(retention.unit.plural)">"#
@@ -29,9 +34,10 @@ extension Dashboard {
       html += "</tr>"
     }
     html += "</tbody></table></div>"
-    var body = card(
+    if retention.cohorts.isEmpty { html = #"<p class="empty">No one did the start event in this range.</p>"# }
+    body += card(
       "Share of each cohort active in each following \(retention.period.rawValue)" + (note.map { " (\($0))" } ?? ""),
-      html, csv: csvLink(context, "retention", [("period", retention.period.rawValue)]))
+      html, csv: csvLink(context, "retention", [("period", retention.period.rawValue)] + picked))
     if let cell {
       let day = context.zone.iso(cell.cohort).prefix(10)
       body += card(
@@ -39,9 +45,32 @@ extension Dashboard {
         unitList(cell.units, context: context),
         csv: csvLink(
           context, "retained",
-          [("period", retention.period.rawValue), ("cohort", String(day)), ("offset", String(cell.offset))]))
+          [("period", retention.period.rawValue)] + picked + [("cohort", String(day)), ("offset", String(cell.offset))])
+      )
     }
     return page("Retention", body: body, context: context)
+  }
+
+  /// The start and return event pickers, fed by the range's events (`top`): any event by default.
+  private static func retentionPickers(_ events: RetentionEvents, top: CountList?, context: Context) -> String {
+    guard let top else { return "" }
+    let names = top.rows.map(\.name).filter { !$0.isEmpty }
+    var form = #"<form class="pick" method="get" action="/dashboard/retention">\#(hiddenFilter(context))"#
+    form += eventPicker("Starts with", name: "startEvent", empty: "any event", chosen: events.start ?? "", names: names)
+    form += eventPicker(
+      "Comes back to", name: "returnEvent", empty: "any event", chosen: events.back ?? "", names: names)
+    return form + "<button>Show</button></form>"
+  }
+
+  /// A labelled picker of the range's event `names`, `chosen` selected (kept when the range lacks
+  /// it), `empty` the choice of none.
+  private static func eventPicker(_ label: String, name: String, empty: String, chosen: String, names: [String])
+    -> String
+  {
+    #"<label>\#(SVG.escape(label)) <select name="\#(name)"><option value="">\#(empty)</option>"#
+      + (names.contains(chosen) || chosen.isEmpty ? names : [chosen] + names).map {
+        option($0, selected: $0 == chosen)
+      }.joined() + "</select></label>"
   }
 
   /// What the funnel page shows beyond the picked steps: the funnel, how it was gone through (or
@@ -113,13 +142,9 @@ extension Dashboard {
     var body = #"<form class="pick steps" method="get" action="/dashboard/funnel">\#(hiddenFilter(context))"#
     let names = top.rows.map(\.name).filter { !$0.isEmpty }
     for index in 0..<min(Funnel.mostSteps, steps.count + 1) {
-      let chosen = index < steps.count ? steps[index] : ""
-      body +=
-        #"<label>Step \#(index + 1) <select name="step"><option value="">\#(index < 2 ? "pick an event" : "(none)")</option>"#
-      body += (names.contains(chosen) || chosen.isEmpty ? names : [chosen] + names).map {
-        option($0, selected: $0 == chosen)
-      }.joined()
-      body += "</select></label>"
+      body += eventPicker(
+        "Step \(index + 1)", name: "step", empty: index < 2 ? "pick an event" : "(none)",
+        chosen: index < steps.count ? steps[index] : "", names: names)
     }
     return body
       + #"<label>Window <input name="window" value="\#(SVG.escape(window))" size="5"></label><button>Show</button></form>"#

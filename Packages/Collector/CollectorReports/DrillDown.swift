@@ -134,13 +134,15 @@ extension ReportEngine {
   /// The people or devices (``ReportFilter/unit``) of the retention cohort starting at `cohort`
   /// (its ``Retention/Cohort/start``) active `offset` periods later, `limit` at most.
   public func retainedUnits(
-    _ filter: ReportFilter, period: ReportBucket, cohort: Int64, offset: Int, limit: Int = 100
+    _ filter: ReportFilter, period: ReportBucket, events: RetentionEvents = .any, cohort: Int64, offset: Int,
+    limit: Int = 100
   ) async throws -> UnitList {
-    try Retention.check(filter, period: period)
+    try Retention.check(filter, period: period, events: events)
     let index = try Retention.index(of: cohort, filter: filter, period: period)
     guard offset >= 0 else { throw FieldError(field: "offset", reason: "must be 0 or more") }
     return try await retentionUnits(
-      filter, period: period, cohort: index, offset: Int64(offset), limit: min(max(1, limit), UnitList.mostUnits))
+      filter, period: period, events: events, cohort: index, offset: Int64(offset),
+      limit: min(max(1, limit), UnitList.mostUnits))
   }
 }
 

@@ -38,9 +38,11 @@ public protocol ReportEngine: Sendable {
   /// DAU, WAU and MAU at the end of the range; new against returning users in the range; in people
   /// or devices (``ReportFilter/unit``).
   func activeDevices(_ filter: ReportFilter) async throws -> ActiveDevices
-  /// Cohorts of people or devices (``ReportFilter/unit``) by first period, active share in each later
-  /// period; optionally by first app version.
-  func retention(_ filter: ReportFilter, period: ReportBucket, byAppVersion: Bool) async throws -> Retention
+  /// Cohorts of people or devices (``ReportFilter/unit``) by the period of their first start event
+  /// (``RetentionEvents``), the share doing the return event in each later period; optionally by
+  /// the app version of their first start event.
+  func retention(_ filter: ReportFilter, period: ReportBucket, byAppVersion: Bool, events: RetentionEvents)
+    async throws -> Retention
   /// People or devices (``ReportFilter/unit``) that did `steps` in order, each within `window` ms of
   /// their first step; a person's events on all of their devices form one path.
   func funnel(_ filter: ReportFilter, steps: [String], window: Int64, appVersion: String?) async throws -> Funnel
@@ -50,8 +52,9 @@ public protocol ReportEngine: Sendable {
   func funnelEvents(_ filter: ReportFilter, steps: [String], limit: Int?) async throws -> [SQLRow]
   /// The people or devices (``ReportFilter/unit``) first active in period `cohort` (counted from the
   /// range's start) and active `offset` periods later: their count and the first `limit` by id.
-  func retentionUnits(_ filter: ReportFilter, period: ReportBucket, cohort: Int64, offset: Int64, limit: Int)
-    async throws -> UnitList
+  func retentionUnits(
+    _ filter: ReportFilter, period: ReportBucket, events: RetentionEvents, cohort: Int64, offset: Int64, limit: Int
+  ) async throws -> UnitList
   /// Sessions: how many, median duration, events per session.
   func sessions(_ filter: ReportFilter) async throws -> Sessions
   /// Events that match `search` (``EventSearch``), newest first, `limit` per page after the cursor
@@ -105,7 +108,12 @@ extension ReportEngine {
 
   /// Retention not split by app version.
   public func retention(_ filter: ReportFilter, period: ReportBucket) async throws -> Retention {
-    try await retention(filter, period: period, byAppVersion: false)
+    try await retention(filter, period: period, byAppVersion: false, events: .any)
+  }
+
+  /// Retention of first seen, then active (any event), optionally split by app version.
+  public func retention(_ filter: ReportFilter, period: ReportBucket, byAppVersion: Bool) async throws -> Retention {
+    try await retention(filter, period: period, byAppVersion: byAppVersion, events: .any)
   }
 
   /// A funnel over every app version.

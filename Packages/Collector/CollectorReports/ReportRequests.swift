@@ -91,7 +91,8 @@ extension ReportEngine {
       guard split == nil || split == "app-version" else {
         throw FieldError(field: "split", reason: "is app-version or left out")
       }
-      return try await retention(filter, period: try parameters.period(), byAppVersion: split != nil)
+      return try await retention(
+        filter, period: try parameters.period(), byAppVersion: split != nil, events: parameters.retentionEvents)
     case .breakdown:
       guard let dimension = ReportDimension(rawValue: parameters.text("by") ?? "platform") else {
         throw FieldError(field: "by", reason: "is platform, os-version, app-version or app-name")
@@ -117,7 +118,7 @@ extension ReportEngine {
     case .retained:
       let cohort = try Report.time(try parameters.required("cohort"), field: "cohort", in: filter.zone)
       return try await retainedUnits(
-        filter, period: try parameters.period(), cohort: cohort,
+        filter, period: try parameters.period(), events: parameters.retentionEvents, cohort: cohort,
         offset: try parameters.integer("offset", default: 0, range: 0...400),
         limit: try parameters.integer("limit", default: 100))
     case .sessions: return try await sessions(filter)
@@ -202,6 +203,12 @@ public struct ReportParameters {
       throw FieldError(field: "window", reason: "is a duration such as 30m, 2h, 1d or seconds")
     }
     return (steps, window)
+  }
+
+  /// A retention's `startEvent` and `returnEvent` (any event where absent or empty).
+  var retentionEvents: RetentionEvents {
+    let named = { (key: String) in text(key).flatMap { $0.isEmpty ? nil : $0 } }
+    return RetentionEvents(start: named("startEvent"), back: named("returnEvent"))
   }
 
   /// A retention's `period`: day or week (week when absent).

@@ -1,17 +1,19 @@
-import CollectorWire
+package import CollectorWire
 import Foundation
 import WireJSON
 
 // Results that follow devices over time: retention, funnels, sessions, and the rows themselves.
 
 /// Cohorts by first-seen period and the share of each still active in each following period, of
-/// people or devices (``unit``).
+/// people or devices (``unit``); or, with ``events``, by the period of their first start event and
+/// the share doing the return event in each following period.
 public struct Retention: ReportResult, Hashable {
-  /// Cohorts by `period`, of `unit`.
-  public init(period: ReportBucket, cohorts: [Cohort], unit: ReportUnit = .person) {
+  /// Cohorts by `period`, of `unit`, counted with `events`.
+  public init(period: ReportBucket, cohorts: [Cohort], unit: ReportUnit = .person, events: RetentionEvents = .any) {
     self.period = period
     self.cohorts = cohorts
     self.unit = unit
+    self.events = events
   }
 
   /// One cohort.
@@ -41,6 +43,8 @@ public struct Retention: ReportResult, Hashable {
   public var period: ReportBucket
   /// What the cohorts count: people or devices.
   public var unit: ReportUnit
+  /// The events that start a cohort and that count as coming back (any event when not named).
+  public var events: RetentionEvents
   /// The cohorts, oldest first.
   public var cohorts: [Cohort]
 
@@ -137,5 +141,36 @@ public struct Sessions: ReportResult, Hashable {
         ["events per session", String(format: "%.2f", eventsPerSession)],
       ]
     )
+  }
+}
+
+/// What a retention counts: a unit joins the cohort of the period of its first `start` event in the
+/// range and counts in a later period when it does the `back` event in it; any event where one is
+/// not named (the default: first seen, then active).
+public struct RetentionEvents: Sendable, Hashable, Codable {
+  /// The events: `nil` is any event.
+  public init(start: String? = nil, back: String? = nil) {
+    self.start = start
+    self.back = back
+  }
+
+  /// Any event starts a cohort and counts as coming back.
+  public static let any = RetentionEvents()
+
+  /// The event whose first occurrence in the range puts a unit in its cohort; `nil`: any event.
+  public var start: String?
+  /// The event that counts a unit as back in a later period; `nil`: any event.
+  public var back: String?
+
+  /// Whether both are any event (the rollups can answer).
+  public var isAny: Bool { start == nil && back == nil }
+
+  /// The names in the order a query binds them (those named).
+  package var names: [String] { Array(Set([start, back].compactMap { $0 })).sorted() }
+
+  /// Checks the names (``ReportText``), naming the parameter.
+  package func check() throws(FieldError) {
+    if let start { try ReportText.checkName(start, field: "startEvent") }
+    if let back { try ReportText.checkName(back, field: "returnEvent") }
   }
 }

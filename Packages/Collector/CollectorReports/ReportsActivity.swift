@@ -82,26 +82,26 @@ extension SQLReports {
     ).first
   }
 
-  /// Cohorts of people or devices (the filter's unit) by the period of their first event in the
-  /// range, and the share of each active in each following period up to the end of the range;
-  /// optionally split by the app version of their first events.
-  public func retention(_ filter: ReportFilter, period: ReportBucket, byAppVersion: Bool) async throws
-    -> Retention
-  {
-    try Retention.check(filter, period: period)
+  /// Cohorts of people or devices (the filter's unit) by the period of their first (start) event in
+  /// the range, and the share of each active (doing the return event) in each following period up
+  /// to the end of the range; optionally split by the app version of their first (start) events.
+  public func retention(
+    _ filter: ReportFilter, period: ReportBucket, byAppVersion: Bool, events: RetentionEvents
+  ) async throws -> Retention {
+    try Retention.check(filter, period: period, events: events)
     var sql = SQLBuilder(store.dialect)
-    let perUnit = try await retentionUnitsQuery(filter, period: period, byAppVersion: byAppVersion, sql: &sql)
+    let perUnit = try await retentionRows(filter, period: period, byAppVersion: byAppVersion, events: events, sql: &sql)
     let found = try await rows(
       "SELECT cohort, version, p - cohort AS k, count(DISTINCT unit_id) AS devices FROM (\(perUnit)) x "
         + "GROUP BY cohort, version, k ORDER BY cohort, version, k", sql)
-    return Retention(found, filter: filter, period: period, byAppVersion: byAppVersion)
+    return Retention(found, filter: filter, period: period, byAppVersion: byAppVersion, events: events)
   }
 
   public func retentionUnits(
-    _ filter: ReportFilter, period: ReportBucket, cohort: Int64, offset: Int64, limit: Int
+    _ filter: ReportFilter, period: ReportBucket, events: RetentionEvents, cohort: Int64, offset: Int64, limit: Int
   ) async throws -> UnitList {
     var sql = SQLBuilder(store.dialect)
-    let perUnit = try await retentionUnitsQuery(filter, period: period, byAppVersion: false, sql: &sql)
+    let perUnit = try await retentionRows(filter, period: period, byAppVersion: false, events: events, sql: &sql)
     let cell =
       "SELECT DISTINCT unit_id FROM (\(perUnit)) x WHERE cohort = \(sql.bind(cohort)) AND p - cohort = \(sql.bind(offset))"
     let found = try await rows(
@@ -109,36 +109,45 @@ extension SQLReports {
     return UnitList(found, count: found.first?["n"].int ?? 0, unit: filter.unit)
   }
 
-  /// One row per unit and active period (`p`, from the range's start), with the unit's first
-  /// period (`cohort`) and, when split, the app version of its first event (`version`).
-  private func retentionUnitsQuery(
-    _ filter: ReportFilter, period: ReportBucket, byAppVersion: Bool, sql: inout SQLBuilder
+  /// One row per unit and period it counts in (`p`, from the range's start): its cohort's
+  /// (`cohort`, the period of its first start event) and each later one with a return event; and,
+  /// when split, the app version of its first start event (`version`).
+  private func retentionRows(
+    _ filter: ReportFilter, period: ReportBucket, byAppVersion: Bool, events: RetentionEvents, sql: inout SQLBuilder
   ) async throws -> String {
-    let size = period.milliseconds
     let persons = try await personsTable(filter)
-    let rollups = rollups(filter)
+    // The rollups know no event names: they answer only "any event".
+    let rollups = events.isAny ? rollups(filter) : nil
     let table = rollups?.sessions ?? store.eventsTable
-    let conditions = rollups == nil ? sql.conditions(filter) : sql.rollupConditions(filter)
-    // Rows of (device, period, time, version): events, or rollup rows (their first event's time).
+    var conditions = rollups == nil ? sql.conditions(filter) : sql.rollupConditions(filter)
+    if let start = events.start, let back = events.back {
+      conditions += " AND name IN (\(sql.bind(start)), \(sql.bind(back)))"
+    }
+    let isStart = events.start.map { "CASE WHEN name = \(sql.bind($0)) THEN 1 ELSE 0 END" } ?? "1"
+    let isBack = events.back.map { "CASE WHEN name = \(sql.bind($0)) THEN 1 ELSE 0 END" } ?? "1"
+    // Rows of (device, period, time, version, start, back): events, or rollup rows (their first
+    // event's time).
     let (time, first) = rollups == nil ? (sql.ms("occurred_at"), sql.ms("occurred_at")) : ("hour", "first_ms")
     let activity =
-      "SELECT app, device_id, \(Retention.localOffset(time, filter)) / \(size) AS p, \(first) AS t, app_version AS v "
-      + "FROM \(table) "
-      + "WHERE \(conditions)"
-    // Each device's periods, with the first event of each when split by version (the smallest version
-    // among events of that millisecond); then each with its unit.
+      "SELECT app, device_id, \(Retention.localOffset(time, filter)) / \(period.milliseconds) AS p, \(first) AS t, "
+      + "app_version AS v, \(isStart) AS s, \(isBack) AS b FROM \(table) WHERE \(conditions)"
+    // Each device's periods and whether it started or came back in each, with the first start event
+    // of each when split by version (the smallest version among events of that millisecond); then
+    // each with its unit.
     let periods =
       byAppVersion
-      ? "SELECT app, device_id, p, t, v FROM (SELECT r.*, row_number() OVER (PARTITION BY device_id, p ORDER BY t, v) "
-        + "AS n FROM (\(activity)) r) f WHERE n = 1"
-      : "SELECT app, device_id, p FROM (\(activity)) r GROUP BY app, device_id, p"
-    // A unit's cohort is its first active period; its version that of its first event. Window
-    // functions, no self-join.
+      ? "SELECT app, device_id, p, t, v, s, b FROM (SELECT app, device_id, p, t, v, "
+        + "max(s) OVER (PARTITION BY device_id, p) AS s, max(b) OVER (PARTITION BY device_id, p) AS b, "
+        + "row_number() OVER (PARTITION BY device_id, p ORDER BY 1 - s, t, v) AS n FROM (\(activity)) r) f WHERE n = 1"
+      : "SELECT app, device_id, p, max(s) AS s, max(b) AS b FROM (\(activity)) r GROUP BY app, device_id, p"
+    // A unit's cohort is its first period with a start event; its version that of its first start
+    // event. Window functions, no self-join.
     let version =
-      byAppVersion ? "first_value(v) OVER (PARTITION BY unit_id ORDER BY t, v)" : "CAST('' AS TEXT)"
-    return
-      "SELECT unit_id, p, min(p) OVER (PARTITION BY unit_id) AS cohort, \(version) AS version "
-      + "FROM (\(units(of: periods, persons: persons))) u"
+      byAppVersion ? "first_value(v) OVER (PARTITION BY unit_id ORDER BY 1 - s, t, v)" : "CAST('' AS TEXT)"
+    let perUnit =
+      "SELECT unit_id, p, b, min(CASE WHEN s = 1 THEN p END) OVER (PARTITION BY unit_id) AS cohort, "
+      + "\(version) AS version FROM (\(units(of: periods, persons: persons))) u"
+    return "SELECT * FROM (\(perUnit)) c WHERE p = cohort OR (p > cohort AND b = 1)"
   }
 }
 
@@ -164,8 +173,12 @@ extension ActiveDevices {
 }
 
 extension Retention {
-  /// Throws ``FieldError`` when retention cannot be answered: hours, or more than 400 periods.
-  package static func check(_ filter: ReportFilter, period: ReportBucket) throws(FieldError) {
+  /// Throws ``FieldError`` when retention cannot be answered: hours, more than 400 periods, or a
+  /// bad event name.
+  package static func check(_ filter: ReportFilter, period: ReportBucket, events: RetentionEvents = .any)
+    throws(FieldError)
+  {
+    try events.check()
     guard period != .hour else { throw FieldError(field: "period", reason: "is day or week") }
     guard (filter.to - filter.from) / period.milliseconds <= 400 else {
       throw FieldError(field: "period", reason: "more than 400 \(period.rawValue)s in the range")
@@ -181,7 +194,9 @@ extension Retention {
 
   /// Retention from rows of (`cohort`, `version`, `k`, `devices`): devices of each cohort (its first
   /// period from the range's start, and its first version) active `k` periods later.
-  package init(_ found: [SQLRow], filter: ReportFilter, period: ReportBucket, byAppVersion: Bool) {
+  package init(
+    _ found: [SQLRow], filter: ReportFilter, period: ReportBucket, byAppVersion: Bool, events: RetentionEvents
+  ) {
     let size = period.milliseconds
     let (zone, origin) = (filter.zone, filter.zone.local(filter.from))
     let periods = Int((zone.local(filter.to) - origin + size - 1) / size)
@@ -211,6 +226,6 @@ extension Retention {
       period: period,
       cohorts: result.sorted {
         ($0.start, SemanticVersion($0.appVersion ?? "")) < ($1.start, SemanticVersion($1.appVersion ?? ""))
-      }, unit: filter.unit)
+      }, unit: filter.unit, events: events)
   }
 }

@@ -206,17 +206,21 @@ struct DashboardController: Sendable {
     var cohorts = filter
     cohorts.from = max(filter.from, filter.to - 400 * period.milliseconds)
     let note = cohorts.from > filter.from ? "the cohorts of the last 400 weeks of the range" : nil
+    let named = { (key: String) in query.get(key).flatMap { $0.isEmpty ? nil : $0 } }
+    let events = RetentionEvents(start: named("startEvent"), back: named("returnEvent"))
     var cell: (cohort: Int64, offset: Int, units: UnitList)?
     if let day = query.get("cohort") {
       guard let local = ReportTime.parse(day), let offset = Int(query.get("offset") ?? "") else {
         throw FieldError(field: "cohort", reason: "name a cohort's first day (2026-11-02) and an offset (0 or more)")
       }
       let start = context.zone.utc(local: local)
-      let units = try await reports.retainedUnits(cohorts, period: period, cohort: start, offset: offset)
+      let units = try await reports.retainedUnits(
+        cohorts, period: period, events: events, cohort: start, offset: offset)
       cell = (start, offset, units)
     }
-    return Dashboard.retention(
-      try await reports.retention(cohorts, period: period), note: note, cell: cell, context: context)
+    async let top = reports.topEvents(filter, limit: 200)
+    let retention = try await reports.retention(cohorts, period: period, byAppVersion: false, events: events)
+    return Dashboard.retention(retention, note: note, cell: cell, top: try await top, context: context)
   }
 
   /// The events matching the query's search (``EventSearch``; an empty event is every event),
