@@ -27,6 +27,14 @@ struct DrillDownTests {
     #expect(second.dropped == UnitList(unit: unit, count: 1, units: [name("B")]))
     let listedOne = try await reports.funnelPaths(filter, steps: steps, window: 3_600_000, droppedAt: 1, limit: 1)
     #expect(listedOne.dropped == UnitList(unit: unit, count: 2, units: [name("C")]))
+    // The step events (8: five views, two adds, a purchase); past a limit an engine says there are
+    // more, by one row more or by refusing.
+    #expect(try await reports.funnelEvents(filter, steps: steps, limit: 100).count == 8)
+    do {
+      #expect(try await reports.funnelEvents(filter, steps: steps, limit: 2).count == 3)
+    } catch let error as FieldError {
+      #expect(error == FunnelPaths.tooManyEvents)
+    }
     // No step asked: no list; a step that is not one gets an error naming the parameter.
     #expect(try await reports.funnelPaths(filter, steps: steps, window: 3_600_000, droppedAt: nil).dropped == nil)
     for wrong in [0, 3] {

@@ -62,7 +62,10 @@ struct ReportEngineTests {
       record("funnel \(steps.joined(separator: ">")) \(window)")
       return Funnel(window: window, appVersion: appVersion, steps: [])
     }
-    func funnelEvents(_ filter: ReportFilter, steps: [String], limit: Int?) async throws -> [SQLRow] { [] }
+    /// Too many step events for the collector's walk: the dashboard falls back to ``funnel``.
+    func funnelEvents(_ filter: ReportFilter, steps: [String], limit: Int?) async throws -> [SQLRow] {
+      throw FunnelPaths.tooManyEvents
+    }
     func retentionUnits(
       _ filter: ReportFilter, period: ReportBucket, events: RetentionEvents, cohort: Int64, offset: Int64, limit: Int
     ) async throws -> UnitList { UnitList(unit: filter.unit, count: 0, units: []) }
@@ -105,11 +108,17 @@ struct ReportEngineTests {
         uri: "/dashboard/breakdowns?app=ty", method: .get, headers: [.authorization: "Bearer \(adminKey)"]
       ) { ($0.status, String(buffer: $0.body)) }
       #expect(page.0 == .ok && page.1.contains("from_engine"))
+      let funnelPage = try await client.execute(
+        uri: "/dashboard/funnel?app=ty&step=a&step=b&window=2h", method: .get,
+        headers: [.authorization: "Bearer \(adminKey)"]
+      ) { ($0.status, String(buffer: $0.body)) }
+      #expect(
+        funnelPage.0 == .ok && funnelPage.1.contains("No times to convert or drop-off lists: the steps have more"))
     }
     #expect(
       engine.calls == [
         "aggregate name 9", "topItems Shoes - 5", "funnel a>b 7200000", "aggregate platform 1000",
-        "aggregate os-version 1000", "aggregate app-version 1000",
+        "aggregate os-version 1000", "aggregate app-version 1000", "aggregate name 200", "funnel a>b 7200000",
       ])
   }
 }

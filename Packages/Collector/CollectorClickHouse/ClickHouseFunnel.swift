@@ -59,6 +59,12 @@ extension ClickHouseReports {
 
   public func funnelEvents(_ filter: ReportFilter, steps: [String], limit: Int?) async throws -> [SQLRow] {
     let all = FunnelPart(matching: Self.matching(filter, steps: steps), units: "")
+    // Counting the step events costs little here (the sort and the transfer do not): more than
+    // `limit` are refused before they are read.
+    if let limit {
+      let total = try await rows("SELECT toInt64(count()) AS n FROM \(events) WHERE \(all.matching)").first?["n"].int
+      if (total ?? 0) > Int64(limit) { throw FunnelPaths.tooManyEvents }
+    }
     let walked = walked(all, filter: filter, people: try await countsPeople(filter))
     return try await rows(walked + (limit.map { " LIMIT \(Int64($0) + 1)" } ?? ""))
   }

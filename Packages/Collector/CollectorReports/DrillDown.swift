@@ -1,5 +1,5 @@
 package import CollectorStore
-package import CollectorWire
+public import CollectorWire
 
 /// The people or devices behind a number (a funnel step's drop-off, a retention cell): how many,
 /// and the first of them by id.
@@ -76,6 +76,10 @@ public struct FunnelPaths: ReportResult, Hashable {
   /// The most step events a walk reads: a funnel with more, in its range, is refused.
   public static let mostEvents = 2_000_000
 
+  /// The refusal of a funnel with more than ``mostEvents`` step events in its range.
+  public static let tooManyEvents = FieldError(
+    field: "from", reason: "the steps have more than \(mostEvents) events in the range: narrow it")
+
   /// The paths from rows of (`unit_key`, `name`, `t`) ordered by unit, time and event id; the
   /// units that dropped at step `droppedAt` (1 or later), `limit` of them at most.
   package init(
@@ -122,10 +126,7 @@ extension ReportEngine {
       throw FieldError(field: "dropped", reason: "a step from 2 to \(steps.count)")
     }
     let found = try await funnelEvents(filter, steps: steps, limit: FunnelPaths.mostEvents)
-    guard found.count <= FunnelPaths.mostEvents else {
-      throw FieldError(
-        field: "from", reason: "the steps have more than \(FunnelPaths.mostEvents) events in the range: narrow it")
-    }
+    guard found.count <= FunnelPaths.mostEvents else { throw FunnelPaths.tooManyEvents }
     return FunnelPaths(
       found, steps: steps, window: window, droppedAt: droppedAt, limit: min(limit, UnitList.mostUnits),
       unit: filter.unit)

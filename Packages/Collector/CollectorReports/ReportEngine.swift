@@ -48,7 +48,8 @@ public protocol ReportEngine: Sendable {
   func funnel(_ filter: ReportFilter, steps: [String], window: Int64, appVersion: String?) async throws -> Funnel
   /// The step events of a funnel for the collector's walk (``funnelPaths(_:steps:window:droppedAt:limit:)``):
   /// rows of `unit_key` (the unit, as ``UnitList/units``), `name` and `t` (ms) ordered by unit, time
-  /// and event id; `limit + 1` rows at most, so a caller sees there were more.
+  /// and event id; `limit + 1` rows at most, so a caller sees there were more (an engine that counts
+  /// cheaply may throw ``FunnelPaths/tooManyEvents`` instead).
   func funnelEvents(_ filter: ReportFilter, steps: [String], limit: Int?) async throws -> [SQLRow]
   /// The people or devices (``ReportFilter/unit``) first active in period `cohort` (counted from the
   /// range's start) and active `offset` periods later: their count and the first `limit` by id.
