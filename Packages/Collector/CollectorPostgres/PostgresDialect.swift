@@ -17,6 +17,7 @@ struct PostgresDialect: SQLDialect {
   var largerOfTwo: String { "greatest" }
   var columnTypes: (text: String, double: String, integer: String) { ("text", "double precision", "int") }
   var fence: String { " OFFSET 0" }
+  var countsDevicesByGrouping: Bool { true }
 
   func jsonValue(_ document: String, _ key: String) -> String { "(\(document) -> '\(key)')" }
 

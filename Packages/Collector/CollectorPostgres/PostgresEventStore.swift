@@ -144,11 +144,13 @@ public final class PostgresEventStore: EventStore {
   }
 
   public func events(app: String, limit: Int) async throws -> [StoredEvent] {
+    // `e.`: the select list names the time in ms `occurred_at`; the order must use the column (and
+    // its index), not sort every row by that expression.
     try await guarded {
       let rows = try await client.query(
         """
-        SELECT \(unescaped: PostgresTables.eventColumns) FROM \(unescaped: tables.events) WHERE app = \(app)
-        ORDER BY occurred_at, event_id LIMIT \(limit)
+        SELECT \(unescaped: PostgresTables.eventColumns) FROM \(unescaped: tables.events) e WHERE app = \(app)
+        ORDER BY e.occurred_at, e.event_id LIMIT \(limit)
         """,
         logger: logger)
       var events: [StoredEvent] = []
@@ -161,8 +163,8 @@ public final class PostgresEventStore: EventStore {
     try await guarded {
       let rows = try await client.query(
         """
-        SELECT \(unescaped: PostgresTables.counterColumns) FROM \(unescaped: tables.counters) WHERE app = \(app)
-        ORDER BY first_counted_at, device_id, name
+        SELECT \(unescaped: PostgresTables.counterColumns) FROM \(unescaped: tables.counters) c WHERE app = \(app)
+        ORDER BY c.first_counted_at, c.device_id, c.name
         """,
         logger: logger)
       var counters: [StoredCounter] = []

@@ -66,9 +66,12 @@ extension SQLReports {
     }
     let columns = EventRows.columns(milliseconds: sql.ms, parameters: store.dialect.parametersAsText)
     let page = max(1, min(limit, 1_000))
+    // The order names the table's columns (`e.`): an engine whose select list turns the time into
+    // milliseconds under the column's name would otherwise sort by that expression, every row of
+    // the range (PostgreSQL: 0.8 s for the first page of 1M events instead of 1 ms).
     let found = try await rows(
-      "SELECT \(columns) FROM \(store.eventsTable) "
-        + "WHERE \(conditions) ORDER BY occurred_at DESC, event_id DESC LIMIT \(sql.bind(Int64(page + 1)))", sql)
+      "SELECT \(columns) FROM \(store.eventsTable) e "
+        + "WHERE \(conditions) ORDER BY e.occurred_at DESC, e.event_id DESC LIMIT \(sql.bind(Int64(page + 1)))", sql)
     return EventRows(found, page: page)
   }
 

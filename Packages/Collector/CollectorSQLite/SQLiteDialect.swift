@@ -21,6 +21,7 @@ struct SQLiteDialect: SQLDialect {
   var largerOfTwo: String { "max" }
   var columnTypes: (text: String, double: String, integer: String) { ("TEXT", "REAL", "INTEGER") }
   var fence: String { " LIMIT -1 OFFSET 0" }
+  var countsDevicesByGrouping: Bool { false }
 
   /// The key is quoted in the path, so that keys with spaces (`Order ID`) are read.
   func jsonValue(_ document: String, _ key: String) -> String { "json_extract(\(document), '$.\"\(key)\"')" }
