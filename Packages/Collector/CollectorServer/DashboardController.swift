@@ -188,7 +188,7 @@ struct DashboardController: Sendable {
         view.paths = paths
         view.funnel = Funnel(
           reached: paths.reached, steps: names, window: milliseconds, appVersion: nil, unit: filter.unit)
-      } catch let error as FieldError where error.field == "from" {
+      } catch let error as FieldError where error == FunnelPaths.tooManyEvents {
         view.pathsProblem = error.reason
         view.funnel = try await reports.funnel(filter, steps: names, window: milliseconds)
       }
