@@ -6,20 +6,33 @@ import Foundation
 /// derives at insert (``ClickHouseFacts``: the top-level parameters as key and value arrays, the
 /// purchase and refund facts in `orders` and `items`). The benchmark checks that every report answers
 /// as SQLite does on the same size, so a difference between the two generators shows.
-enum ClickHouseData {
+struct ClickHouseData {
+  /// The server the rows are inserted through (on a cluster, into its `Distributed` tables, which
+  /// shard them by device as the store's inserts are).
+  let client: ClickHouseClient
+  /// Every server (the one server, or each shard).
+  let servers: [ClickHouseClient]
+  let database: String
+  /// Whether the tables are sharded (each server's own rows are in `<table>_local`).
+  let sharded: Bool
+
   /// Generates `size` events into `database` in steps of 1,000,000, as the SQL generator does (its
   /// device count depends on each step's end, so the steps are the same).
-  static func load(_ size: Int, into client: ClickHouseClient, database: String) async throws {
+  func load(_ size: Int) async throws {
+    // Through a `Distributed` table, an insert answers once every shard wrote its rows.
+    let synchronous = ["insert_distributed_sync": "1"]
     var done = 0
     while done < size {
       let end = min(size, done + 1_000_000)
-      for statement in inserts(from: done, to: end, database: database) {
-        try await client.execute(statement)
+      for statement in Self.inserts(from: done, to: end, database: database) {
+        try await client.execute(statement, settings: synchronous)
       }
       done = end
       if done % 10_000_000 == 0 || done == size { ReportBenchmark.log("  \(done)/\(size)") }
     }
-    try await client.execute("OPTIMIZE TABLE \(database).events FINAL")
+    for server in servers {
+      try await server.execute("OPTIMIZE TABLE \(database).events\(sharded ? "_local" : "") FINAL")
+    }
     // The device-to-person table, as the store's migration fills it from stored events.
     try await client.execute(
       """
@@ -28,7 +41,7 @@ enum ClickHouseData {
       FROM (SELECT app, device_id, assumeNotNull(user_id) AS uid, occurred_at, event_id FROM \(database).events
             WHERE isNotNull(user_id))
       GROUP BY app, device_id
-      """)
+      """, settings: synchronous)
   }
 
   /// The generated rows `first..<end` as a subquery: `x`, the session, the device, the time, the

@@ -18,6 +18,8 @@ import Foundation
 /// REPORT_BENCHMARK_TZ=Europe/Berlin swift run -c release --package-path Tools/Benchmarks ReportBenchmark 1000000
 /// REPORT_BENCHMARK_ENGINES=clickhouse REPORT_BENCHMARK_CLICKHOUSE_URL=http://127.0.0.1:8123 \
 ///   swift run -c release --package-path Tools/Benchmarks ReportBenchmark 100000000
+/// REPORT_BENCHMARK_ENGINES=clickhouse-shards REPORT_BENCHMARK_CLICKHOUSE_SHARD_URLS=$COLLECTOR_TEST_CLICKHOUSE_SHARD_URLS \
+///   swift run -c release --package-path Tools/Benchmarks ReportBenchmark 10000000
 /// ```
 ///
 /// The data is generated inside the database by `INSERT … SELECT` (the same rows on every engine),
@@ -26,7 +28,10 @@ import Foundation
 /// 3 OS versions, a product id parameter; purchases (3 %) and refunds (1 %) carry an order (a
 /// transaction id, TRY or EUR, a value; purchases two items). The SQL stores run sizes up to
 /// 10,000,000 (past that is ClickHouse's ground; `REPORT_BENCHMARK_SQL_MAX` changes it);
-/// `REPORT_BENCHMARK_ENGINES=sqlite,postgres,clickhouse` picks engines among those configured.
+/// `REPORT_BENCHMARK_ENGINES=sqlite,postgres,clickhouse,clickhouse-shards` picks engines among those
+/// configured; `clickhouse-shards` is a cluster (`REPORT_BENCHMARK_CLICKHOUSE_SHARD_URLS`, every
+/// shard's URL; `REPORT_BENCHMARK_CLICKHOUSE_CLUSTER`, default `coretracker_shards` as `.ci/clickhouse`
+/// names it), its rows sharded by device through its `Distributed` tables.
 @main
 enum ReportBenchmark {
   static let start = ReportTime.parse("2026-10-05")!
