@@ -63,7 +63,7 @@ struct ReportEngineTests {
       return Funnel(window: window, appVersion: appVersion, steps: [])
     }
     /// Too many step events for the collector's walk: the dashboard falls back to ``funnel``.
-    func funnelEvents(_ filter: ReportFilter, steps: [String], limit: Int?) async throws -> [SQLRow] {
+    func funnelEvents(_ filter: ReportFilter, steps: [String], limit: Int?) async throws -> [FunnelEvent] {
       throw FunnelPaths.tooManyEvents
     }
     func retentionUnits(

@@ -1,5 +1,5 @@
 public import CollectorReports
-public import CollectorStore
+import CollectorStore
 import CollectorWire
 
 /// The funnel on ClickHouse: the same furthest step per person or device as the SQL engines' walk
@@ -57,7 +57,7 @@ extension ClickHouseReports {
     return Funnel(reached: reached, steps: steps, window: window, appVersion: appVersion, unit: filter.unit)
   }
 
-  public func funnelEvents(_ filter: ReportFilter, steps: [String], limit: Int?) async throws -> [SQLRow] {
+  public func funnelEvents(_ filter: ReportFilter, steps: [String], limit: Int?) async throws -> [FunnelEvent] {
     let all = FunnelPart(matching: Self.matching(filter, steps: steps), units: "")
     // Counting the step events costs little here (the sort and the transfer do not): more than
     // `limit` are refused before they are read.
@@ -66,7 +66,7 @@ extension ClickHouseReports {
       if (total ?? 0) > Int64(limit) { throw FunnelPaths.tooManyEvents }
     }
     let walked = walked(all, filter: filter, people: try await countsPeople(filter))
-    return try await rows(walked + (limit.map { " LIMIT \(Int64($0) + 1)" } ?? ""))
+    return Funnel.events(try await rows(walked + (limit.map { " LIMIT \(Int64($0) + 1)" } ?? "")))
   }
 
   /// The filter's events of the steps, as a condition.
@@ -113,7 +113,7 @@ extension ClickHouseReports {
       walk.units +=
         (walk.units.isEmpty ? " WHERE " : " AND ")
         + "unit_id IN (SELECT unit_id FROM (\(perUnit)) WHERE unfit = 1 OR lo != hi)"
-      let found = try await rows(walked(walk, filter: filter, people: people))
+      let found = Funnel.events(try await rows(walked(walk, filter: filter, people: people)))
       for (step, units) in Funnel.reached(found, steps: steps, window: window).enumerated() {
         reached[step] += units
       }

@@ -111,6 +111,11 @@ struct PostgresTables: Sendable {
         """,
         "CREATE INDEX annotations_app_time ON \(annotations) (app, time)",
       ],
+      // The funnel reads its step events from this index alone (index-only scans).
+      [
+        "CREATE INDEX events_app_name_occurred_at_devices ON \(events) (app, name, occurred_at) INCLUDE (device_id, event_id)",
+        "DROP INDEX \"\(schema)\".events_app_name_occurred_at",
+      ],
     ]
   }
 

@@ -80,10 +80,10 @@ public struct FunnelPaths: ReportResult, Hashable {
   public static let tooManyEvents = FieldError(
     field: "from", reason: "the steps have more than \(mostEvents) events in the range: narrow it")
 
-  /// The paths from rows of (`unit_key`, `name`, `t`) ordered by unit, time and event id; the
-  /// units that dropped at step `droppedAt` (1 or later), `limit` of them at most.
+  /// The paths from step events ordered by unit, time and event id; the units that dropped at step
+  /// `droppedAt` (1 or later), `limit` of them at most.
   package init(
-    _ found: [SQLRow], steps: [String], window: Int64, droppedAt: Int?, limit: Int, unit: ReportUnit
+    _ found: [FunnelEvent], steps: [String], window: Int64, droppedAt: Int?, limit: Int, unit: ReportUnit
   ) {
     var times = Array(repeating: [Int64](), count: steps.count)
     var reached = Array(repeating: Int64(0), count: steps.count)

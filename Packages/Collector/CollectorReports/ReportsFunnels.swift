@@ -1,4 +1,4 @@
-public import CollectorStore
+package import CollectorStore
 package import CollectorWire
 import Foundation
 
@@ -17,19 +17,25 @@ extension SQLReports {
     return Funnel(found, steps: steps, window: window, appVersion: appVersion, unit: filter.unit)
   }
 
-  public func funnelEvents(_ filter: ReportFilter, steps: [String], limit: Int?) async throws -> [SQLRow] {
-    let persons = try await personsTable(filter)
+  /// The step events, read from the `(app, name, occurred_at, device_id, event_id)` index alone
+  /// and put in order by unit here: a database sort of every step event (and a join with the
+  /// persons per event) cost more than reading them (``Funnel/byUnit(_:persons:)``).
+  public func funnelEvents(_ filter: ReportFilter, steps: [String], limit: Int?) async throws -> [FunnelEvent] {
+    var persons: [String: String]? = nil
+    if let table = try await personsTable(filter) {
+      var sql = SQLBuilder(store.dialect)
+      let mapped = try await rows(
+        "SELECT device_id, person FROM \(table) WHERE app = \(sql.bind(filter.storedApp))", sql)
+      persons = Dictionary(
+        mapped.map { ($0["device_id"].text ?? "", $0["person"].text ?? "") }, uniquingKeysWith: { first, _ in first })
+    }
     var sql = SQLBuilder(store.dialect)
     let conditions = sql.conditions(filter)
     let names = Set(steps).map { sql.bind($0) }.joined(separator: ", ")
-    let stepEvents =
-      "SELECT app, device_id, name, \(sql.ms("occurred_at")) AS t, event_id FROM \(store.eventsTable) "
-      + "WHERE \(conditions) AND name IN (\(names))"
-    // Events of one millisecond keep their tracking order: CoreTracker's ids grow with each event.
-    let ordered =
-      "SELECT unit_id AS unit_key, name, t FROM (\(units(of: stepEvents, persons: persons))) u "
-      + "ORDER BY unit_id, t, event_id"
-    return try await rows(ordered + (limit.map { " LIMIT \(sql.bind(Int64($0) + 1))" } ?? ""), sql)
+    let found = try await rows(
+      "SELECT device_id, name, \(sql.ms("occurred_at")) AS t, event_id FROM \(store.eventsTable) "
+        + "WHERE \(conditions) AND name IN (\(names))" + (limit.map { " LIMIT \(sql.bind(Int64($0) + 1))" } ?? ""), sql)
+    return Funnel.byUnit(found, persons: persons)
   }
 
   /// Sessions: how many, median duration (first to last event), events per session.
@@ -121,38 +127,6 @@ extension Funnel {
 }
 
 extension Funnel {
-  /// The funnel from rows of (`unit_key`: the person or device, `name`, `t`) ordered by unit, time
-  /// and event id.
-  package init(
-    _ found: [SQLRow], steps: [String], window: Int64, appVersion: String?, unit: ReportUnit
-  ) {
-    self.init(
-      reached: Self.reached(found, steps: steps, window: window), steps: steps, window: window, appVersion: appVersion,
-      unit: unit)
-  }
-
-  /// How many people or devices reached each step, from rows of (`unit_key`, `name`, `t`) ordered
-  /// by unit, time and event id.
-  package static func reached(_ found: [SQLRow], steps: [String], window: Int64) -> [Int64] {
-    var reached = Array(repeating: Int64(0), count: steps.count)
-    eachUnit(found) { _, events in
-      for step in 0..<walk(events, steps: steps, window: window).best { reached[step] += 1 }
-    }
-    return reached
-  }
-
-  /// Calls `body` with each unit's key (`unit_key`) and its rows, from rows ordered by unit.
-  static func eachUnit(_ found: [SQLRow], _ body: (String, ArraySlice<SQLRow>) -> Void) {
-    var index = 0
-    while index < found.count {
-      let unit = found[index]["unit_key"].text ?? ""
-      var end = index
-      while end < found.count, (found[end]["unit_key"].text ?? "") == unit { end += 1 }
-      body(unit, found[index..<end])
-      index = end
-    }
-  }
-
   /// The funnel from how many people or devices reached each step (`reached[i]`: step `i` or
   /// further).
   package init(
@@ -167,41 +141,6 @@ extension Funnel {
         dropOff: offset == 0 || previous == 0 ? 0 : Double(previous - reached[offset]) * 100 / Double(previous))
     }
     self.init(window: window, appVersion: appVersion, steps: result, unit: unit)
-  }
-
-  /// The furthest step one person or device reached, in one pass over its events (linear in them,
-  /// whatever their number): `latest[k]` is the latest start of a chain that has reached step `k`
-  /// within the window of that start. A later start is never worse (it leaves more of the window),
-  /// so keeping the latest is exact: the answer is that of walking from every first-step event and
-  /// keeping the best attempt. Steps are advanced from the last to the first, so one event never
-  /// counts as two steps.
-  ///
-  /// When `timed`, `fastest[k]` is the unit's quickest chain from a first step to step `k`: an
-  /// event reaching `k` from the latest start is the quickest chain ending with it, so the least of
-  /// those over the events is the quickest of all (the walk then reads every event).
-  static func walk(_ events: ArraySlice<SQLRow>, steps: [String], window: Int64, timed: Bool = false)
-    -> (best: Int, fastest: [Int64?])
-  {
-    var latest = [Int64?](repeating: nil, count: steps.count)
-    var fastest = [Int64?](repeating: nil, count: timed ? steps.count : 0)
-    var best = 0
-    for event in events {
-      let name = event["name"].text ?? ""
-      let time = event["t"].int ?? 0
-      for step in stride(from: steps.count - 1, through: 1, by: -1) where steps[step] == name {
-        guard let start = latest[step - 1], time - start <= window else { continue }
-        latest[step] = max(latest[step] ?? start, start)
-        best = max(best, step + 1)
-        if timed { fastest[step] = min(fastest[step] ?? .max, time - start) }
-      }
-      if steps[0] == name {
-        latest[0] = time
-        best = max(best, 1)
-        if timed { fastest[0] = 0 }
-      }
-      if best == steps.count, !timed { break }
-    }
-    return (best, fastest)
   }
 }
 
