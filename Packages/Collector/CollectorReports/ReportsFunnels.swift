@@ -21,13 +21,18 @@ extension SQLReports {
   /// and put in order by unit here: a database sort of every step event (and a join with the
   /// persons per event) cost more than reading them (``Funnel/byUnit(_:persons:)``).
   public func funnelEvents(_ filter: ReportFilter, steps: [String], limit: Int?) async throws -> [FunnelEvent] {
+    // The app's device-to-person map, read once; none (an app where no one signed in) means the
+    // units are devices, as ``personsTable(_:)`` decides for the other reports.
     var persons: [String: String]? = nil
-    if let table = try await personsTable(filter) {
+    if filter.unit == .person, let table = store.personsTable {
       var sql = SQLBuilder(store.dialect)
       let mapped = try await rows(
         "SELECT device_id, person FROM \(table) WHERE app = \(sql.bind(filter.storedApp))", sql)
-      persons = Dictionary(
-        mapped.map { ($0["device_id"].text ?? "", $0["person"].text ?? "") }, uniquingKeysWith: { first, _ in first })
+      persons =
+        mapped.isEmpty
+        ? nil
+        : Dictionary(
+          mapped.map { ($0["device_id"].text ?? "", $0["person"].text ?? "") }, uniquingKeysWith: { first, _ in first })
     }
     var sql = SQLBuilder(store.dialect)
     let conditions = sql.conditions(filter)

@@ -7,10 +7,8 @@ import Foundation
 /// purchase and refund facts in `orders` and `items`). The benchmark checks that every report answers
 /// as SQLite does on the same size, so a difference between the two generators shows.
 struct ClickHouseData {
-  /// The server the rows are inserted through (on a cluster, into its `Distributed` tables, which
-  /// shard them by device as the store's inserts are).
-  let client: ClickHouseClient
-  /// Every server (the one server, or each shard).
+  /// Every server (the one server, or each shard); the rows are inserted through the first (on a
+  /// cluster, into its `Distributed` tables, which shard them by device as the store's inserts are).
   let servers: [ClickHouseClient]
   let database: String
   /// Whether the tables are sharded (each server's own rows are in `<table>_local`).
@@ -21,6 +19,7 @@ struct ClickHouseData {
   func load(_ size: Int) async throws {
     // Through a `Distributed` table, an insert answers once every shard wrote its rows.
     let synchronous = ["insert_distributed_sync": "1"]
+    let client = servers[0]
     var done = 0
     while done < size {
       let end = min(size, done + 1_000_000)

@@ -90,7 +90,7 @@ struct Engine {
       try ClickHouseClient(url: URL(string: $0)!, database: database, http: ClickHouseClient.http)
     }
     let client = servers[0]
-    let data = ClickHouseData(client: client, servers: servers, database: database, sharded: cluster != nil)
+    let data = ClickHouseData(servers: servers, database: database, sharded: cluster != nil)
     let dropAll = {
       for server in servers { try await server.execute("DROP DATABASE IF EXISTS \(database)") }
     }
