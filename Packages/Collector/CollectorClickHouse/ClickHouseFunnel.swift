@@ -3,26 +3,26 @@ import CollectorStore
 import CollectorWire
 
 /// The funnel on ClickHouse: the same furthest step per person or device as the SQL engines' walk
-/// (``Funnel/reached(_:steps:window:)``), computed by the server with `windowFunnel`.
+/// (``Funnel/reached(_:steps:window:)``), computed by the server with `windowFunnel` over each
+/// unit's step events, times in milliseconds.
 ///
 /// Two limits of `windowFunnel` in 18.16 shape the query, and neither may change an answer:
 /// - It breaks ties between events of one millisecond by step, the walk by tracking order (the
-///   event id). So each event's time is made unique and ordered as the walk orders: `T = ms × K +
-///   rank`, the rank counting the unit's earlier events of the same millisecond by id (K = 16).
-///   Scaled so, a window can no longer be told exactly: `windowFunnel(W × K)` finds only chains the
-///   walk finds and `windowFunnel(W × K + K − 1)` every chain it finds, so where both give one level
-///   it is the walk's.
-/// - It keeps chain starts as signed 32-bit numbers: a start at 2^31 or later is lost. So the range
-///   is cut into blocks of `2^31 / K` ms and each unit's events are funnelled per block, times
-///   counted from the block's start; a block also holds the first `W` ms of the next one (where its
-///   chains can end), but starts only in its own. A unit's level is its best block's.
+///   event id). Where a unit's step events all have different times the two agree; a unit with two
+///   in one millisecond (`count() > uniq(time)`: `uniq` can only count fewer, never more) is walked
+///   by the collector from its rows, as the SQL engines walk every unit.
+/// - It keeps chain starts as signed 32-bit numbers: a start at 2^31 ms (24.8 days) or later is
+///   lost. So the range is cut into blocks of 2^31 − 1 ms and each unit's events are funnelled once
+///   per block, in one pass, times counted from the block's start; a block's funnel also takes the
+///   first `W` ms after it (where its chains can end), but starts only in the block. A unit's level
+///   is its best block's.
 ///
-/// The units where the two windows disagree or that have more than K events in one millisecond,
-/// and funnels whose window is over 1.5 days or that name a step twice (one event would match two
-/// steps), are walked by the collector from their rows, as the SQL engines do.
+/// Counting people, only the devices of people with two or more devices are mapped to their person:
+/// a person with one device reaches what that device reaches, so it counts once either way. Funnels
+/// that name a step twice (one event would match two steps) are walked by the collector.
 extension ClickHouseReports {
-  /// Events of one millisecond per unit that the scaled times keep apart.
-  static let funnelScale: Int64 = 16
+  /// The times of one block: chain starts below 2^31 ms.
+  static let funnelBlock = Int64(Int32.max)
   /// Step events funnelled in one query, at most (about 1 GB of the server's memory).
   static let funnelPart: Int64 = 4_000_000
 
@@ -31,10 +31,9 @@ extension ClickHouseReports {
   {
     let filter = try Funnel.filter(filter, steps: steps, window: window, appVersion: appVersion)
     let matching = Self.matching(filter, steps: steps)
-    let scale = Self.funnelScale
     let people = try await countsPeople(filter)
     let all = FunnelPart(matching: matching, units: "")
-    guard Set(steps).count == steps.count, window <= (Int64(Int32.max) - scale) / scale else {
+    guard Set(steps).count == steps.count, window <= Self.funnelBlock else {
       let found = try await funnelEvents(filter, steps: steps, limit: nil)
       return Funnel(found, steps: steps, window: window, appVersion: appVersion, unit: filter.unit)
     }
@@ -65,7 +64,7 @@ extension ClickHouseReports {
       let total = try await rows("SELECT toInt64(count()) AS n FROM \(events) WHERE \(all.matching)").first?["n"].int
       if (total ?? 0) > Int64(limit) { throw FunnelPaths.tooManyEvents }
     }
-    let walked = walked(all, filter: filter, people: try await countsPeople(filter))
+    let walked = walked(all, filter: filter, people: try await countsPeople(filter), counting: false)
     return Funnel.events(try await rows(walked + (limit.map { " LIMIT \(Int64($0) + 1)" } ?? "")))
   }
 
@@ -81,40 +80,57 @@ extension ClickHouseReports {
     var units: String
   }
 
-  /// The step events of `part`, each with its unit (`unit_id`).
-  private func stepEvents(_ part: FunnelPart, filter: ReportFilter, people: Bool) -> String {
+  /// The step events of `part`, each with its unit (`unit_id`). Counting, a device of a person with
+  /// one device stays itself (the person counts once either way, and only people with several
+  /// devices are looked up); listing (`counting: false`), every identified device is its person, as
+  /// the drill-downs name people.
+  private func stepEvents(_ part: FunnelPart, filter: ReportFilter, people: Bool, counting: Bool) -> String {
     guard people else {
-      return "SELECT device_id AS unit_id, name, occurred_at, event_id FROM \(self.events) WHERE \(part.matching)"
+      let devices =
+        "SELECT device_id AS unit_id, name, occurred_at, event_id FROM \(self.events) WHERE \(part.matching)"
+      return part.units.isEmpty ? devices : "SELECT * FROM (\(devices))\(part.units)"
     }
     let events = "SELECT device_id, name, occurred_at, event_id FROM \(self.events) WHERE \(part.matching)"
+    guard counting else {
+      return
+        "SELECT unit_id, name, occurred_at, event_id FROM (\(units(of: events, app: filter.storedApp, people: true)))"
+        + part.units
+    }
+    let persons = schema.personOfDevice(app: ClickHouseSQL.literal(filter.storedApp))
+    let shared =
+      "SELECT device_id, person FROM (\(persons)) WHERE person IN "
+      + "(SELECT person FROM (\(persons)) GROUP BY person HAVING count() > 1)"
     return
-      "SELECT unit_id, name, occurred_at, event_id FROM (\(units(of: events, app: filter.storedApp, people: people)))"
-      + part.units
+      "SELECT unit_id, name, occurred_at, event_id FROM ("
+      + "SELECT if(person = '', concat('d:', device_id), concat('u:', person)) AS unit_id, name, occurred_at, event_id "
+      + "FROM (\(events)) ANY LEFT JOIN (\(shared)) USING device_id)\(part.units)"
   }
 
   /// How many units of `part` reached each step.
   private func funnelPart(
     _ filter: ReportFilter, _ part: FunnelPart, people: Bool, steps: [String], window: Int64
   ) async throws -> [Int64] {
-    let perUnit = unitsQuery(filter, stepEvents(part, filter: filter, people: people), steps: steps, window: window)
+    let stepEvents = stepEvents(part, filter: filter, people: people, counting: true)
+    let perUnit = unitsQuery(filter, stepEvents, steps: steps, window: window)
     let counted = try await rows(
-      "SELECT lo, hi, unfit, toInt64(count()) AS devices FROM (\(perUnit)) GROUP BY lo, hi, unfit")
+      "SELECT level, unfit, toInt64(count()) AS units FROM (\(perUnit)) GROUP BY level, unfit")
     var reached = Array(repeating: Int64(0), count: steps.count)
     var leftOver = false
     for row in counted {
-      guard row["unfit"].int == 0, row["lo"].int == row["hi"].int else {
+      guard row["unfit"].int == 0 else {
         leftOver = true
         continue
       }
-      for step in 0..<min(Int(clamping: row["lo"].int ?? 0), steps.count) { reached[step] += row["devices"].int ?? 0 }
+      for step in 0..<min(Int(clamping: row["level"].int ?? 0), steps.count) { reached[step] += row["units"].int ?? 0 }
     }
     if leftOver {
       var walk = part
       walk.units +=
-        (walk.units.isEmpty ? " WHERE " : " AND ")
-        + "unit_id IN (SELECT unit_id FROM (\(perUnit)) WHERE unfit = 1 OR lo != hi)"
-      let found = Funnel.events(try await rows(walked(walk, filter: filter, people: people)))
-      for (step, units) in Funnel.reached(found, steps: steps, window: window).enumerated() {
+        (walk.units.isEmpty ? " WHERE " : " AND ") + "unit_id IN (SELECT unit_id FROM (\(perUnit)) WHERE unfit = 1)"
+      let walked = walked(walk, filter: filter, people: people, counting: true)
+      for (step, units) in Funnel.reached(Funnel.events(try await rows(walked)), steps: steps, window: window)
+        .enumerated()
+      {
         reached[step] += units
       }
     }
@@ -123,40 +139,32 @@ extension ClickHouseReports {
 
   /// The step events of `part`, as the walk reads them: by unit, time and id (events of one
   /// millisecond keep their tracking order: CoreTracker's ids grow with each event).
-  private func walked(_ part: FunnelPart, filter: ReportFilter, people: Bool) -> String {
-    "SELECT unit_id AS unit_key, name, occurred_at AS t FROM (\(stepEvents(part, filter: filter, people: people))) "
-      + "ORDER BY unit_key, t, event_id"
+  private func walked(_ part: FunnelPart, filter: ReportFilter, people: Bool, counting: Bool) -> String {
+    let events = stepEvents(part, filter: filter, people: people, counting: counting)
+    return "SELECT unit_id AS unit_key, name, occurred_at AS t FROM (\(events)) ORDER BY unit_key, t, event_id"
   }
 
-  /// One row per unit of `stepEvents` (``stepEvents(_:filter:people:)``): `lo` and `hi`, its
-  /// furthest step under the narrow and the wide scaled window, and `unfit` when it has more than K
-  /// events in one millisecond.
+  /// One row per unit of `stepEvents` (``stepEvents(_:filter:people:counting:)``): `level`, its
+  /// furthest step, and `unfit` when two of its step events share a millisecond.
+  ///
+  /// One `windowFunnel` per block of the range, all in one pass: block `b`'s counts only the events
+  /// in it or in the first `W` ms after it, times from its start, and starts chains only in it.
   private func unitsQuery(_ filter: ReportFilter, _ stepEvents: String, steps: [String], window: Int64) -> String {
-    let scale = Self.funnelScale
-    let block = Int64(Int32.max) / scale
-    let from = ClickHouseSQL.literal(filter.from)
-    // The unit's step events ordered as the walk orders them, and each one's rank in its ms.
-    let key = "groupArray((occurred_at, event_id))"
-    let sorted =
-      "SELECT unit_id, arraySort((x, k) -> k, groupArray(occurred_at), \(key)) AS ts, "
-      + "arraySort((x, k) -> k, groupArray(name), \(key)) AS ns FROM (\(stepEvents)) GROUP BY unit_id"
-    let ranked =
-      "SELECT unit_id, t - \(from) AS rel, name, r, (t - \(from)) * \(scale) + r - 1 AS tk "
-      + "FROM (\(sorted)) ARRAY JOIN ts AS t, ns AS name, arrayEnumerateUniq(ts) AS r"
-    // Each event in its block, and also in the block before when it lies in the first W ms.
-    let blockOf = "intDiv(rel, \(block))"
-    let blocks =
-      "if(\(blockOf) > 0 AND rel - \(blockOf) * \(block) <= \(window), [\(blockOf) - 1, \(blockOf)], [\(blockOf)])"
-    let conditions = steps.enumerated().map { index, step in
-      "name = \(ClickHouseSQL.literal(step))" + (index == 0 ? " AND rel < (g + 1) * \(block)" : "")
-    }.joined(separator: ", ")
-    let time = "toUInt32(tk - g * \(block * scale))"
-    let perBlock =
-      "SELECT unit_id, g, windowFunnel(\(window * scale))(\(time), \(conditions)) AS lo, "
-      + "windowFunnel(\(window * scale + scale - 1))(\(time), \(conditions)) AS hi, max(r) AS mr "
-      + "FROM (\(ranked)) ARRAY JOIN \(blocks) AS g GROUP BY unit_id, g"
+    let block = Self.funnelBlock
+    let blocks = max(1, (filter.to - filter.from + block - 1) / block)
+    let funnels = (0..<blocks).map { index in
+      let (start, end) = (index * block, (index + 1) * block)
+      let conditions = steps.enumerated().map { step, name in
+        let inBlock = step == 0 ? "rel < \(end)" : "rel <= \(end + window)"
+        return "name = \(ClickHouseSQL.literal(name)) AND rel >= \(start) AND \(inBlock)"
+      }
+      return "windowFunnel(\(window))(toUInt32(rel - \(start)), \(conditions.joined(separator: ", ")))"
+    }
+    // 18.16's `greatest` takes two arguments.
+    let level = funnels.dropFirst().reduce(funnels[0]) { "greatest(\($0), \($1))" }
     return
-      "SELECT unit_id, max(lo) AS lo, max(hi) AS hi, toUInt8(max(mr) > \(scale)) AS unfit FROM (\(perBlock)) "
+      "SELECT unit_id, \(level) AS level, toUInt8(count() > uniq(rel)) AS unfit FROM ("
+      + "SELECT unit_id, name, occurred_at - \(ClickHouseSQL.literal(filter.from)) AS rel FROM (\(stepEvents))) "
       + "GROUP BY unit_id"
   }
 }
