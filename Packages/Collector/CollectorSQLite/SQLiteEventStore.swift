@@ -279,25 +279,8 @@ extension SQLiteEventStore: ReportQuerying, BulkLoading {
 
   /// Runs a report query on one of the WAL readers (reads never wait for the writer).
   public func read(_ sql: String, _ arguments: [SQLValue]) async throws -> [SQLRow] {
-    let bound = StatementArguments(
-      arguments.map { value -> (any DatabaseValueConvertible)? in
-        switch value {
-        case .int(let number): number
-        case .double(let number): number
-        case .text(let text): text
-        case .null: nil
-        }
-      })
-    return try await run(on: SQLiteWorker.reports) { [pool] in
-      try pool.read { db in
-        let rows = try Row.fetchAll(db, sql: sql, arguments: bound)
-        let columns = rows.first.map { Array($0.columnNames) } ?? []
-        return rows.map { row in
-          SQLRow(
-            columns: columns,
-            values: (0..<row.count).map { SQLiteRows.value(row[$0]) })
-        }
-      }
+    try await run(on: SQLiteWorker.reports) { [pool] in
+      try pool.read { db in try SQLiteRows.read(db, sql: sql, arguments: arguments) }
     }
   }
 }
