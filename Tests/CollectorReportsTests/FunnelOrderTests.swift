@@ -2,10 +2,10 @@ import CollectorReports
 import CollectorStore
 import Testing
 
-/// The SQL engines read a funnel's step events in any order and put them in order by unit in the
+/// The SQL engines read a funnel's step events in any order and group them by unit in the
 /// collector (``Funnel/byUnit(_:persons:)``): a person's devices form one path, events of one
 /// millisecond keep their ids' order, and the order does not depend on the order read.
-@Suite("A funnel's step events ordered by unit")
+@Suite("A funnel's step events grouped by unit")
 struct FunnelOrderTests {
   /// (device, name, t, event id), as the SQL engines read them.
   static let events: [(String, String, Int64, String)] = [
@@ -25,8 +25,19 @@ struct FunnelOrderTests {
     }
   }
 
-  static func ordered(_ events: [FunnelEvent]) -> [String] {
-    events.map { "\($0.unit) \($0.name) \($0.time)" }
+  /// The events as "unit name time": each unit's run in its order, the runs sorted by unit (the
+  /// walk needs a unit's events together, not the units in any order); `nil` when a unit's events
+  /// are not one run.
+  static func ordered(_ events: [FunnelEvent]) -> [String]? {
+    var runs: [(unit: String, lines: [String])] = []
+    for event in events {
+      if runs.last?.unit != event.unit {
+        guard !runs.contains(where: { $0.unit == event.unit }) else { return nil }
+        runs.append((event.unit, []))
+      }
+      runs[runs.count - 1].lines.append("\(event.unit) \(event.name) \(event.time)")
+    }
+    return runs.sorted { $0.unit < $1.unit }.flatMap(\.lines)
   }
 
   @Test(

@@ -13,7 +13,7 @@ extension Funnel {
     rows.map { (unit: $0["unit_key"].text ?? "", name: $0["name"].text ?? "", time: $0["t"].int ?? 0) }
   }
 
-  /// The funnel from step events ordered by unit, time and event id.
+  /// The funnel from step events grouped by unit, each unit's by time and event id.
   package init(
     _ found: [FunnelEvent], steps: [String], window: Int64, appVersion: String?, unit: ReportUnit
   ) {
@@ -22,8 +22,8 @@ extension Funnel {
       unit: unit)
   }
 
-  /// How many people or devices reached each step, from step events ordered by unit, time and
-  /// event id.
+  /// How many people or devices reached each step, from step events grouped by unit, each unit's
+  /// by time and event id.
   package static func reached(_ found: [FunnelEvent], steps: [String], window: Int64) -> [Int64] {
     var reached = Array(repeating: Int64(0), count: steps.count)
     eachUnit(found) { _, events in
@@ -32,7 +32,7 @@ extension Funnel {
     return reached
   }
 
-  /// Calls `body` with each unit and its events, from events ordered by unit.
+  /// Calls `body` with each unit and its events, from events grouped by unit.
   static func eachUnit(_ found: [FunnelEvent], _ body: (String, ArraySlice<FunnelEvent>) -> Void) {
     var index = 0
     while index < found.count {
@@ -44,54 +44,34 @@ extension Funnel {
     }
   }
 
-  /// Rows of (`device_id`, `name`, `t`, `event_id`) in any order as step events ordered by unit,
-  /// time and event id (events of one millisecond keep their tracking order: CoreTracker's ids grow
+  /// Rows of (`device_id`, `name`, `t`, `event_id`) in any order as step events grouped by unit,
+  /// each unit's ordered by time and event id (events of one millisecond keep their tracking order: CoreTracker's ids grow
   /// with each event). With `persons` (device to person) a unit is `u:` and the device's person, or
   /// `d:` and a device never identified; without, the device.
   package static func byUnit(_ found: [SQLRow], persons: [String: String]?) -> [FunnelEvent] {
     guard let columns = found.first?.columns else { return [] }
-    func position(_ name: String) -> Int { columns.firstIndex(of: name) ?? columns.count }
-    let (device, name, time, id) = (position("device_id"), position("name"), position("t"), position("event_id"))
-    func value(_ row: SQLRow, _ index: Int) -> SQLValue { index < row.values.count ? row.values[index] : .null }
-    // Each device's unit, looked up once per device; then the units in order, and each event's.
-    var unitOfDevice: [String: Int] = [:]
-    var unitNamed: [String: Int] = [:]
-    var units: [String] = []
-    let unitOfEvent = found.map { row -> Int in
-      let key = value(row, device).text ?? ""
-      if let unit = unitOfDevice[key] { return unit }
-      let named = persons.map { persons in persons[key].map { "u:" + $0 } ?? "d:" + key } ?? key
-      let unit = unitNamed[named] ?? units.count
-      if unit == units.count {
-        units.append(named)
-        unitNamed[named] = unit
-      }
-      unitOfDevice[key] = unit
-      return unit
-    }
-    let byRank = units.indices.sorted { units[$0] < units[$1] }
-    var rank = Array(repeating: 0, count: units.count)
-    for (place, unit) in byRank.enumerated() { rank[unit] = place }
-    let times = found.map { value($0, time).int ?? 0 }
-    // The events grouped by the units' order (a counting sort), then each unit's by time and id.
+    let read = StepRows(found, columns: columns, persons: persons)
+    let (units, times) = (read.units, read.times)
+    // The events grouped by unit, units in the order first met (a counting sort; nothing needs
+    // them in the units' order: sorting the ids cost a quarter of this function), then each unit's
+    // by time and id.
     var starts = Array(repeating: 0, count: units.count + 1)
-    for unit in unitOfEvent { starts[rank[unit] + 1] += 1 }
+    for unit in read.unitOfEvent { starts[unit + 1] += 1 }
     for index in units.indices { starts[index + 1] += starts[index] }
     var order = Array(repeating: 0, count: found.count)
     var next = starts
-    for (event, unit) in unitOfEvent.enumerated() {
-      order[next[rank[unit]]] = event
-      next[rank[unit]] += 1
+    for (event, unit) in read.unitOfEvent.enumerated() {
+      order[next[unit]] = event
+      next[unit] += 1
     }
     var ordered: [FunnelEvent] = []
     ordered.reserveCapacity(found.count)
-    for (place, unit) in byRank.enumerated() {
-      order[starts[place]..<starts[place + 1]].sort { one, other in
-        times[one] != times[other]
-          ? times[one] < times[other] : (value(found[one], id).text ?? "") < (value(found[other], id).text ?? "")
+    for unit in units.indices {
+      order[starts[unit]..<starts[unit + 1]].sort { one, other in
+        times[one] != times[other] ? times[one] < times[other] : read.id(found[one]) < read.id(found[other])
       }
-      for event in order[starts[place]..<starts[place + 1]] {
-        ordered.append((unit: units[unit], name: value(found[event], name).text ?? "", time: times[event]))
+      for event in order[starts[unit]..<starts[unit + 1]] {
+        ordered.append((unit: units[unit], name: read.names[read.nameOfEvent[event]], time: times[event]))
       }
     }
     return ordered
@@ -129,5 +109,56 @@ extension Funnel {
       if best == steps.count, !timed { break }
     }
     return (best, fastest)
+  }
+}
+
+/// Step-event rows read once, in order, into arrays: each event's unit (looked up once per
+/// device), name (one of the few step names) and time; the sort and the walk then read these
+/// instead of the rows.
+private struct StepRows {
+  var units: [String] = []
+  var names: [String] = []
+  var unitOfEvent: [Int] = []
+  var nameOfEvent: [Int] = []
+  var times: [Int64] = []
+  let idColumn: Int
+
+  init(_ found: [SQLRow], columns: [String], persons: [String: String]?) {
+    func position(_ name: String) -> Int { columns.firstIndex(of: name) ?? columns.count }
+    let (device, name, time) = (position("device_id"), position("name"), position("t"))
+    idColumn = position("event_id")
+    var unitOfDevice: [String: Int] = [:]
+    var unitNamed: [String: Int] = [:]
+    unitOfEvent.reserveCapacity(found.count)
+    nameOfEvent.reserveCapacity(found.count)
+    times.reserveCapacity(found.count)
+    for row in found {
+      let key = Self.text(row, device)
+      let unit: Int
+      if let known = unitOfDevice[key] {
+        unit = known
+      } else {
+        let named = persons.map { persons in persons[key].map { "u:" + $0 } ?? "d:" + key } ?? key
+        unit = unitNamed[named] ?? units.count
+        if unit == units.count {
+          units.append(named)
+          unitNamed[named] = unit
+        }
+        unitOfDevice[key] = unit
+      }
+      let step = Self.text(row, name)
+      let named = names.firstIndex(of: step) ?? names.count
+      if named == names.count { names.append(step) }
+      unitOfEvent.append(unit)
+      nameOfEvent.append(named)
+      times.append(time < row.values.count ? row.values[time].int ?? 0 : 0)
+    }
+  }
+
+  /// The event id of `row`, which orders events of one millisecond.
+  func id(_ row: SQLRow) -> String { Self.text(row, idColumn) }
+
+  private static func text(_ row: SQLRow, _ index: Int) -> String {
+    index < row.values.count ? row.values[index].text ?? "" : ""
   }
 }

@@ -24,7 +24,10 @@ extension SQLiteRows {
         let message = String(cString: sqlite3_errmsg(db.sqliteConnection))
         throw DatabaseError(resultCode: ResultCode(rawValue: code), message: message, sql: sql)
       }
-      rows.append(SQLRow(columns: columns, values: (0..<width).map { value(statement, $0) }))
+      var values: [SQLValue] = []
+      values.reserveCapacity(Int(width))
+      for index in 0..<width { values.append(value(statement, index)) }
+      rows.append(SQLRow(columns: columns, values: values))
     }
   }
 
