@@ -3,7 +3,11 @@ import CollectorStore
 /// PostgreSQL's SQL: times are `timestamptz`, `$n` placeholders, `jsonb` operators.
 struct PostgresDialect: SQLDialect {
   func placeholder(_ index: Int) -> String { "$\(index)" }
-  func milliseconds(_ column: String) -> String { "(extract(epoch from \(column)) * 1000)::bigint" }
+  /// In `double precision`: `extract` answers a `numeric`, whose arithmetic cost 65 ms per 330,000
+  /// rows where this costs 10–20 (a funnel's step events at 1M). The times are whole milliseconds
+  /// (``time(_:)`` writes them so), and a double holds seconds since 1970 to well under a
+  /// microsecond, so the rounded value is the exact millisecond.
+  func milliseconds(_ column: String) -> String { "round(date_part('epoch', \(column)) * 1000)::bigint" }
   func time(_ placeholder: String) -> String { "to_timestamp(\(placeholder)::double precision / 1000)" }
   /// `sum` of `bigint` is an exact `numeric`, capped before the cast.
   func saturatingSum(_ column: String) -> String {

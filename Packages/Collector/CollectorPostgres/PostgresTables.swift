@@ -263,7 +263,7 @@ struct PostgresTables: Sendable {
   // MARK: Reading
 
   private static func milliseconds(_ column: String) -> String {
-    "(extract(epoch FROM \(column)) * 1000)::bigint AS \(column)"
+    "\(PostgresDialect().milliseconds(column)) AS \(column)"
   }
 
   /// A row's columns as reads select them: times in ms, JSON as text (``StoredRow/columns``).
