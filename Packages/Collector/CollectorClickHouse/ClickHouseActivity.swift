@@ -65,8 +65,10 @@ extension ClickHouseReports {
     try Retention.check(filter, period: period, events: events)
     let people = try await countsPeople(filter)
     let perUnit = perUnit(filter, period: period, byAppVersion: byAppVersion, events: events, people: people)
+    // One row per unit, each period in its `periods` once: a count is the distinct units, without
+    // the hash set of their ids `uniqExact` builds.
     let found = try await rows(
-      "SELECT cohort, version, q - cohort AS k, toInt64(uniqExact(unit_id)) AS devices FROM (\(perUnit)) "
+      "SELECT cohort, version, q - cohort AS k, toInt64(count()) AS devices FROM (\(perUnit)) "
         + "ARRAY JOIN periods AS q GROUP BY cohort, version, k ORDER BY cohort, version, k")
     return Retention(found, filter: filter, period: period, byAppVersion: byAppVersion, events: events)
   }

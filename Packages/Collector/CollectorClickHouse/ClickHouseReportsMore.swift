@@ -120,7 +120,8 @@ extension ClickHouseReports {
       "SELECT item, latest AS name, currency, units, revenue, orders, buyers FROM ("
         + "SELECT item, substring(max(concat(toString(t + 2000000000000000), ifNull(name, ''))), 17, 1000000) AS latest, "
         + "currency, sum(quantity) AS units, sum(quantity * ifNull(price, 0)) AS revenue, "
-        + "toInt64(uniqExact(k)) AS orders, toInt64(uniqExact(device_id)) AS buyers FROM \(schema.items) "
+        + "toInt64(uniqExact(cityHash64(k))) AS orders, toInt64(uniqExact(cityHash64(device_id))) AS buyers "
+        + "FROM \(schema.items) "
         + "WHERE \(conditions.joined(separator: " AND ")) GROUP BY item, currency) "
         + "ORDER BY revenue DESC, item, currency LIMIT \(max(1, limit))")
   }
