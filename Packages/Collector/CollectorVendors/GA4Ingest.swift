@@ -136,25 +136,7 @@ public enum GA4Ingest {
   /// The parameters as stored: a JSON object with sorted keys (items and their parameters too).
   static func json(_ parameters: [String: GA4Value]) -> String {
     var json = JSONWriter(capacity: 64 + parameters.count * 32)
-    write(parameters, to: &json)
+    GA4Value.write(parameters, to: &json)
     return String(decoding: json.bytes, as: UTF8.self)
-  }
-
-  private static func write(_ parameters: [String: GA4Value], to json: inout JSONWriter) {
-    json.beginObject()
-    for key in parameters.keys.sorted() {
-      json.key(key)
-      switch parameters[key]! {
-      case .string(let text): json.string(text)
-      case .int(let number): json.int(number)
-      case .double(let number): json.double(number)
-      case .bool(let flag): json.bool(flag)
-      case .items(let items):
-        json.beginArray()
-        for item in items { write(item, to: &json) }
-        json.endArray()
-      }
-    }
-    json.endObject()
   }
 }

@@ -181,30 +181,10 @@ struct GA4Mapper: EventMapper {
         json.beginObject()
         json.key("value")
       }
-      write(value, to: &json)
+      value.write(to: &json)
       if wrapped { json.endObject() }
     }
     json.endObject()
-  }
-
-  private static func write(_ value: GA4Value, to json: inout JSONWriter) {
-    switch value {
-    case .string(let text): json.string(text)
-    case .int(let number): json.int(number)
-    case .double(let number): json.double(number)
-    case .bool(let flag): json.bool(flag)
-    case .items(let items):
-      json.beginArray()
-      for item in items {
-        json.beginObject()
-        for key in item.keys.sorted() {
-          json.key(key)
-          write(item[key]!, to: &json)
-        }
-        json.endObject()
-      }
-      json.endArray()
-    }
   }
 
   /// GA4 takes strings and numbers: booleans become `"true"`/`"false"`, dates ISO 8601 strings, a

@@ -280,3 +280,30 @@ public struct GA4ValidationResponse: Sendable, Hashable, Codable {
     }
   }
 }
+
+extension GA4Value {
+  /// Writes the value as the Measurement Protocol's JSON (what a client sends and the collector
+  /// stores): `items` as an array of objects, each with its keys sorted.
+  public func write(to json: inout JSONWriter) {
+    switch self {
+    case .string(let text): json.string(text)
+    case .int(let number): json.int(number)
+    case .double(let number): json.double(number)
+    case .bool(let flag): json.bool(flag)
+    case .items(let items):
+      json.beginArray()
+      for item in items { Self.write(item, to: &json) }
+      json.endArray()
+    }
+  }
+
+  /// Writes parameters (or one item) as a JSON object, its keys sorted.
+  public static func write(_ parameters: [String: GA4Value], to json: inout JSONWriter) {
+    json.beginObject()
+    for (key, value) in parameters.sorted(by: { $0.key < $1.key }) {
+      json.key(key)
+      value.write(to: &json)
+    }
+    json.endObject()
+  }
+}
