@@ -80,8 +80,8 @@ public struct FunnelPaths: ReportResult, Hashable {
   public static let tooManyEvents = FieldError(
     field: "from", reason: "the steps have more than \(mostEvents) events in the range: narrow it")
 
-  /// The paths from step events grouped by unit, each unit's by time and event id; the units that dropped at step
-  /// `droppedAt` (1 or later), `limit` of them at most.
+  /// The paths from step events grouped by unit, each unit's by time and event id; the units that
+  /// dropped at step `droppedAt` (1 or later), `limit` of them at most.
   package init(
     _ found: [FunnelEvent], steps: [String], window: Int64, droppedAt: Int?, limit: Int, unit: ReportUnit
   ) {

@@ -45,9 +45,9 @@ extension Funnel {
   }
 
   /// Rows of (`device_id`, `name`, `t`, `event_id`) in any order as step events grouped by unit,
-  /// each unit's ordered by time and event id (events of one millisecond keep their tracking order: CoreTracker's ids grow
-  /// with each event). With `persons` (device to person) a unit is `u:` and the device's person, or
-  /// `d:` and a device never identified; without, the device.
+  /// each unit's ordered by time and event id (events of one millisecond keep their tracking
+  /// order: CoreTracker's ids grow with each event). With `persons` (device to person) a unit is
+  /// `u:` and the device's person, or `d:` and a device never identified; without, the device.
   package static func byUnit(_ found: [SQLRow], persons: [String: String]?) -> [FunnelEvent] {
     guard let columns = found.first?.columns else { return [] }
     let read = StepRows(found, columns: columns, persons: persons)

@@ -47,8 +47,8 @@ public protocol ReportEngine: Sendable {
   /// their first step; a person's events on all of their devices form one path.
   func funnel(_ filter: ReportFilter, steps: [String], window: Int64, appVersion: String?) async throws -> Funnel
   /// The step events of a funnel for the collector's walk (``funnelPaths(_:steps:window:droppedAt:limit:)``),
-  /// grouped by unit, each unit's by time and event id; `limit + 1` at most, so a caller sees there were more (an
-  /// engine that counts cheaply may throw ``FunnelPaths/tooManyEvents`` instead).
+  /// grouped by unit, each unit's by time and event id; `limit + 1` at most, so a caller sees there
+  /// were more (an engine that counts cheaply may throw ``FunnelPaths/tooManyEvents`` instead).
   func funnelEvents(_ filter: ReportFilter, steps: [String], limit: Int?) async throws -> [FunnelEvent]
   /// The people or devices (``ReportFilter/unit``) first active in period `cohort` (counted from the
   /// range's start) and active `offset` periods later: their count and the first `limit` by id.

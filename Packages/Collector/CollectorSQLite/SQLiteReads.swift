@@ -9,25 +9,28 @@ extension SQLiteRows {
   /// events).
   static func read(_ db: Database, sql: String, arguments: [SQLValue]) throws -> [SQLRow] {
     let prepared = try db.makeStatement(sql: sql)
-    var binder = Binder(prepared.sqliteStatement)
-    binder.start()
-    for argument in arguments { binder.value(argument) }
-    let statement = prepared.sqliteStatement
-    defer { sqlite3_reset(statement) }
-    let width = sqlite3_column_count(statement)
-    let columns = (0..<width).map { String(cString: sqlite3_column_name(statement, $0)) }
-    var rows: [SQLRow] = []
-    while true {
-      let code = sqlite3_step(statement)
-      if code == SQLITE_DONE { return rows }
-      guard code == SQLITE_ROW else {
-        let message = String(cString: sqlite3_errmsg(db.sqliteConnection))
-        throw DatabaseError(resultCode: ResultCode(rawValue: code), message: message, sql: sql)
+    // The statement is finalised when `prepared` goes: it must outlive every use of its pointer.
+    return try withExtendedLifetime(prepared) {
+      let statement = prepared.sqliteStatement
+      var binder = Binder(statement)
+      binder.start()
+      for argument in arguments { binder.value(argument) }
+      defer { sqlite3_reset(statement) }
+      let width = sqlite3_column_count(statement)
+      let columns = (0..<width).map { String(cString: sqlite3_column_name(statement, $0)) }
+      var rows: [SQLRow] = []
+      while true {
+        let code = sqlite3_step(statement)
+        if code == SQLITE_DONE { return rows }
+        guard code == SQLITE_ROW else {
+          let message = String(cString: sqlite3_errmsg(db.sqliteConnection))
+          throw DatabaseError(resultCode: ResultCode(rawValue: code), message: message, sql: sql)
+        }
+        var values: [SQLValue] = []
+        values.reserveCapacity(Int(width))
+        for index in 0..<width { values.append(value(statement, index)) }
+        rows.append(SQLRow(columns: columns, values: values))
       }
-      var values: [SQLValue] = []
-      values.reserveCapacity(Int(width))
-      for index in 0..<width { values.append(value(statement, index)) }
-      rows.append(SQLRow(columns: columns, values: values))
     }
   }
 
