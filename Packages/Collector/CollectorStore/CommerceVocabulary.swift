@@ -16,6 +16,8 @@ public enum CommerceVocabulary {
   public static let refunds = ["refund", "Order Refunded"]
   /// A purchase's transaction key (a refund's key is its event id).
   public static let transactionID = ["transaction_id", "order_id", "Order ID"]
+  /// Whether events named `name` are orders (purchases or refunds): only those have commerce facts.
+  public static func isOrder(_ name: String) -> Bool { purchases.contains(name) || refunds.contains(name) }
   /// The order's currency.
   public static let currency = ["currency", "Currency"]
   /// The order's value: GA4's `value`, Segment's `total` (revenue with tax and shipping), else its
@@ -77,8 +79,8 @@ public enum CommerceVocabulary {
   /// The order the event `name` with `parameters` states, or `nil` when it is neither a purchase
   /// nor a refund.
   public static func order(name: String, eventID: String, parameters: JSONValue) -> Order? {
+    guard isOrder(name) else { return nil }
     let purchase = purchases.contains(name)
-    guard purchase || refunds.contains(name) else { return nil }
     var order = Order(
       purchase: purchase, key: purchase ? text(transactionID, parameters) ?? eventID : eventID,
       currency: text(currency, parameters) ?? "", value: amount(value, parameters) ?? 0, items: [])
