@@ -27,7 +27,8 @@ enum Engine: String, CaseIterable, CustomStringConvertible, Sendable {
   /// The number of migrations the engine's schema has.
   var schemaVersion: Int {
     switch self {
-    case .sqlite, .postgres: 13
+    case .sqlite: 14
+    case .postgres: 13
     case .clickhouse, .clickhouseCluster: 8
     }
   }

@@ -177,8 +177,11 @@ struct SQLBuilder {
   }
 
   /// The `WHERE` conditions of `filter` on a rollup (`hour` in range; the range is on whole hours).
-  mutating func rollupConditions(_ filter: ReportFilter) -> String {
-    var parts = ["app = \(bind(filter.storedApp))", "hour >= \(bind(filter.from))", "hour < \(bind(filter.to))"]
+  /// `byName`: the hour bounds are written `+hour`, which no index serves, so the planner reads the
+  /// names rollup by name (``SQLDialect/indexesNamesByName``).
+  mutating func rollupConditions(_ filter: ReportFilter, byName: Bool = false) -> String {
+    let hour = byName ? "+hour" : "hour"
+    var parts = ["app = \(bind(filter.storedApp))", "\(hour) >= \(bind(filter.from))", "\(hour) < \(bind(filter.to))"]
     parts += dimensionConditions(filter)
     return parts.joined(separator: " AND ")
   }

@@ -8,13 +8,17 @@ extension SQLReports {
   public func aggregate(_ query: ReportQuery) async throws -> [SQLRow] {
     var sql = SQLBuilder(store.dialect)
     let rollup = rollupTable(for: query)
-    let dimensions = query.dimensions.map { expression($0, of: query, rollup: rollup != nil, &sql) }
+    let byName = rollup == nil ? nil : try await readsByName(query)
+    // Read by hour, the name is written `+name`: no index then serves the grouping, and the planner
+    // takes the hour range's.
+    let name = byName == false ? "+name" : "name"
+    let dimensions = query.dimensions.map { expression($0, of: query, rollup: rollup != nil, name: name, &sql) }
     let measures = query.measures.map { expression($0, rollup: rollup != nil, sql) }
     var conditions: String
     let table: String
     switch (query.source, rollup) {
     case (.events, let rollup?):
-      (table, conditions) = (rollup, sql.rollupConditions(query.filter))
+      (table, conditions) = (rollup, sql.rollupConditions(query.filter, byName: byName == true))
     case (.events, nil):
       (table, conditions) = (store.eventsTable, sql.conditions(query.filter))
     case (.counters, _):
@@ -50,6 +54,27 @@ extension SQLReports {
     return query.statement(dimensions: columns, measures: measures, from: "(\(inner)) g", where: "TRUE", limit: limit)
   }
 
+  /// Whether `query` (grouped by name, over the names rollup) reads the rollup by name and device
+  /// (``SQLDialect/indexesNamesByName``): when its range covers at least a third of the app's stored
+  /// hours. Reading by hour costs the rows in range and sorting them by name; by name, every row of
+  /// the app and no sort, which at 1M events measured 3.4× faster when the range held them all.
+  /// `nil` when the store has no such index or the query does not group the names rollup by name.
+  private func readsByName(_ query: ReportQuery) async throws -> Bool? {
+    guard store.dialect.indexesNamesByName, query.rollup == .names, let names = store.rollups?.names,
+      query.dimensions.contains(where: { if case .name = $0 { true } else { false } })
+    else { return nil }
+    var sql = SQLBuilder(store.dialect)
+    let app = sql.bind(query.filter.storedApp)
+    // Each bound by its own subquery: the index answers `min` and `max` alone, not together.
+    let span = try await rows(
+      "SELECT (SELECT min(hour) FROM \(names) WHERE app = \(app)) AS lo, "
+        + "(SELECT max(hour) FROM \(names) WHERE app = \(app)) AS hi", sql
+    ).first
+    guard let first = span?["lo"].int, let last = span?["hi"].int.map({ $0 + RollupTables.hour }) else { return false }
+    let covered = min(last, query.filter.to) - max(first, query.filter.from)
+    return covered * 3 >= last - first
+  }
+
   /// The rollup table that answers `query`, if one does (``ReportQuery/rollup``).
   private func rollupTable(for query: ReportQuery) -> String? {
     guard usesRollups, let tables = store.rollups else { return nil }
@@ -61,10 +86,10 @@ extension SQLReports {
   }
 
   private func expression(
-    _ dimension: ReportQuery.Dimension, of query: ReportQuery, rollup: Bool, _ sql: inout SQLBuilder
+    _ dimension: ReportQuery.Dimension, of query: ReportQuery, rollup: Bool, name: String, _ sql: inout SQLBuilder
   ) -> String {
     switch dimension {
-    case .name: "name"
+    case .name: name
     case .context(let context): context.column
     case .parameter(let key): "coalesce(\(sql.parameter(key)), '(none)')"
     case .bucket(let bucket):

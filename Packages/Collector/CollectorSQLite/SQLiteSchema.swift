@@ -131,6 +131,12 @@ enum SQLiteSchema {
       DROP INDEX events_app_name_occurred_at;
       """
     ),
+    // Top events over a wide range read the names rollup by name and device, without sorting it
+    // (``SQLDialect/indexesNamesByName``).
+    (
+      "14-names-by-name",
+      "CREATE INDEX rollup_names_by_name ON rollup_names (app, name, device_id, hour, events)"
+    ),
   ]
 
   /// The context's time zone and its library's name and version as columns of their own (the

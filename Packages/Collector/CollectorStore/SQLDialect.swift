@@ -45,4 +45,9 @@ public protocol SQLDialect: Sendable {
   /// counting the groups (PostgreSQL hashes both steps, where `count(DISTINCT)` sorts each group)
   /// than by `count(DISTINCT device_id)` (SQLite's is faster). Measured in Docs/Benchmarks.md.
   var countsDevicesByGrouping: Bool { get }
+  /// Whether the names rollup has an index by app, name and device (`rollup_names_by_name`, SQLite:
+  /// its planner sorts a wide range's rows by name and device otherwise; PostgreSQL hashes them).
+  /// Reports grouped by name over most of an app's stored hours then read that index
+  /// (``RollupTables``; measured in Docs/Benchmarks.md).
+  var indexesNamesByName: Bool { get }
 }
