@@ -9,8 +9,8 @@ extension SQLReports {
     var sql = SQLBuilder(store.dialect)
     let rollup = rollupTable(for: query)
     let byName = rollup == nil ? nil : try await readsByName(query)
-    // Read by hour, the name is written `+name`: no index then serves the grouping, and the planner
-    // takes the hour range's.
+    // Read by hour, the name is written `+name`: no index then serves the grouping or the name's
+    // condition, and the planner takes the hour range's.
     let name = byName == false ? "+name" : "name"
     let dimensions = query.dimensions.map { expression($0, of: query, rollup: rollup != nil, name: name, &sql) }
     let measures = query.measures.map { expression($0, rollup: rollup != nil, sql) }
@@ -24,7 +24,7 @@ extension SQLReports {
     case (.counters, _):
       (table, conditions) = (store.countersTable, sql.conditions(query.filter, timeColumn: query.timeColumn))
     }
-    if let name = query.name { conditions += " AND name = \(sql.bind(name))" }
+    if let event = query.name { conditions += " AND \(name) = \(sql.bind(event))" }
     let limit = query.limit.map { sql.bind(Int64($0)) }
     if store.dialect.countsDevicesByGrouping, query.source == .events, query.measures.contains(.devices),
       Set(query.measures).isSubset(of: [.events, .devices])
@@ -54,15 +54,16 @@ extension SQLReports {
     return query.statement(dimensions: columns, measures: measures, from: "(\(inner)) g", where: "TRUE", limit: limit)
   }
 
-  /// Whether `query` (grouped by name, over the names rollup) reads the rollup by name and device
-  /// (``SQLDialect/indexesNamesByName``): when its range covers at least a third of the app's stored
-  /// hours. Reading by hour costs the rows in range and sorting them by name; by name, every row of
-  /// the app and no sort, which at 1M events measured 3.4× faster when the range held them all.
-  /// `nil` when the store has no such index or the query does not group the names rollup by name.
+  /// Whether `query` (over the names rollup, grouped by name or of one name) reads the rollup by
+  /// name and device (``SQLDialect/indexesNamesByName``): when its range covers at least a third of
+  /// the app's stored hours. Reading by hour costs the rows in range (of every name) and sorting
+  /// them by name; by name, every row of the name or of the app and no sort, which at 1M events
+  /// measured 3.4× faster for top events when the range held them all. `nil` when the store has no
+  /// such index or the query reads another table.
   private func readsByName(_ query: ReportQuery) async throws -> Bool? {
-    guard store.dialect.indexesNamesByName, query.rollup == .names, let names = store.rollups?.names,
-      query.dimensions.contains(where: { if case .name = $0 { true } else { false } })
-    else { return nil }
+    guard store.dialect.indexesNamesByName, query.rollup == .names, let names = store.rollups?.names else {
+      return nil
+    }
     var sql = SQLBuilder(store.dialect)
     let app = sql.bind(query.filter.storedApp)
     // Each bound by its own subquery: the index answers `min` and `max` alone, not together.
