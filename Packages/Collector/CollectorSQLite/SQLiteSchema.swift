@@ -131,8 +131,8 @@ enum SQLiteSchema {
       DROP INDEX events_app_name_occurred_at;
       """
     ),
-    // Top events over a wide range read the names rollup by name and device, without sorting it
-    // (``SQLDialect/indexesNamesByName``).
+    // Reports on the names rollup (top events, one event's series) over a wide range read it by
+    // name and device, without sorting it (``SQLDialect/indexesNamesByName``).
     (
       "14-names-by-name",
       "CREATE INDEX rollup_names_by_name ON rollup_names (app, name, device_id, hour, events)"

@@ -47,7 +47,8 @@ public protocol SQLDialect: Sendable {
   var countsDevicesByGrouping: Bool { get }
   /// Whether the names rollup has an index by app, name and device (`rollup_names_by_name`, SQLite:
   /// its planner sorts a wide range's rows by name and device otherwise; PostgreSQL hashes them).
-  /// Reports grouped by name over most of an app's stored hours then read that index
-  /// (``RollupTables``; measured in Docs/Benchmarks.md).
+  /// Reports on the names rollup (grouped by name, or of one name) over at least a third of an
+  /// app's stored hours then read that index, and others the hour range (``RollupTables``;
+  /// measured in Docs/Benchmarks.md).
   var indexesNamesByName: Bool { get }
 }
