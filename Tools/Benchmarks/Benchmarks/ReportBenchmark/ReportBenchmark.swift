@@ -50,7 +50,9 @@ enum ReportBenchmark {
     let only = environment["REPORT_BENCHMARK_REPORTS"].map {
       Set($0.split(separator: ",").map { $0.trimmingCharacters(in: .whitespaces) })
     }
-    let folder = FileManager.default.temporaryDirectory.appendingPathComponent("report-benchmark-\(getpid())")
+    // With `REPORT_BENCHMARK_REUSE` the SQLite files live in a folder that outlives the process.
+    let folder = FileManager.default.temporaryDirectory.appendingPathComponent(
+      environment["REPORT_BENCHMARK_REUSE"] != nil ? "report-benchmark-kept" : "report-benchmark-\(getpid())")
     // `REPORT_BENCHMARK_KEEP=1` keeps the databases (the SQLite folder, the PostgreSQL schemas, the
     // ClickHouse databases) for looking at query plans by hand.
     let keep = environment["REPORT_BENCHMARK_KEEP"] != nil
