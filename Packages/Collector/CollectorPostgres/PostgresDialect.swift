@@ -22,7 +22,7 @@ struct PostgresDialect: SQLDialect {
   var columnTypes: (text: String, double: String, integer: String) { ("text", "double precision", "int") }
   var fence: String { " OFFSET 0" }
   var countsDevicesByGrouping: Bool { true }
-  var indexesNamesByName: Bool { false }
+  var indexesRollupsByKey: Bool { false }
 
   func jsonValue(_ document: String, _ key: String) -> String { "(\(document) -> '\(key)')" }
 

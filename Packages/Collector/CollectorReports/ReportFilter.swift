@@ -177,10 +177,10 @@ struct SQLBuilder {
   }
 
   /// The `WHERE` conditions of `filter` on a rollup (`hour` in range; the range is on whole hours).
-  /// `byName`: the hour bounds are written `+hour`, which no index serves, so the planner reads the
-  /// names rollup by name (``SQLDialect/indexesNamesByName``).
-  mutating func rollupConditions(_ filter: ReportFilter, byName: Bool = false) -> String {
-    let hour = byName ? "+hour" : "hour"
+  /// `byKey`: the hour bounds are written `+hour`, which no index serves, so the planner reads the
+  /// rollup through the index by its key (``SQLDialect/indexesRollupsByKey``).
+  mutating func rollupConditions(_ filter: ReportFilter, byKey: Bool = false) -> String {
+    let hour = byKey ? "+hour" : "hour"
     var parts = ["app = \(bind(filter.storedApp))", "\(hour) >= \(bind(filter.from))", "\(hour) < \(bind(filter.to))"]
     parts += dimensionConditions(filter)
     return parts.joined(separator: " AND ")

@@ -63,7 +63,8 @@ public struct SQLReports: ReportEngine {
     var sql = SQLBuilder(store.dialect)
     let devices =
       if let rollups = rollups(filter) {
-        "SELECT DISTINCT app, device_id FROM \(rollups.sessions) WHERE \(sql.rollupConditions(filter))"
+        "SELECT DISTINCT app, device_id FROM \(rollups.sessions) "
+          + "WHERE \(sql.rollupConditions(filter, byKey: try await readsRollupByKey(filter, from: rollups.sessions)))"
       } else {
         "SELECT DISTINCT app, device_id FROM \(store.eventsTable) WHERE \(sql.conditions(filter))"
       }

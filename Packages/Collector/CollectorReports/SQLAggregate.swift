@@ -8,17 +8,17 @@ extension SQLReports {
   public func aggregate(_ query: ReportQuery) async throws -> [SQLRow] {
     var sql = SQLBuilder(store.dialect)
     let rollup = rollupTable(for: query)
-    let byName = rollup == nil ? nil : try await readsByName(query)
-    // Read by hour, the name is written `+name`: no index then serves the grouping or the name's
-    // condition, and the planner takes the hour range's.
-    let name = byName == false ? "+name" : "name"
+    let byKey = try await readsByKey(query)
+    // The names rollup read by hour, the name is written `+name`: no index then serves the
+    // grouping or the name's condition, and the planner takes the hour range's.
+    let name = query.rollup == .names && byKey == false ? "+name" : "name"
     let dimensions = query.dimensions.map { expression($0, of: query, rollup: rollup != nil, name: name, &sql) }
     let measures = query.measures.map { expression($0, rollup: rollup != nil, sql) }
     var conditions: String
     let table: String
     switch (query.source, rollup) {
     case (.events, let rollup?):
-      (table, conditions) = (rollup, sql.rollupConditions(query.filter, byName: byName == true))
+      (table, conditions) = (rollup, sql.rollupConditions(query.filter, byKey: byKey == true))
     case (.events, nil):
       (table, conditions) = (store.eventsTable, sql.conditions(query.filter))
     case (.counters, _):
@@ -54,25 +54,39 @@ extension SQLReports {
     return query.statement(dimensions: columns, measures: measures, from: "(\(inner)) g", where: "TRUE", limit: limit)
   }
 
-  /// Whether `query` (over the names rollup, grouped by name or of one name) reads the rollup by
-  /// name and device (``SQLDialect/indexesNamesByName``): when its range covers at least a third of
-  /// the app's stored hours. Reading by hour costs the rows in range (of every name) and sorting
-  /// them by name; by name, every row of the name or of the app and no sort, which at 1M events
-  /// measured 3.4× faster for top events when the range held them all. `nil` when the store has no
-  /// such index or the query reads another table.
-  private func readsByName(_ query: ReportQuery) async throws -> Bool? {
-    guard store.dialect.indexesNamesByName, query.rollup == .names, let names = store.rollups?.names else {
-      return nil
-    }
+  /// Whether `query` reads its rollup through the index by the rollup's key
+  /// (``SQLDialect/indexesRollupsByKey``): the names rollup grouped by name or of one name, by name
+  /// and device; the sessions rollup without dimensions (totals, devices, sessions), by device and
+  /// session; each when its range covers most of the app's stored hours
+  /// (``readsRollupByKey(_:from:)``). `nil` when the store has no such index or the query reads
+  /// the events, the counters, or the sessions rollup grouped (by hour or a version: read by
+  /// device, those groups would be sorted).
+  private func readsByKey(_ query: ReportQuery) async throws -> Bool? {
+    guard store.dialect.indexesRollupsByKey, let table = rollupTable(for: query),
+      query.rollup == .names || query.dimensions.isEmpty
+    else { return nil }
+    return try await readsRollupByKey(query.filter, from: table)
+  }
+
+  /// Whether a report over `table` (a rollup) reads it by its key rather than by hour: the store
+  /// indexes its rollups by key (``SQLDialect/indexesRollupsByKey``) and the filter's range covers
+  /// at least a third of the app's stored hours. Reading by hour costs the rows in range and sorting
+  /// them by key; by key, every row of the app (or of one name) and no sort, which at 1M events
+  /// measured 3.4× faster for top events and 2× for the overview's totals when the range held them
+  /// all (Docs/Benchmarks.md).
+  func readsRollupByKey(_ filter: ReportFilter, from table: String) async throws -> Bool {
+    guard store.dialect.indexesRollupsByKey else { return false }
     var sql = SQLBuilder(store.dialect)
-    let app = sql.bind(query.filter.storedApp)
-    // Each bound by its own subquery: the index answers `min` and `max` alone, not together.
+    let (app, any) = (sql.bind(filter.storedApp), sql.bind(Int64.min))
+    // Each bound by its own subquery: the index answers `min` and `max` alone, not together. The
+    // condition on the hour makes it the primary key's (app, hour) seek: with only the app, SQLite
+    // took the smaller index by key and read every row of the app (10M events: 120 ms, not 1).
     let span = try await rows(
-      "SELECT (SELECT min(hour) FROM \(names) WHERE app = \(app)) AS lo, "
-        + "(SELECT max(hour) FROM \(names) WHERE app = \(app)) AS hi", sql
+      "SELECT (SELECT min(hour) FROM \(table) WHERE app = \(app) AND hour >= \(any)) AS lo, "
+        + "(SELECT max(hour) FROM \(table) WHERE app = \(app) AND hour >= \(any)) AS hi", sql
     ).first
     guard let first = span?["lo"].int, let last = span?["hi"].int.map({ $0 + RollupTables.hour }) else { return false }
-    let covered = min(last, query.filter.to) - max(first, query.filter.from)
+    let covered = min(last, filter.to) - max(first, filter.from)
     return covered * 3 >= last - first
   }
 

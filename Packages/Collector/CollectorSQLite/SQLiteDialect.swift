@@ -22,7 +22,7 @@ struct SQLiteDialect: SQLDialect {
   var columnTypes: (text: String, double: String, integer: String) { ("TEXT", "REAL", "INTEGER") }
   var fence: String { " LIMIT -1 OFFSET 0" }
   var countsDevicesByGrouping: Bool { false }
-  var indexesNamesByName: Bool { true }
+  var indexesRollupsByKey: Bool { true }
 
   /// The key is quoted in the path, so that keys with spaces (`Order ID`) are read.
   func jsonValue(_ document: String, _ key: String) -> String { "json_extract(\(document), '$.\"\(key)\"')" }

@@ -132,10 +132,16 @@ enum SQLiteSchema {
       """
     ),
     // Reports on the names rollup (top events, one event's series) over a wide range read it by
-    // name and device, without sorting it (``SQLDialect/indexesNamesByName``).
+    // name and device, without sorting it (``SQLDialect/indexesRollupsByKey``).
     (
       "14-names-by-name",
       "CREATE INDEX rollup_names_by_name ON rollup_names (app, name, device_id, hour, events)"
+    ),
+    // Totals, devices and sessions on the sessions rollup (the overview, people, sessions) over a
+    // wide range read it by device and session: their distinct devices and sessions come in order.
+    (
+      "15-sessions-by-device",
+      "CREATE INDEX rollup_sessions_by_device ON rollup_sessions (app, device_id, session_key, hour, events)"
     ),
   ]
 

@@ -45,10 +45,12 @@ public protocol SQLDialect: Sendable {
   /// counting the groups (PostgreSQL hashes both steps, where `count(DISTINCT)` sorts each group)
   /// than by `count(DISTINCT device_id)` (SQLite's is faster). Measured in Docs/Benchmarks.md.
   var countsDevicesByGrouping: Bool { get }
-  /// Whether the names rollup has an index by app, name and device (`rollup_names_by_name`, SQLite:
-  /// its planner sorts a wide range's rows by name and device otherwise; PostgreSQL hashes them).
-  /// Reports on the names rollup (grouped by name, or of one name) over at least a third of an
-  /// app's stored hours then read that index, and others the hour range (``RollupTables``;
+  /// Whether the rollups have indexes by their keys (SQLite: its planner sorts a wide range's rows
+  /// otherwise; PostgreSQL hashes them): the names rollup by app, name and device
+  /// (`rollup_names_by_name`), the sessions rollup by app, device and session
+  /// (`rollup_sessions_by_device`). Reports on the names rollup (grouped by name, or of one name)
+  /// and reports of totals, devices or sessions on the sessions rollup, over at least a third of
+  /// an app's stored hours, then read those indexes, and others the hour range (``RollupTables``;
   /// measured in Docs/Benchmarks.md).
-  var indexesNamesByName: Bool { get }
+  var indexesRollupsByKey: Bool { get }
 }
