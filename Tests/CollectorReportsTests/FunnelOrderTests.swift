@@ -17,12 +17,13 @@ struct FunnelOrderTests {
     ("guest", "view", 500, "e-00"),
   ]
 
-  static func rows(_ order: [Int]) -> [SQLRow] {
-    order.map { index in
-      let (device, name, time, id) = events[index]
-      return SQLRow(
-        columns: ["device_id", "name", "t", "event_id"], values: [.text(device), .text(name), .int(time), .text(id)])
-    }
+  static func rows(_ order: [Int]) -> StepEventColumns {
+    StepEventColumns(
+      order.map { index in
+        let (device, name, time, id) = events[index]
+        return SQLRow(
+          columns: ["device_id", "name", "t", "event_id"], values: [.text(device), .text(name), .int(time), .text(id)])
+      })
   }
 
   /// The events as "unit name time": each unit's run in its order, the runs sorted by unit (the
@@ -65,5 +66,19 @@ struct FunnelOrderTests {
     // before its open (by id, in the same millisecond), the tablet never opened.
     let funnel = Funnel(found, steps: ["open", "view", "buy"], window: 10_000, appVersion: nil, unit: .device)
     #expect(funnel.steps.map(\.devices) == [2, 1, 1])
+  }
+
+  @Test("SQLite reads step events into columns as the rows give them", arguments: [nil, 50] as [Int64?])
+  func sqliteColumnsEqualRows(limit: Int64?) async throws {
+    let store = try await Engine.sqlite.open(Generated.batches)
+    let sql =
+      "SELECT device_id, name, occurred_at AS t, event_id FROM events WHERE app = ?1 AND name IN (?2, ?3) "
+      + "ORDER BY occurred_at, event_id" + (limit.map { " LIMIT \($0)" } ?? "")
+    let arguments: [SQLValue] = [.text("shop"), .text("purchase"), .text("app_open")]
+    let columns = try await store.readStepEvents(sql, arguments)
+    #expect(columns == StepEventColumns(try await store.read(sql, arguments)))
+    #expect(columns.count == (limit.map(Int.init) ?? columns.count) && columns.count > 0)
+    #expect(Set(columns.names) == ["purchase", "app_open"])
+    try await store.close()
   }
 }

@@ -44,34 +44,43 @@ extension Funnel {
     }
   }
 
-  /// Rows of (`device_id`, `name`, `t`, `event_id`) in any order as step events grouped by unit,
-  /// each unit's ordered by time and event id (events of one millisecond keep their tracking
-  /// order: CoreTracker's ids grow with each event). With `persons` (device to person) a unit is
-  /// `u:` and the device's person, or `d:` and a device never identified; without, the device.
-  package static func byUnit(_ found: [SQLRow], persons: [String: String]?) -> [FunnelEvent] {
-    guard let columns = found.first?.columns else { return [] }
-    let read = StepRows(found, columns: columns, persons: persons)
-    let (units, times) = (read.units, read.times)
+  /// Step events in any order, grouped by unit, each unit's ordered by time and event id (events of
+  /// one millisecond keep their tracking order: CoreTracker's ids grow with each event). With
+  /// `persons` (device to person) a unit is `u:` and the device's person, or `d:` and a device
+  /// never identified; without, the device.
+  package static func byUnit(_ found: StepEventColumns, persons: [String: String]?) -> [FunnelEvent] {
+    // Each device's unit, looked up once per device.
+    var units: [String] = []
+    var unitNamed: [String: Int] = [:]
+    let unitOfDevice = found.devices.map { device in
+      let named = persons.map { persons in persons[device].map { "u:" + $0 } ?? "d:" + device } ?? device
+      if let known = unitNamed[named] { return known }
+      units.append(named)
+      unitNamed[named] = units.count - 1
+      return units.count - 1
+    }
     // The events grouped by unit, units in the order first met (a counting sort; nothing needs
     // them in the units' order: sorting the ids cost a quarter of this function), then each unit's
     // by time and id.
     var starts = Array(repeating: 0, count: units.count + 1)
-    for unit in read.unitOfEvent { starts[unit + 1] += 1 }
+    for device in found.device { starts[unitOfDevice[Int(device)] + 1] += 1 }
     for index in units.indices { starts[index + 1] += starts[index] }
     var order = Array(repeating: 0, count: found.count)
     var next = starts
-    for (event, unit) in read.unitOfEvent.enumerated() {
+    for (event, device) in found.device.enumerated() {
+      let unit = unitOfDevice[Int(device)]
       order[next[unit]] = event
       next[unit] += 1
     }
+    let times = found.time
     var ordered: [FunnelEvent] = []
     ordered.reserveCapacity(found.count)
     for unit in units.indices {
       order[starts[unit]..<starts[unit + 1]].sort { one, other in
-        times[one] != times[other] ? times[one] < times[other] : read.id(found[one]) < read.id(found[other])
+        times[one] != times[other] ? times[one] < times[other] : found.idPrecedes(one, other)
       }
       for event in order[starts[unit]..<starts[unit + 1]] {
-        ordered.append((unit: units[unit], name: read.names[read.nameOfEvent[event]], time: times[event]))
+        ordered.append((unit: units[unit], name: found.names[Int(found.name[event])], time: times[event]))
       }
     }
     return ordered
@@ -109,56 +118,5 @@ extension Funnel {
       if best == steps.count, !timed { break }
     }
     return (best, fastest)
-  }
-}
-
-/// Step-event rows read once, in order, into arrays: each event's unit (looked up once per
-/// device), name (one of the few step names) and time; the sort and the walk then read these
-/// instead of the rows.
-private struct StepRows {
-  var units: [String] = []
-  var names: [String] = []
-  var unitOfEvent: [Int] = []
-  var nameOfEvent: [Int] = []
-  var times: [Int64] = []
-  let idColumn: Int
-
-  init(_ found: [SQLRow], columns: [String], persons: [String: String]?) {
-    func position(_ name: String) -> Int { columns.firstIndex(of: name) ?? columns.count }
-    let (device, name, time) = (position("device_id"), position("name"), position("t"))
-    idColumn = position("event_id")
-    var unitOfDevice: [String: Int] = [:]
-    var unitNamed: [String: Int] = [:]
-    unitOfEvent.reserveCapacity(found.count)
-    nameOfEvent.reserveCapacity(found.count)
-    times.reserveCapacity(found.count)
-    for row in found {
-      let key = Self.text(row, device)
-      let unit: Int
-      if let known = unitOfDevice[key] {
-        unit = known
-      } else {
-        let named = persons.map { persons in persons[key].map { "u:" + $0 } ?? "d:" + key } ?? key
-        unit = unitNamed[named] ?? units.count
-        if unit == units.count {
-          units.append(named)
-          unitNamed[named] = unit
-        }
-        unitOfDevice[key] = unit
-      }
-      let step = Self.text(row, name)
-      let named = names.firstIndex(of: step) ?? names.count
-      if named == names.count { names.append(step) }
-      unitOfEvent.append(unit)
-      nameOfEvent.append(named)
-      times.append(time < row.values.count ? row.values[time].int ?? 0 : 0)
-    }
-  }
-
-  /// The event id of `row`, which orders events of one millisecond.
-  func id(_ row: SQLRow) -> String { Self.text(row, idColumn) }
-
-  private static func text(_ row: SQLRow, _ index: Int) -> String {
-    index < row.values.count ? row.values[index].text ?? "" : ""
   }
 }

@@ -37,9 +37,10 @@ extension SQLReports {
     var sql = SQLBuilder(store.dialect)
     let conditions = sql.conditions(filter)
     let names = Set(steps).map { sql.bind($0) }.joined(separator: ", ")
-    let found = try await rows(
+    let found = try await store.readStepEvents(
       "SELECT device_id, name, \(sql.ms("occurred_at")) AS t, event_id FROM \(store.eventsTable) "
-        + "WHERE \(conditions) AND name IN (\(names))" + (limit.map { " LIMIT \(sql.bind(Int64($0) + 1))" } ?? ""), sql)
+        + "WHERE \(conditions) AND name IN (\(names))" + (limit.map { " LIMIT \(sql.bind(Int64($0) + 1))" } ?? ""),
+      sql.arguments)
     return Funnel.byUnit(found, persons: persons)
   }
 

@@ -283,4 +283,11 @@ extension SQLiteEventStore: ReportQuerying, BulkLoading {
       try pool.read { db in try SQLiteRows.read(db, sql: sql, arguments: arguments) }
     }
   }
+
+  /// Reads a funnel's step events on one of the WAL readers, straight into columns.
+  public func readStepEvents(_ sql: String, _ arguments: [SQLValue]) async throws -> StepEventColumns {
+    try await run(on: SQLiteWorker.reports) { [pool] in
+      try pool.read { db in try SQLiteRows.readSteps(db, sql: sql, arguments: arguments) }
+    }
+  }
 }

@@ -82,9 +82,17 @@ public protocol ReportQuerying: Sendable {
   /// Runs one read-only query with `arguments` bound to its placeholders, in order; every column of
   /// the query is named (`AS name`) and read by that name.
   func read(_ sql: String, _ arguments: [SQLValue]) async throws -> [SQLRow]
+  /// Runs one read-only query of a funnel's step events, whose columns are, in this order, the
+  /// device id, the name, the time in ms (`t`) and the event id, and returns them as columns.
+  func readStepEvents(_ sql: String, _ arguments: [SQLValue]) async throws -> StepEventColumns
 }
 
 extension ReportQuerying {
+  /// The rows ``read(_:_:)`` returns, as columns.
+  public func readStepEvents(_ sql: String, _ arguments: [SQLValue]) async throws -> StepEventColumns {
+    StepEventColumns(try await read(sql, arguments))
+  }
+
   /// No rollups.
   public var rollups: RollupTables? { nil }
   /// No device-to-person table.
