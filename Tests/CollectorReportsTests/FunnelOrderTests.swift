@@ -81,4 +81,20 @@ struct FunnelOrderTests {
     #expect(Set(columns.names) == ["purchase", "app_open"])
     try await store.close()
   }
+
+  @Test("step events read in two halves of the range and joined are the events of the whole range")
+  func halvesJoined() async throws {
+    let store = try await Engine.sqlite.open(Generated.batches)
+    let sql =
+      "SELECT device_id, name, occurred_at AS t, event_id FROM events WHERE app = ?1 AND occurred_at >= ?2 "
+      + "AND occurred_at < ?3 ORDER BY occurred_at, event_id"
+    let (start, end) = (Generated.start, Generated.start + 21 * 86_400_000)
+    let middle = start + 9 * 86_400_000 + 1_234
+    var joined = try await store.readStepEvents(sql, [.text("shop"), .int(start), .int(middle)])
+    let late = try await store.readStepEvents(sql, [.text("shop"), .int(middle), .int(end)])
+    #expect(joined.count > 0 && late.count > 0)
+    joined.append(contentsOf: late)
+    #expect(joined == (try await store.readStepEvents(sql, [.text("shop"), .int(start), .int(end)])))
+    try await store.close()
+  }
 }

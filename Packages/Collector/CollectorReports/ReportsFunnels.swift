@@ -19,7 +19,9 @@ extension SQLReports {
 
   /// The step events, read from the `(app, name, occurred_at, device_id, event_id)` index alone
   /// and put in order by unit here: a database sort of every step event (and a join with the
-  /// persons per event) cost more than reading them (``Funnel/byUnit(_:persons:)``).
+  /// persons per event) cost more than reading them (``Funnel/byUnit(_:persons:)``). Without a
+  /// limit, the range's two halves are read at once, on two of the store's connections (reading
+  /// is most of a large funnel's time, and each half's rows are made on its own core).
   public func funnelEvents(_ filter: ReportFilter, steps: [String], limit: Int?) async throws -> [FunnelEvent] {
     // The app's device-to-person map, read once; none (an app where no one signed in) means the
     // units are devices, as ``personsTable(_:)`` decides for the other reports.
@@ -34,14 +36,28 @@ extension SQLReports {
         : Dictionary(
           mapped.map { ($0["device_id"].text ?? "", $0["person"].text ?? "") }, uniquingKeysWith: { first, _ in first })
     }
+    guard limit == nil, filter.to - filter.from >= 2 * RollupTables.hour else {
+      return Funnel.byUnit(try await stepEvents(filter, steps: steps, limit: limit), persons: persons)
+    }
+    var (early, late) = (filter, filter)
+    early.to = filter.from + (filter.to - filter.from) / 2
+    late.from = early.to
+    async let first = stepEvents(early, steps: steps, limit: nil)
+    let second = try await stepEvents(late, steps: steps, limit: nil)
+    var found = try await first
+    found.append(contentsOf: second)
+    return Funnel.byUnit(found, persons: persons)
+  }
+
+  /// The step events of `filter`'s range as columns, `limit + 1` at most.
+  private func stepEvents(_ filter: ReportFilter, steps: [String], limit: Int?) async throws -> StepEventColumns {
     var sql = SQLBuilder(store.dialect)
     let conditions = sql.conditions(filter)
     let names = Set(steps).map { sql.bind($0) }.joined(separator: ", ")
-    let found = try await store.readStepEvents(
+    return try await store.readStepEvents(
       "SELECT device_id, name, \(sql.ms("occurred_at")) AS t, event_id FROM \(store.eventsTable) "
         + "WHERE \(conditions) AND name IN (\(names))" + (limit.map { " LIMIT \(sql.bind(Int64($0) + 1))" } ?? ""),
       sql.arguments)
-    return Funnel.byUnit(found, persons: persons)
   }
 
   /// Sessions: how many, median duration (first to last event), events per session.

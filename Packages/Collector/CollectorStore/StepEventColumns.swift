@@ -63,6 +63,18 @@ public struct StepEventColumns: Sendable, Equatable {
     idEnds.append(idBytes.count)
   }
 
+  /// Adds `other`'s events after these.
+  public mutating func append(contentsOf other: StepEventColumns) {
+    let devices = other.devices.map { Self.index(of: $0, in: &self.devices, &deviceIndex) }
+    let names = other.names.map { Self.index(of: $0, in: &self.names, &nameIndex) }
+    device.append(contentsOf: other.device.lazy.map { devices[Int($0)] })
+    name.append(contentsOf: other.name.lazy.map { names[Int($0)] })
+    time.append(contentsOf: other.time)
+    let offset = idBytes.count
+    idBytes.append(contentsOf: other.idBytes)
+    idEnds.append(contentsOf: other.idEnds.lazy.map { $0 + offset })
+  }
+
   /// Whether event `one`'s id sorts before event `other`'s (byte by byte, as the databases compare
   /// text).
   public func idPrecedes(_ one: Int, _ other: Int) -> Bool {
