@@ -177,11 +177,13 @@ struct SQLBuilder {
   }
 
   /// The `WHERE` conditions of `filter` on a rollup (`hour` in range; the range is on whole hours).
-  /// `byKey`: the hour bounds are written `+hour`, which no index serves, so the planner reads the
-  /// rollup through the index by its key (``SQLDialect/indexesRollupsByKey``).
+  /// `byKey`: the hour bounds are written `+hour`, which no index serves, and the term of the
+  /// partial indexes by key is named, so the planner reads the rollup through the index by its key
+  /// (``SQLDialect/indexesRollupsByKey``); without it, no query can read those indexes.
   mutating func rollupConditions(_ filter: ReportFilter, byKey: Bool = false) -> String {
     let hour = byKey ? "+hour" : "hour"
     var parts = ["app = \(bind(filter.storedApp))", "\(hour) >= \(bind(filter.from))", "\(hour) < \(bind(filter.to))"]
+    if byKey { parts.append("device_id IS NOT NULL") }
     parts += dimensionConditions(filter)
     return parts.joined(separator: " AND ")
   }

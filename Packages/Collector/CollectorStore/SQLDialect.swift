@@ -48,9 +48,10 @@ public protocol SQLDialect: Sendable {
   /// Whether the rollups have indexes by their keys (SQLite: its planner sorts a wide range's rows
   /// otherwise; PostgreSQL hashes them): the names rollup by app, name and device
   /// (`rollup_names_by_name`), the sessions rollup by app, device and session
-  /// (`rollup_sessions_by_device`). Reports on the names rollup (grouped by name, or of one name)
-  /// and reports of totals, devices or sessions on the sessions rollup, over at least a third of
-  /// an app's stored hours, then read those indexes, and others the hour range (``RollupTables``;
-  /// measured in Docs/Benchmarks.md).
+  /// (`rollup_sessions_by_device`), each partial on `device_id IS NOT NULL` (every row), so that
+  /// only a query naming that term reads them. Reports on the names rollup (grouped by name, or of
+  /// one name) and reports of totals, devices or sessions on the sessions rollup, over at least a
+  /// third of an app's stored hours, then read those indexes, and others the hour range
+  /// (``RollupTables``; measured in Docs/Benchmarks.md).
   var indexesRollupsByKey: Bool { get }
 }
