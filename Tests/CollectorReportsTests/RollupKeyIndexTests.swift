@@ -38,10 +38,38 @@ struct RollupKeyIndexTests {
   /// indexes by key (analysed, then upgraded: the planner knows the other indexes' sizes only).
   enum Statistics: CaseIterable, Sendable { case none, all, olderThanKeyIndexes }
 
-  /// The generated store with `statistics`, and a range of `days` from the second generated day.
-  static func analysed(days: Int64, _ statistics: Statistics) async throws -> (
-    store: any EventStore & BulkLoading, filter: ReportFilter
-  ) {
+  /// The reports checked: top events and one event's series (the names rollup), or the
+  /// overview's totals, devices and people (the sessions rollup).
+  enum Reports: CaseIterable, Sendable { case names, sessions }
+
+  /// The cases: the reports, days from the second generated day, and whether a report over them
+  /// reads its rollup by key (three weeks are stored).
+  static let cases: [(reports: Reports, days: Int64, byKey: Bool)] = Reports.allCases.flatMap { reports in
+    [(reports, 21, true), (reports, 12, true), (reports, 2, false)]
+  }
+
+  @Test(
+    "reports on a rollup pick its index by the share of the stored hours they cover", arguments: cases,
+    Statistics.allCases)
+  func reportsPickTheirIndex(case: (reports: Reports, days: Int64, byKey: Bool), statistics: Statistics) async throws {
+    let (store, filter, recorder) = try await Self.analysed(days: `case`.days, statistics) {
+      switch `case`.reports {
+      case .names: $0.contains("FROM rollup_names WHERE") && $0.contains("GROUP BY")
+      case .sessions: $0.contains("FROM rollup_sessions WHERE") && !$0.contains("min(hour)")
+      }
+    }
+    switch `case`.reports {
+    case .names: try await Self.names(store, filter, recorder, byName: `case`.byKey)
+    case .sessions: try await Self.sessions(store, filter, recorder, byKey: `case`.byKey)
+    }
+    try await store.close()
+  }
+
+  /// The generated store with `statistics`, the range of `days`, and a recorder of the plans of
+  /// the queries `recording` picks.
+  static func analysed(
+    days: Int64, _ statistics: Statistics, recording: @escaping @Sendable (String) -> Bool
+  ) async throws -> (store: any EventStore & BulkLoading, filter: ReportFilter, recorder: PlanRecorder) {
     let store = try await Engine.sqlite.open(Generated.batches)
     switch statistics {
     case .none: break
@@ -53,16 +81,13 @@ struct RollupKeyIndexTests {
     }
     let filter = try ReportFilter(
       app: "shop", from: Generated.start + 86_400_000, to: Generated.start + (1 + days) * 86_400_000)
-    return (store, filter)
+    return (store, filter, PlanRecorder(store, recording: recording))
   }
 
-  @Test(
-    "top events and one event's series pick their index by the share of the stored hours they cover",
-    arguments: [(days: 21, byName: true), (days: 12, byName: true), (days: 2, byName: false)], Statistics.allCases)
-  func reportsOfNamesPickTheirIndex(range: (days: Int64, byName: Bool), statistics: Statistics) async throws {
-    let (days, byName) = range
-    let (store, filter) = try await Self.analysed(days: days, statistics)
-    let recorder = PlanRecorder(store) { $0.contains("FROM rollup_names WHERE") && $0.contains("GROUP BY") }
+  /// Top events and one event's series: the events' answers, read by name over a wide range.
+  static func names(
+    _ store: any EventStore & BulkLoading, _ filter: ReportFilter, _ recorder: PlanRecorder, byName: Bool
+  ) async throws {
     let events = SQLReports(store: store, rollups: false)
     let top = try await SQLReports(store: recorder).topEvents(filter, limit: 100)
     #expect(top == (try await events.topEvents(filter, limit: 100)))
@@ -77,16 +102,13 @@ struct RollupKeyIndexTests {
     }
     // Read by name, top events come grouped by name: nothing sorts them for the grouping.
     if byName, let first = plans.first { #expect(!first.contains("TEMP B-TREE FOR GROUP BY"), "\(first)") }
-    try await store.close()
   }
 
-  @Test(
-    "the overview's totals, devices and people pick their index by the share of the stored hours they cover",
-    arguments: [(days: 21, byKey: true), (days: 12, byKey: true), (days: 2, byKey: false)], Statistics.allCases)
-  func overviewPicksItsIndex(range: (days: Int64, byKey: Bool), statistics: Statistics) async throws {
-    let (days, byKey) = range
-    let (store, filter) = try await Self.analysed(days: days, statistics)
-    let recorder = PlanRecorder(store) { $0.contains("FROM rollup_sessions WHERE") && !$0.contains("min(hour)") }
+  /// The overview's totals, devices and people: the events' answers, read by device and session
+  /// over a wide range.
+  static func sessions(
+    _ store: any EventStore & BulkLoading, _ filter: ReportFilter, _ recorder: PlanRecorder, byKey: Bool
+  ) async throws {
     let reports = SQLReports(store: recorder)
     let overview = try await reports.overview(filter)
     #expect(overview == (try await SQLReports(store: store, rollups: false).overview(filter)))
@@ -105,6 +127,5 @@ struct RollupKeyIndexTests {
       // Read by device, the range's devices come in order: none is sorted to find the distinct ones.
       #expect(!population.contains("TEMP B-TREE FOR DISTINCT"), "\(population)")
     }
-    try await store.close()
   }
 }
