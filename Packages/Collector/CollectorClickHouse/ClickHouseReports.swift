@@ -77,19 +77,24 @@ public struct ClickHouseReports: ReportEngine {
   }
 
   public func population(_ filter: ReportFilter) async throws -> (devices: Int64, people: Int64) {
-    // Devices and people from one distinct-device query, each device with its person.
+    // Devices and people from one distinct-device query, each device with its person, both by
+    // their hashes (``unitHashes(of:app:people:)``).
     let devices =
       if let activity = activity(filter) {
-        "SELECT DISTINCT device_id FROM \(activity) WHERE \(Self.rollupConditions(filter))"
+        "SELECT DISTINCT device FROM \(activity) WHERE \(Self.rollupConditions(filter))"
       } else {
-        "SELECT DISTINCT device_id FROM \(events) WHERE \(Self.conditions(filter))"
+        "SELECT DISTINCT \(Self.deviceHash) AS device FROM \(events) WHERE \(Self.conditions(filter))"
       }
     let row = try await rows(
-      "SELECT toInt64(count()) AS devices, toInt64(uniqExact(unit_id)) AS people "
-        + "FROM (\(units(of: devices, app: filter.storedApp, people: true)))"
+      "SELECT toInt64(count()) AS devices, toInt64(uniqExact(unit)) AS people "
+        + "FROM (\(unitHashes(of: devices, app: filter.storedApp, people: true)))"
     ).first
     return (row?["devices"].int ?? 0, row?["people"].int ?? 0)
   }
+
+  /// A device id's 64-bit hash, the `device` column of the rollups (``ClickHouseSchema/rollups``):
+  /// every report counts devices and units by it, whichever table it reads.
+  static let deviceHash = "cityHash64(device_id)"
 
   /// The sum of a column of client-sent counts, saturating at `Int64.max` instead of wrapping.
   static func saturatingSum(_ column: String) -> String {

