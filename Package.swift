@@ -370,6 +370,7 @@ let package = Package(
       dependencies: [
         "CollectorClickHouse", "CollectorPostgres", "CollectorSQLite", "CollectorStore", "CollectorWire", "TestSupport",
         .product(name: "AsyncHTTPClient", package: "async-http-client", condition: .server),
+        .product(name: "PostgresNIO", package: "postgres-nio", condition: .server),
       ],
       path: "Tests/CollectorStoreTests"
     ),

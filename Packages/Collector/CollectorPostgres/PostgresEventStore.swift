@@ -6,8 +6,8 @@ import PostgresNIO
 /// The shared store: PostgreSQL through postgres-nio, for several collector instances on one
 /// database.
 ///
-/// Every instance may run ``migrate()`` at start: migrations take an advisory lock, so only one
-/// applies them. Writes are one `INSERT … SELECT FROM unnest(…)` per table per transaction (one
+/// Every instance may run ``migrate()`` at start: migrations take an advisory lock on the schema, so
+/// only one applies them, and collectors on other schemas of the same database never wait for it. Writes are one `INSERT … SELECT FROM unnest(…)` per table per transaction (one
 /// round trip for thousands of rows), `ON CONFLICT DO NOTHING` on the de-duplication keys.
 ///
 /// ```swift
@@ -45,7 +45,7 @@ public final class PostgresEventStore: EventStore {
   public func migrate() async throws {
     try await guarded {
       try await client.withTransaction(logger: logger) { connection in
-        try await connection.query(PostgresQuery(unsafeSQL: "SELECT pg_advisory_xact_lock(7358201)"), logger: logger)
+        try await connection.query(PostgresQuery(unsafeSQL: tables.migrationLock), logger: logger)
         for statement in tables.bootstrap {
           try await connection.query(PostgresQuery(unsafeSQL: statement), logger: logger)
         }

@@ -27,6 +27,14 @@ struct PostgresTables: Sendable {
     }
   }
 
+  /// Held by the transaction that applies migrations: one lock per schema (the project's key and the
+  /// schema name's hash), so instances migrating the same schema take turns and other schemas'
+  /// migrations run beside them.
+  var migrationLock: String { "SELECT pg_advisory_xact_lock(\(migrationLockKey))" }
+
+  /// The two keys of ``migrationLock``.
+  var migrationLockKey: String { "7358201, hashtext('\(schema)')" }
+
   var bootstrap: [String] {
     [
       "CREATE SCHEMA IF NOT EXISTS \"\(schema)\"",
