@@ -14,25 +14,13 @@ extension ClickHouseReports {
     return try await !rows("SELECT 1 AS x FROM \(schema.persons) WHERE app = \(app) LIMIT 1").isEmpty
   }
 
-  /// The rows of `devices` (a query with a `device_id` column, of `app`), each with its `unit_id`:
-  /// with `people`, `u:` and the device's person or `d:` and a device never identified; without,
-  /// the device.
-  func units(of devices: String, app: String, people: Bool) -> String {
-    guard people else { return "SELECT device_id AS unit_id, * FROM (\(devices))" }
-    return "SELECT if(person = '', concat('d:', device_id), concat('u:', person)) AS unit_id, * FROM (\(devices)) "
-      + "ANY LEFT JOIN (\(schema.personOfDevice(app: ClickHouseSQL.literal(app)))) USING device_id"
-  }
-
-  /// The rows of `devices` (a query with a `device` column: the device id's 64-bit hash, as the
-  /// rollups keep it), each with its `unit`, a 64-bit hash too: with `people`, of `u` and the
-  /// device's person, or the device's own for a device never identified; without, the device's.
-  /// For counting units: a hash set of integers instead of strings (1.7–1.9× faster at 10M events).
-  /// A person and a device, or two units, with the same hash would count once: at a million units
-  /// the chance is about 3 in 10^8, as for devices (``ClickHouseSchema/rollups``).
-  func unitHashes(of devices: String, app: String, people: Bool) -> String {
-    guard people else { return "SELECT device AS unit, * FROM (\(devices))" }
-    return "SELECT if(person = '', device, cityHash64('u', person)) AS unit, * FROM (\(devices)) "
-      + "ANY LEFT JOIN (\(schema.personOfDevice(app: ClickHouseSQL.literal(app), hashed: true))) USING device"
+  /// The rows of `devices` (a query with `key`'s device column, of `app`), each with its unit as
+  /// `key` names it: with `people`, the device's person's or the device's own for a device never
+  /// identified; without, the device's.
+  func units(of devices: String, app: String, people: Bool, key: UnitKey) -> String {
+    guard people else { return "SELECT \(key.device) AS \(key.unit), * FROM (\(devices))" }
+    return "SELECT \(key.unitOfPerson) AS \(key.unit), * FROM (\(devices)) "
+      + "ANY LEFT JOIN (\(schema.personOfDevice(app: ClickHouseSQL.literal(app), key: key))) USING \(key.device)"
   }
 
   public func activeDevices(_ filter: ReportFilter) async throws -> ActiveDevices {
@@ -46,19 +34,19 @@ extension ClickHouseReports {
       if let activity = activity(window) {
         "SELECT device, max(hour) AS last FROM \(activity) WHERE \(Self.rollupConditions(window)) GROUP BY device"
       } else {
-        "SELECT \(Self.deviceHash) AS device, max(occurred_at) AS last FROM \(events) "
+        "SELECT \(UnitKey.hashes.deviceColumn(rollup: false)), max(occurred_at) AS last FROM \(events) "
           + "WHERE \(Self.conditions(window)) GROUP BY device"
       }
     let counts = ActiveDevices.activeSpans.map {
       "toInt64(uniqExactIf(unit, last >= \(ClickHouseSQL.literal(filter.zone.days($0, before: filter.to))))) AS \(ActiveDevices.recentColumn($0))"
     }
     let recent = try await rows(
-      "SELECT \(counts.joined(separator: ", ")) FROM (\(unitHashes(of: last, app: filter.storedApp, people: people)))"
+      "SELECT \(counts.joined(separator: ", ")) FROM (\(units(of: last, app: filter.storedApp, people: people, key: .hashes)))"
     ).first
     // Active in the range, and whether the unit has any event (of the app) before the range: a
     // person when any of their devices has.
     let rollup = activity(filter)
-    let device = rollup == nil ? "\(Self.deviceHash) AS device" : "device"
+    let device = UnitKey.hashes.deviceColumn(rollup: rollup != nil)
     let earlier =
       "SELECT DISTINCT \(device) FROM \(rollup ?? schema.events) WHERE app = \(app) "
       + "AND \(rollup == nil ? "occurred_at" : "hour") < \(ClickHouseSQL.literal(filter.from))"
@@ -67,8 +55,8 @@ extension ClickHouseReports {
       + "WHERE \(rollup == nil ? Self.conditions(filter) : Self.rollupConditions(filter))"
     let split = try await rows(
       "SELECT toInt64(count()) AS active_devices, toInt64(countIf(unit IN (SELECT unit FROM "
-        + "(\(unitHashes(of: earlier, app: filter.storedApp, people: people)))))) AS returning_devices "
-        + "FROM (SELECT DISTINCT unit FROM (\(unitHashes(of: active, app: filter.storedApp, people: people))))"
+        + "(\(units(of: earlier, app: filter.storedApp, people: people, key: .hashes)))))) AS returning_devices "
+        + "FROM (SELECT DISTINCT unit FROM (\(units(of: active, app: filter.storedApp, people: people, key: .hashes))))"
     ).first
     return ActiveDevices(split, recent: recent, unit: filter.unit)
   }
@@ -79,7 +67,7 @@ extension ClickHouseReports {
     try Retention.check(filter, period: period, events: events)
     let people = try await countsPeople(filter)
     let perUnit = perUnit(
-      filter, period: period, byAppVersion: byAppVersion, events: events, people: people, hashed: true)
+      filter, period: period, byAppVersion: byAppVersion, events: events, people: people, key: .hashes)
     // One row per unit, each period in its `periods` once: a count is the distinct units, without
     // the hash set of their ids `uniqExact` builds.
     let found = try await rows(
@@ -92,7 +80,7 @@ extension ClickHouseReports {
     _ filter: ReportFilter, period: ReportBucket, events: RetentionEvents, cohort: Int64, offset: Int64, limit: Int
   ) async throws -> UnitList {
     let people = try await countsPeople(filter)
-    let units = perUnit(filter, period: period, byAppVersion: false, events: events, people: people, hashed: false)
+    let units = perUnit(filter, period: period, byAppVersion: false, events: events, people: people, key: .ids)
     let cell = "SELECT unit_id FROM (\(units)) WHERE cohort = \(cohort) AND has(periods, \(cohort + offset))"
     let count = try await rows("SELECT toInt64(count()) AS n FROM (\(cell))").first?["n"].int ?? 0
     let found = try await rows("SELECT unit_id FROM (\(cell)) ORDER BY unit_id LIMIT \(limit)")
@@ -101,18 +89,15 @@ extension ClickHouseReports {
 
   /// One row per unit with a start event: its cohort (the period of its first start event), the
   /// periods it counts in (the cohort's and each later one with a return event), and the app
-  /// version of its first start event when split. `hashed`: units and devices by their hashes
-  /// (``unitHashes(of:app:people:)``), for counting; else by their ids, for listing.
+  /// version of its first start event when split; units and devices named as `key` names them.
   private func perUnit(
     _ filter: ReportFilter, period: ReportBucket, byAppVersion: Bool, events: RetentionEvents, people: Bool,
-    hashed: Bool
+    key: UnitKey
   ) -> String {
-    let periods = periods(filter, period: period, byAppVersion: byAppVersion, events: events, hashed: hashed)
+    let periods = periods(filter, period: period, byAppVersion: byAppVersion, events: events, key: key)
     let version = byAppVersion ? "argMinIf(v, (t, v), s = 1)" : "''"
-    let (unit, units) =
-      hashed
-      ? ("unit", unitHashes(of: periods, app: filter.storedApp, people: people))
-      : ("unit_id", units(of: periods, app: filter.storedApp, people: people))
+    let unit = key.unit
+    let units = units(of: periods, app: filter.storedApp, people: people, key: key)
     let perUnit =
       "SELECT \(unit), minIf(p, s = 1) AS cohort, groupUniqArrayIf(p, b = 1) AS backs, \(version) AS version "
       + "FROM (\(units)) GROUP BY \(unit) HAVING countIf(s = 1) > 0"
@@ -123,9 +108,9 @@ extension ClickHouseReports {
 
   /// Each device's active periods (`p`, from the range's start), whether it did the start (`s`) and
   /// the return event (`b`) in each, and with them its first start event's time (`t`) and version
-  /// (`v`) when split by version; each device as `device` (its hash) when `hashed`, else `device_id`.
+  /// (`v`) when split by version; each device as `key` names it.
   private func periods(
-    _ filter: ReportFilter, period: ReportBucket, byAppVersion: Bool, events: RetentionEvents, hashed: Bool
+    _ filter: ReportFilter, period: ReportBucket, byAppVersion: Bool, events: RetentionEvents, key: UnitKey
   ) -> String {
     // Each device's periods, with its first (start) event's time and version in each (the smallest
     // version among events of that millisecond) when versions are asked for, aggregated where the
@@ -137,27 +122,26 @@ extension ClickHouseReports {
     let isStart = events.start.map { "name = \(ClickHouseSQL.literal($0))" } ?? "1"
     let isBack = events.back.map { "name = \(ClickHouseSQL.literal($0))" } ?? "1"
     let named = events.start != nil && events.back != nil ? " AND name IN \(ClickHouseSQL.list(events.names))" : ""
-    // The device: its hash (the rollups keep it as `device`) or its id.
-    let key = hashed ? "device" : "device_id"
-    let selected = hashed && rollup == nil ? "\(Self.deviceHash) AS device" : key
+    let selected = key.deviceColumn(rollup: rollup != nil)
+    let device = key.device
     switch (rollup, byAppVersion) {
     case (let rollup?, true):
       return
-        "SELECT \(key), \(p), min(first) AS t, argMin(app_version, (first, app_version)) AS v, 1 AS s, 1 AS b FROM "
-        + "(SELECT \(key), hour, app_version, minMerge(first_ms) AS first FROM \(rollup) "
-        + "WHERE \(Self.rollupConditions(filter)) GROUP BY \(key), hour, app_version) GROUP BY \(key), p"
+        "SELECT \(device), \(p), min(first) AS t, argMin(app_version, (first, app_version)) AS v, 1 AS s, 1 AS b FROM "
+        + "(SELECT \(device), hour, app_version, minMerge(first_ms) AS first FROM \(rollup) "
+        + "WHERE \(Self.rollupConditions(filter)) GROUP BY \(device), hour, app_version) GROUP BY \(device), p"
     case (nil, true):
       return
         "SELECT \(selected), \(p), minIf(occurred_at, \(isStart)) AS t, "
         + "argMinIf(app_version, (occurred_at, app_version), \(isStart)) AS v, max(\(isStart)) AS s, max(\(isBack)) AS b "
-        + "FROM \(self.events) WHERE \(Self.conditions(filter))\(named) GROUP BY \(key), p"
+        + "FROM \(self.events) WHERE \(Self.conditions(filter))\(named) GROUP BY \(device), p"
     case (let rollup?, false):
       return
-        "SELECT \(key), \(p), 1 AS s, 1 AS b FROM \(rollup) WHERE \(Self.rollupConditions(filter)) GROUP BY \(key), p"
+        "SELECT \(device), \(p), 1 AS s, 1 AS b FROM \(rollup) WHERE \(Self.rollupConditions(filter)) GROUP BY \(device), p"
     case (nil, false):
       return
         "SELECT \(selected), \(p), max(\(isStart)) AS s, max(\(isBack)) AS b FROM \(self.events) "
-        + "WHERE \(Self.conditions(filter))\(named) GROUP BY \(key), p"
+        + "WHERE \(Self.conditions(filter))\(named) GROUP BY \(device), p"
     }
   }
 }

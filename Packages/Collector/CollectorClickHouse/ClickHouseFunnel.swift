@@ -93,16 +93,16 @@ extension ClickHouseReports {
     let events = "SELECT device_id, name, occurred_at, event_id FROM \(self.events) WHERE \(part.matching)"
     guard counting else {
       return
-        "SELECT unit_id, name, occurred_at, event_id FROM (\(units(of: events, app: filter.storedApp, people: true)))"
+        "SELECT unit_id, name, occurred_at, event_id FROM (\(units(of: events, app: filter.storedApp, people: true, key: .ids)))"
         + part.units
     }
-    let persons = schema.personOfDevice(app: ClickHouseSQL.literal(filter.storedApp))
+    let persons = schema.personOfDevice(app: ClickHouseSQL.literal(filter.storedApp), key: .ids)
     let shared =
       "SELECT device_id, person FROM (\(persons)) WHERE person IN "
       + "(SELECT person FROM (\(persons)) GROUP BY person HAVING count() > 1)"
     return
       "SELECT unit_id, name, occurred_at, event_id FROM ("
-      + "SELECT if(person = '', concat('d:', device_id), concat('u:', person)) AS unit_id, name, occurred_at, event_id "
+      + "SELECT \(UnitKey.ids.unitOfPerson) AS unit_id, name, occurred_at, event_id "
       + "FROM (\(events)) ANY LEFT JOIN (\(shared)) USING device_id)\(part.units)"
   }
 

@@ -78,16 +78,14 @@ public struct ClickHouseReports: ReportEngine {
 
   public func population(_ filter: ReportFilter) async throws -> (devices: Int64, people: Int64) {
     // Devices and people from one distinct-device query, each device with its person, both by
-    // their hashes (``unitHashes(of:app:people:)``).
+    // their hashes.
+    let activity = activity(filter)
     let devices =
-      if let activity = activity(filter) {
-        "SELECT DISTINCT device FROM \(activity) WHERE \(Self.rollupConditions(filter))"
-      } else {
-        "SELECT DISTINCT \(Self.deviceHash) AS device FROM \(events) WHERE \(Self.conditions(filter))"
-      }
+      "SELECT DISTINCT \(UnitKey.hashes.deviceColumn(rollup: activity != nil)) FROM \(activity ?? events) "
+      + "WHERE \(activity == nil ? Self.conditions(filter) : Self.rollupConditions(filter))"
     let row = try await rows(
       "SELECT toInt64(count()) AS devices, toInt64(uniqExact(unit)) AS people "
-        + "FROM (\(unitHashes(of: devices, app: filter.storedApp, people: true)))"
+        + "FROM (\(units(of: devices, app: filter.storedApp, people: true, key: .hashes)))"
     ).first
     return (row?["devices"].int ?? 0, row?["people"].int ?? 0)
   }

@@ -267,12 +267,11 @@ struct ClickHouseSchema: Sendable {
     """
   }
 
-  /// Each device's person in `app` (a literal): the user of its earliest row; the device as
-  /// `device_id`, or with `hashed` as `device`, the 64-bit hash the rollups keep
-  /// (``ClickHouseSchema/rollups``).
-  func personOfDevice(app: String, hashed: Bool = false) -> String {
+  /// Each device's person in `app` (a literal): the user of its earliest row; the device as `key`
+  /// names it.
+  func personOfDevice(app: String, key: UnitKey) -> String {
     """
-    SELECT \(hashed ? "cityHash64(device_id) AS device" : "device_id"), argMin(person, (first_ms, first_event)) AS person
+    SELECT \(key.deviceColumn(rollup: false)), argMin(person, (first_ms, first_event)) AS person
     FROM \(persons) WHERE app = \(app) GROUP BY device_id
     """
   }
