@@ -7,8 +7,9 @@ import PostgresNIO
 /// database.
 ///
 /// Every instance may run ``migrate()`` at start: migrations take an advisory lock on the schema, so
-/// only one applies them, and collectors on other schemas of the same database never wait for it. Writes are one `INSERT … SELECT FROM unnest(…)` per table per transaction (one
-/// round trip for thousands of rows), `ON CONFLICT DO NOTHING` on the de-duplication keys.
+/// only one applies them, and collectors on other schemas of the same database never wait for it.
+/// Writes are one `INSERT … SELECT FROM unnest(…)` per table per transaction (one round trip for
+/// thousands of rows), `ON CONFLICT DO NOTHING` on the de-duplication keys.
 ///
 /// ```swift
 /// let store = try PostgresEventStore(url: "postgres://collector:secret@127.0.0.1:5432/analytics")
