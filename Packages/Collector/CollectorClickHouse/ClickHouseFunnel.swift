@@ -18,8 +18,13 @@ import CollectorWire
 ///   is its best block's.
 ///
 /// Counting people, only the devices of people with two or more devices are mapped to their person:
-/// a person with one device reaches what that device reaches, so it counts once either way. Funnels
-/// that name a step twice (one event would match two steps) are walked by the collector.
+/// a person with one device reaches what that device reaches, so it counts once either way.
+///
+/// A step may be named again (`view → cart → view`): an event matching steps `j` and `k` feeds both,
+/// each from the chain of the step before it, as the walk's does, in whichever order the server
+/// takes one event's matches. Only neighbours sharing a name (`view → view`) are walked by the
+/// collector: there that order decides whether one event is both steps (the walk needs two events,
+/// ``Funnel/walk(_:steps:window:timed:)``), and `windowFunnel` does not promise it.
 extension ClickHouseReports {
   /// The times of one block: chain starts below 2^31 ms.
   static let funnelBlock = Int64(Int32.max)
@@ -33,7 +38,7 @@ extension ClickHouseReports {
     let matching = Self.matching(filter, steps: steps)
     let people = try await countsPeople(filter)
     let all = FunnelPart(matching: matching, units: "")
-    guard Set(steps).count == steps.count, window <= Self.funnelBlock else {
+    guard zip(steps, steps.dropFirst()).allSatisfy({ $0 != $1 }), window <= Self.funnelBlock else {
       let found = try await funnelEvents(filter, steps: steps, limit: nil)
       return Funnel(found, steps: steps, window: window, appVersion: appVersion, unit: filter.unit)
     }
