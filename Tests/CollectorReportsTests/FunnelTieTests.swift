@@ -51,6 +51,10 @@ struct FunnelTieTests {
     let funnel = try await reports.funnel(filter, steps: Self.steps, window: 3_600_000)
     // Devices: T, W, U, V, P1 and X view; W and U add and buy. People: u1 too.
     #expect(funnel.steps.map(\.devices) == (unit == .device ? [6, 2, 2] : [6, 3, 3]))
+    if let parts = FunnelRepeatTests.inParts(reports) {
+      let inParts = try await parts.funnel(filter, steps: Self.steps, window: 3_600_000)
+      #expect(inParts.steps.map(\.devices) == funnel.steps.map(\.devices))
+    }
     // The walk the drill-downs read agrees, and names u1's devices as u1.
     let events = try await reports.funnelEvents(filter, steps: Self.steps, limit: nil)
     #expect(Funnel.reached(events, steps: Self.steps, window: 3_600_000) == funnel.steps.map(\.devices))

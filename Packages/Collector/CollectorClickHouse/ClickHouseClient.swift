@@ -10,6 +10,8 @@ import WireJSON
 /// rows come back as `JSONCompact`, rows go in as `JSONEachRow`. One client per server; requests
 /// share `HTTPClient`'s connection pool.
 public struct ClickHouseClient: Sendable {
+  /// The largest answer a statement may return, in bytes (256 MB).
+  static let largestAnswer = 256 * 1024 * 1024
   /// The server's HTTP address (`http://127.0.0.1:8123`), without a path.
   public let url: URL
   /// The database this client's statements name (`database.events`).
@@ -117,7 +119,7 @@ public struct ClickHouseClient: Sendable {
     request.body = .bytes(body ?? ByteBuffer(string: sql))
     do {
       let response = try await http.execute(request, timeout: timeout)
-      let answer = try await response.body.collect(upTo: 256 * 1024 * 1024)
+      let answer = try await response.body.collect(upTo: Self.largestAnswer)
       guard (200..<300).contains(response.status.code) else {
         let text = String(buffer: answer).trimmingCharacters(in: .whitespacesAndNewlines)
         throw Failure.failed(.unavailable("ClickHouse \(response.status.code): \(text.prefix(2_000))"))
@@ -125,6 +127,9 @@ public struct ClickHouseClient: Sendable {
       return answer
     } catch let error as Failure {
       throw error
+    } catch is NIOTooManyBytesError {
+      // The server answered; the answer is what is too large (a report over too many rows).
+      throw .failed(.unavailable("ClickHouse's answer is over \(Self.largestAnswer >> 20) MB, the most a read takes"))
     } catch {
       let reason = "ClickHouse at \(url.absoluteString) cannot be reached: \(error)"
       if let client = error as? HTTPClientError, client == .remoteConnectionClosed {

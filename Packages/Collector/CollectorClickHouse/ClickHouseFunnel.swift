@@ -28,8 +28,14 @@ import CollectorWire
 extension ClickHouseReports {
   /// The times of one block: chain starts below 2^31 ms.
   static let funnelBlock = Int64(Int32.max)
-  /// Step events funnelled in one query, at most (about 1 GB of the server's memory).
-  static let funnelPart: Int64 = 4_000_000
+
+  /// How many step events one funnel query takes at most (``ClickHouseReports/funnelParts``).
+  package struct FunnelParts: Sendable {
+    /// Funnelled on the server: about 1 GB of its memory.
+    package var onServer: Int64 = 4_000_000
+    /// Walked by the collector: about 70 MB of rows, inside the client's 256 MB answer.
+    package var walked: Int64 = 1_000_000
+  }
 
   public func funnel(_ filter: ReportFilter, steps: [String], window: Int64, appVersion: String?) async throws
     -> Funnel
@@ -37,25 +43,28 @@ extension ClickHouseReports {
     let filter = try Funnel.filter(filter, steps: steps, window: window, appVersion: appVersion)
     let matching = Self.matching(filter, steps: steps)
     let people = try await countsPeople(filter)
-    let all = FunnelPart(matching: matching, units: "")
-    guard zip(steps, steps.dropFirst()).allSatisfy({ $0 != $1 }), window <= Self.funnelBlock else {
-      let found = try await funnelEvents(filter, steps: steps, limit: nil)
-      return Funnel(found, steps: steps, window: window, appVersion: appVersion, unit: filter.unit)
-    }
-    // A unit's events are held in memory while it is funnelled: units are taken in parts of about 4
-    // million step events (by a hash of the unit), one query each. Devices are picked where the
-    // events are; people after each device is given its person.
+    // Neighbours sharing a name, or a window past a block, are walked here instead; either way
+    // units are taken in parts (by a hash of the unit), one query each, so that a unit's events
+    // are held in the server's memory (about 4 million step events a part) or in the collector's
+    // (1 million: a walked part's rows come over the wire) one part at a time.
+    let onServer = zip(steps, steps.dropFirst()).allSatisfy { $0 != $1 } && window <= Self.funnelBlock
     let total = try await rows("SELECT toInt64(count()) AS n FROM \(events) WHERE \(matching)").first?["n"].int ?? 0
-    let parts = Int(max(1, min(1_000, (total + Self.funnelPart - 1) / Self.funnelPart)))
+    let size = onServer ? funnelParts.onServer : funnelParts.walked
+    let parts = Int(max(1, min(1_000, (total + size - 1) / size)))
     var reached = Array(repeating: Int64(0), count: steps.count)
     for part in 0..<parts {
       let picked =
         parts == 1
-        ? all
+        ? FunnelPart(matching: matching, units: "")
         : people
           ? FunnelPart(matching: matching, units: " WHERE cityHash64(unit_id) % \(parts) = \(part)")
           : FunnelPart(matching: matching + " AND cityHash64(device_id) % \(parts) = \(part)", units: "")
-      let found = try await funnelPart(filter, picked, people: people, steps: steps, window: window)
+      let found =
+        onServer
+        ? try await funnelPart(filter, picked, people: people, steps: steps, window: window)
+        : Funnel.reached(
+          Funnel.events(try await rows(walked(picked, filter: filter, people: people, counting: true))), steps: steps,
+          window: window)
       for step in steps.indices { reached[step] += found[step] }
     }
     return Funnel(reached: reached, steps: steps, window: window, appVersion: appVersion, unit: filter.unit)

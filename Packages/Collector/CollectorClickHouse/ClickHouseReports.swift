@@ -17,6 +17,8 @@ public struct ClickHouseReports: ReportEngine {
   let schema: ClickHouseSchema
   /// Whether reports read the rollups where they can (``ReportFilter/rollupsAnswer``).
   public let usesRollups: Bool
+  /// The most step events a funnel query takes; tests make them small to funnel in several parts.
+  package var funnelParts = FunnelParts()
 
   /// The reports of `store`; `rollups: false` reads every event even where the rollups would
   /// answer (the same results, slower; for comparisons and benchmarks).
