@@ -54,8 +54,9 @@ enum ReportBenchmark {
     let folder = FileManager.default.temporaryDirectory.appendingPathComponent(
       environment["REPORT_BENCHMARK_REUSE"] != nil ? "report-benchmark-kept" : "report-benchmark-\(getpid())")
     // `REPORT_BENCHMARK_KEEP=1` keeps the databases (the SQLite folder, the PostgreSQL schemas, the
-    // ClickHouse databases) for looking at query plans by hand.
-    let keep = environment["REPORT_BENCHMARK_KEEP"] != nil
+    // ClickHouse databases) for looking at query plans by hand; so does `REPORT_BENCHMARK_REUSE`, which
+    // is for timing them again (a reused 100M database takes minutes to load again).
+    let keep = environment["REPORT_BENCHMARK_KEEP"] != nil || environment["REPORT_BENCHMARK_REUSE"] != nil
     defer { if !keep { try? FileManager.default.removeItem(at: folder) } }
     var table: [[String]] = []
     for size in sizes {
