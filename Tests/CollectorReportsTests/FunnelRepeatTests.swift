@@ -6,8 +6,9 @@ import Testing
 
 /// Funnels that name a step more than once (`view → cart → view → cart → buy`), on every engine.
 /// One event never counts as two steps; where no two neighbouring steps share a name ClickHouse's
-/// `windowFunnel` answers (it cannot tell one event matching steps `k` and `k + 1` apart from two),
-/// and the answers must equal the walk's (``Funnel/reached(_:steps:window:)``) either way.
+/// `windowFunnel` answers (whether it takes one event matching steps `k` and `k + 1` as both rests
+/// on the order it takes that event's matches in), and the answers must equal the walk's
+/// (``Funnel/reached(_:steps:window:)``) either way.
 @Suite("Funnels with a step named twice")
 struct FunnelRepeatTests {
   /// One event of `device` at minute `minute` of D3 10:00.
