@@ -62,9 +62,7 @@ extension ClickHouseReports {
       let found =
         onServer
         ? try await funnelPart(filter, picked, people: people, steps: steps, window: window)
-        : Funnel.reached(
-          Funnel.events(try await rows(walked(picked, filter: filter, people: people, counting: true))), steps: steps,
-          window: window)
+        : try await walkedPart(filter, picked, people: people, steps: steps, window: window)
       for step in steps.indices { reached[step] += found[step] }
     }
     return Funnel(reached: reached, steps: steps, window: window, appVersion: appVersion, unit: filter.unit)
@@ -141,14 +139,18 @@ extension ClickHouseReports {
       var walk = part
       walk.units +=
         (walk.units.isEmpty ? " WHERE " : " AND ") + "unit_id IN (SELECT unit_id FROM (\(perUnit)) WHERE unfit = 1)"
-      let walked = walked(walk, filter: filter, people: people, counting: true)
-      for (step, units) in Funnel.reached(Funnel.events(try await rows(walked)), steps: steps, window: window)
-        .enumerated()
-      {
-        reached[step] += units
-      }
+      let walked = try await walkedPart(filter, walk, people: people, steps: steps, window: window)
+      for (step, units) in walked.enumerated() { reached[step] += units }
     }
     return reached
+  }
+
+  /// How many units of `part` reached each step, walked by the collector from their step events.
+  private func walkedPart(
+    _ filter: ReportFilter, _ part: FunnelPart, people: Bool, steps: [String], window: Int64
+  ) async throws -> [Int64] {
+    let events = Funnel.events(try await rows(walked(part, filter: filter, people: people, counting: true)))
+    return Funnel.reached(events, steps: steps, window: window)
   }
 
   /// The step events of `part`, as the walk reads them: by unit, time and id (events of one
