@@ -15,17 +15,14 @@ private let collectorURL = URL(fileURLWithPath: CommandLine.arguments[0]).deleti
   .appendingPathComponent("collector")
 
 /// A collector process started from the built executable.
-final class CollectorProcess: @unchecked Sendable {
-  let process = Process()
+final class CollectorProcess: Sendable {
+  let process: ChildProcess
   let port: Int
+  /// Kept open while the collector runs: it logs to its standard output.
   private let output = Pipe()
 
   init(arguments: [String]) throws {
-    process.executableURL = collectorURL
-    process.arguments = arguments
-    process.standardOutput = output
-    process.standardError = FileHandle.nullDevice
-    try process.run()
+    process = try ChildProcess(collectorURL.path, arguments: arguments, output: .pipe(output), error: .null)
     var text = ""
     let deadline = Date().addingTimeInterval(60)
     while Date() < deadline {
@@ -37,22 +34,22 @@ final class CollectorProcess: @unchecked Sendable {
         return
       }
     }
-    process.terminate()
+    process.send(SIGKILL)
+    process.waitUntilExit()
     throw CollectorProcessError.didNotStart(text)
   }
 
   var url: URL { URL(string: "http://127.0.0.1:\(port)")! }
 
   func kill9() {
-    kill(process.processIdentifier, SIGKILL)
+    process.send(SIGKILL)
     process.waitUntilExit()
   }
 
-  /// SIGTERM, then waits for the graceful exit; returns the exit status.
-  func stop() -> Int32 {
-    process.terminate()
-    process.waitUntilExit()
-    return process.terminationStatus
+  /// SIGTERM, then waits for the graceful exit; says how the collector ended.
+  func stop() -> ChildProcess.Termination {
+    process.send(SIGTERM)
+    return process.waitUntilExit()
   }
 }
 
@@ -116,7 +113,7 @@ struct CollectorCrashTests {
       let response = try await transport.send(request(second.url, parts[1], sender: parts[0]))
       #expect(response.status == 200)
     }
-    #expect(second.stop() == 0, "SIGTERM: drains, commits, exits 0")
+    #expect(second.stop() == .exited(0), "SIGTERM: drains, commits, exits 0")
 
     let store = try SQLiteEventStore(path: database)
     let stored = Set(try await store.events(app: "ty", limit: 10_000_000).map(\.eventID))

@@ -283,17 +283,16 @@ struct DashboardBrowserTests {
     ]
     let output = directory.url.appendingPathComponent("out.json")
     #expect(FileManager.default.createFile(atPath: output.path, contents: nil))
-    let process = Process()
-    process.executableURL = URL(fileURLWithPath: "/usr/bin/env")
-    process.arguments = [
-      "python3", script.path,
-      String(decoding: try JSONSerialization.data(withJSONObject: configuration), as: UTF8.self),
-    ]
-    process.standardOutput = try FileHandle(forWritingTo: output)
-    try process.run()
+    let process = try ChildProcess(
+      "/usr/bin/env",
+      arguments: [
+        "python3", script.path,
+        String(decoding: try JSONSerialization.data(withJSONObject: configuration), as: UTF8.self),
+      ], output: .handle(try FileHandle(forWritingTo: output)))
     let deadline = Date().addingTimeInterval(150)
     while process.isRunning && Date() < deadline { try await Task.sleep(for: .milliseconds(100)) }
-    if process.isRunning { process.terminate() }
+    if process.isRunning { process.send(SIGTERM) }
+    process.waitUntilExit()
     let data = try Data(contentsOf: output)
     return try #require(
       try JSONSerialization.jsonObject(with: data) as? [String: Any], "\(String(decoding: data, as: UTF8.self))")

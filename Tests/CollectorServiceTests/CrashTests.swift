@@ -34,13 +34,9 @@ private func readInterrupted(_ url: URL) -> Int? {
 
 /// A last run of the helper on `outbox`: adopts what the killed runs left and delivers it.
 private func deliverWhatWaits(_ outbox: URL, _ server: URL, environment: [String: String]? = nil) throws {
-  let flush = Process()
-  flush.executableURL = helperURL
-  if let environment { flush.environment = environment }
-  flush.arguments = [outbox.path, server.absoluteString, "--flush"]
-  try flush.run()
-  flush.waitUntilExit()
-  #expect(flush.terminationStatus == 0)
+  let flush = try ChildProcess(
+    helperURL.path, arguments: [outbox.path, server.absoluteString, "--flush"], environment: environment)
+  #expect(flush.waitUntilExit() == .exited(0))
 }
 
 /// The numbered probes the server received, by event id (an id sent again counts once), the
@@ -83,14 +79,11 @@ struct CrashTests {
     var returned = 0
     var windows: [Range<Int>] = []
     for _ in 0..<20 {
-      let process = Process()
-      process.executableURL = helperURL
-      process.arguments = [outbox.path, server.url.absoluteString, String(returned), progressFile.path]
-      try process.run()
+      let process = try ChildProcess(
+        helperURL.path, arguments: [outbox.path, server.url.absoluteString, String(returned), progressFile.path])
       try await Task.sleep(nanoseconds: UInt64.random(in: 80_000_000...400_000_000, using: &random))
-      kill(process.processIdentifier, SIGKILL)
-      process.waitUntilExit()
-      #expect(process.terminationReason == .uncaughtSignal)
+      process.send(SIGKILL)
+      #expect(process.waitUntilExit() == .signalled(SIGKILL))
       let reached = max(returned, readProgress(progressFile))
       windows.append(returned..<reached)
       returned = reached
@@ -148,11 +141,9 @@ struct CrashTests {
     var starts = Set<Int>()
     for run in 0..<15 {
       starts.insert(returned)
-      let process = Process()
-      process.executableURL = helperURL
-      process.environment = environment
-      process.arguments = [outbox.path, server.url.absoluteString, String(returned), progressFile.path]
-      try process.run()
+      let process = try ChildProcess(
+        helperURL.path, arguments: [outbox.path, server.url.absoluteString, String(returned), progressFile.path],
+        environment: environment)
       let early = run % 4 == 1
       let pause =
         early
@@ -160,20 +151,16 @@ struct CrashTests {
         : UInt64.random(
           in: 100_000_000...600_000_000, using: &random)
       try await Task.sleep(nanoseconds: pause)
-      kill(process.processIdentifier, SIGKILL)
+      process.send(SIGKILL)
       process.waitUntilExit()
       returned = max(returned, readProgress(progressFile))
     }
-    let flush = Process()
-    flush.executableURL = helperURL
-    flush.environment = environment
-    flush.arguments = [outbox.path, server.url.absoluteString, "--flush"]
     let output = Pipe()
-    flush.standardOutput = output
-    try flush.run()
-    flush.waitUntilExit()
+    let flush = try ChildProcess(
+      helperURL.path, arguments: [outbox.path, server.url.absoluteString, "--flush"], environment: environment,
+      output: .pipe(output))
     let summary = String(decoding: output.fileHandleForReading.readDataToEndOfFile(), as: UTF8.self)
-    #expect(flush.terminationStatus == 0, "\(summary)")
+    #expect(flush.waitUntilExit() == .exited(0), "\(summary)")
     #expect(summary.contains("dropped=[]") && summary.contains("tracker-dropped=0"), "\(summary)")
 
     let (byID, sessionStarts, received) = try receivedProbes(server)
@@ -221,13 +208,11 @@ struct CrashTests {
     var kills = 0
     while kills < 6 || (returned < 10_000 && kills < 60) {
       kills += 1
-      let process = Process()
-      process.executableURL = helperURL
-      process.environment = environment
-      process.arguments = [outbox.path, server.url.absoluteString, String(returned), progressFile.path]
-      try process.run()
+      let process = try ChildProcess(
+        helperURL.path, arguments: [outbox.path, server.url.absoluteString, String(returned), progressFile.path],
+        environment: environment)
       try await Task.sleep(nanoseconds: UInt64.random(in: 150_000_000...500_000_000, using: &random))
-      kill(process.processIdentifier, SIGKILL)
+      process.send(SIGKILL)
       process.waitUntilExit()
       returned = max(returned, readProgress(progressFile))
       if let index = readInterrupted(progressFile), index == returned {
@@ -275,20 +260,17 @@ struct CrashTests {
     let outbox = directory.url.appendingPathComponent("outbox")
     let tags = ["app", "widget", "share"]
     var returned = Dictionary(uniqueKeysWithValues: tags.map { ($0, 0) })
-    var running: [String: Process] = [:]
+    var running: [String: ChildProcess] = [:]
     var starts = Set<String>()
     func start(_ tag: String) throws {
       starts.insert("\(tag)#\(returned[tag]!)")
-      let process = Process()
-      process.executableURL = helperURL
       let progress = directory.url.appendingPathComponent("progress-\(tag)").path
-      process.arguments = [outbox.path, server.url.absoluteString, String(returned[tag]!), progress, tag]
-      try process.run()
-      running[tag] = process
+      running[tag] = try ChildProcess(
+        helperURL.path, arguments: [outbox.path, server.url.absoluteString, String(returned[tag]!), progress, tag])
     }
     func kill9(_ tag: String) {
       guard let process = running.removeValue(forKey: tag) else { return }
-      kill(process.processIdentifier, SIGKILL)
+      process.send(SIGKILL)
       process.waitUntilExit()
       let progress = directory.url.appendingPathComponent("progress-\(tag)")
       returned[tag] = max(returned[tag]!, readProgress(progress))

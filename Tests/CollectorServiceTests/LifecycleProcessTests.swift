@@ -8,13 +8,11 @@ import Testing
 @Suite("App lifecycle across processes")
 struct LifecycleProcessTests {
   private func run(_ outbox: URL, _ server: URL, version: String) throws {
-    let process = Process()
-    process.executableURL = URL(fileURLWithPath: CommandLine.arguments[0]).deletingLastPathComponent()
+    let helper = URL(fileURLWithPath: CommandLine.arguments[0]).deletingLastPathComponent()
       .appendingPathComponent("CrashHelper")
-    process.arguments = [outbox.path, server.absoluteString, "--lifecycle", version]
-    try process.run()
-    process.waitUntilExit()
-    #expect(process.terminationStatus == 0, "run of \(version)")
+    let process = try ChildProcess(
+      helper.path, arguments: [outbox.path, server.absoluteString, "--lifecycle", version])
+    #expect(process.waitUntilExit() == .exited(0), "run of \(version)")
   }
 
   @Test(.timeLimit(.minutes(2)))

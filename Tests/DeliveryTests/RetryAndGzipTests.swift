@@ -59,21 +59,17 @@ struct RetryAndGzipTests {
 
 /// Decompresses with zlib (through Python's standard library): an independent gzip reader.
 func gunzipWithPython(_ bytes: [UInt8]) throws -> [UInt8] {
-  let process = Process()
-  process.executableURL = URL(fileURLWithPath: "/usr/bin/env")
-  process.arguments = [
-    "python3", "-c", "import gzip,sys; sys.stdout.buffer.write(gzip.decompress(sys.stdin.buffer.read()))",
-  ]
   let input = Pipe()
   let output = Pipe()
-  process.standardInput = input
-  process.standardOutput = output
-  try process.run()
+  let process = try ChildProcess(
+    "/usr/bin/env",
+    arguments: [
+      "python3", "-c", "import gzip,sys; sys.stdout.buffer.write(gzip.decompress(sys.stdin.buffer.read()))",
+    ], input: .pipe(input), output: .pipe(output))
   input.fileHandleForWriting.write(Data(bytes))
   try input.fileHandleForWriting.close()
   let data = output.fileHandleForReading.readDataToEndOfFile()
-  process.waitUntilExit()
-  guard process.terminationStatus == 0 else { throw CocoaError(.fileReadCorruptFile) }
+  guard process.waitUntilExit() == .exited(0) else { throw CocoaError(.fileReadCorruptFile) }
   return [UInt8](data)
 }
 
