@@ -53,10 +53,13 @@ struct FunnelRepeatTests {
 
   /// `reports`, on ClickHouse, taking a funnel's units in parts of a few step events (a query each),
   /// as a large store does; `nil` on the SQL engines.
-  static func inParts(_ reports: any ReportEngine) -> (any ReportEngine)? {
+  static func inParts(_ reports: any ReportEngine, tiedListed: Int = 0) -> (any ReportEngine)? {
     guard var clickHouse = reports as? ClickHouseReports else { return nil }
     clickHouse.funnelParts.onServer = 4
     clickHouse.funnelParts.walked = 3
+    // Units tied in one millisecond: past `tiedListed` in a part, picked by a query and walked with
+    // the part; else named, and walked with the other parts', `tiedListed` to a query.
+    clickHouse.funnelParts.tiedListed = tiedListed
     return clickHouse
   }
 

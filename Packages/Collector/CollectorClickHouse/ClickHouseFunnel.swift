@@ -35,6 +35,9 @@ extension ClickHouseReports {
     package var onServer: Int64 = 4_000_000
     /// Walked by the collector: about 70 MB of rows, inside the client's 256 MB answer.
     package var walked: Int64 = 1_000_000
+    /// How many tied units one query walking them names, at most (about 40 bytes each, inside the
+    /// server's 256 KB of query text); a part with more walks its own, picked by a query.
+    package var tiedListed = 2_000
   }
 
   public func funnel(_ filter: ReportFilter, steps: [String], window: Int64, appVersion: String?) async throws
@@ -52,6 +55,8 @@ extension ClickHouseReports {
     let size = onServer ? funnelParts.onServer : funnelParts.walked
     let parts = Int(max(1, min(1_000, (total + size - 1) / size)))
     var reached = Array(repeating: Int64(0), count: steps.count)
+    func add(_ found: [Int64]) { for step in steps.indices { reached[step] += found[step] } }
+    var tied: [String] = []
     for part in 0..<parts {
       let picked =
         parts == 1
@@ -59,11 +64,24 @@ extension ClickHouseReports {
         : people
           ? FunnelPart(matching: matching, units: " WHERE cityHash64(unit_id) % \(parts) = \(part)")
           : FunnelPart(matching: matching + " AND cityHash64(device_id) % \(parts) = \(part)", units: "")
-      let found =
-        onServer
-        ? try await funnelPart(filter, picked, people: people, steps: steps, window: window)
-        : try await walkedPart(filter, picked, people: people, steps: steps, window: window)
-      for step in steps.indices { reached[step] += found[step] }
+      if onServer {
+        let found = try await funnelPart(filter, picked, people: people, steps: steps, window: window)
+        add(found.reached)
+        tied += found.tied
+      } else {
+        add(try await walkedPart(filter, picked, people: people, steps: steps, window: window))
+      }
+    }
+    // The units `windowFunnel` may not count, of every part, walked together: each read of the
+    // step events costs what a part's does, whatever the few units it keeps.
+    let listed = max(1, funnelParts.tiedListed)
+    for start in stride(from: 0, to: tied.count, by: listed) {
+      let units = ClickHouseSQL.list(tied[start..<min(tied.count, start + listed)].sorted())
+      let walk =
+        people
+        ? FunnelPart(matching: matching, units: " WHERE unit_id IN \(units)")
+        : FunnelPart(matching: matching + " AND device_id IN \(units)", units: "")
+      add(try await walkedPart(filter, walk, people: people, steps: steps, window: window))
     }
     return Funnel(reached: reached, steps: steps, window: window, appVersion: appVersion, unit: filter.unit)
   }
@@ -118,31 +136,34 @@ extension ClickHouseReports {
       + "FROM (\(events)) ANY LEFT JOIN (\(shared)) USING device_id)\(part.units)"
   }
 
-  /// How many units of `part` reached each step.
+  /// How many units of `part` reached each step, of those `windowFunnel` may count, and the units
+  /// it may not (ties within a millisecond: at 100M about one in a thousand), for the walk. Past
+  /// ``FunnelParts/tiedListed`` of them, the part walks them itself, picked by the same per-unit
+  /// query (a list would be too long for the server), and names none.
   private func funnelPart(
     _ filter: ReportFilter, _ part: FunnelPart, people: Bool, steps: [String], window: Int64
-  ) async throws -> [Int64] {
+  ) async throws -> (reached: [Int64], tied: [String]) {
     let stepEvents = stepEvents(part, filter: filter, people: people, counting: true)
     let perUnit = unitsQuery(filter, stepEvents, steps: steps, window: window)
     let counted = try await rows(
-      "SELECT level, unfit, toInt64(count()) AS units FROM (\(perUnit)) GROUP BY level, unfit")
+      "SELECT level, unfit, if(unfit = 1, unit_id, '') AS tied, toInt64(count()) AS units FROM (\(perUnit)) "
+        + "GROUP BY unfit, tied, level")
     var reached = Array(repeating: Int64(0), count: steps.count)
-    var leftOver = false
+    var tied: [String] = []
     for row in counted {
-      guard row["unfit"].int == 0 else {
-        leftOver = true
+      if row["unfit"].int == 1 {
+        tied.append(row["tied"].text ?? "")
         continue
       }
       for step in 0..<min(Int(clamping: row["level"].int ?? 0), steps.count) { reached[step] += row["units"].int ?? 0 }
     }
-    if leftOver {
-      var walk = part
-      walk.units +=
-        (walk.units.isEmpty ? " WHERE " : " AND ") + "unit_id IN (SELECT unit_id FROM (\(perUnit)) WHERE unfit = 1)"
-      let walked = try await walkedPart(filter, walk, people: people, steps: steps, window: window)
-      for (step, units) in walked.enumerated() { reached[step] += units }
-    }
-    return reached
+    guard tied.count > funnelParts.tiedListed else { return (reached, tied) }
+    var walk = part
+    walk.units +=
+      (walk.units.isEmpty ? " WHERE " : " AND ") + "unit_id IN (SELECT unit_id FROM (\(perUnit)) WHERE unfit = 1)"
+    let walked = try await walkedPart(filter, walk, people: people, steps: steps, window: window)
+    for (step, units) in walked.enumerated() { reached[step] += units }
+    return (reached, [])
   }
 
   /// How many units of `part` reached each step, walked by the collector from their step events.

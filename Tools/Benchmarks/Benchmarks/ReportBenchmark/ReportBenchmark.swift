@@ -15,6 +15,7 @@ import Foundation
 /// ```
 /// swift run -c release --package-path Tools/Benchmarks ReportBenchmark 1000000 10000000
 /// REPORT_BENCHMARK_REPORTS="revenue,top-items" swift run -c release --package-path Tools/Benchmarks ReportBenchmark 1000000
+/// REPORT_BENCHMARK_RUNS=1 REPORT_BENCHMARK_REPORTS="funnel (3 steps in 1 h)" swift run -c release --package-path Tools/Benchmarks ReportBenchmark 1000000
 /// REPORT_BENCHMARK_TZ=Europe/Berlin swift run -c release --package-path Tools/Benchmarks ReportBenchmark 1000000
 /// REPORT_BENCHMARK_ENGINES=clickhouse REPORT_BENCHMARK_CLICKHOUSE_URL=http://127.0.0.1:8123 \
 ///   swift run -c release --package-path Tools/Benchmarks ReportBenchmark 100000000
@@ -36,8 +37,9 @@ import Foundation
 enum ReportBenchmark {
   static let start = ReportTime.parse("2026-10-05")!
   static let day: Int64 = 86_400_000
-  static let runs = 5
   static let environment = ProcessInfo.processInfo.environment
+  /// Runs per report (the p50 is reported): 5, or `REPORT_BENCHMARK_RUNS` (1 for a report of minutes).
+  static let runs = environment["REPORT_BENCHMARK_RUNS"].flatMap { Int($0) }.map { max(1, $0) } ?? 5
 
   static func main() async throws {
     let sizes = CommandLine.arguments.dropFirst().compactMap { Int($0.replacingOccurrences(of: "_", with: "")) }
