@@ -31,8 +31,13 @@ extension ClickHouseReports {
 
   /// How many step events one funnel query takes at most (``ClickHouseReports/funnelParts``).
   package struct FunnelParts: Sendable {
-    /// Funnelled on the server: about 1 GB of its memory.
-    package var onServer: Int64 = 4_000_000
+    /// Funnelled on the server, in (time, step) pairs: an event is one per step its name matches
+    /// (25–45 bytes of the server's memory each, grouping included: 40M, 1–1.8 GB). Measured in
+    /// Benchmarks.md.
+    package var onServer: Int64 = 40_000_000
+    /// Past this much memory, a part's grouping is spilled to the server's disk rather than fail
+    /// (``onServer`` is an estimate): `max_bytes_before_external_group_by`.
+    package var spillBytes: Int64 = 2_000_000_000
     /// Walked by the collector: about 70 MB of rows, inside the client's 256 MB answer.
     package var walked: Int64 = 1_000_000
     /// How many tied units one query walking them names, at most (about 40 bytes each, inside the
@@ -48,10 +53,11 @@ extension ClickHouseReports {
     let people = try await countsPeople(filter)
     // Neighbours sharing a name, or a window past a block, are walked here instead; either way
     // units are taken in parts (by a hash of the unit), one query each, so that a unit's events
-    // are held in the server's memory (about 4 million step events a part) or in the collector's
-    // (1 million: a walked part's rows come over the wire) one part at a time.
+    // are held in the server's memory (about 40 million (time, step) pairs a part) or in the
+    // collector's (1 million step events: a walked part's rows come over the wire) one part at a
+    // time. Every part reads all the range's step events: fewer parts cost less.
     let onServer = zip(steps, steps.dropFirst()).allSatisfy { $0 != $1 } && window <= Self.funnelBlock
-    let total = try await rows("SELECT toInt64(count()) AS n FROM \(events) WHERE \(matching)").first?["n"].int ?? 0
+    let total = try await stepEventCount(matching, steps: steps, pairs: onServer)
     let size = onServer ? funnelParts.onServer : funnelParts.walked
     let parts = Int(max(1, min(1_000, (total + size - 1) / size)))
     var reached = Array(repeating: Int64(0), count: steps.count)
@@ -96,6 +102,17 @@ extension ClickHouseReports {
     }
     let walked = walked(all, filter: filter, people: try await countsPeople(filter), counting: false)
     return Funnel.events(try await rows(walked + (limit.map { " LIMIT \(Int64($0) + 1)" } ?? "")))
+  }
+
+  /// How many step events `matching` picks, or (`pairs`) how many (time, step) pairs
+  /// `windowFunnel` keeps for them: one per step an event's name matches (`screen_view` in a
+  /// funnel naming it nine times is nine).
+  private func stepEventCount(_ matching: String, steps: [String], pairs: Bool) async throws -> Int64 {
+    let names = Dictionary(steps.map { ($0, 1) }, uniquingKeysWith: +).sorted { $0.key < $1.key }
+    let from = names.map { ClickHouseSQL.literal($0.key) }.joined(separator: ", ")
+    let to = names.map { String($0.value) }.joined(separator: ", ")
+    let counted = pairs ? "sum(transform(name, [\(from)], [\(to)], 0))" : "count()"
+    return try await rows("SELECT toInt64(\(counted)) AS n FROM \(events) WHERE \(matching)").first?["n"].int ?? 0
   }
 
   /// The filter's events of the steps, as a condition.
@@ -147,7 +164,8 @@ extension ClickHouseReports {
     let perUnit = unitsQuery(filter, stepEvents, steps: steps, window: window)
     let counted = try await rows(
       "SELECT level, unfit, if(unfit = 1, unit_id, '') AS tied, toInt64(count()) AS units FROM (\(perUnit)) "
-        + "GROUP BY unfit, tied, level")
+        + "GROUP BY unfit, tied, level",
+      settings: ["max_bytes_before_external_group_by": String(funnelParts.spillBytes)])
     var reached = Array(repeating: Int64(0), count: steps.count)
     var tied: [String] = []
     for row in counted {
