@@ -291,7 +291,7 @@ struct DashboardBrowserTests {
       ], output: .handle(try FileHandle(forWritingTo: output)))
     let deadline = Date().addingTimeInterval(150)
     while process.isRunning && Date() < deadline { try await Task.sleep(for: .milliseconds(100)) }
-    if process.isRunning { process.send(SIGTERM) }
+    if process.isRunning { process.send(SIGKILL) }
     process.waitUntilExit()
     let data = try Data(contentsOf: output)
     return try #require(

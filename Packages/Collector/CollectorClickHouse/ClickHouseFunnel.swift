@@ -29,7 +29,7 @@ extension ClickHouseReports {
   /// The times of one block: chain starts below 2^31 ms.
   static let funnelBlock = Int64(Int32.max)
 
-  /// How many step events one funnel query takes at most (``ClickHouseReports/funnelParts``).
+  /// How much one funnel query takes at most (``ClickHouseReports/funnelParts``).
   package struct FunnelParts: Sendable {
     /// Funnelled on the server, in (time, step) pairs: an event is one per step its name matches
     /// (25–45 bytes of the server's memory each, grouping included: 40M, 1–1.8 GB). Measured in

@@ -38,10 +38,10 @@ public struct ClickHouseReports: ReportEngine {
     conditions(filter, time: "hour", dated: false)
   }
 
-  /// The rows of `sql`, the query run with `settings`. On a cluster, a subquery over a `Distributed` table inside `IN` or `JOIN`
-  /// reads each shard's local table (`distributed_product_mode = local`): rows are sharded by device,
-  /// so a device's other events are on its own shard; subqueries that must see every shard say
-  /// `GLOBAL IN`.
+  /// The rows of `sql`, run with `settings` (ClickHouse's, per query). On a cluster, a subquery over
+  /// a `Distributed` table inside `IN` or `JOIN` reads each shard's local table
+  /// (`distributed_product_mode = local`): rows are sharded by device, so a device's other events
+  /// are on its own shard; subqueries that must see every shard say `GLOBAL IN`.
   func rows(_ sql: String, settings: [String: String] = [:]) async throws -> [SQLRow] {
     try await client.rows(sql, settings: settings.merging(["distributed_product_mode": "local"]) { $1 })
   }
