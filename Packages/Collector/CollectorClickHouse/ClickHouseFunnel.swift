@@ -96,9 +96,8 @@ extension ClickHouseReports {
     let all = FunnelPart(matching: Self.matching(filter, steps: steps), units: "")
     // Counting the step events costs little here (the sort and the transfer do not): more than
     // `limit` are refused before they are read.
-    if let limit {
-      let total = try await rows("SELECT toInt64(count()) AS n FROM \(events) WHERE \(all.matching)").first?["n"].int
-      if (total ?? 0) > Int64(limit) { throw FunnelPaths.tooManyEvents }
+    if let limit, try await stepEventCount(all.matching, steps: steps, pairs: false) > Int64(limit) {
+      throw FunnelPaths.tooManyEvents
     }
     let walked = walked(all, filter: filter, people: try await countsPeople(filter), counting: false)
     return Funnel.events(try await rows(walked + (limit.map { " LIMIT \(Int64($0) + 1)" } ?? "")))
