@@ -1,5 +1,7 @@
 -- wrk script: POSTs native batches of 100 events with ids unique across threads and requests, so
 -- every event is new to the collector (no de-duplication shortcut). Used by collector-load.sh.
+-- ID_STYLE=random gives each event a random UUID-like id (as Segment, Mixpanel and other SDKs send)
+-- instead of ids that sort together by request (as CoreTracker's time-ordered UUIDv7 ids do).
 local counter = 0
 local thread_id = 0
 local threads = {}
@@ -11,6 +13,7 @@ end
 
 function init(args)
   thread_id = tid
+  math.randomseed(os.time() * 100 + tid)
   wrk.method = "POST"
   wrk.headers["Content-Type"] = "application/json"
   wrk.headers["Authorization"] = "Bearer " .. (os.getenv("COLLECTOR_KEY") or "")
@@ -20,13 +23,20 @@ local context = '{"appName":"Trendyol","appVersion":"7.12.0","appBuild":"712","o
   .. '"platform":"ios","deviceModel":"iPhone15,2","locale":"tr_TR","timeZone":"Europe/Istanbul",'
   .. '"libraryName":"CoreTracker","libraryVersion":"1.0.0"}'
 local run = os.getenv("RUN_ID") or tostring(os.time())
+local random_ids = os.getenv("ID_STYLE") == "random"
+
+local function random_id()
+  return string.format("%08x-%04x-4%03x-%04x-%06x%06x", math.random(0, 0x7fffffff), math.random(0, 0xffff),
+    math.random(0, 0xfff), math.random(0x8000, 0xbfff), math.random(0, 0xffffff), math.random(0, 0xffffff))
+end
 
 function request()
   counter = counter + 1
   local now = os.time() * 1000
   local parts = {}
   for i = 1, 100 do
-    parts[i] = '{"id":"' .. run .. '-' .. thread_id .. '-' .. counter .. '-' .. i .. '","name":"product_viewed",'
+    local id = random_ids and random_id() or (run .. '-' .. thread_id .. '-' .. counter .. '-' .. i)
+    parts[i] = '{"id":"' .. id .. '","name":"product_viewed",'
       .. '"kind":"action","timestamp":' .. now .. ',"utcOffsetMinutes":180,"anonymousId":"device-' .. thread_id
       .. '-' .. (counter % 500) .. '","sessionId":' .. now .. ',"parameters":{"product_id":"p-' .. i
       .. '","price":129.9,"currency":"TRY","in_stock":true,"position":' .. i .. '}}'

@@ -7,7 +7,8 @@
 # Usage (from the repository root):  Tools/Benchmarks/collector-load/collector-load.sh [seconds] [connections]
 # Needs wrk (apt-get install wrk); for PostgreSQL COLLECTOR_BENCH_POSTGRES_URL or .ci/postgres, for
 # ClickHouse COLLECTOR_BENCH_CLICKHOUSE_URL or .ci/clickhouse (its single node).
-# STORAGES="sqlite" (or "postgres", "clickhouse", or several) runs those engines only.
+# STORAGES="sqlite" (or "postgres", "clickhouse", or several) runs those engines only (and starts no
+# database server it does not use). ID_STYLE=random sends random UUID-like event ids (see batch.lua).
 set -euo pipefail
 cd "$(dirname "$0")/../../.."
 duration=${1:-20}
@@ -57,7 +58,7 @@ if [[ " $storages " == *" sqlite "* ]]; then
 fi
 
 postgres_url=${COLLECTOR_BENCH_POSTGRES_URL:-}
-if [ -z "$postgres_url" ] && [ -x .ci/postgres ]; then
+if [ -z "$postgres_url" ] && [ -x .ci/postgres ] && [[ " $storages " == *" postgres "* ]]; then
   eval "$(.ci/postgres)"
   postgres_url=$COLLECTOR_TEST_POSTGRES_URL
 fi
