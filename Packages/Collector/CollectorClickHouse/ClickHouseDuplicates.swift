@@ -10,35 +10,70 @@ package import CollectorStore
 /// (the events, and the orders and items of its purchases and refunds, through their sort keys)
 /// and, in the rare case it finds some, merges the month partitions holding them (`OPTIMIZE …
 /// PARTITION … FINAL`, on every server) before it answers, and then rebuilds the rollup hours
-/// whose counts the copies inflated (``reconcileRollups(months:)``).
+/// whose counts the copies inflated (``reconcileRollups(months:)``). For the events it inserted it
+/// reads only the parts made since its lookup (``eventParts()``): ids that do not sort by time
+/// fall in every granule of their day, and reading the day for them cost as much as the lookup.
 /// So once every write has answered, every event is stored once and reports read the
 /// tables as they are; a report running while two writes race can see a duplicate for that moment,
 /// as it can see half of a batch.
 extension ClickHouseEventStore {
+  /// The active parts of the events table on each server, in ``servers``' order. A write takes them
+  /// before it looks its events up: a copy of an event it then inserts can only lie in a part that is
+  /// not among them (a copy in one of them would have been found by the lookup), so the check for
+  /// copies of its fresh events reads the newer parts alone, not the whole of their days.
+  package func eventParts() async throws -> [Set<String>] {
+    let table = schema.local("events").split(separator: ".").last.map(String.init) ?? "events"
+    var parts: [Set<String>] = []
+    for server in servers {
+      let rows = try await server.rows(
+        "SELECT name FROM system.parts WHERE database = \(ClickHouseSQL.literal(schema.database)) "
+          + "AND table = \(ClickHouseSQL.literal(table)) AND active")
+      parts.append(Set(rows.compactMap { $0["name"].text }))
+    }
+    return parts
+  }
+
   /// Merges away every duplicate row of `events` (and of their orders and items); throws
   /// ``StoreError/unavailable(_:)`` when some remain after five rounds (a merge the server would not
   /// start), so the write is not acknowledged and its retry runs this again.
-  package func removeDuplicates(of events: [StoredEvent]) async throws {
+  ///
+  /// With `partsBefore` (``eventParts()`` taken before the write's lookup) and `found` (the events the
+  /// lookup found stored, as `app` NUL `event id`), the events the write inserted are looked for in
+  /// the parts made since on each server, and the ones it found stored everywhere in their days (a
+  /// write that failed after inserting them may have raced another). Without them, every event is
+  /// looked for everywhere in its days.
+  package func removeDuplicates(
+    of events: [StoredEvent], found: Set<String> = [], partsBefore: [Set<String>]? = nil
+  ) async throws {
     for (app, group) in Dictionary(grouping: events, by: \.app).sorted(by: { $0.key < $1.key }) {
       let scope = "app = \(ClickHouseSQL.literal(app)) AND day IN (\(ClickHouseSchema.days(group.map(\.occurredAt)))) "
+      let ids = Set(group.map(\.eventID))
+      let old = partsBefore == nil ? ids : ids.filter { found.contains("\(app)\u{0}\($0)") }
       // Only purchases and refunds have commerce facts: the facts' tables are looked at for those
       // events alone, and not at all when the batch has none.
       let commerce = Set(group.lazy.filter { CommerceVocabulary.isOrder($0.name) }.map(\.eventID))
       var merged: Set<Int64> = []
       for round in 0..<5 {
-        let duplicated = try await partitionsWithDuplicates(
-          events: scope + "AND event_id IN \(ClickHouseSQL.list(Set(group.map(\.eventID))))",
+        var duplicated = try await partitionsWithDuplicates(
+          events: old.isEmpty ? nil : scope + "AND event_id IN \(ClickHouseSQL.list(old))",
           facts: commerce.isEmpty ? nil : scope + "AND event_id IN \(ClickHouseSQL.list(commerce))")
+        let inserted = ids.subtracting(old)
+        if let partsBefore, !inserted.isEmpty {
+          duplicated.formUnion(
+            try await partitionsWithDuplicates(
+              scope + "AND event_id IN \(ClickHouseSQL.list(inserted))", notIn: partsBefore))
+        }
         if duplicated.isEmpty { break }
         guard round < 4 else {
           throw StoreError.unavailable("ClickHouse still holds duplicate rows of this batch after merging; retry")
         }
         if round > 0 { try? await Task.sleep(for: .milliseconds(100 * round)) }
-        for (table, month) in duplicated {
+        for partition in duplicated.sorted(by: { ($0.table, $0.month) < ($1.table, $1.month) }) {
           for server in servers {
-            try await server.execute("OPTIMIZE TABLE \(schema.local(table)) PARTITION \(month) FINAL")
+            try await server.execute(
+              "OPTIMIZE TABLE \(schema.local(partition.table)) PARTITION \(partition.month) FINAL")
           }
-          if table == "events" { merged.insert(month) }
+          if partition.table == "events" { merged.insert(partition.month) }
         }
       }
       // The rollups counted every copy, this batch's and any other the merges removed. The events
@@ -48,19 +83,47 @@ extension ClickHouseEventStore {
     }
   }
 
-  /// The tables and month partitions (`yyyymm`) holding a row more than once: an event of the
-  /// events matching `events`, or an order or item of those matching `facts` (none when `nil`).
-  private func partitionsWithDuplicates(events: String, facts: String?) async throws
-    -> [(table: String, month: Int64)]
-  {
-    var keyed = [("events", "event_id", events)]
+  /// A table and a month partition (`yyyymm`) holding a row more than once.
+  private struct Duplicated: Hashable {
+    let table: String
+    let month: Int64
+  }
+
+  /// The partitions holding a row more than once: an event of the events matching `events`, or an
+  /// order or item of those matching `facts` (each not looked at when `nil`).
+  private func partitionsWithDuplicates(events: String?, facts: String?) async throws -> Set<Duplicated> {
+    var keyed: [(String, String, String)] = []
+    if let events { keyed.append(("events", "event_id", events)) }
     if let facts { keyed += [("orders", "event_id", facts), ("items", "event_id, position", facts)] }
+    if keyed.isEmpty { return [] }
     let queries = keyed.map { table, key, condition in
       "SELECT '\(table)' AS t, toInt64(toYYYYMM(day)) AS m FROM \(schema.table(table)) WHERE \(condition) "
         + "GROUP BY day, \(key) HAVING count() > 1"
     }
-    let rows = try await client.rows(
-      "SELECT t, m FROM (\(queries.joined(separator: " UNION ALL "))) GROUP BY t, m ORDER BY t, m")
-    return rows.compactMap { row in row["t"].text.flatMap { table in row["m"].int.map { (table, $0) } } }
+    return try await partitions(
+      client.rows("SELECT t, m FROM (\(queries.joined(separator: " UNION ALL "))) GROUP BY t, m ORDER BY t, m"))
+  }
+
+  /// The month partitions of events matching `events` stored more than once on some server, read
+  /// from each server's parts that are not among its `notIn` (a copy of an event lies on one shard,
+  /// with the original: events are sharded by device).
+  private func partitionsWithDuplicates(_ events: String, notIn: [Set<String>]) async throws -> Set<Duplicated> {
+    var found: Set<Duplicated> = []
+    for (server, before) in zip(servers, notIn) {
+      let parts = before.isEmpty ? "" : "AND _part NOT IN \(ClickHouseSQL.list(before)) "
+      found.formUnion(
+        try await partitions(
+          server.rows(
+            "SELECT 'events' AS t, toInt64(toYYYYMM(day)) AS m FROM \(schema.local("events")) WHERE \(events) "
+              + "\(parts)GROUP BY day, event_id HAVING count() > 1")))
+    }
+    return found
+  }
+
+  private func partitions(_ rows: [SQLRow]) -> Set<Duplicated> {
+    Set(
+      rows.compactMap { row in
+        row["t"].text.flatMap { table in row["m"].int.map { Duplicated(table: table, month: $0) } }
+      })
   }
 }

@@ -126,10 +126,14 @@ public final class ClickHouseEventStore: EventStore {
     var summary = WriteSummary()
     if !batch.events.isEmpty {
       var seen: Set<String> = []
+      var found: Set<String> = []
       var fresh: [StoredEvent] = []
+      // Before the lookup: any copy of an event inserted below lies in a part not among these.
+      let partsBefore = try await eventParts()
       let byApp = Dictionary(grouping: batch.events, by: \.app)
       for (app, events) in byApp.sorted(by: { $0.key < $1.key }) {
         let stored = try await storedEventIDs(app: app, among: events.map(\.eventID), days: events.map(\.occurredAt))
+        found.formUnion(stored.map { "\(app)\u{0}\($0)" })
         for event in events where !stored.contains(event.eventID) && seen.insert("\(app)\u{0}\(event.eventID)").inserted
         {
           fresh.append(event)
@@ -154,7 +158,7 @@ public final class ClickHouseEventStore: EventStore {
       }
       // Every event of the batch, not only the fresh ones: a retry of a write that failed here
       // finds its events stored and must still leave no duplicate behind.
-      try await removeDuplicates(of: batch.events)
+      try await removeDuplicates(of: batch.events, found: found, partsBefore: partsBefore)
       summary.insertedEvents = fresh.count
       summary.duplicateEvents = batch.events.count - fresh.count
     }
