@@ -79,6 +79,32 @@ struct DropLedgerTests {
     #expect(next.recordedDrops.map(\.count) == [2])
   }
 
+  /// Killed right after a batch's drops were counted (here: copied the moment the worker tells of
+  /// them): the events that caused them were committed in the same step, so the next run neither
+  /// handles them again nor counts them twice.
+  @Test func dropsAreCountedInTheStepThatCommitsTheirEvents() async throws {
+    let folder = JournalFolder()
+    let clock = ManualClock()
+    let (source, target) = (folder.folder("a"), folder.folder("b"))
+    let copied = Locked(false)
+    var configuration = journalingConfiguration(source, clock: clock)
+    configuration.sampling = SamplingStage(rates: ["noise": 0])
+    configuration.debug = DebugLog { line in
+      guard line.hasPrefix("[CoreTracker] tracker: dropped 1 "), !copied.snapshot else { return }
+      copied.withLock { $0 = (try? copyJournal(from: source, to: target)) != nil }
+    }
+    let dead = Tracker(services: [ReportService()], configuration: configuration)
+    dead.track(GenericEvent("noise"))
+    await dead.flush()
+    #expect(copied.snapshot)
+
+    let second = ReportService()
+    let next = noisy(target, second, clock: clock)
+    await next.flush()
+    #expect(next.stats.replayed == 0)
+    #expect(second.reports.map { $0.entries.map(\.count) } == [[1]])
+  }
+
   /// Killed while handing a report over: the next run hands the same report again, under the same
   /// id (the collector keeps one), and nothing twice under another.
   @Test func aReportCutShortByACrashIsHandedAgainUnderItsID() async throws {

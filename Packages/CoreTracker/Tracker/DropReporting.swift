@@ -21,18 +21,30 @@ struct DropReporting {
     lastReport = clock()
   }
 
-  /// The drops a batch counted: recorded in the ledger and told to subscribers. The queue's own
-  /// drops (queue full, shut down, disk budget) were recorded where they happened: only told.
-  mutating func published(dropped: [DropReason: Int], services: [ServiceID: ServiceStats], queue: EventQueue?) {
+  /// The drops a batch counted: recorded in the ledger (in the one step that settles the journal,
+  /// `step`) and told to subscribers. The queue's own drops (queue full, shut down, disk budget)
+  /// were recorded where they happened: only told.
+  mutating func published(
+    dropped: [DropReason: Int], services: [ServiceID: ServiceStats], queue: EventQueue?,
+    settling step: EventQueue.Settlement, session: SessionState?
+  ) {
     let now = clock()
-    for (reason, count) in dropped where count > 0 {
-      hub.receive(DeliveryReport(service: nil, outcome: .dropped(reason), count: count, date: now))
+    var reports = dropped.filter { $0.value > 0 }.map {
+      DeliveryReport(service: nil, outcome: .dropped($0.key), count: $0.value, date: now)
     }
     for (service, stats) in services {
       for (reason, count) in stats.dropped {
-        hub.receive(DeliveryReport(service: service, outcome: .dropped(reason), count: count, date: now))
+        reports.append(DeliveryReport(service: service, outcome: .dropped(reason), count: count, date: now))
       }
     }
+    queue?.settle(
+      step, session: session,
+      drops: reports.compactMap { report in
+        report.dropReason.map {
+          DropLedger.Entry(service: report.service?.rawValue ?? "", reason: $0.rawValue, count: report.count)
+        }
+      })
+    for report in reports { hub.receive(report, recorded: queue != nil) }
     guard let queue else { return }
     let counts = queue.snapshot
     let told = toldQueue

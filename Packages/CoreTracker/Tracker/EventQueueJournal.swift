@@ -4,23 +4,35 @@ import Foundation
 /// worker gives up when a service has no room, and the drop ledger. Every call takes the queue's
 /// lock (the journal is not thread-safe).
 extension EventQueue {
-  /// The worker was held back at `sequence` and left the rest of its batch to the journal: what it
-  /// handled before is committed, and from `sequence` on the journal may drop what it must.
-  func release(from sequence: UInt64, session: SessionState?) {
+  /// What the worker does to the journal once part of its batch is handled.
+  enum Settlement {
+    /// Nothing yet: the batch goes on.
+    case none
+    /// Commits up to a sequence number (a checkpoint of the batch, or the end of the records read
+    /// back so far).
+    case commit(UInt64)
+    /// The worker was held back at a sequence number and left the rest of its batch to the journal:
+    /// what it handled before is committed, and from there on the journal may drop what it must.
+    case release(UInt64)
+  }
+
+  /// Counts `drops` in the ledger and settles the journal in one hold of the lock, so that no
+  /// reader of the file (nor a kill between the two) finds events counted as dropped that the next
+  /// run would handle, and count, again.
+  func settle(_ step: Settlement, session: SessionState?, drops: [DropLedger.Entry]) {
     condition.lock()
-    if let journal, !abandoned {
+    defer { condition.unlock() }
+    guard let journal else { return }
+    for drop in drops { journal.ledger.add(service: drop.service, reason: drop.reason, count: drop.count) }
+    guard !abandoned else { return }
+    switch step {
+    case .none: break
+    case .commit(let sequence):
+      journal.commit(upTo: sequence, session: session)
+    case .release(let sequence):
       journal.commit(upTo: sequence, session: session)
       journal.protectedEnd = sequence
     }
-    condition.unlock()
-  }
-
-  /// Commits the journal up to `sequence` (a checkpoint of the batch being handled, or the end of
-  /// the journaled records read so far).
-  func commit(upTo sequence: UInt64, session: SessionState?) {
-    condition.lock()
-    if !abandoned { journal?.commit(upTo: sequence, session: session) }
-    condition.unlock()
   }
 
   /// Copies up to `maximum` journaled records of `range` from `start` out of the journal (under the

@@ -103,6 +103,9 @@ final class TrackingEngine: @unchecked Sendable {
     var batch: [EventQueue.Command] = []
     var sequences: [UInt64] = []
     var checkpoints: [EventQueue.Checkpoint] = []
+    // Where the journal stands after the last journaled command handled: drops are told (and
+    // recorded) together with the commit of what caused them, at a flush and at a batch's end too.
+    var handled = EventQueue.Settlement.none
     while queue.take(into: &batch, sequences: &sequences, checkpoints: &checkpoints, session: sessionState) {
       refreshConsent()
       var index = 0
@@ -112,6 +115,7 @@ final class TrackingEngine: @unchecked Sendable {
         if holdsBack, !abandoned, case .track(let event, _, _) = batch[index], !roomFor(event.services) {
           guard sequence != .max else {
             // Not in the journal: it can only wait here (or, if the queue closes, be given up).
+            publishStats(then: handled)
             _ = waitForRoom(event.services)
             handle(batch[index])
             index += 1
@@ -120,23 +124,23 @@ final class TrackingEngine: @unchecked Sendable {
           (batch, sequences) = JournalRanges.journalOnly(batch[index...], sequences[index...])
           (index, next) = (0, 0)
           checkpoints.removeAll()
-          publishStats()
-          queue.release(from: sequence, session: sessionState)
+          publishStats(then: .release(sequence))
           continue
         }
+        if case .barrier = batch[index] { publishStats(then: handled) }
         handle(batch[index])
+        if sequence != .max { handled = .commit(sequence + 1) }
         index += 1
         if next < checkpoints.endIndex, checkpoints[next].count == index {
-          // Drops counted (the ledger) before the events that caused them are committed.
-          publishStats()
-          queue.commit(upTo: checkpoints[next].mark, session: sessionState)
+          // The drops counted so far are recorded in the step that commits their events.
+          publishStats(then: .commit(checkpoints[next].mark))
           next += 1
         }
       }
       batch.removeAll(keepingCapacity: true)
       sequences.removeAll(keepingCapacity: true)
       checkpoints.removeAll(keepingCapacity: true)
-      publishStats()
+      publishStats(then: handled)
       reportDrops(force: false)
     }
   }
@@ -338,14 +342,18 @@ final class TrackingEngine: @unchecked Sendable {
       queue: queue)
   }
 
-  /// Adds the worker's local counts to the shared ones and reports the drops among them.
-  func publishStats() {
+  /// Adds the worker's local counts to the shared ones and reports the drops among them; the drops
+  /// are recorded in the ledger in the same step as `step` settles the journal.
+  func publishStats(then step: EventQueue.Settlement = .none) {
     guard
       delta.handled > 0 || delta.damaged > 0 || delta.deniedEverywhere > 0 || delta.generated > 0 || delta.counted > 0
         || delta.untimed > 0
         || !delta.dropped.isEmpty
         || !delta.services.isEmpty
-    else { return }
+    else {
+      if case .none = step {} else { queue?.settle(step, session: sessionState, drops: []) }
+      return
+    }
     let published = delta
     delta = Counts()
     stats.withLock { counts in
@@ -363,7 +371,8 @@ final class TrackingEngine: @unchecked Sendable {
     }
     var trackerDrops = published.dropped
     trackerDrops[.consent] = (trackerDrops[.consent] ?? 0) - published.deniedEverywhere
-    dropReporting.published(dropped: trackerDrops, services: published.services, queue: queue)
+    dropReporting.published(
+      dropped: trackerDrops, services: published.services, queue: queue, settling: step, session: sessionState)
   }
 }
 

@@ -17,8 +17,7 @@ extension TrackingEngine {
         guard let command = decode(body) else { continue }
         if holdsBack, case .replayed(let event, _, _) = command, !roomFor(event.services) {
           let sequence = first + UInt64(offset)
-          publishStats()
-          queue.release(from: sequence, session: sessionState)
+          publishStats(then: .release(sequence))
           guard waitForRoom(event.services) else { return }
           next = sequence
           continue reading
@@ -27,8 +26,7 @@ extension TrackingEngine {
         if abandoned { return }
       }
       next = after
-      publishStats()
-      queue.commit(upTo: after, session: sessionState)
+      publishStats(then: .commit(after))
     }
   }
 
