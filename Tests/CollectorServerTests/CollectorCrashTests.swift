@@ -19,37 +19,51 @@ final class CollectorProcess: Sendable {
   let process: ChildProcess
   let port: Int
   /// Kept open while the collector runs: it logs to its standard output.
-  private let output = Pipe()
+  private let output: Pipe
 
-  init(arguments: [String]) throws {
-    process = try ChildProcess(collectorURL.path, arguments: arguments, output: .pipe(output), error: .null)
-    var text = ""
-    let deadline = Date().addingTimeInterval(60)
-    while Date() < deadline {
-      let data = output.fileHandleForReading.availableData
-      if data.isEmpty { break }
-      text += String(decoding: data, as: UTF8.self)
-      if let range = text.range(of: #"listening on http://127\.0\.0\.1:(\d+)"#, options: .regularExpression) {
-        port = Int(text[range].split(separator: ":").last!)!
-        return
+  private init(process: ChildProcess, port: Int, output: Pipe) {
+    self.process = process
+    self.port = port
+    self.output = output
+  }
+
+  /// Starts the collector and waits for its "listening" line; the blocking reads run on a thread
+  /// of their own, not on the test's (a pool thread).
+  static func start(arguments: [String]) async throws -> CollectorProcess {
+    let output = Pipe()
+    let process = try ChildProcess(collectorURL.path, arguments: arguments, output: .pipe(output), error: .null)
+    let (port, text) = await offThePool { () -> (Int?, String) in
+      var text = ""
+      let deadline = Date().addingTimeInterval(60)
+      while Date() < deadline {
+        let data = output.fileHandleForReading.availableData
+        if data.isEmpty { break }
+        text += String(decoding: data, as: UTF8.self)
+        if let range = text.range(of: #"listening on http://127\.0\.0\.1:(\d+)"#, options: .regularExpression) {
+          return (Int(text[range].split(separator: ":").last!)!, text)
+        }
       }
+      return (nil, text)
     }
-    process.send(SIGKILL)
-    process.waitUntilExit()
-    throw CollectorProcessError.didNotStart(text)
+    guard let port else {
+      process.send(SIGKILL)
+      await process.exit()
+      throw CollectorProcessError.didNotStart(text)
+    }
+    return CollectorProcess(process: process, port: port, output: output)
   }
 
   var url: URL { URL(string: "http://127.0.0.1:\(port)")! }
 
-  func kill9() {
+  func kill9() async {
     process.send(SIGKILL)
-    process.waitUntilExit()
+    await process.exit()
   }
 
   /// SIGTERM, then waits for the graceful exit; says how the collector ended.
-  func stop() -> ChildProcess.Termination {
+  func stop() async -> ChildProcess.Termination {
     process.send(SIGTERM)
-    return process.waitUntilExit()
+    return await process.exit()
   }
 }
 
@@ -77,7 +91,7 @@ struct CollectorCrashTests {
       )
     }
 
-    let first = try CollectorProcess(arguments: arguments)
+    let first = try await CollectorProcess.start(arguments: arguments)
     let acknowledged = LockedSet()
     let attempted = LockedSet()
     let senders = 4
@@ -99,7 +113,7 @@ struct CollectorCrashTests {
         while acknowledged.count < 40 && ContinuousClock.now < deadline {
           try await Task.sleep(for: .milliseconds(5))
         }
-        first.kill9()
+        await first.kill9()
       }
       try await group.waitForAll()
     }
@@ -107,13 +121,13 @@ struct CollectorCrashTests {
     print("collector kill -9: \(acknowledged.count) batches of 100 acknowledged, \(attempted.count) attempted")
 
     // Restart on the same file; every client resends what it attempted (acknowledged or not).
-    let second = try CollectorProcess(arguments: arguments)
+    let second = try await CollectorProcess.start(arguments: arguments)
     for entry in attempted.values {
       let parts = entry.split(separator: "/").compactMap { Int($0) }
       let response = try await transport.send(request(second.url, parts[1], sender: parts[0]))
       #expect(response.status == 200)
     }
-    #expect(second.stop() == .exited(0), "SIGTERM: drains, commits, exits 0")
+    #expect(await second.stop() == .exited(0), "SIGTERM: drains, commits, exits 0")
 
     let store = try SQLiteEventStore(path: database)
     let stored = Set(try await store.events(app: "ty", limit: 10_000_000).map(\.eventID))

@@ -292,7 +292,7 @@ struct DashboardBrowserTests {
     let deadline = Date().addingTimeInterval(150)
     while process.isRunning && Date() < deadline { try await Task.sleep(for: .milliseconds(100)) }
     if process.isRunning { process.send(SIGKILL) }
-    process.waitUntilExit()
+    await process.exit()
     let data = try Data(contentsOf: output)
     return try #require(
       try JSONSerialization.jsonObject(with: data) as? [String: Any], "\(String(decoding: data, as: UTF8.self))")

@@ -33,10 +33,10 @@ private func readInterrupted(_ url: URL) -> Int? {
 }
 
 /// A last run of the helper on `outbox`: adopts what the killed runs left and delivers it.
-private func deliverWhatWaits(_ outbox: URL, _ server: URL, environment: [String: String]? = nil) throws {
+private func deliverWhatWaits(_ outbox: URL, _ server: URL, environment: [String: String]? = nil) async throws {
   let flush = try ChildProcess(
     helperURL.path, arguments: [outbox.path, server.absoluteString, "--flush"], environment: environment)
-  #expect(flush.waitUntilExit() == .exited(0))
+  #expect(await flush.exit() == .exited(0))
 }
 
 /// The numbered probes the server received, by event id (an id sent again counts once), the
@@ -83,13 +83,13 @@ struct CrashTests {
         helperURL.path, arguments: [outbox.path, server.url.absoluteString, String(returned), progressFile.path])
       try await Task.sleep(nanoseconds: UInt64.random(in: 80_000_000...400_000_000, using: &random))
       process.send(SIGKILL)
-      #expect(process.waitUntilExit() == .signalled(SIGKILL))
+      #expect(await process.exit() == .signalled(SIGKILL))
       let reached = max(returned, readProgress(progressFile))
       windows.append(returned..<reached)
       returned = reached
     }
 
-    try deliverWhatWaits(outbox, server.url)
+    try await deliverWhatWaits(outbox, server.url)
 
     // De-duplicate by event id; then no index may appear under two ids.
     let (byID, sessionStarts, received) = try receivedProbes(server)
@@ -152,15 +152,15 @@ struct CrashTests {
           in: 100_000_000...600_000_000, using: &random)
       try await Task.sleep(nanoseconds: pause)
       process.send(SIGKILL)
-      process.waitUntilExit()
+      await process.exit()
       returned = max(returned, readProgress(progressFile))
     }
     let output = Pipe()
     let flush = try ChildProcess(
       helperURL.path, arguments: [outbox.path, server.url.absoluteString, "--flush"], environment: environment,
       output: .pipe(output))
-    let summary = String(decoding: output.fileHandleForReading.readDataToEndOfFile(), as: UTF8.self)
-    #expect(flush.waitUntilExit() == .exited(0), "\(summary)")
+    let summary = String(decoding: await output.fileHandleForReading.readToEndOffThePool(), as: UTF8.self)
+    #expect(await flush.exit() == .exited(0), "\(summary)")
     #expect(summary.contains("dropped=[]") && summary.contains("tracker-dropped=0"), "\(summary)")
 
     let (byID, sessionStarts, received) = try receivedProbes(server)
@@ -213,7 +213,7 @@ struct CrashTests {
         environment: environment)
       try await Task.sleep(nanoseconds: UInt64.random(in: 150_000_000...500_000_000, using: &random))
       process.send(SIGKILL)
-      process.waitUntilExit()
+      await process.exit()
       returned = max(returned, readProgress(progressFile))
       if let index = readInterrupted(progressFile), index == returned {
         interrupted.insert(index)
@@ -221,7 +221,7 @@ struct CrashTests {
       }
     }
     down.value = false
-    try deliverWhatWaits(outbox, server.url, environment: environment)
+    try await deliverWhatWaits(outbox, server.url, environment: environment)
 
     var arrived = Set<Int>()
     var reports: [String: [CollectorDropReport.Dropped]] = [:]
@@ -268,10 +268,10 @@ struct CrashTests {
       running[tag] = try ChildProcess(
         helperURL.path, arguments: [outbox.path, server.url.absoluteString, String(returned[tag]!), progress, tag])
     }
-    func kill9(_ tag: String) {
+    func kill9(_ tag: String) async {
       guard let process = running.removeValue(forKey: tag) else { return }
       process.send(SIGKILL)
-      process.waitUntilExit()
+      await process.exit()
       let progress = directory.url.appendingPathComponent("progress-\(tag)")
       returned[tag] = max(returned[tag]!, readProgress(progress))
     }
@@ -281,13 +281,13 @@ struct CrashTests {
     for _ in 0..<12 {
       try await Task.sleep(nanoseconds: UInt64.random(in: 60_000_000...250_000_000, using: &random))
       let tag = tags.randomElement(using: &random)!
-      kill9(tag)
+      await kill9(tag)
       try start(tag)
     }
     try await Task.sleep(nanoseconds: 100_000_000)
-    for tag in tags { kill9(tag) }
+    for tag in tags { await kill9(tag) }
 
-    try deliverWhatWaits(outbox, server.url)
+    try await deliverWhatWaits(outbox, server.url)
 
     var byID: [String: String] = [:]
     var anonymousIDs = Set<String>()

@@ -7,12 +7,12 @@ import Testing
 /// second one after an upgrade, against a collector on loopback.
 @Suite("App lifecycle across processes")
 struct LifecycleProcessTests {
-  private func run(_ outbox: URL, _ server: URL, version: String) throws {
+  private func run(_ outbox: URL, _ server: URL, version: String) async throws {
     let helper = URL(fileURLWithPath: CommandLine.arguments[0]).deletingLastPathComponent()
       .appendingPathComponent("CrashHelper")
     let process = try ChildProcess(
       helper.path, arguments: [outbox.path, server.absoluteString, "--lifecycle", version])
-    #expect(process.waitUntilExit() == .exited(0), "run of \(version)")
+    #expect(await process.exit() == .exited(0), "run of \(version)")
   }
 
   @Test(.timeLimit(.minutes(2)))
@@ -23,8 +23,8 @@ struct LifecycleProcessTests {
     try FileManager.default.createDirectory(at: directory.url, withIntermediateDirectories: true)
     let outbox = directory.url.appendingPathComponent("outbox")
 
-    try run(outbox, server.url, version: "1.0")
-    try run(outbox, server.url, version: "1.1")
+    try await run(outbox, server.url, version: "1.0")
+    try await run(outbox, server.url, version: "1.1")
 
     // Delivery is at least once: a batch retried after a slow answer arrives again, and the
     // collector keeps each event id once, as this does.

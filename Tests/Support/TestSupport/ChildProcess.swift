@@ -100,6 +100,17 @@ public final class ChildProcess: @unchecked Sendable {
     }
   }
 
+  /// Waits for the child to end without holding a thread: a test's task polls every 5 ms and sleeps
+  /// between, so the few threads of Swift's cooperative pool stay free for the tests beside it (on
+  /// two cores a blocked pool thread is half the pool). A cancelled task waits the blocking way.
+  @discardableResult
+  public func exit() async -> Termination {
+    while true {
+      if let ended = poll() { return ended }
+      guard (try? await Task.sleep(for: .milliseconds(5))) != nil else { return waitUntilExit() }
+    }
+  }
+
   /// The child's end if it has ended, reaping it once.
   private func poll() -> Termination? {
     lock.withLock {
@@ -119,6 +130,22 @@ public final class ChildProcess: @unchecked Sendable {
       kill(pid, SIGKILL)
       waitUntilExit()
     }
+  }
+}
+
+extension FileHandle {
+  /// Reads to the end of the file (a child's output: until it closes it) on a thread of its own, so
+  /// that the test's task holds none of the cooperative pool's threads while the child runs.
+  public func readToEndOffThePool() async -> Data {
+    await offThePool { self.readDataToEndOfFile() }
+  }
+}
+
+/// Runs `body` on a thread of its own and returns its result: for a blocking read or wait that
+/// must not hold a thread of Swift's cooperative pool.
+public func offThePool<Result: Sendable>(_ body: @escaping @Sendable () -> Result) async -> Result {
+  await withCheckedContinuation { continuation in
+    Thread.detachNewThread { continuation.resume(returning: body()) }
   }
 }
 
