@@ -51,16 +51,22 @@ struct ClickHouseSQLTests {
     }
   }
 
-  /// A store written before the context had its own columns for the time zone and the library's
-  /// name and version (`library` held `name/version`) gains them at its next start, from
-  /// ``ContextField``, and reads its old rows' library as name and version.
-  @Test(.enabled(if: ClickHouseTestServer.url != nil))
-  func olderStoresGainTheDeclaredContextColumns() async throws {
+  /// A store migrated in a database of its own, and a client of that database for the test's SQL.
+  static func migratedStore() async throws -> (ClickHouseEventStore, ClickHouseClient, String) {
     let database = ClickHouseTestServer.uniqueDatabase()
     let store = try ClickHouseEventStore(url: ClickHouseTestServer.url!, database: database)
     try await store.migrate()
     let client = try ClickHouseClient(
       url: URL(string: ClickHouseTestServer.url!)!, database: database, http: ClickHouseClient.http)
+    return (store, client, database)
+  }
+
+  /// A store written before the context had its own columns for the time zone and the library's
+  /// name and version (`library` held `name/version`) gains them at its next start, from
+  /// ``ContextField``, and reads its old rows' library as name and version.
+  @Test(.enabled(if: ClickHouseTestServer.url != nil))
+  func olderStoresGainTheDeclaredContextColumns() async throws {
+    let (store, client, database) = try await Self.migratedStore()
     for table in ["events", "counters"] {
       try await client.execute(
         "ALTER TABLE \(database).\(table) DROP COLUMN time_zone, DROP COLUMN library_name, DROP COLUMN library_version")
@@ -74,6 +80,35 @@ struct ClickHouseSQLTests {
     try await store.migrate()
     let context = try #require(try await store.events(app: "ty", limit: 10).first?.context)
     #expect(context == EventContext([.appName: "Trendyol", .libraryName: "CoreTracker", .libraryVersion: "1.0.0"]))
+    try await store.close()
+  }
+
+  /// A store made before the hashed event key gains the column at its next start, computed by the
+  /// server, and a write finds the events stored before it by their ids (the key computed as they
+  /// are read) and stores none of them again.
+  @Test(.enabled(if: ClickHouseTestServer.url != nil))
+  func olderStoresGainTheEventKeyAndFindTheirEvents() async throws {
+    let (store, client, database) = try await Self.migratedStore()
+    try await client.execute("ALTER TABLE \(database).events DROP COLUMN event_key")
+    for index in 0..<3 {
+      try await client.execute(
+        """
+        INSERT INTO \(database).events (app, event_id, name, kind, occurred_at, utc_offset_minutes, received_at,
+          device_id, parameters) VALUES ('ty', 'e-\(index)', 'opened', 'event', \(1_700_000_000_000 + index), 0, 0, 'd-1', '{}')
+        """)
+    }
+
+    try await store.migrate()
+    let column = try await client.rows(
+      "SELECT default_kind AS kind FROM system.columns WHERE database = '\(database)' AND table = 'events' "
+        + "AND name = 'event_key'")
+    #expect(column.first?["kind"].text == "MATERIALIZED")
+    #expect(try await store.storedEventIDs(app: "ty", among: ["e-0", "e-2", "e-9"]) == ["e-0", "e-2"])
+    var batch = StoreBatch()
+    batch.events = (0..<4).map { ClickHouseStoreEdgeTests.event("e-\($0)", at: 1_700_000_000_000 + Int64($0)) }
+    let again = try await store.write(batch)
+    #expect(again.insertedEvents == 1 && again.duplicateEvents == 3)
+    #expect(try await store.eventCount(app: "ty") == 4)
     try await store.close()
   }
 

@@ -91,8 +91,8 @@ public final class ClickHouseEventStore: EventStore {
     }
   }
 
-  /// Adds the context columns the server's tables lack; another instance adding one at the same
-  /// time is no failure.
+  /// Adds the context columns (and the event key) the server's tables lack; another instance adding
+  /// one at the same time is no failure.
   private func addContextColumns(_ server: ClickHouseClient) async throws {
     func present() async throws -> [String: Set<String>] {
       let rows = try await server.rows(schema.contextColumnsQuery)
@@ -100,11 +100,11 @@ public final class ClickHouseEventStore: EventStore {
         Set($0.compactMap { $0["name"].text })
       }
     }
-    for statement in schema.contextColumnAdditions(present: try await present()) {
+    for statement in schema.columnAdditions(present: try await present()) {
       do {
         try await server.execute(statement)
       } catch {
-        guard !schema.contextColumnAdditions(present: try await present()).contains(statement) else { throw error }
+        guard !schema.columnAdditions(present: try await present()).contains(statement) else { throw error }
       }
     }
   }
@@ -223,15 +223,24 @@ public final class ClickHouseEventStore: EventStore {
   }
 
   /// Which of `ids` are stored for `app`; `days` (event times in ms), when known, narrow the lookup
-  /// to those days of the sort key.
+  /// to those days of the sort key. Each server's local events are read by their hashed ids first
+  /// (``ClickHouseSchema/eventKey``), the ids themselves only where a hash matches.
   private func storedEventIDs(app: String, among ids: [String], days: [Int64]?) async throws -> Set<String> {
     if ids.isEmpty { return [] }
-    var condition = "app = \(ClickHouseSQL.literal(app)) AND event_id IN \(ClickHouseSQL.list(Set(ids)))"
+    let unique = Set(ids)
+    var condition = "app = \(ClickHouseSQL.literal(app)) AND event_id IN \(ClickHouseSQL.list(unique))"
     if let days {
       condition += " AND day IN (\(ClickHouseSchema.days(days)))"
     }
-    let rows = try await client.rows("SELECT DISTINCT event_id FROM \(schema.events) WHERE \(condition)")
-    return Set(rows.compactMap { $0["event_id"].text })
+    let keys = "SELECT cityHash64(arrayJoin([\(unique.map(ClickHouseSQL.literal).joined(separator: ", "))]))"
+    var stored: Set<String> = []
+    for server in servers {
+      let rows = try await server.rows(
+        "SELECT DISTINCT event_id FROM \(schema.local("events")) PREWHERE \(ClickHouseSchema.eventKey) IN (\(keys)) "
+          + "WHERE \(condition)")
+      stored.formUnion(rows.compactMap { $0["event_id"].text })
+    }
+    return stored
   }
 
   public func counters(app: String) async throws -> [StoredCounter] {
