@@ -10,6 +10,10 @@ import Testing
 
 @testable import CollectorServer
 
+#if canImport(FoundationNetworking)
+  import FoundationNetworking
+#endif
+
 /// The feed behind the live page: bounded, never waiting, building nothing when no one watches.
 @Suite("Live feed")
 struct LiveFeedTests {
@@ -90,10 +94,18 @@ struct LiveStreamTests {
     let collector = try await makeCollector()
     try await collector.application(closesStore: false).test(.live) { client async throws in
       let port = try #require(client.port)
-      let stream = Task {
-        try await client.execute(
-          uri: "/dashboard/live-events?app=ty&limit=2", method: .get, headers: [.authorization: "Bearer \(adminKey)"]
-        ) { ($0.status, $0.headers[.contentType] ?? "", String(buffer: $0.body)) }
+      // Read with a client of generous patience (the test client gives up after 20 s, which a
+      // machine busy with the whole suite can take before the stream's two items arrive).
+      var request = URLRequest(
+        url: URL(string: "http://127.0.0.1:\(port)/dashboard/live-events?app=ty&limit=2")!, timeoutInterval: 120)
+      request.setValue("Bearer \(adminKey)", forHTTPHeaderField: "Authorization")
+      let stream = Task { [request] in
+        let (data, response) = try await URLSession.shared.data(for: request)
+        let http = try #require(response as? HTTPURLResponse)
+        return (
+          HTTPResponse.Status(code: http.statusCode), http.value(forHTTPHeaderField: "Content-Type") ?? "",
+          String(decoding: data, as: UTF8.self)
+        )
       }
       let opened = ContinuousClock.now
       while collector.live.watcherCount == 0, ContinuousClock.now - opened < .seconds(20) {

@@ -186,7 +186,11 @@ struct SecurityTests {
 
   @Test("every dashboard page carries the security headers; sign-in attempts are rate-limited per address")
   func headersAndRateLimit() async throws {
-    let collector = try await makeCollector(configure: { $0.security.signInAttemptsPerMinute = 3 })
+    // Time stands still: a busy machine taking 20 s between attempts must not refill a token.
+    let collector = try await makeCollector(configure: {
+      $0.security.signInAttemptsPerMinute = 3
+      $0.clock = { 1_800_000_000 }
+    })
     try await collector.application(closesStore: false).test(.router) { client async throws in
       for uri in ["/", "/login", "/dashboard/nothing"] {
         let headers = try await Self.request(client, uri).headers

@@ -10,21 +10,30 @@ public final class RateLimiter: @unchecked Sendable {
   public let rate: Double?
   /// The bucket's size.
   public let burst: Double
+  private let clock: @Sendable () -> Double
   private let lock = NSLock()
   private var buckets: [String: (tokens: Double, updated: Double)] = [:]
 
   /// A limiter; `burst` defaults to twice the rate and is at least `minimumBurst` (one full batch,
-  /// 2500 events, for ingestion).
-  public init(rate: Double?, burst: Double? = nil, minimumBurst: Double = 2500) {
+  /// 2500 events, for ingestion). Buckets refill by `clock` (seconds since 1970; the wall clock by
+  /// default).
+  public init(
+    rate: Double?, burst: Double? = nil, minimumBurst: Double = 2500,
+    clock: @escaping @Sendable () -> Double = RateLimiter.wallClock
+  ) {
     self.rate = rate.flatMap { $0 > 0 ? $0 : nil }
     self.burst = max(burst ?? (rate ?? 0) * 2, minimumBurst, 1)
+    self.clock = clock
   }
 
-  /// Takes `cost` tokens from `key`'s bucket at time `now` (seconds; default: the current time), or returns the whole seconds
-  /// to wait before retrying.
+  /// Seconds since 1970 by the system's clock.
+  public static let wallClock: @Sendable () -> Double = { Date().timeIntervalSince1970 }
+
+  /// Takes `cost` tokens from `key`'s bucket at time `now` (seconds; default: the limiter's clock),
+  /// or returns the whole seconds to wait before retrying.
   public func take(_ cost: Int, key: String, now: Double? = nil) -> Int? {
     guard let rate else { return nil }
-    let now = now ?? Date().timeIntervalSince1970
+    let now = now ?? clock()
     let cost = min(max(Double(cost), 1), burst)
     lock.lock()
     defer { lock.unlock() }

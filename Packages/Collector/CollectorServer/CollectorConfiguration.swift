@@ -61,6 +61,9 @@ public struct CollectorConfiguration: Sendable {
   public var plans = TrackingPlans()
 
   /// The defaults.
+  /// The time the rate limits refill by, in seconds since 1970: the wall clock (a test sets its own).
+  public var clock: @Sendable () -> Double = RateLimiter.wallClock
+
   public init() {}
 
   /// One configurable setting.

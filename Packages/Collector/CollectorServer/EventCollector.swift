@@ -63,7 +63,7 @@ public final class EventCollector: Sendable {
     self.committer = GroupCommitter(
       store: store, metrics: metrics, maximumQueuedRows: configuration.maximumQueuedRows
     )
-    self.limiter = RateLimiter(rate: configuration.rateLimit)
+    self.limiter = RateLimiter(rate: configuration.rateLimit, clock: configuration.clock)
     self.policy = IngestPolicy(
       maximumEventAgeDays: configuration.maximumEventAgeDays, maximumFreeTextBytes: configuration.maximumFreeTextBytes,
       plans: configuration.plans)
@@ -85,7 +85,7 @@ public final class EventCollector: Sendable {
       budget: .milliseconds(Int64(security.reportTimeoutSeconds * 1000)))
     let perSecond = Double(security.signInAttemptsPerMinute) / 60
     self.signInLimiter = RateLimiter(
-      rate: perSecond, burst: Double(security.signInAttemptsPerMinute), minimumBurst: 1)
+      rate: perSecond, burst: Double(security.signInAttemptsPerMinute), minimumBurst: 1, clock: configuration.clock)
   }
 
   /// Wraps an open SQL store, with its SQL reports.
