@@ -60,10 +60,10 @@ public struct CollectorConfiguration: Sendable {
   /// The apps' tracking plans (`tracking-plans`), every version given.
   public var plans = TrackingPlans()
 
-  /// The defaults.
   /// The time the rate limits refill by, in seconds since 1970: the wall clock (a test sets its own).
   public var clock: @Sendable () -> Double = RateLimiter.wallClock
 
+  /// The defaults.
   public init() {}
 
   /// One configurable setting.
