@@ -19,7 +19,8 @@ swift build -c release --product collector >&2
 binary=$(swift build -c release --show-bin-path)/collector
 work=$(mktemp -d)
 key="bench-write-key-0123456789"
-trap 'kill ${pid:-0} 2>/dev/null || true; rm -rf "$work"' EXIT
+# Only a collector this script started (`kill 0` would signal the whole process group).
+trap 'if [ "${pid:-0}" -gt 0 ]; then kill "$pid" 2>/dev/null || true; fi; rm -rf "$work"' EXIT
 
 start() { # start <label> <collector args...>
   "$binary" --port 0 --write-keys "bench=$key" --rate-limit 0 --benchmark-routes true "$@" >"$work/out" 2>&1 &
