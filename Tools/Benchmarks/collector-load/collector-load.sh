@@ -19,20 +19,11 @@ swift build -c release --product collector >&2
 binary=$(swift build -c release --show-bin-path)/collector
 work=$(mktemp -d)
 key="bench-write-key-0123456789"
-# Only a collector this script started (`kill 0` would signal the whole process group).
-trap 'if [ "${pid:-0}" -gt 0 ]; then kill "$pid" 2>/dev/null || true; fi; rm -rf "$work"' EXIT
+source Tools/Benchmarks/collector-load/collector-process.sh
+trap 'end_collector; rm -rf "$work"' EXIT
 
-start() { # start <label> <collector args...>
-  "$binary" --port 0 --write-keys "bench=$key" --rate-limit 0 --benchmark-routes true "$@" >"$work/out" 2>&1 &
-  pid=$!
-  for _ in $(seq 100); do
-    port=$(grep -o 'listening on http://127.0.0.1:[0-9]*' "$work/out" | grep -o '[0-9]*$' || true)
-    [ -n "$port" ] && return
-    sleep 0.1
-  done
-  cat "$work/out" >&2; exit 1
-}
-stop() { kill -TERM "$pid"; wait "$pid" || true; }
+start() { start_collector "$binary" --benchmark-routes true "$@"; }  # start <collector args...>
+stop() { stop_collector; }
 rss() { awk '/VmHWM/ {print int($2/1024)}' "/proc/$pid/status"; }
 load() { # load <label> <path>
   local result

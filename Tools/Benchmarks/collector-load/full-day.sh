@@ -19,27 +19,18 @@ duration=${DURATION:-12}
 connections=${CONNECTIONS:-32}
 key="bench-write-key-0123456789"
 work=$(mktemp -d)
-pid=0
 databases=()
+source Tools/Benchmarks/collector-load/collector-process.sh
 cleanup() {
-  if [ "$pid" -gt 0 ]; then kill "$pid" 2>/dev/null || true; fi  # never `kill 0`: that is the whole group
+  end_collector
   for database in "${databases[@]}"; do curl -fsS "$ch/" --data-binary "DROP DATABASE IF EXISTS $database" >/dev/null || true; done
   rm -rf "$work"
 }
 trap cleanup EXIT
 query() { curl -fsS "$ch/" --data-binary "$1"; }
 
-start() { # start <binary> <database>
-  "$1" --port 0 --write-keys "bench=$key" --rate-limit 0 --clickhouse-url "$ch" --clickhouse-database "$2" >"$work/out" 2>&1 &
-  pid=$!
-  for _ in $(seq 300); do
-    port=$(grep -o 'listening on http://127.0.0.1:[0-9]*' "$work/out" | grep -o '[0-9]*$' || true)
-    [ -n "$port" ] && return
-    sleep 0.1
-  done
-  cat "$work/out" >&2; exit 1
-}
-stop() { kill -TERM "$pid"; wait "$pid" || true; pid=0; }
+start() { start_collector "$1" --clickhouse-url "$ch" --clickhouse-database "$2"; }  # start <binary> <database>
+stop() { stop_collector; }
 
 day=$(query "SELECT day FROM $source_db.events GROUP BY day ORDER BY count() DESC LIMIT 1")
 today=$(date -u +%Y-%m-%d)
