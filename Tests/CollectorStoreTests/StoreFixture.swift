@@ -29,7 +29,7 @@ enum Engine: String, CaseIterable, CustomStringConvertible, Sendable {
     switch self {
     case .sqlite: 15
     case .postgres: 13
-    case .clickhouse, .clickhouseCluster: 8
+    case .clickhouse, .clickhouseCluster: 9
     }
   }
 

@@ -93,7 +93,7 @@ extension ClickHouseEventStore {
   /// order or item of those matching `facts` (each not looked at when `nil`).
   private func partitionsWithDuplicates(events: String?, facts: String?) async throws -> Set<Duplicated> {
     var keyed: [(String, String, String)] = []
-    if let events { keyed.append(("events", "event_id", events)) }
+    if let events { keyed.append(("events", "name, event_id", events)) }
     if let facts { keyed += [("orders", "event_id", facts), ("items", "event_id, position", facts)] }
     if keyed.isEmpty { return [] }
     let queries = keyed.map { table, key, condition in
@@ -115,7 +115,7 @@ extension ClickHouseEventStore {
         try await partitions(
           server.rows(
             "SELECT 'events' AS t, toInt64(toYYYYMM(day)) AS m FROM \(schema.local("events")) WHERE \(events) "
-              + "\(parts)GROUP BY day, event_id HAVING count() > 1")))
+              + "\(parts)GROUP BY day, name, event_id HAVING count() > 1")))
     }
     return found
   }

@@ -12,7 +12,7 @@ import NIOCore
 ///   of the server process cannot). One batch is one `INSERT` per table, and an `INSERT` of one
 ///   block is atomic: all of its rows or none.
 /// - Events already stored under (app, event id) are skipped and counted as duplicates (looked up
-///   before the insert through the (app, day, event id) sort key). Two collectors inserting the same
+///   before the insert through the hashed ids and the sort key). Two collectors inserting the same
 ///   event at the same instant can both store it; before answering, a write merges away any
 ///   duplicate of its events (see `removeDuplicates(of:)`), so reports read the tables without
 ///   `FINAL` and stay exact across retries, restarts and several collectors.
@@ -76,15 +76,28 @@ public final class ClickHouseEventStore: EventStore {
     CommitGathering(rows: 1_000, wait: .seconds(1), quiet: .milliseconds(50))
   }
 
-  public func migrate() async throws {
-    for server in servers {
+  public func migrate() async throws { try await migrate(through: schema.migrations.count) }
+
+  /// Runs the migrations up to `version` (tests start older stores with it), then adds the declared
+  /// columns the tables lack. A migration's statement may take as long as its data needs (copying
+  /// 100M events takes minutes, where a statement's usual limit is 120 s); a failure names the
+  /// migration, which runs again from its start at the next start.
+  package func migrate(through version: Int) async throws {
+    for var server in servers {
+      server.timeout = .hours(24)
       for statement in schema.bootstrap { try await server.execute(statement) }
       let applied = try await Self.version(server, schema)
       if applied > schema.migrations.count {
         throw StoreError.schemaTooNew(found: applied, known: schema.migrations.count)
       }
-      for (index, statements) in schema.migrations.enumerated() where index >= applied {
-        for statement in statements { try await server.execute(statement) }
+      for (index, statements) in schema.migrations.enumerated().prefix(version) where index >= applied {
+        do {
+          for statement in statements { try await server.execute(statement) }
+        } catch {
+          throw StoreError.unavailable(
+            "ClickHouse migration \(index + 1) of \(schema.database) at \(server.url.absoluteString) failed "
+              + "(it runs again at the next start): \(error)")
+        }
         try await server.execute("INSERT INTO \(schema.migrationsTable) (version) VALUES (\(index + 1))")
       }
       try await addContextColumns(server)

@@ -94,21 +94,24 @@ extension ClickHouseReports {
         + "SELECT \(day) AS ms, currency, toInt64(sum(purchase)) AS orders, "
         + "sum(purchase * value) AS gross, toInt64(sum(1 - purchase)) AS refund_count, "
         + "sum((1 - purchase) * value) AS refunds FROM \(schema.orders) "
-        + "WHERE \(Self.conditions(filter, time: "t")) AND event_id GLOBAL IN (\(firsts(filter, purchases: false))) "
+        + "WHERE \(Self.conditions(filter, time: "t")) AND \(firstOrder(filter, purchases: false)) "
         + "GROUP BY ms, currency) ORDER BY day, currency")
   }
 
-  /// The first order event (by id) of each transaction key among the orders of `filter`, over every
-  /// shard (one transaction may be sent from two devices).
-  private func firsts(_ filter: ReportFilter, purchases: Bool) -> String {
-    "SELECT min(event_id) FROM \(schema.orders) WHERE \(Self.conditions(filter, time: "t"))"
-      + (purchases ? " AND purchase = 1" : "") + " GROUP BY k"
+  /// The condition keeping the rows of the first order event (by id) of each transaction key among
+  /// the orders of `filter`, over every shard (one transaction may be sent from two devices). The
+  /// firsts are kept as their ids' 64-bit hashes: a set of integers instead of strings (top items
+  /// at 10M events 1.35× faster); a later order whose id had a first one's hash would count too, a
+  /// chance of 4 in 10^9 at 300,000 orders.
+  private func firstOrder(_ filter: ReportFilter, purchases: Bool) -> String {
+    "cityHash64(event_id) GLOBAL IN (SELECT cityHash64(min(event_id)) FROM \(schema.orders) "
+      + "WHERE \(Self.conditions(filter, time: "t"))\(purchases ? " AND purchase = 1" : "") GROUP BY k)"
   }
 
   public func topItemRows(_ filter: ReportFilter, category: String?, brand: String?, limit: Int) async throws
     -> [SQLRow]
   {
-    var conditions = [Self.conditions(filter, time: "t"), "event_id GLOBAL IN (\(firsts(filter, purchases: true)))"]
+    var conditions = [Self.conditions(filter, time: "t"), firstOrder(filter, purchases: true)]
     // A category matches any level of an item's category path (`Kitchen` in `Home > Kitchen`).
     if let category {
       let separator = ClickHouseSQL.literal(CommerceVocabulary.categorySeparator)

@@ -79,16 +79,20 @@ extension ClickHouseSchema {
   /// rows of the events stored before. Run it before writes resume: an event inserted between a
   /// view's creation and its backfill would be rolled up twice.
   var rollupMigration: [String] {
-    Self.rollups.flatMap(create)
-      + Self.rollups.map { table in
-        "CREATE MATERIALIZED VIEW IF NOT EXISTS \(database).\(table.name)_feed TO \(local(table.name)) AS "
-          + Self.rollupRows(of: table.name, from: local("events"), where: "1")
-      }
+    Self.rollups.flatMap(create) + rollupFeeds
       + Self.rollups.map { table in
         // Grouping a large store's events spills to disk past 1 GB instead of failing.
         "INSERT INTO \(local(table.name)) " + Self.rollupRows(of: table.name, from: local("events"), where: "1")
           + " SETTINGS max_bytes_before_external_group_by = 1000000000"
       }
+  }
+
+  /// The materialised views feeding each rollup from the server's events (`<rollup>_feed`).
+  var rollupFeeds: [String] {
+    Self.rollups.map { table in
+      "CREATE MATERIALIZED VIEW IF NOT EXISTS \(database).\(table.name)_feed TO \(local(table.name)) AS "
+        + Self.rollupRows(of: table.name, from: local("events"), where: "1")
+    }
   }
 }
 

@@ -3,10 +3,11 @@ import CollectorWire
 
 /// The ClickHouse schema of one database, and its migrations, on one server or on a cluster.
 ///
-/// - `events`: `ReplacingMergeTree` ordered by (app, day, event id) and partitioned by month: the
-///   tenant and the day lead the key (every report reads one app over a range of days), and a row
-///   sent twice (a client retry that two collectors both stored) has the same key, so merges keep
-///   one, and a write merges away the duplicates of its events before it answers
+/// - `events`: `ReplacingMergeTree` ordered by (app, day, name, event id) (since migration 9,
+///   ``eventsByNameMigration``) and partitioned by month: the tenant and the day lead the key (every
+///   report reads one app over a range of days), the name lets a report on one event read only its
+///   rows, and a row sent twice (a client retry that two collectors both stored) has the same key,
+///   so merges keep one, and a write merges away the duplicates of its events before it answers
 ///   (`removeDuplicates(of:)`). Times are `Int64` ms since 1970 (UTC); `day` is derived from
 ///   `occurred_at` (a `DEFAULT`, not `MATERIALIZED`: 18.16 cannot insert through a `Distributed`
 ///   table into a table with a materialized column). Parameters are JSON text, and their top-level keys and values are kept as two
@@ -172,6 +173,7 @@ struct ClickHouseSchema: Sendable {
       rollupMigration,
       create(Self.savedViews),
       create(Self.annotations),
+      eventsByNameMigration,
     ]
   }
 
