@@ -278,6 +278,7 @@ let package = Package(
       name: "CollectorPostgres",
       dependencies: [
         "CollectorReports", "CollectorStore", "CollectorWire", .product(name: "Logging", package: "swift-log"),
+        .product(name: "NIOCore", package: "swift-nio", condition: .server),
         .product(name: "PostgresNIO", package: "postgres-nio", condition: .server),
         .product(name: "ServiceLifecycle", package: "swift-service-lifecycle", condition: .server),
       ],
@@ -370,6 +371,7 @@ let package = Package(
       dependencies: [
         "CollectorClickHouse", "CollectorPostgres", "CollectorSQLite", "CollectorStore", "CollectorWire", "TestSupport",
         .product(name: "AsyncHTTPClient", package: "async-http-client", condition: .server),
+        .product(name: "NIOCore", package: "swift-nio", condition: .server),
         .product(name: "PostgresNIO", package: "postgres-nio", condition: .server),
       ],
       path: "Tests/CollectorStoreTests"

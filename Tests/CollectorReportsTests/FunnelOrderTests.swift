@@ -68,17 +68,25 @@ struct FunnelOrderTests {
     #expect(funnel.steps.map(\.devices) == [2, 1, 1])
   }
 
-  @Test("SQLite reads step events into columns as the rows give them", arguments: [nil, 50] as [Int64?])
-  func sqliteColumnsEqualRows(limit: Int64?) async throws {
-    let store = try await Engine.sqlite.open(Generated.batches)
+  @Test(
+    "the SQL engines read step events into columns holding the rows' events",
+    arguments: Engine.sql, [nil, 50] as [Int64?])
+  func columnsHoldTheRows(engine: Engine, limit: Int64?) async throws {
+    let store = try await engine.open(Generated.batches)
+    let dialect = store.dialect
     let sql =
-      "SELECT device_id, name, occurred_at AS t, event_id FROM events WHERE app = ?1 AND name IN (?2, ?3) "
+      "SELECT device_id, name, \(dialect.milliseconds("occurred_at")) AS t, event_id FROM \(store.eventsTable) "
+      + "WHERE app = \(dialect.placeholder(1)) AND name IN (\(dialect.placeholder(2)), \(dialect.placeholder(3))) "
       + "ORDER BY occurred_at, event_id" + (limit.map { " LIMIT \($0)" } ?? "")
     let arguments: [SQLValue] = [.text("shop"), .text("purchase"), .text("app_open")]
     let columns = try await store.readStepEvents(sql, arguments)
-    #expect(columns == StepEventColumns(try await store.read(sql, arguments)))
+    let rows = StepEventColumns(try await store.read(sql, arguments))
+    // PostgreSQL hands the events over a day at a time: the same events, in another order.
+    #expect(columns.count == rows.count)
+    #expect(Self.ordered(Funnel.byUnit(columns, persons: nil)) == Self.ordered(Funnel.byUnit(rows, persons: nil)))
     #expect(columns.count == (limit.map(Int.init) ?? columns.count) && columns.count > 0)
     #expect(Set(columns.names) == ["purchase", "app_open"])
+    if engine == .sqlite { #expect(columns == rows) }
     try await store.close()
   }
 

@@ -326,16 +326,8 @@ extension PostgresEventStore: ReportQuerying, BulkLoading {
 
   public func read(_ sql: String, _ arguments: [SQLValue]) async throws -> [SQLRow] {
     try await guarded {
-      var binds = PostgresBindings()
-      for argument in arguments {
-        switch argument {
-        case .int(let number): binds.append(number)
-        case .double(let number): binds.append(number)
-        case .text(let text): binds.append(text)
-        case .null: binds.appendNull()
-        }
-      }
-      let rows = try await client.query(PostgresQuery(unsafeSQL: sql, binds: binds), logger: logger)
+      let rows = try await client.query(
+        PostgresQuery(unsafeSQL: sql, binds: Self.bindings(arguments)), logger: logger)
       var result: [SQLRow] = []
       var columns: [String]?
       for try await row in rows {
