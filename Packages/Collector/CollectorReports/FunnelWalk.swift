@@ -49,41 +49,35 @@ extension Funnel {
   /// `persons` (device to person) a unit is `u:` and the device's person, or `d:` and a device
   /// never identified; without, the device.
   package static func byUnit(_ found: StepEventColumns, persons: [String: String]?) -> [FunnelEvent] {
-    // Each device's unit, looked up once per device.
-    var units: [String] = []
-    var unitNamed: [String: Int] = [:]
-    let unitOfDevice = found.devices.map { device in
-      let named = persons.map { persons in persons[device].map { "u:" + $0 } ?? "d:" + device } ?? device
-      if let known = unitNamed[named] { return known }
-      units.append(named)
-      unitNamed[named] = units.count - 1
-      return units.count - 1
-    }
-    // The events grouped by unit, units in the order first met (a counting sort; nothing needs
-    // them in the units' order: sorting the ids cost a quarter of this function), then each unit's
-    // by time and id.
-    var starts = Array(repeating: 0, count: units.count + 1)
-    for device in found.device { starts[unitOfDevice[Int(device)] + 1] += 1 }
-    for index in units.indices { starts[index + 1] += starts[index] }
-    var order = Array(repeating: 0, count: found.count)
-    var next = starts
-    for (event, device) in found.device.enumerated() {
-      let unit = unitOfDevice[Int(device)]
-      order[next[unit]] = event
-      next[unit] += 1
-    }
-    let times = found.time
+    let grouped = UnitOrder(found, persons: persons)
     var ordered: [FunnelEvent] = []
     ordered.reserveCapacity(found.count)
-    for unit in units.indices {
-      order[starts[unit]..<starts[unit + 1]].sort { one, other in
-        times[one] != times[other] ? times[one] < times[other] : found.idPrecedes(one, other)
-      }
-      for event in order[starts[unit]..<starts[unit + 1]] {
-        ordered.append((unit: units[unit], name: found.names[Int(found.name[event])], time: times[event]))
+    for unit in grouped.units.indices {
+      for event in grouped.events(of: unit) {
+        ordered.append((unit: grouped.units[unit], name: found.names[Int(found.name[event])], time: found.time[event]))
       }
     }
     return ordered
+  }
+
+  /// How many people or devices reached each step, from step events in any order (``byUnit(_:persons:)``'s
+  /// grouping), walked on the columns' numbers: no ``FunnelEvent`` is made, and each event's name is
+  /// matched to its steps once per distinct name rather than by comparing strings per event.
+  package static func reached(
+    _ found: StepEventColumns, persons: [String: String]?, steps: [String], window: Int64
+  ) -> [Int64] {
+    let grouped = UnitOrder(found, persons: persons)
+    let matching = found.names.map { name in steps.indices.reversed().filter { steps[$0] == name } }
+    var reached = Array(repeating: Int64(0), count: steps.count)
+    for unit in grouped.units.indices {
+      var walker = FunnelWalker(steps: steps.count, window: window, timed: false)
+      for event in grouped.events(of: unit)
+      where walker.advance(matching[Int(found.name[event])], at: found.time[event]) {
+        break
+      }
+      for step in 0..<walker.best { reached[step] += 1 }
+    }
+    return reached
   }
 
   /// The furthest step one person or device reached, in one pass over its events (linear in them,
@@ -99,24 +93,93 @@ extension Funnel {
   static func walk(_ events: ArraySlice<FunnelEvent>, steps: [String], window: Int64, timed: Bool = false)
     -> (best: Int, fastest: [Int64?])
   {
-    var latest = [Int64?](repeating: nil, count: steps.count)
-    var fastest = [Int64?](repeating: nil, count: timed ? steps.count : 0)
-    var best = 0
-    for event in events {
-      let (name, time) = (event.name, event.time)
-      for step in stride(from: steps.count - 1, through: 1, by: -1) where steps[step] == name {
-        guard let start = latest[step - 1], time - start <= window else { continue }
-        latest[step] = max(latest[step] ?? start, start)
-        best = max(best, step + 1)
-        if timed { fastest[step] = min(fastest[step] ?? .max, time - start) }
-      }
-      if steps[0] == name {
+    var walker = FunnelWalker(steps: steps.count, window: window, timed: timed)
+    for event in events
+    where walker.advance(steps.indices.reversed().lazy.filter { steps[$0] == event.name }, at: event.time) {
+      break
+    }
+    return (walker.best, walker.fastest)
+  }
+}
+
+/// ``Funnel/walk(_:steps:window:timed:)``'s state over one unit's events in order.
+struct FunnelWalker {
+  /// `latest[k]`: the latest start of a chain that has reached step `k`.
+  private var latest: [Int64?]
+  /// `fastest[k]`: the quickest chain from a first step to step `k` (when timed).
+  private(set) var fastest: [Int64?]
+  /// How many steps the unit has reached.
+  private(set) var best = 0
+  private let window: Int64
+  private let timed: Bool
+
+  init(steps: Int, window: Int64, timed: Bool) {
+    latest = Array(repeating: nil, count: steps)
+    fastest = Array(repeating: nil, count: timed ? steps : 0)
+    (self.window, self.timed) = (window, timed)
+  }
+
+  /// Takes one event at `time` that is each of the steps `matching` (from the last to the first);
+  /// `true` once nothing later can change the answer (every step reached, untimed).
+  mutating func advance(_ matching: some Sequence<Int>, at time: Int64) -> Bool {
+    for step in matching {
+      if step == 0 {
         latest[0] = time
         best = max(best, 1)
         if timed { fastest[0] = 0 }
+        continue
       }
-      if best == steps.count, !timed { break }
+      guard let start = latest[step - 1], time - start <= window else { continue }
+      latest[step] = max(latest[step] ?? start, start)
+      best = max(best, step + 1)
+      if timed { fastest[step] = min(fastest[step] ?? .max, time - start) }
     }
-    return (best, fastest)
+    return best == latest.count && !timed
   }
+}
+
+/// Step events grouped by unit (a counting sort; units in the order first met, as nothing needs
+/// them in the units' order: sorting the ids cost a quarter of the grouping), each unit's by time
+/// and id. With persons (device to person) a unit is `u:` and the device's person, or `d:` and a
+/// device never identified; without, the device.
+struct UnitOrder {
+  /// The units, each once.
+  private(set) var units: [String] = []
+  /// Where each unit's events start in ``order`` (and, one on, end).
+  private var starts: [Int]
+  /// The events' indices, unit by unit.
+  private var order: [Int]
+
+  init(_ found: StepEventColumns, persons: [String: String]?) {
+    // Each device's unit, looked up once per device.
+    var unitNamed: [String: Int] = [:]
+    var units: [String] = []
+    let unitOfDevice = found.devices.map { device in
+      let named = persons.map { persons in persons[device].map { "u:" + $0 } ?? "d:" + device } ?? device
+      if let known = unitNamed[named] { return known }
+      units.append(named)
+      unitNamed[named] = units.count - 1
+      return units.count - 1
+    }
+    var starts = Array(repeating: 0, count: units.count + 1)
+    for device in found.device { starts[unitOfDevice[Int(device)] + 1] += 1 }
+    for index in units.indices { starts[index + 1] += starts[index] }
+    var order = Array(repeating: 0, count: found.count)
+    var next = starts
+    for (event, device) in found.device.enumerated() {
+      let unit = unitOfDevice[Int(device)]
+      order[next[unit]] = event
+      next[unit] += 1
+    }
+    let times = found.time
+    for unit in units.indices {
+      order[starts[unit]..<starts[unit + 1]].sort { one, other in
+        times[one] != times[other] ? times[one] < times[other] : found.idPrecedes(one, other)
+      }
+    }
+    (self.units, self.starts, self.order) = (units, starts, order)
+  }
+
+  /// Unit `unit`'s events, in order.
+  func events(of unit: Int) -> ArraySlice<Int> { order[starts[unit]..<starts[unit + 1]] }
 }

@@ -13,8 +13,10 @@ extension SQLReports {
     async throws -> Funnel
   {
     let filter = try Funnel.filter(filter, steps: steps, window: window, appVersion: appVersion)
-    let found = try await funnelEvents(filter, steps: steps, limit: nil)
-    return Funnel(found, steps: steps, window: window, appVersion: appVersion, unit: filter.unit)
+    let (found, persons) = try await stepEvents(filter, steps: steps)
+    return Funnel(
+      reached: Funnel.reached(found, persons: persons, steps: steps, window: window), steps: steps, window: window,
+      appVersion: appVersion, unit: filter.unit)
   }
 
   /// The step events, read from the `(app, name, occurred_at, device_id, event_id)` index alone
@@ -23,21 +25,22 @@ extension SQLReports {
   /// limit, the range's two halves are read at once, on two of the store's connections (reading
   /// is most of a large funnel's time, and each half's rows are made on its own core).
   public func funnelEvents(_ filter: ReportFilter, steps: [String], limit: Int?) async throws -> [FunnelEvent] {
-    // The app's device-to-person map, read once; none (an app where no one signed in) means the
-    // units are devices, as ``personsTable(_:)`` decides for the other reports.
-    var persons: [String: String]? = nil
-    if filter.unit == .person, let table = store.personsTable {
-      var sql = SQLBuilder(store.dialect)
-      let mapped = try await rows(
-        "SELECT device_id, person FROM \(table) WHERE app = \(sql.bind(filter.storedApp))", sql)
-      persons =
-        mapped.isEmpty
-        ? nil
-        : Dictionary(
-          mapped.map { ($0["device_id"].text ?? "", $0["person"].text ?? "") }, uniquingKeysWith: { first, _ in first })
+    guard let limit else {
+      let (found, persons) = try await stepEvents(filter, steps: steps)
+      return Funnel.byUnit(found, persons: persons)
     }
-    guard limit == nil, filter.to - filter.from >= 2 * RollupTables.hour else {
-      return Funnel.byUnit(try await stepEvents(filter, steps: steps, limit: limit), persons: persons)
+    return Funnel.byUnit(
+      try await stepEvents(filter, steps: steps, limit: limit), persons: try await persons(filter))
+  }
+
+  /// All the step events of `filter`'s range, its two halves read at once, and the app's
+  /// device-to-person map when the units are people.
+  private func stepEvents(_ filter: ReportFilter, steps: [String]) async throws
+    -> (StepEventColumns, persons: [String: String]?)
+  {
+    async let mapped = persons(filter)
+    guard filter.to - filter.from >= 2 * RollupTables.hour else {
+      return (try await stepEvents(filter, steps: steps, limit: nil), try await mapped)
     }
     var (early, late) = (filter, filter)
     early.to = filter.from + (filter.to - filter.from) / 2
@@ -46,7 +49,21 @@ extension SQLReports {
     let second = try await stepEvents(late, steps: steps, limit: nil)
     var found = try await first
     found.append(contentsOf: second)
-    return Funnel.byUnit(found, persons: persons)
+    return (found, try await mapped)
+  }
+
+  /// The app's device-to-person map, read once, when `filter`'s units are people; none (an app
+  /// where no one signed in) means the units are devices, as ``personsTable(_:)`` decides for the
+  /// other reports.
+  private func persons(_ filter: ReportFilter) async throws -> [String: String]? {
+    guard filter.unit == .person, let table = store.personsTable else { return nil }
+    var sql = SQLBuilder(store.dialect)
+    let mapped = try await rows(
+      "SELECT device_id, person FROM \(table) WHERE app = \(sql.bind(filter.storedApp))", sql)
+    return mapped.isEmpty
+      ? nil
+      : Dictionary(
+        mapped.map { ($0["device_id"].text ?? "", $0["person"].text ?? "") }, uniquingKeysWith: { first, _ in first })
   }
 
   /// The step events of `filter`'s range as columns, `limit + 1` at most.
