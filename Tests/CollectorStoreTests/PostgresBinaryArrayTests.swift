@@ -63,8 +63,19 @@ struct PostgresBinaryArrayTests {
     #expect(throws: StoreError.self) { try array.nextText() }
     var short = try BinaryArray(Self.array([[1, 2, 3]], type: 20))
     #expect(throws: StoreError.self) { try short.nextInt64() }
+    var lengthBelowNull = try BinaryArray(Self.array([[1]]).withLength(-2))
+    #expect(throws: StoreError.self) { try lengthBelowNull.nextText() }
     var twoDimensions = ByteBuffer()
     twoDimensions.writeInteger(Int32(2))
     #expect(throws: StoreError.self) { try BinaryArray(twoDimensions) }
+  }
+}
+
+extension ByteBuffer {
+  /// The one-element array in this buffer with its element's length set to `length`.
+  fileprivate func withLength(_ length: Int32) -> ByteBuffer {
+    var copy = self
+    copy.setInteger(length, at: readerIndex + 20)
+    return copy
   }
 }

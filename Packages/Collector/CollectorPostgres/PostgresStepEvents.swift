@@ -82,7 +82,7 @@ struct BinaryArray {
 
   /// The next element's bytes handed to `body` (empty for `NULL`).
   mutating func nextBytes<T>(_ body: (UnsafeRawBufferPointer) throws -> T) throws -> T {
-    guard let length = buffer.readInteger(as: Int32.self), length <= buffer.readableBytes else {
+    guard let length = buffer.readInteger(as: Int32.self), length >= -1, length <= buffer.readableBytes else {
       throw StoreError.unavailable("step events: an array element past the array's end")
     }
     guard length > 0 else { return try body(UnsafeRawBufferPointer(start: nil, count: 0)) }
