@@ -13,15 +13,6 @@ extension Funnel {
     rows.map { (unit: $0["unit_key"].text ?? "", name: $0["name"].text ?? "", time: $0["t"].int ?? 0) }
   }
 
-  /// The funnel from step events grouped by unit, each unit's by time and event id.
-  package init(
-    _ found: [FunnelEvent], steps: [String], window: Int64, appVersion: String?, unit: ReportUnit
-  ) {
-    self.init(
-      reached: Self.reached(found, steps: steps, window: window), steps: steps, window: window, appVersion: appVersion,
-      unit: unit)
-  }
-
   /// How many people or devices reached each step, from step events grouped by unit, each unit's
   /// by time and event id.
   package static func reached(_ found: [FunnelEvent], steps: [String], window: Int64) -> [Int64] {
