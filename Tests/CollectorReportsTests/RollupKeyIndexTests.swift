@@ -6,6 +6,7 @@ import Testing
 /// most of the app's stored hours (no sort of the range's rows), and by hour otherwise; both give
 /// the events' answer. The names rollup: top events and one event's series, by name and device.
 /// The sessions rollup: the overview's totals and its devices and people, by device and session.
+/// The item facts: top items, by item.
 @Suite("The rollups are read by key over wide ranges")
 struct RollupKeyIndexTests {
   /// A store that passes every query on and keeps SQLite's plan of each one that `recorded` picks.
@@ -38,9 +39,9 @@ struct RollupKeyIndexTests {
   /// indexes by key (analysed, then upgraded: the planner knows the other indexes' sizes only).
   enum Statistics: CaseIterable, Sendable { case none, all, olderThanKeyIndexes }
 
-  /// The reports checked: top events and one event's series (the names rollup), or the
-  /// overview's totals, devices and people (the sessions rollup).
-  enum Reports: CaseIterable, Sendable { case names, sessions }
+  /// The reports checked: top events and one event's series (the names rollup), the overview's
+  /// totals, devices and people (the sessions rollup), or top items (the item facts).
+  enum Reports: CaseIterable, Sendable { case names, sessions, items }
 
   /// The cases: the reports, days from the second generated day, and whether a report over them
   /// reads its rollup by key (three weeks are stored).
@@ -56,11 +57,13 @@ struct RollupKeyIndexTests {
       switch `case`.reports {
       case .names: $0.contains("FROM rollup_names WHERE") && $0.contains("GROUP BY")
       case .sessions: $0.contains("FROM rollup_sessions WHERE") && !$0.contains("min(hour)")
+      case .items: $0.contains("FROM rollup_items f WHERE")
       }
     }
     switch `case`.reports {
     case .names: try await Self.names(store, filter, recorder, byName: `case`.byKey)
     case .sessions: try await Self.sessions(store, filter, recorder, byKey: `case`.byKey)
+    case .items: try await Self.items(store, filter, recorder, byItem: `case`.byKey)
     }
     try await store.close()
   }
@@ -76,7 +79,7 @@ struct RollupKeyIndexTests {
     case .all: try await store.execute("ANALYZE")
     case .olderThanKeyIndexes:
       try await store.execute(
-        "ANALYZE; DELETE FROM sqlite_stat1 WHERE idx IN ('rollup_names_by_name', 'rollup_sessions_by_device'); "
+        "ANALYZE; DELETE FROM sqlite_stat1 WHERE idx IN ('rollup_names_by_name', 'rollup_sessions_by_device', 'rollup_items_by_item'); "
           + "ANALYZE sqlite_schema")
     }
     let filter = try ReportFilter(
@@ -126,6 +129,25 @@ struct RollupKeyIndexTests {
       #expect(totals.contains("COVERING INDEX rollup_sessions_by_device"), "\(totals)")
       // Read by device, the range's devices come in order: none is sorted to find the distinct ones.
       #expect(!population.contains("TEMP B-TREE FOR DISTINCT"), "\(population)")
+    }
+  }
+
+  /// Top items, of every item, one category and one brand: the events' answers, read by item over a
+  /// wide range, the items then grouped in index order.
+  static func items(
+    _ store: any EventStore & BulkLoading, _ filter: ReportFilter, _ recorder: PlanRecorder, byItem: Bool
+  ) async throws {
+    let events = SQLReports(store: store, rollups: false)
+    for (category, brand) in [(nil, nil), ("shoes", nil), (nil, "B")] as [(String?, String?)] {
+      let top = try await SQLReports(store: recorder).topItems(filter, category: category, brand: brand, limit: 100)
+      #expect(top == (try await events.topItems(filter, category: category, brand: brand, limit: 100)))
+      #expect(top.rows.count > 3)
+    }
+    let plans = await recorder.plans
+    #expect(plans.count == 3)
+    for plan in plans {
+      #expect(plan.contains("rollup_items_by_item") == byItem, "\(plan)")
+      if byItem { #expect(!plan.contains("TEMP B-TREE FOR GROUP BY"), "\(plan)") }
     }
   }
 }

@@ -166,11 +166,14 @@ struct SQLBuilder {
     return parts.joined(separator: " AND ")
   }
 
-  /// The `WHERE` conditions of `filter` on a table whose `column` holds ms since 1970.
-  mutating func msConditions(_ filter: ReportFilter, column: String, prefix: String = "") -> String {
+  /// The `WHERE` conditions of `filter` on a table whose `column` holds ms since 1970. `unindexed`:
+  /// the bounds are written `+column`, which no index serves (a read by key).
+  mutating func msConditions(
+    _ filter: ReportFilter, column: String, prefix: String = "", unindexed: Bool = false
+  ) -> String {
+    let time = (unindexed ? "+" : "") + prefix + column
     var parts = [
-      "\(prefix)app = \(bind(filter.storedApp))", "\(prefix)\(column) >= \(bind(filter.from))",
-      "\(prefix)\(column) < \(bind(filter.to))",
+      "\(prefix)app = \(bind(filter.storedApp))", "\(time) >= \(bind(filter.from))", "\(time) < \(bind(filter.to))",
     ]
     parts += dimensionConditions(filter, prefix: prefix)
     return parts.joined(separator: " AND ")

@@ -19,16 +19,25 @@ extension SQLReports {
   /// The order or item facts (``CommerceSQL``) of `filter` that belong to the first event by id of
   /// their transaction key among the orders of `filter` (purchases only when `purchases`): a
   /// purchase tracked twice counts once. Read from the store's fact tables when it keeps them and
-  /// rollups are on (an index probe per row for an earlier order of the same key), else extracted
-  /// from the events (the relation the tables are filled from, so both answer alike).
+  /// rollups are on (an index probe per row for an earlier order of the same key, where the store
+  /// cannot tell that no other order has it: ``SQLDialect/marksSingleOrders``), else extracted
+  /// from the events (the relation the tables are filled from, so both answer alike). `byItem`: the
+  /// item facts are read through their index by item (``SQLDialect/indexesRollupsByKey``).
   private func firsts(
-    _ filter: ReportFilter, _ table: KeyPath<RollupTables, String>, purchases: Bool, _ sql: inout SQLBuilder
+    _ filter: ReportFilter, _ table: KeyPath<RollupTables, String>, purchases: Bool, byItem: Bool = false,
+    _ sql: inout SQLBuilder
   ) -> String {
     let purchase = purchases ? " AND o.purchase = 1" : ""
     if usesRollups, let tables = store.rollups {
-      return "SELECT * FROM \(tables[keyPath: table]) f WHERE \(sql.msConditions(filter, column: "t", prefix: "f.")) "
-        + "AND NOT EXISTS (SELECT 1 FROM \(tables.orders) o WHERE \(sql.msConditions(filter, column: "t", prefix: "o.")) "
+      let earlier =
+        "NOT EXISTS (SELECT 1 FROM \(tables.orders) o WHERE \(sql.msConditions(filter, column: "t", prefix: "o.")) "
         + "AND o.k = f.k AND o.event_id < f.event_id\(purchase))"
+      // A fact whose key no other order has (`single`) needs no probe.
+      let first = store.dialect.marksSingleOrders ? "(f.single = 1 OR \(earlier))" : earlier
+      // Read by item, the bounds are no index's and the partial index's term is named.
+      let conditions = sql.msConditions(filter, column: "t", prefix: "f.", unindexed: byItem)
+      return "SELECT * FROM \(tables[keyPath: table]) f WHERE \(conditions)\(byItem ? " AND f.quantity >= 1" : "") "
+        + "AND \(first)"
     }
     let facts = CommerceSQL(dialect: store.dialect)
     let conditions = sql.conditions(filter)
@@ -45,8 +54,13 @@ extension SQLReports {
   public func topItemRows(_ filter: ReportFilter, category: String?, brand: String?, limit: Int) async throws
     -> [SQLRow]
   {
+    // Over most of the app's stored time, the items are read in item order: no sort of every item.
+    var byItem = false
+    if usesRollups, let tables = store.rollups {
+      byItem = try await readsRollupByKey(filter, from: tables.items, time: "t", width: 1)
+    }
     var sql = SQLBuilder(store.dialect)
-    let items = firsts(filter, \.items, purchases: true, &sql)
+    let items = firsts(filter, \.items, purchases: true, byItem: byItem, &sql)
     var conditions = ["true"]
     // A category matches any level of an item's category path (`Kitchen` in `Home > Kitchen`).
     if let category { conditions.append(CommerceSQL.hasCategoryLevel("category", sql.bind(category))) }

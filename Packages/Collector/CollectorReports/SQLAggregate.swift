@@ -68,24 +68,27 @@ extension SQLReports {
     return try await readsRollupByKey(query.filter, from: table)
   }
 
-  /// Whether a report over `table` (a rollup) reads it by its key rather than by hour: the store
-  /// indexes its rollups by key (``SQLDialect/indexesRollupsByKey``) and the filter's range covers
-  /// at least a third of the app's stored hours. Reading by hour costs the rows in range and sorting
-  /// them by key; by key, every row of the app (or of one name) and no sort, which at 1M events
-  /// measured 3.4× faster for top events and 2× for the overview's totals when the range held them
-  /// all (Docs/Benchmarks.md).
-  func readsRollupByKey(_ filter: ReportFilter, from table: String) async throws -> Bool {
+  /// Whether a report over `table` (a rollup, or the item facts) reads it by its key rather than by
+  /// time: the store indexes its rollups by key (``SQLDialect/indexesRollupsByKey``) and the filter's
+  /// range covers at least a third of the app's stored time. Reading by time costs the rows in range
+  /// and sorting them by key; by key, every row of the app (or of one name) and no sort, which at 1M
+  /// events measured 3.4× faster for top events and 2× for the overview's totals when the range held
+  /// them all (Docs/Benchmarks.md). `time` is the table's time column (indexed after `app`), each
+  /// value standing for `width` ms from it.
+  func readsRollupByKey(
+    _ filter: ReportFilter, from table: String, time: String = "hour", width: Int64 = RollupTables.hour
+  ) async throws -> Bool {
     guard store.dialect.indexesRollupsByKey else { return false }
     var sql = SQLBuilder(store.dialect)
     let (app, any) = (sql.bind(filter.storedApp), sql.bind(Int64.min))
     // Each bound by its own subquery: the index answers `min` and `max` alone, not together. The
-    // condition on the hour makes it the primary key's (app, hour) seek: with only the app, SQLite
-    // took the smaller index by key and read every row of the app (10M events: 120 ms, not 1).
+    // condition on the time makes it the (app, time) index's seek: with only the app, SQLite took
+    // the smaller index by key and read every row of the app (10M events: 120 ms, not 1).
     let span = try await rows(
-      "SELECT (SELECT min(hour) FROM \(table) WHERE app = \(app) AND hour >= \(any)) AS lo, "
-        + "(SELECT max(hour) FROM \(table) WHERE app = \(app) AND hour >= \(any)) AS hi", sql
+      "SELECT (SELECT min(\(time)) FROM \(table) WHERE app = \(app) AND \(time) >= \(any)) AS lo, "
+        + "(SELECT max(\(time)) FROM \(table) WHERE app = \(app) AND \(time) >= \(any)) AS hi", sql
     ).first
-    guard let first = span?["lo"].int, let last = span?["hi"].int.map({ $0 + RollupTables.hour }) else { return false }
+    guard let first = span?["lo"].int, let last = span?["hi"].int.map({ $0 + width }) else { return false }
     let covered = min(last, filter.to) - max(first, filter.from)
     return covered * 3 >= last - first
   }

@@ -23,6 +23,7 @@ struct SQLiteDialect: SQLDialect {
   var fence: String { " LIMIT -1 OFFSET 0" }
   var countsDevicesByGrouping: Bool { false }
   var indexesRollupsByKey: Bool { true }
+  var marksSingleOrders: Bool { true }
 
   /// The key is quoted in the path, so that keys with spaces (`Order ID`) are read.
   func jsonValue(_ document: String, _ key: String) -> String { "json_extract(\(document), '$.\"\(key)\"')" }

@@ -153,6 +153,28 @@ enum SQLiteSchema {
         WHERE device_id IS NOT NULL;
       """
     ),
+    // Revenue and top items look for an earlier order of a transaction only where another order has
+    // its key (``SQLDialect/marksSingleOrders``): `single`, kept by every later rollup addition.
+    (
+      "16-single-orders",
+      ([
+        "ALTER TABLE rollup_orders ADD COLUMN single INTEGER NOT NULL DEFAULT 0",
+        "ALTER TABLE rollup_items ADD COLUMN single INTEGER NOT NULL DEFAULT 0",
+      ] + rollups.markSingles(from: "events", where: nil)).joined(separator: ";\n")
+    ),
+    // Top items over a wide range read the items in item order, every column they use in the index
+    // (``SQLDialect/indexesRollupsByKey``): no sort of every item. Partial on a term every item meets
+    // (``CommerceSQL/items(from:where:)`` keeps no other): only a query naming it reads the index.
+    // `item IS NOT NULL`, as the rollups' indexes by key have it, did not keep SQLite off it: on a
+    // column declared NOT NULL the term is always true, and a narrow range without statistics read
+    // every item of the app through it.
+    (
+      "17-items-by-item",
+      """
+      CREATE INDEX rollup_items_by_item ON rollup_items (app, item, currency, t, event_id, k, single, device_id,
+        quantity, price, name, brand, category, platform, app_version, os_version) WHERE quantity >= 1
+      """
+    ),
   ]
 
   /// The context's time zone and its library's name and version as columns of their own (the

@@ -7,6 +7,9 @@
 ///   at least 1: the order's key and currency, the item's id (`item`, else its name), `name`,
 ///   `category`, `brand`, `price` and `quantity`.
 ///
+/// A store with one writer (SQLite) also keeps `single` on both, which spares reports the probe
+/// for an earlier order of the same transaction (``markSingles(orders:items:events:where:)``).
+///
 /// Both are exact (nothing is aggregated), so they answer any range, not only whole hours. They are
 /// kept like the activity rollups (``RollupSQL``): filled in the transaction that writes the events,
 /// repaired in the one that erases or prunes them; each row has the `hour` and `device_id` those
@@ -60,6 +63,34 @@ public struct CommerceSQL: Sendable {
     [
       "INSERT INTO \(orders) (\(Self.orderColumns)) SELECT \(Self.orderColumns) FROM (\(self.orders(from: source, where: condition))) o",
       "INSERT INTO \(items) (\(Self.itemColumns)) SELECT \(Self.itemColumns) FROM (\(self.items(from: source, where: condition))) i",
+    ]
+  }
+
+  /// Statements keeping `single` (``SQLDialect/marksSingleOrders``) once the facts of the events of
+  /// `events` matching `condition` were added (of every event when `nil`): 1 on each of those orders
+  /// whose transaction key no other order of the app has; 0 on any order, earlier or new, whose key
+  /// now has another; each item as its order. Exact with one writer only: writers running at once
+  /// could each miss the other's order. Erasure and pruning leave it as it is (a 0 whose key lost
+  /// its other orders costs a probe, never a wrong answer), and facts added again start at 0.
+  public func markSingles(orders: String, items: String, events: String, where condition: String?) -> [String] {
+    let others =
+      "EXISTS (SELECT 1 FROM \(orders) o WHERE o.app = f.app AND o.k = f.k AND o.event_id <> f.event_id)"
+    let ofOrder = "coalesce((SELECT o.single FROM \(orders) o WHERE o.app = f.app AND o.event_id = f.event_id), 0)"
+    guard let condition else {
+      return [
+        "UPDATE \(orders) AS f SET single = CASE WHEN \(others) THEN 0 ELSE 1 END",
+        "UPDATE \(items) AS f SET single = \(ofOrder)",
+      ]
+    }
+    let v = CommerceVocabulary.self
+    let names = (v.purchases + v.refunds).map { "'\($0)'" }.joined(separator: ", ")
+    let added = "SELECT app, event_id FROM \(events) WHERE (\(condition)) AND name IN (\(names))"
+    let keys = "SELECT n.app, n.k FROM \(orders) n WHERE (n.app, n.event_id) IN (\(added))"
+    return [
+      "UPDATE \(orders) AS f SET single = 1 WHERE (app, event_id) IN (\(added)) AND NOT \(others)",
+      "UPDATE \(orders) AS f SET single = 0 WHERE single = 1 AND (app, k) IN (\(keys)) AND \(others)",
+      "UPDATE \(items) AS f SET single = \(ofOrder) "
+        + "WHERE (app, event_id) IN (SELECT o.app, o.event_id FROM \(orders) o WHERE (o.app, o.k) IN (\(keys)))",
     ]
   }
 

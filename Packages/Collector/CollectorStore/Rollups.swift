@@ -99,9 +99,19 @@ public struct RollupSQL: Sendable {
   }
 
   /// Adds the events of `source` (the events table, or a relation with its columns) that match
-  /// `condition` to every rollup.
+  /// `condition` to every rollup, and keeps the facts' `single` where the dialect marks it
+  /// (``SQLDialect/marksSingleOrders``; ``markSingles(from:where:)``).
   public func add(from source: String, where condition: String) -> [String] {
     addActivity(from: source, where: condition) + addCommerce(from: source, where: condition)
+      // Every event (a rebuild): each fact once, not every event's id looked up.
+      + (dialect.marksSingleOrders ? markSingles(from: source, where: condition == "true" ? nil : condition) : [])
+  }
+
+  /// Keeps the facts' `single` after the facts of the events of `source` matching `condition` were
+  /// added (every fact when `nil`): ``CommerceSQL/markSingles(orders:items:events:where:)``.
+  public func markSingles(from source: String, where condition: String?) -> [String] {
+    CommerceSQL(dialect: dialect).markSingles(
+      orders: tables.orders, items: tables.items, events: source, where: condition)
   }
 
   /// Adds the facts of the purchases and refunds of `source` matching `condition`.

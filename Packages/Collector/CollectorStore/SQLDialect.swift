@@ -49,9 +49,17 @@ public protocol SQLDialect: Sendable {
   /// otherwise; PostgreSQL hashes them): the names rollup by app, name and device
   /// (`rollup_names_by_name`), the sessions rollup by app, device and session
   /// (`rollup_sessions_by_device`), each partial on `device_id IS NOT NULL` (every row), so that
-  /// only a query naming that term reads them. Reports on the names rollup (grouped by name, or of
-  /// one name) and reports of totals, devices or sessions on the sessions rollup, over at least a
-  /// third of an app's stored hours, then read those indexes, and others the hour range
-  /// (``RollupTables``; measured in Docs/Benchmarks.md).
+  /// only a query naming that term reads them; and the item facts by app, item and currency with
+  /// every column top items reads (`rollup_items_by_item`, partial on `quantity >= 1`). Reports
+  /// on the names rollup (grouped by name, or of one name), reports of totals, devices or sessions
+  /// on the sessions rollup, and top items, over at least a third of an app's stored time, then read
+  /// those indexes, and others the time range (``RollupTables``; measured in Docs/Benchmarks.md).
   var indexesRollupsByKey: Bool { get }
+  /// Whether the store's commerce facts carry `single`, kept exact by its one writer
+  /// (``CommerceSQL/markSingles(orders:items:events:where:)``): 1 on an order (and its items) whose
+  /// transaction key no other order of the app has, else 0. Revenue and top items then look for an
+  /// earlier order of the same key only where `single` is 0 (SQLite: that probe was two thirds of
+  /// revenue at 10M events). A store with concurrent writers (PostgreSQL) cannot keep it without a
+  /// lock per key, and always looks.
+  var marksSingleOrders: Bool { get }
 }

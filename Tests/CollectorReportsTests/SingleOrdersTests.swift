@@ -1,0 +1,82 @@
+import CollectorReports
+import CollectorStore
+import CollectorWire
+import Testing
+
+/// SQLite's commerce facts say which orders have a transaction key of their own (`single`,
+/// ``SQLDialect/marksSingleOrders``), so revenue and top items skip the probe for an earlier order
+/// of the same key there. A 1 on an order whose key another order has would count a transaction
+/// twice; a 0 on one whose key is alone only costs the probe.
+@Suite("Single orders are marked exactly")
+struct SingleOrdersTests {
+  /// The orders marked single whose key another order has (always wrong), the orders alone with
+  /// their key but not marked (the probe kept), the items marked unlike their order, and how many
+  /// orders are single and how many share their key.
+  static func marks(_ store: any BulkLoading) async throws -> (
+    wrong: Int64, unmarked: Int64, items: Int64, single: Int64, shared: Int64
+  ) {
+    let rollups = try #require(store.rollups)
+    let others =
+      "EXISTS (SELECT 1 FROM \(rollups.orders) o WHERE o.app = f.app AND o.k = f.k AND o.event_id <> f.event_id)"
+    let row = try await store.read(
+      "SELECT (SELECT count(*) FROM \(rollups.orders) f WHERE single = 1 AND \(others)) AS wrong, "
+        + "(SELECT count(*) FROM \(rollups.orders) f WHERE single = 0 AND NOT \(others)) AS unmarked, "
+        + "(SELECT count(*) FROM \(rollups.items) f JOIN \(rollups.orders) o ON o.app = f.app "
+        + "AND o.event_id = f.event_id WHERE o.single <> f.single) AS items, "
+        + "(SELECT count(*) FROM \(rollups.orders) f WHERE single = 1) AS single, "
+        + "(SELECT count(*) FROM \(rollups.orders) f WHERE \(others)) AS shared", []
+    ).first
+    return (
+      row?["wrong"].int ?? -1, row?["unmarked"].int ?? -1, row?["items"].int ?? -1, row?["single"].int ?? -1,
+      row?["shared"].int ?? -1
+    )
+  }
+
+  /// Ingest in batches (a few transaction ids recur across devices and batches, under ids that sort
+  /// before and after the first one's), an order sent later under an earlier key, erasure, pruning
+  /// and a rebuild: no order is ever marked single when another has its key; after ingest and the
+  /// rebuild every order alone with its key is marked; items follow their order throughout.
+  @Test(arguments: Engine.sql.filter { $0 == .sqlite })
+  func marksFollowEveryChangeToTheOrders(engine: Engine) async throws {
+    let store = try await engine.open(Generated.batches)
+    #expect(store.dialect.marksSingleOrders)
+    var found = try await Self.marks(store)
+    #expect(found == (0, 0, 0, found.single, found.shared))
+    #expect(found.single > 20 && found.shared > 5)
+
+    // A purchase under the key of an order that was alone turns both to shared; its id sorts first.
+    let orders = try #require(store.rollups).orders
+    let alone = try #require(
+      try await store.read(
+        "SELECT k FROM \(orders) WHERE app = 'shop' AND single = 1 AND purchase = 1 ORDER BY event_id LIMIT 1", []
+      ).first)
+    let key = try #require(alone["k"].text)
+    let later = StoredEvent(
+      app: "shop", eventID: "0-again", name: "purchase", kind: "action", occurredAt: Generated.start + 3_600_000,
+      utcOffsetMinutes: 0, receivedAt: Generated.start, deviceID: "device-again", userID: nil, sessionID: 1,
+      context: EventContext([
+        .appName: "Shop", .appVersion: "10.0", .osName: "iOS", .osVersion: "18.1", .platform: "iOS",
+      ]),
+      parametersJSON:
+        #"{"transaction_id":"\#(key)","currency":"TRY","value":10,"items":[{"item_id":"p1","quantity":1}]}"#)
+    _ = try await store.write(StoreBatch(events: [later]))
+    let before = found
+    found = try await Self.marks(store)
+    #expect(found == (0, 0, 0, before.single - 1, before.shared + 2))
+    try await RollupEquivalenceTests.expectSame(store, "after a later order under a single key")
+
+    // Erasure and pruning may leave a shared mark where the key is now alone, never the reverse.
+    #expect(try await store.erase(ErasureSubject(app: "shop", deviceID: "device-again", userID: nil)!).rows > 0)
+    let day: Int64 = 86_400_000
+    #expect(
+      try await store.prune(PruneCutoffs(defaultCutoff: Generated.start + 2 * day + 90 * 60_000, perApp: [:])) > 0)
+    found = try await Self.marks(store)
+    #expect(found.wrong == 0 && found.items == 0)
+    #expect(found.unmarked > 0)
+
+    #expect(try await store.rebuildRollups() > 0)
+    found = try await Self.marks(store)
+    #expect(found == (0, 0, 0, found.single, found.shared))
+    try await store.close()
+  }
+}
