@@ -5,8 +5,8 @@ import Testing
 /// Reports over SQLite's rollups read them through the index by their key when their range covers
 /// most of the app's stored hours (no sort of the range's rows), and by hour otherwise; both give
 /// the events' answer. The names rollup: top events and one event's series, by name and device.
-/// The sessions rollup: the overview's totals and its devices and people, by device and session.
-/// The item facts: top items, by item.
+/// The sessions rollup: the overview's totals and its devices and people, sessions, active users and
+/// retention, by device and session. The item facts: top items, by item.
 @Suite("The rollups are read by key over wide ranges")
 struct RollupKeyIndexTests {
   /// A store that passes every query on and keeps SQLite's plan of each one that `recorded` picks.
@@ -129,6 +129,24 @@ struct RollupKeyIndexTests {
       #expect(totals.contains("COVERING INDEX rollup_sessions_by_device"), "\(totals)")
       // Read by device, the range's devices come in order: none is sorted to find the distinct ones.
       #expect(!population.contains("TEMP B-TREE FOR DISTINCT"), "\(population)")
+    }
+    // Sessions, active users and retention, in both units, read it by device over a wide range too.
+    let events = SQLReports(store: store, rollups: false)
+    let more = await recorder.plans.count
+    #expect(try await reports.sessions(filter) == (try await events.sessions(filter)))
+    for unit in ReportUnit.allCases {
+      var filter = filter
+      filter.unit = unit
+      #expect(try await reports.activeDevices(filter) == (try await events.activeDevices(filter)))
+      #expect(try await reports.retention(filter, period: .day) == (try await events.retention(filter, period: .day)))
+    }
+    let later = await recorder.plans.dropFirst(more)
+    #expect(later.count >= 7)
+    // By device: through either index that starts with the device (SQLite picks by its statistics).
+    // Over a narrow range with no statistics, SQLite reads these by `rollup_sessions_app_device`
+    // (device order spares it a sort) whatever the query says, as it did before they read by key.
+    for plan in later where byKey {
+      #expect(!plan.contains("sqlite_autoindex_rollup_sessions"), "\(plan)")
     }
   }
 

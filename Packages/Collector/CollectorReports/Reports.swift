@@ -56,6 +56,14 @@ public struct SQLReports: ReportEngine {
     return (devices, devices)
   }
 
+  /// Whether a query over the sessions rollup for `filter` reads it by device and session
+  /// (``readsRollupByKey(_:from:time:width:)``; its rows then come in device order, and no grouping
+  /// or distinct by device sorts them); `false` when the rollups cannot answer `filter`.
+  func readsSessionsByDevice(_ filter: ReportFilter) async throws -> Bool {
+    guard let rollups = rollups(filter) else { return false }
+    return try await readsRollupByKey(filter, from: rollups.sessions)
+  }
+
   /// The devices active in the range and the distinct people among them (``PersonSQL``); `nil` when
   /// the store keeps no device-to-person table.
   private func people(_ filter: ReportFilter) async throws -> (devices: Int64, people: Int64)? {
@@ -64,7 +72,7 @@ public struct SQLReports: ReportEngine {
     let devices =
       if let rollups = rollups(filter) {
         "SELECT DISTINCT app, device_id FROM \(rollups.sessions) "
-          + "WHERE \(sql.rollupConditions(filter, byKey: try await readsRollupByKey(filter, from: rollups.sessions)))"
+          + "WHERE \(sql.rollupConditions(filter, byKey: try await readsSessionsByDevice(filter)))"
       } else {
         "SELECT DISTINCT app, device_id FROM \(store.eventsTable) WHERE \(sql.conditions(filter))"
       }

@@ -28,11 +28,12 @@ extension SQLReports {
   public func activeDevices(_ filter: ReportFilter) async throws -> ActiveDevices {
     let persons = try await personsTable(filter)
     let recent = try await recent(filter, persons: persons)
+    let byDevice = try await readsSessionsByDevice(filter)
     var sql = SQLBuilder(store.dialect)
     // Active in the range, and whether the unit has any event (of the app) before the range.
     let (table, conditions, earlier) =
       if let rollups = rollups(filter) {
-        (rollups.sessions, sql.rollupConditions(filter), "hour < \(sql.bind(filter.from))")
+        (rollups.sessions, sql.rollupConditions(filter, byKey: byDevice), "hour < \(sql.bind(filter.from))")
       } else {
         (store.eventsTable, sql.conditions(filter), "occurred_at < \(sql.time(sql.bind(filter.from)))")
       }
@@ -65,10 +66,11 @@ extension SQLReports {
   private func recent(_ filter: ReportFilter, persons: String?) async throws -> SQLRow? {
     var window = filter
     window.from = filter.zone.days(ActiveDevices.activeSpans.last ?? 0, before: filter.to)
+    let byDevice = try await readsSessionsByDevice(window)
     var sql = SQLBuilder(store.dialect)
     let (table, conditions, last) =
       if let rollups = rollups(window) {
-        (rollups.sessions, sql.rollupConditions(window), "max(hour)")
+        (rollups.sessions, sql.rollupConditions(window, byKey: byDevice), "max(hour)")
       } else {
         (store.eventsTable, sql.conditions(window), "max(\(sql.ms("occurred_at")))")
       }
@@ -118,8 +120,9 @@ extension SQLReports {
     let persons = try await personsTable(filter)
     // The rollups know no event names: they answer only "any event".
     let rollups = events.isAny ? rollups(filter) : nil
+    let byDevice = try await rollups == nil ? false : readsSessionsByDevice(filter)
     let table = rollups?.sessions ?? store.eventsTable
-    var conditions = rollups == nil ? sql.conditions(filter) : sql.rollupConditions(filter)
+    var conditions = rollups == nil ? sql.conditions(filter) : sql.rollupConditions(filter, byKey: byDevice)
     if let start = events.start, let back = events.back {
       conditions += " AND name IN (\(sql.bind(start)), \(sql.bind(back)))"
     }

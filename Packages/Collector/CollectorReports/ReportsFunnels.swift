@@ -79,12 +79,15 @@ extension SQLReports {
 
   /// Sessions: how many, median duration (first to last event), events per session.
   public func sessions(_ filter: ReportFilter) async throws -> Sessions {
+    let byDevice = try await readsSessionsByDevice(filter)
     var sql = SQLBuilder(store.dialect)
     let query: String
     if let rollups = rollups(filter) {
+      // Read by device and session, the sessions come grouped: only their lengths are sorted.
       query =
         "SELECT max(last_ms) - min(first_ms) AS d, CAST(sum(events) AS BIGINT) AS n FROM \(rollups.sessions) "
-        + "WHERE \(sql.rollupConditions(filter)) AND session_key <> '' GROUP BY device_id, session_key ORDER BY d"
+        + "WHERE \(sql.rollupConditions(filter, byKey: byDevice)) AND session_key <> '' "
+        + "GROUP BY device_id, session_key ORDER BY d"
     } else {
       let ms = sql.ms("occurred_at")
       query =

@@ -175,6 +175,17 @@ enum SQLiteSchema {
         quantity, price, name, brand, category, platform, app_version, os_version) WHERE quantity >= 1
       """
     ),
+    // The sessions rollup's index by device and session holds each row's first and last time too,
+    // so that sessions, active users and retention read by device (``SQLDialect/indexesRollupsByKey``)
+    // from the index alone.
+    (
+      "18-sessions-by-device-with-times",
+      """
+      DROP INDEX rollup_sessions_by_device;
+      CREATE INDEX rollup_sessions_by_device ON rollup_sessions (app, device_id, session_key, hour, events, first_ms,
+        last_ms) WHERE device_id IS NOT NULL
+      """
+    ),
   ]
 
   /// The context's time zone and its library's name and version as columns of their own (the
