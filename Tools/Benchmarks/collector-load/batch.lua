@@ -24,6 +24,9 @@ local context = '{"appName":"Trendyol","appVersion":"7.12.0","appBuild":"712","o
   .. '"libraryName":"CoreTracker","libraryVersion":"1.0.0"}'
 local run = os.getenv("RUN_ID") or tostring(os.time())
 local random_ids = os.getenv("ID_STYLE") == "random"
+-- PURCHASES=n makes every n-th event of a batch a purchase of one item under a transaction id of its
+-- own (the commerce facts' work at ingest); none by default.
+local purchases = tonumber(os.getenv("PURCHASES") or "0") or 0
 
 local function random_id()
   return string.format("%08x-%04x-4%03x-%04x-%06x%06x", math.random(0, 0x7fffffff), math.random(0, 0xffff),
@@ -36,10 +39,15 @@ function request()
   local parts = {}
   for i = 1, 100 do
     local id = random_ids and random_id() or (run .. '-' .. thread_id .. '-' .. counter .. '-' .. i)
-    parts[i] = '{"id":"' .. id .. '","name":"product_viewed",'
+    local name, parameters = "product_viewed", '{"product_id":"p-' .. i
+      .. '","price":129.9,"currency":"TRY","in_stock":true,"position":' .. i .. '}'
+    if purchases > 0 and i % purchases == 0 then
+      name, parameters = "purchase", '{"transaction_id":"T-' .. id .. '","currency":"TRY","value":129.9,'
+        .. '"items":[{"item_id":"p-' .. i .. '","item_name":"Product ' .. i .. '","price":129.9,"quantity":1}]}'
+    end
+    parts[i] = '{"id":"' .. id .. '","name":"' .. name .. '",'
       .. '"kind":"action","timestamp":' .. now .. ',"utcOffsetMinutes":180,"anonymousId":"device-' .. thread_id
-      .. '-' .. (counter % 500) .. '","sessionId":' .. now .. ',"parameters":{"product_id":"p-' .. i
-      .. '","price":129.9,"currency":"TRY","in_stock":true,"position":' .. i .. '}}'
+      .. '-' .. (counter % 500) .. '","sessionId":' .. now .. ',"parameters":' .. parameters .. '}'
   end
   local body = '{"sentAt":' .. now .. ',"context":' .. context .. ',"events":[' .. table.concat(parts, ",")
     .. '],"counters":[]}'
