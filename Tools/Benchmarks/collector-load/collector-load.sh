@@ -8,7 +8,8 @@
 # Needs wrk (apt-get install wrk); for PostgreSQL COLLECTOR_BENCH_POSTGRES_URL or .ci/postgres, for
 # ClickHouse COLLECTOR_BENCH_CLICKHOUSE_URL or .ci/clickhouse (its single node).
 # STORAGES="sqlite" (or "postgres", "clickhouse", or several) runs those engines only (and starts no
-# database server it does not use). ID_STYLE=random sends random UUID-like event ids (see batch.lua).
+# database server it does not use). ID_STYLE=random sends random UUID-like event ids, PURCHASES=n makes
+# every n-th event of a batch a purchase (see batch.lua).
 set -euo pipefail
 cd "$(dirname "$0")/../../.."
 duration=${1:-20}
