@@ -103,8 +103,7 @@ public struct RollupSQL: Sendable {
   /// (``SQLDialect/marksSingleOrders``; ``markSingles(from:where:)``).
   public func add(from source: String, where condition: String) -> [String] {
     addActivity(from: source, where: condition) + addCommerce(from: source, where: condition)
-      // Every event (a rebuild): each fact once, not every event's id looked up.
-      + (dialect.marksSingleOrders ? markSingles(from: source, where: condition == "true" ? nil : condition) : [])
+      + (dialect.marksSingleOrders ? markSingles(from: source, where: condition) : [])
   }
 
   /// Keeps the facts' `single` after the facts of the events of `source` matching `condition` were
