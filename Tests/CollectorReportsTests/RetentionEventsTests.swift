@@ -55,3 +55,56 @@ struct RetentionEventsTests {
     try await store.close()
   }
 }
+
+/// Retention over more periods than one mask of the SQL stores' device rows holds (62): 80 days.
+/// A (9.0) and B (10.0) are u1's devices; C was never signed in.
+/// - A: days 0, 61, 62 and 79. B: days 62, 63 and 64. C (9.0): day 70.
+@Suite("Retention over many periods")
+struct LongRetentionTests {
+  static let phone = Fixture.Device(id: "A", platform: "iOS", app: "9.0", os: "17.4")
+  static let tablet = Fixture.Device(id: "B", platform: "iOS", app: "10.0", os: "17.4")
+  static let other = Fixture.Device(id: "C", platform: "iOS", app: "9.0", os: "17.4")
+
+  static let batch = StoreBatch(
+    events: [(phone, [0, 61, 62, 79]), (tablet, [62, 63, 64]), (other, [70])].flatMap { device, days in
+      days.map { day in
+        var event = Fixture.event(device, "app_open", Fixture.at(Int64(day), 10, 0), session: Int64(day))
+        event.userID = device.id == "C" ? nil : "u1"
+        return event
+      }
+    })
+
+  /// Cohort `start`'s active units, as many periods as are left in the 80 days, 1 at `days`.
+  static func active(from start: Int, at days: [Int]) -> [Int64] {
+    (start..<80).map { days.contains($0) ? 1 : 0 }
+  }
+
+  @Test(arguments: Engine.available)
+  func countsEveryPeriodInUnitsAndVersions(engine: Engine) async throws {
+    let (store, reports) = try await engine.openReports([Self.batch])
+    var filter = try ReportFilter(app: "shop", from: Fixture.d0, to: Fixture.d0 + 80 * Fixture.day, unit: .device)
+    for events in [RetentionEvents.any, RetentionEvents(start: "app_open", back: "app_open")] {
+      let devices = try await reports.retention(filter, period: .day, byAppVersion: true, events: events)
+      #expect(devices.cohorts.map(\.appVersion) == ["9.0", "10.0", "9.0"], "\(events)")
+      #expect(
+        devices.cohorts.map(\.active) == [
+          Self.active(from: 0, at: [0, 61, 62, 79]), Self.active(from: 62, at: [62, 63, 64]),
+          Self.active(from: 70, at: [70]),
+        ], "\(events)")
+    }
+    filter.unit = .person
+    let people = try await reports.retention(filter, period: .day, byAppVersion: true, events: .any)
+    #expect(people.cohorts.map(\.appVersion) == ["9.0", "9.0"])
+    #expect(
+      people.cohorts.map(\.active) == [
+        Self.active(from: 0, at: [0, 61, 62, 63, 64, 79]), Self.active(from: 70, at: [70]),
+      ])
+    for (offset, units) in [(0, ["u:u1"]), (63, ["u:u1"]), (65, [])] {
+      let cell = try await reports.retainedUnits(filter, period: .day, cohort: Fixture.d0, offset: offset)
+      #expect(cell == UnitList(unit: .person, count: Int64(units.count), units: units), "\(offset)")
+    }
+    let late = try await reports.retainedUnits(filter, period: .day, cohort: Fixture.d0 + 70 * Fixture.day, offset: 0)
+    #expect(late == UnitList(unit: .person, count: 1, units: ["d:C"]))
+    try await store.close()
+  }
+}

@@ -146,7 +146,7 @@ struct UnitOrder {
     var unitNamed: [String: Int] = [:]
     var units: [String] = []
     let unitOfDevice = found.devices.map { device in
-      let named = persons.map { persons in persons[device].map { "u:" + $0 } ?? "d:" + device } ?? device
+      let named = unitID(of: device, persons: persons)
       if let known = unitNamed[named] { return known }
       units.append(named)
       unitNamed[named] = units.count - 1

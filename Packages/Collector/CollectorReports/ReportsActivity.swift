@@ -90,34 +90,41 @@ extension SQLReports {
   public func retention(
     _ filter: ReportFilter, period: ReportBucket, byAppVersion: Bool, events: RetentionEvents
   ) async throws -> Retention {
-    try Retention.check(filter, period: period, events: events)
-    var sql = SQLBuilder(store.dialect)
-    let perUnit = try await retentionRows(filter, period: period, byAppVersion: byAppVersion, events: events, sql: &sql)
-    let found = try await rows(
-      "SELECT cohort, version, p - cohort AS k, count(DISTINCT unit_id) AS devices FROM (\(perUnit)) x "
-        + "GROUP BY cohort, version, k ORDER BY cohort, version, k", sql)
-    return Retention(found, filter: filter, period: period, byAppVersion: byAppVersion, events: events)
+    let tally = try await retentionTally(filter, period: period, byAppVersion: byAppVersion, events: events)
+    return Retention(
+      cells: tally.cells(byAppVersion: byAppVersion), filter: filter, period: period, byAppVersion: byAppVersion,
+      events: events)
   }
 
   public func retentionUnits(
     _ filter: ReportFilter, period: ReportBucket, events: RetentionEvents, cohort: Int64, offset: Int64, limit: Int
   ) async throws -> UnitList {
-    var sql = SQLBuilder(store.dialect)
-    let perUnit = try await retentionRows(filter, period: period, byAppVersion: false, events: events, sql: &sql)
-    let cell =
-      "SELECT DISTINCT unit_id FROM (\(perUnit)) x WHERE cohort = \(sql.bind(cohort)) AND p - cohort = \(sql.bind(offset))"
-    let found = try await rows(
-      "SELECT unit_id, count(*) OVER () AS n FROM (\(cell)) c ORDER BY unit_id LIMIT \(sql.bind(Int64(limit)))", sql)
-    return UnitList(found, count: found.first?["n"].int ?? 0, unit: filter.unit)
+    let tally = try await retentionTally(filter, period: period, byAppVersion: false, events: events)
+    let units = tally.units(cohort: cohort, offset: offset)
+    return UnitList(unit: filter.unit, count: Int64(units.count), units: Array(units.prefix(max(0, limit))))
   }
 
-  /// One row per unit and period it counts in (`p`, from the range's start): its cohort's
-  /// (`cohort`, the period of its first start event) and each later one with a return event; and,
-  /// when split, the app version of its first start event (`version`).
-  private func retentionRows(
+  /// Retention's units, from one row per device (`retentionDevices`)
+  /// and, when the units are people, the app's device-to-person map.
+  private func retentionTally(
+    _ filter: ReportFilter, period: ReportBucket, byAppVersion: Bool, events: RetentionEvents
+  ) async throws -> RetentionTally {
+    try Retention.check(filter, period: period, events: events)
+    async let persons = persons(filter)
+    var sql = SQLBuilder(store.dialect)
+    let devices = try await retentionDevices(
+      filter, period: period, byAppVersion: byAppVersion, events: events, sql: &sql)
+    return RetentionTally(try await rows(devices, sql), persons: try await persons)
+  }
+
+  /// One row per device (and app version, when split; and block of periods, over more than one
+  /// block), as ``RetentionTally`` reads them: the device's first period (from the range's start)
+  /// with a start event, that event's time, and a bit for each period with a return event. The
+  /// rollups' rows come in device order (read by device over a wide range), so nothing is sorted
+  /// unless the rows are split by version.
+  private func retentionDevices(
     _ filter: ReportFilter, period: ReportBucket, byAppVersion: Bool, events: RetentionEvents, sql: inout SQLBuilder
   ) async throws -> String {
-    let persons = try await personsTable(filter)
     // The rollups know no event names: they answer only "any event".
     let rollups = events.isAny ? rollups(filter) : nil
     let byDevice = try await rollups == nil ? false : readsSessionsByDevice(filter)
@@ -132,25 +139,17 @@ extension SQLReports {
     // event's time).
     let (time, first) = rollups == nil ? (sql.ms("occurred_at"), sql.ms("occurred_at")) : ("hour", "first_ms")
     let activity =
-      "SELECT app, device_id, \(Retention.localOffset(time, filter)) / \(period.milliseconds) AS p, \(first) AS t, "
+      "SELECT device_id, \(Retention.localOffset(time, filter)) / \(period.milliseconds) AS p, \(first) AS t, "
       + "app_version AS v, \(isStart) AS s, \(isBack) AS b FROM \(table) WHERE \(conditions)"
-    // Each device's periods and whether it started or came back in each, with the first start event
-    // of each when split by version (the smallest version among events of that millisecond); then
-    // each with its unit.
-    let periods =
-      byAppVersion
-      ? "SELECT app, device_id, p, t, v, s, b FROM (SELECT app, device_id, p, t, v, "
-        + "max(s) OVER (PARTITION BY device_id, p) AS s, max(b) OVER (PARTITION BY device_id, p) AS b, "
-        + "row_number() OVER (PARTITION BY device_id, p ORDER BY 1 - s, t, v) AS n FROM (\(activity)) r) f WHERE n = 1"
-      : "SELECT app, device_id, p, max(s) AS s, max(b) AS b FROM (\(activity)) r GROUP BY app, device_id, p"
-    // A unit's cohort is its first period with a start event; its version that of its first start
-    // event. Window functions, no self-join.
-    let version =
-      byAppVersion ? "first_value(v) OVER (PARTITION BY unit_id ORDER BY 1 - s, t, v)" : "CAST('' AS TEXT)"
-    let perUnit =
-      "SELECT unit_id, p, b, min(CASE WHEN s = 1 THEN p END) OVER (PARTITION BY unit_id) AS cohort, "
-      + "\(version) AS version FROM (\(units(of: periods, persons: persons))) u"
-    return "SELECT * FROM (\(perUnit)) c WHERE p = cohort OR (p > cohort AND b = 1)"
+    let perMask = RetentionTally.periodsPerMask
+    let block = Retention.periods(filter, period) > perMask ? "p / \(perMask)" : "0"
+    let bit = "CAST(1 AS BIGINT) << CAST(p % \(perMask) AS INTEGER)"
+    let columns =
+      ["device_id AS d", "\(block) AS k", "min(CASE WHEN s = 1 THEN p END) AS c"]
+      + (byAppVersion ? ["v", "min(CASE WHEN s = 1 THEN t END) AS t"] : [])
+      + ["CAST(sum(DISTINCT CASE WHEN b = 1 THEN \(bit) END) AS BIGINT) AS b"]
+    let groups = ["device_id"] + (byAppVersion ? ["v"] : []) + (block == "0" ? [] : [block])
+    return "SELECT \(columns.joined(separator: ", ")) FROM (\(activity)) r GROUP BY \(groups.joined(separator: ", "))"
   }
 }
 
@@ -195,20 +194,52 @@ extension Retention {
     return "(\(zone.localSQL(time, from: filter.from, to: filter.to)) - \(zone.local(filter.from)))"
   }
 
+  /// The periods of `filter`'s range: local days or weeks from its start, the last one cut short.
+  package static func periods(_ filter: ReportFilter, _ period: ReportBucket) -> Int64 {
+    let (zone, size) = (filter.zone, period.milliseconds)
+    return (zone.local(filter.to) - zone.local(filter.from) + size - 1) / size
+  }
+
+  /// One cell of retention: the units of a cohort (its first period from the range's start, and
+  /// its first version) active `offset` periods later.
+  package struct Cell {
+    /// What a cell is of.
+    package struct Key: Hashable {
+      package var cohort: Int64
+      package var version: String
+      package var offset: Int64
+    }
+    package var key: Key
+    package var units: Int64
+  }
+
   /// Retention from rows of (`cohort`, `version`, `k`, `devices`): devices of each cohort (its first
   /// period from the range's start, and its first version) active `k` periods later.
   package init(
     _ found: [SQLRow], filter: ReportFilter, period: ReportBucket, byAppVersion: Bool, events: RetentionEvents
   ) {
+    let cells = found.map { row in
+      Cell(
+        key: Cell.Key(cohort: row["cohort"].int ?? 0, version: row["version"].text ?? "", offset: row["k"].int ?? 0),
+        units: row["devices"].int ?? 0)
+    }
+    self.init(cells: cells, filter: filter, period: period, byAppVersion: byAppVersion, events: events)
+  }
+
+  /// Retention from its cells, in any order.
+  package init(
+    cells: [Cell], filter: ReportFilter, period: ReportBucket, byAppVersion: Bool, events: RetentionEvents
+  ) {
     let size = period.milliseconds
     let (zone, origin) = (filter.zone, filter.zone.local(filter.from))
-    let periods = Int((zone.local(filter.to) - origin + size - 1) / size)
+    let periods = Int(Self.periods(filter, period))
     var cohorts: [String: Retention.Cohort] = [:]
     var order: [String] = []
-    for row in found {
-      let cohort = row["cohort"].int ?? 0
-      let version = row["version"].text ?? ""
-      let offset = Int(row["k"].int ?? 0)
+    // In the order of their keys: cohorts whose versions compare equal keep one order.
+    for cell in cells.sorted(by: {
+      ($0.key.cohort, $0.key.version, $0.key.offset) < ($1.key.cohort, $1.key.version, $1.key.offset)
+    }) {
+      let (cohort, version, offset) = (cell.key.cohort, cell.key.version, Int(cell.key.offset))
       let key = "\(cohort)|\(version)"
       if cohorts[key] == nil {
         order.append(key)
@@ -217,7 +248,7 @@ extension Retention {
           active: Array(repeating: 0, count: max(0, periods - Int(cohort))), retained: [])
       }
       guard offset >= 0, offset < cohorts[key]!.active.count else { continue }
-      cohorts[key]!.active[offset] = row["devices"].int ?? 0
+      cohorts[key]!.active[offset] = cell.units
     }
     let result = order.map { key -> Retention.Cohort in
       var cohort = cohorts[key]!

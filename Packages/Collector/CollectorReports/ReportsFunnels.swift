@@ -55,7 +55,7 @@ extension SQLReports {
   /// The app's device-to-person map, read once, when `filter`'s units are people; none (an app
   /// where no one signed in) means the units are devices, as ``personsTable(_:)`` decides for the
   /// other reports.
-  private func persons(_ filter: ReportFilter) async throws -> [String: String]? {
+  func persons(_ filter: ReportFilter) async throws -> [String: String]? {
     guard filter.unit == .person, let table = store.personsTable else { return nil }
     var sql = SQLBuilder(store.dialect)
     let mapped = try await rows(
