@@ -104,8 +104,8 @@ extension SQLReports {
     return UnitList(unit: filter.unit, count: Int64(units.count), units: Array(units.prefix(max(0, limit))))
   }
 
-  /// Retention's units, from one row per device (`retentionDevices`)
-  /// and, when the units are people, the app's device-to-person map.
+  /// Retention's units, from one row per device (`retentionDevices`) and, when the units are
+  /// people, the app's device-to-person map.
   private func retentionTally(
     _ filter: ReportFilter, period: ReportBucket, byAppVersion: Bool, events: RetentionEvents
   ) async throws -> RetentionTally {

@@ -36,11 +36,8 @@ struct RetentionTally {
       var unit = units[id] ?? Unit()
       if let cohort = row["c"].int { unit.cohort = min(unit.cohort ?? cohort, cohort) }
       if let time = row["t"].int {
-        let candidate = (time: time, version: row["v"].text ?? "")
-        if let first = unit.first, (first.time, first.version) <= (candidate.time, candidate.version) {
-        } else {
-          unit.first = candidate
-        }
+        let version = row["v"].text ?? ""
+        if unit.first.map({ (time, version) < ($0.time, $0.version) }) ?? true { unit.first = (time, version) }
       }
       let base = (row["k"].int ?? 0) * Self.periodsPerMask
       var mask = row["b"].int ?? 0
