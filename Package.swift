@@ -203,65 +203,6 @@ let package = Package(
       path: "Tests/SimpleAnalyticsServiceTests"
     ),
 
-    // MARK: Trendyol
-    .target(
-      name: "TYTracker",
-      dependencies: ["CoreTracker", "LogService", "ServiceSupport", "TrackingPlan"],
-      path: "Packages/Products/Trendyol/TYTracker",
-      // TYPlan: the events of Plans/TYTracker.json, generated on every build.
-      plugins: ["TrackingPlanPlugin"]
-    ),
-    .testTarget(
-      name: "TYTrackerTests",
-      dependencies: [
-        "TYTracker", "CoreTrackerTesting", "CollectorService", "FirebaseService", "LogService", "MixpanelService",
-        "ServiceSupport",
-        "TestSupport",
-      ],
-      path: "Tests/TYTrackerTests"
-    ),
-    .target(name: "TYProductDetail", dependencies: ["TYTracker"], path: "Packages/Products/Trendyol/TYProductDetail"),
-    .testTarget(
-      name: "TYProductDetailTests",
-      dependencies: ["TYProductDetail", "TYTracker", "CoreTrackerTesting"],
-      path: "Tests/TYProductDetailTests"
-    ),
-    .target(name: "TYCheckout", dependencies: ["TYTracker"], path: "Packages/Products/Trendyol/TYCheckout"),
-    .testTarget(
-      name: "TYCheckoutTests",
-      dependencies: ["TYCheckout", "TYTracker", "CoreTrackerTesting"],
-      path: "Tests/TYCheckoutTests"
-    ),
-
-    // MARK: Dolap Lite
-    .target(
-      name: "DLTracker",
-      dependencies: ["CoreTracker", "LogService", "ServiceSupport", "TrackingPlan"],
-      path: "Packages/Products/DolapLite/DLTracker",
-      // DLPlan: the events of Plans/DLTracker.json, generated on every build.
-      plugins: ["TrackingPlanPlugin"]
-    ),
-    .testTarget(
-      name: "DLTrackerTests",
-      dependencies: [
-        "DLTracker", "CoreTrackerTesting", "CollectorService", "FirebaseService", "LogService", "MixpanelService",
-        "TestSupport",
-      ],
-      path: "Tests/DLTrackerTests"
-    ),
-    .target(name: "DLProductDetail", dependencies: ["DLTracker"], path: "Packages/Products/DolapLite/DLProductDetail"),
-    .testTarget(
-      name: "DLProductDetailTests",
-      dependencies: ["DLProductDetail", "DLTracker", "CoreTrackerTesting"],
-      path: "Tests/DLProductDetailTests"
-    ),
-    .target(name: "DLSellerProfile", dependencies: ["DLTracker"], path: "Packages/Products/DolapLite/DLSellerProfile"),
-    .testTarget(
-      name: "DLSellerProfileTests",
-      dependencies: ["DLSellerProfile", "DLTracker", "CoreTrackerTesting"],
-      path: "Tests/DLSellerProfileTests"
-    ),
-
     // MARK: Collector (server side)
     .target(
       name: "CollectorStore", dependencies: ["CollectorWire", "WireJSON"], path: "Packages/Collector/CollectorStore"),
@@ -470,6 +411,40 @@ let package = Package(
       path: "Apps/ShopDemo/Sources/ShopDemo"),
   ]
 )
+
+// MARK: Products
+// Each product of the super app: its tracker (the events of Plans/<tracker>.json, generated on every
+// build by the plugin), the tracker's tests (against the services a product sends to), and its
+// features, each a library over the tracker alone, with its tests.
+package.targets += product(
+  "Trendyol", tracker: "TYTracker", features: ["TYProductDetail", "TYCheckout"],
+  trackerTests: ["CollectorService", "FirebaseService", "LogService", "MixpanelService", "ServiceSupport"])
+package.targets += product(
+  "DolapLite", tracker: "DLTracker", features: ["DLProductDetail", "DLSellerProfile"],
+  trackerTests: ["CollectorService", "FirebaseService", "LogService", "MixpanelService"])
+
+/// The targets of the product in `Packages/Products/<folder>`: `tracker`, its features, and the tests
+/// of each (`trackerTests`: what the tracker's tests need beyond the tracker and the test doubles).
+func product(_ folder: String, tracker: String, features: [String], trackerTests: [Target.Dependency]) -> [Target] {
+  let testing: [Target.Dependency] = ["CoreTrackerTesting"]
+  let trackerTargets: [Target] = [
+    .target(
+      name: tracker, dependencies: ["CoreTracker", "LogService", "ServiceSupport", "TrackingPlan"],
+      path: "Packages/Products/\(folder)/\(tracker)", plugins: ["TrackingPlanPlugin"]),
+    .testTarget(
+      name: tracker + "Tests", dependencies: [.byName(name: tracker)] + testing + trackerTests + ["TestSupport"],
+      path: "Tests/\(tracker)Tests"),
+  ]
+  return trackerTargets
+    + features.flatMap { feature -> [Target] in
+      [
+        .target(name: feature, dependencies: [.byName(name: tracker)], path: "Packages/Products/\(folder)/\(feature)"),
+        .testTarget(
+          name: feature + "Tests", dependencies: [.byName(name: feature), .byName(name: tracker)] + testing,
+          path: "Tests/\(feature)Tests"),
+      ]
+    }
+}
 
 // Shared settings, applied once (CONVENTIONS.md): strict, explicit, Swift 6 everywhere.
 for target in package.targets where target.type != .plugin {
