@@ -27,7 +27,7 @@ enum Engine: String, CaseIterable, CustomStringConvertible, Sendable {
   /// The number of migrations the engine's schema has.
   var schemaVersion: Int {
     switch self {
-    case .sqlite: 18
+    case .sqlite: 19
     case .postgres: 13
     case .clickhouse, .clickhouseCluster: 9
     }

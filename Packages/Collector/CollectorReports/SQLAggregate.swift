@@ -1,11 +1,13 @@
 public import CollectorStore
 
 /// ``ReportQuery`` in the SQL engines' dialects: one parameterised statement over the events (or
-/// the rollups, when they can answer it) or the counters.
+/// the rollups, when they can answer it) or the counters; or the device sets, where the store keeps
+/// them (``aggregateFromDeviceSets(_:)``).
 extension SQLReports {
   /// The rows of `query`: one per group, the dimensions in `d0`, `d1`, …, each measure in its
   /// ``ReportQuery/Measure/column``.
   public func aggregate(_ query: ReportQuery) async throws -> [SQLRow] {
+    if let answered = try await aggregateFromDeviceSets(query) { return answered }
     var sql = SQLBuilder(store.dialect)
     let rollup = rollupTable(for: query)
     let byKey = try await readsByKey(query)
@@ -103,7 +105,9 @@ extension SQLReports {
     }
   }
 
-  private func expression(
+  /// A dimension's expression: on the rollups (`rollup`) a bucket is of `hour`; `name` is how the
+  /// name column is written.
+  func expression(
     _ dimension: ReportQuery.Dimension, of query: ReportQuery, rollup: Bool, name: String, _ sql: inout SQLBuilder
   ) -> String {
     switch dimension {

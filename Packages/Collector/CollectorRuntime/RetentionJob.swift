@@ -67,13 +67,6 @@ public struct RetentionJob: Service {
       try? await gracefulShutdown()
       return
     }
-    while !Task.isCancelled && !Task.isShuttingDownGracefully {
-      do {
-        try await runOnce()
-      } catch {
-        logger.error("retention failed: \(error)")
-      }
-      try? await cancelWhenGracefulShutdown { try await Task.sleep(for: interval) }
-    }
+    await repeatUntilShutdown(every: interval, logger: logger, failure: "retention failed") { try await runOnce() }
   }
 }

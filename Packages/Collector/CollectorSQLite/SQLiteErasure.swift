@@ -31,6 +31,9 @@ extension SQLiteEventStore {
           try db.execute(sql: "DELETE FROM counters WHERE app = ? AND device_id = ?", arguments: [subject.app, device])
           let counters = db.changesCount
           try db.execute(sql: "DELETE FROM persons WHERE app = ? AND device_id = ?", arguments: [subject.app, device])
+          try db.execute(
+            sql: "DELETE FROM \(SQLiteSchema.deviceSets.tables.numbers) WHERE app = ? AND device_id = ?",
+            arguments: [subject.app, device])
           report.events += events
           report.counters += counters
           if events + counters > 0 { erased.insert(device) }

@@ -165,7 +165,10 @@ public final class SQLiteEventStore: EventStore {
   static func refreshRollups(
     _ db: Database, _ rollupCondition: String, _ eventCondition: String, _ arguments: StatementArguments
   ) throws {
-    for sql in SQLiteSchema.rollups.delete(where: rollupCondition) { try db.execute(sql: sql, arguments: arguments) }
+    let invalidated = SQLiteSchema.deviceSets.invalidate(hoursOf: "rollup_names", where: rollupCondition, hour: "hour")
+    for sql in invalidated + SQLiteSchema.rollups.delete(where: rollupCondition) {
+      try db.execute(sql: sql, arguments: arguments)
+    }
     for sql in SQLiteSchema.rollups.add(from: "events", where: eventCondition) {
       try db.execute(sql: sql, arguments: arguments)
     }
@@ -177,6 +180,8 @@ public final class SQLiteEventStore: EventStore {
   public func rebuildRollups() async throws -> Int {
     try await run { [pool] in
       try pool.write { db in
+        // Hours without events before may have them now: every set is built again.
+        for sql in SQLiteSchema.deviceSets.clear { try db.execute(sql: sql) }
         try Self.refreshRollups(db, "true", "true", [])
         try db.execute(sql: "DELETE FROM persons")
         try db.execute(sql: SQLiteSchema.persons.upsert(from: "events", where: "true", time: "occurred_at"))
@@ -276,6 +281,7 @@ extension SQLiteEventStore: ReportQuerying, BulkLoading {
   public var eventsTable: String { "events" }
   public var countersTable: String { "counters" }
   public var rollups: RollupTables? { SQLiteSchema.rollups.tables }
+  public var deviceSets: DeviceSetTables? { SQLiteSchema.deviceSets.tables }
 
   /// Runs a report query on one of the WAL readers (reads never wait for the writer).
   public func read(_ sql: String, _ arguments: [SQLValue]) async throws -> [SQLRow] {

@@ -33,7 +33,7 @@ extension SQLiteRows {
 
   /// Runs `sql` with `arguments` bound and calls `row` with the statement on each result row and
   /// the result's column names, read with SQLite's C API on a GRDB statement.
-  private static func each(
+  static func each(
     _ db: Database, sql: String, arguments: [SQLValue], _ row: (SQLiteStatement, [String]) -> Void
   ) throws {
     let prepared = try db.makeStatement(sql: sql)
@@ -65,7 +65,7 @@ extension SQLiteRows {
   }
 
   /// Column `index` of the current row.
-  private static func value(_ statement: SQLiteStatement, _ index: Int32) -> SQLValue {
+  static func value(_ statement: SQLiteStatement, _ index: Int32) -> SQLValue {
     switch sqlite3_column_type(statement, index) {
     case SQLITE_INTEGER: .int(sqlite3_column_int64(statement, index))
     case SQLITE_FLOAT: .double(sqlite3_column_double(statement, index))

@@ -186,6 +186,8 @@ enum SQLiteSchema {
         last_ms) WHERE device_id IS NOT NULL
       """
     ),
+    // Device sets, a cache of the names rollup built for past hours (``DeviceSetTables``).
+    ("19-device-sets", deviceSets.create.joined(separator: ";\n")),
   ]
 
   /// The context's time zone and its library's name and version as columns of their own (the
@@ -270,7 +272,7 @@ enum SQLiteRows {
         if try binder.step(db) { summary.insertedEvents += 1 } else { summary.duplicateEvents += 1 }
       }
       if summary.insertedEvents > 0 {
-        for sql in SQLiteSchema.rollups.add(from: "events", where: "rowid > ?") {
+        for sql in SQLiteSchema.rollups.add(from: "events", where: "rowid > ?") + SQLiteSchema.invalidateInserted {
           try db.cachedStatement(sql: sql).execute(arguments: [before])
         }
         try db.cachedStatement(

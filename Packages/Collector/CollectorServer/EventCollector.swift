@@ -180,9 +180,9 @@ public final class EventCollector: Sendable {
     return router
   }
 
-  /// The HTTP application with the collector's background services (retention, reconciliation; then on shutdown:
-  /// stop accepting, finish requests, commit, close the store unless `closesStore` is false, for
-  /// embedders that keep reading it). `onListening` receives the port.
+  /// The HTTP application with the collector's background services (retention, reconciliation,
+  /// device sets; then on shutdown: stop accepting, finish requests, commit, close the store unless
+  /// `closesStore` is false, for embedders that keep reading it). `onListening` receives the port.
   public func application(
     closesStore: Bool = true, onListening: @escaping @Sendable (Int) async -> Void = { _ in }
   ) -> some ApplicationProtocol {
@@ -194,6 +194,7 @@ public final class EventCollector: Sendable {
         StoreLifecycle(collector: self, closesStore: closesStore),
         RetentionJob(store: store, policy: configuration.retention, logger: logger),
         ReconcileJob(store: store, logger: logger),
+        DeviceSetJob(store: store, logger: logger),
       ],
       onServerRunning: { channel in await onListening(channel.localAddress?.port ?? 0) },
       logger: logger

@@ -85,6 +85,12 @@ public protocol ReportQuerying: Sendable {
   /// Runs one read-only query of a funnel's step events, whose columns are, in this order, the
   /// device id, the name, the time in ms (`t`) and the event id, and returns them as columns.
   func readStepEvents(_ sql: String, _ arguments: [SQLValue]) async throws -> StepEventColumns
+  /// The store's device sets, kept from its names rollup (``DeviceSetTables``); `nil` when it keeps
+  /// none (reports then count devices from the rollup's rows).
+  var deviceSets: DeviceSetTables? { get }
+  /// Runs one read-only query whose column `devices` is a set of device numbers
+  /// (``DeviceSetCoding``): its other columns as in ``read(_:_:)``, the set decoded.
+  func readDeviceSets(_ sql: String, _ arguments: [SQLValue]) async throws -> [DeviceSetRow]
 }
 
 extension ReportQuerying {
@@ -97,4 +103,11 @@ extension ReportQuerying {
   public var rollups: RollupTables? { nil }
   /// No device-to-person table.
   public var personsTable: String? { nil }
+  /// No device sets.
+  public var deviceSets: DeviceSetTables? { nil }
+
+  /// A store without device sets has none to read.
+  public func readDeviceSets(_ sql: String, _ arguments: [SQLValue]) async throws -> [DeviceSetRow] {
+    throw StoreError.unavailable("this store keeps no device sets")
+  }
 }

@@ -70,6 +70,11 @@ public struct RollupSQL: Sendable {
     dialect.milliseconds(column)
   }
 
+  /// The hour (ms since 1970) holding a time column of the events table, as the rollups key it.
+  public func hour(of column: String) -> String {
+    "(\(ms(column)) / \(RollupTables.hour) * \(RollupTables.hour))"
+  }
+
   /// `CREATE TABLE` and `CREATE INDEX` statements of the activity rollups.
   public var createActivity: [String] {
     let dimensions = "platform TEXT NOT NULL, app_version TEXT NOT NULL, os_version TEXT NOT NULL"
@@ -124,12 +129,12 @@ public struct RollupSQL: Sendable {
     let t = ms("occurred_at")
     let smaller = dialect.smallerOfTwo
     let larger = dialect.largerOfTwo
-    let hour = "(\(t) / \(RollupTables.hour) * \(RollupTables.hour))"
+    let hourKey = hour(of: "occurred_at")
     return [
       """
       INSERT INTO \(tables.sessions) AS r (app, hour, device_id, session_key, platform, app_version, os_version, events,
         first_ms, last_ms)
-      SELECT app, \(hour), device_id, coalesce(CAST(session_id AS TEXT), ''), platform, app_version, os_version,
+      SELECT app, \(hourKey), device_id, coalesce(CAST(session_id AS TEXT), ''), platform, app_version, os_version,
         count(*), min(\(t)), max(\(t))
       FROM \(source) WHERE \(condition)
       GROUP BY 1, 2, 3, 4, 5, 6, 7 ORDER BY 1, 2, 3, 4, 5, 6, 7
@@ -139,7 +144,7 @@ public struct RollupSQL: Sendable {
       """,
       """
       INSERT INTO \(tables.names) AS r (app, hour, name, device_id, platform, app_version, os_version, events)
-      SELECT app, \(hour), name, device_id, platform, app_version, os_version, count(*)
+      SELECT app, \(hourKey), name, device_id, platform, app_version, os_version, count(*)
       FROM \(source) WHERE \(condition)
       GROUP BY 1, 2, 3, 4, 5, 6, 7 ORDER BY 1, 2, 3, 4, 5, 6, 7
       ON CONFLICT (app, hour, name, device_id, platform, app_version, os_version) DO UPDATE SET

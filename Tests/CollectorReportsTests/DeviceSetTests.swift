@@ -1,0 +1,107 @@
+import CollectorReports
+import CollectorStore
+import CollectorWire
+import Foundation
+import Testing
+
+/// Device sets (a cache of the names rollup) answer as the events do, whatever part of the range is
+/// built, through late and resent events, erasure, pruning and a rebuild; and reports read them.
+@Suite("Device sets answer exactly as the events do")
+struct DeviceSetTests {
+  static let day: Int64 = 86_400_000
+
+  /// The SQL engines whose stores keep device sets.
+  static var engines: [Engine] {
+    Engine.sql.filter { $0 == .sqlite }
+  }
+
+  /// Events in hours already built: a device seen before, and one never seen.
+  static var late: StoreBatch {
+    let time = Generated.start + 3 * day + 5 * Generated.hour
+    let events = ["device-3", "device-late"].enumerated().flatMap { index, device in
+      ["product_viewed", "purchase"].enumerated().map { offset, name in
+        StoredEvent(
+          app: "shop", eventID: "late-\(index)-\(offset)", name: name, kind: "action",
+          occurredAt: time + Int64(index * 60_000 + offset), utcOffsetMinutes: 0, receivedAt: time,
+          deviceID: device, userID: nil, sessionID: 99_000 + Int64(index),
+          context: EventContext([
+            .appName: "Shop", .appVersion: "10.0", .osName: "iOS", .osVersion: "18.1", .platform: "iOS",
+            .libraryName: "CoreTracker/1.0.0",
+          ]),
+          parametersJSON: #"{"product_id":"p3"}"#)
+      }
+    }
+    return StoreBatch(events: events)
+  }
+
+  @Test(arguments: engines)
+  func setsMatchTheEventsThroughLateEventsErasurePruningAndRebuild(engine: Engine) async throws {
+    let store = try await engine.open(Generated.batches)
+    let keeper = try #require(store as? any DeviceSetKeeping)
+    // The first ten days built: reports read sets there and the rollup's rows after.
+    #expect(try await keeper.buildDeviceSets(before: Generated.start + 10 * Self.day) > 200)
+    try await RollupEquivalenceTests.expectSame(store, "ten days of sets")
+
+    _ = try await store.write(Self.late)
+    _ = try await store.write(Generated.batches[0])
+    try await RollupEquivalenceTests.expectSame(store, "after late and resent events")
+
+    #expect(try await keeper.buildDeviceSets(before: .max) > 0)
+    #expect(try await keeper.buildDeviceSets(before: .max) == 0)
+    try await RollupEquivalenceTests.expectSame(store, "every hour built")
+
+    #expect(try await store.erase(ErasureSubject(app: "shop", deviceID: "device-7", userID: nil)!).rows > 0)
+    #expect(try await store.erase(ErasureSubject(app: "shop", deviceID: nil, userID: "user-2")!).rows > 0)
+    try await RollupEquivalenceTests.expectSame(store, "after erasure")
+    let numbers = try #require(store.deviceSets).numbers
+    let erased = try await store.read(
+      "SELECT count(*) AS n FROM \(numbers) WHERE app = 'shop' AND device_id = 'device-7'", [])
+    #expect(erased.first?["n"].int == 0)
+    try await keeper.buildDeviceSets(before: .max)
+    try await RollupEquivalenceTests.expectSame(store, "after erasure, built again")
+
+    let pruned = try await store.prune(
+      PruneCutoffs(defaultCutoff: Generated.start + 2 * Self.day + 90 * 60_000, perApp: [:]))
+    #expect(pruned > 0)
+    try await RollupEquivalenceTests.expectSame(store, "after pruning")
+
+    #expect(try await store.rebuildRollups() > 0)
+    try await RollupEquivalenceTests.expectSame(store, "after a rebuild, nothing built")
+    try await keeper.buildDeviceSets(before: .max)
+    try await RollupEquivalenceTests.expectSame(store, "after a rebuild, built again")
+    try await store.close()
+  }
+
+  @Test(arguments: engines)
+  func reportsReadTheSetsOfBuiltHoursOnly(engine: Engine) async throws {
+    let store = try await engine.open(Generated.batches)
+    let keeper = try #require(store as? any DeviceSetKeeping)
+    let sets = try #require(store.deviceSets).sets
+    let filter = Generated.filters[0]
+    let honest = try await SQLReports(store: store).topEvents(filter, limit: 100)
+    try await keeper.buildDeviceSets(before: .max)
+    #expect(try await SQLReports(store: store).topEvents(filter, limit: 100) == honest)
+    // Damage the sets on purpose: reports from the rollups must show it, from the events not.
+    try await store.execute("UPDATE \(sets) SET events = events + 1")
+    #expect(try await SQLReports(store: store).topEvents(filter, limit: 100) != honest)
+    #expect(try await SQLReports(store: store, rollups: false).topEvents(filter, limit: 100) == honest)
+    // A late event in a damaged hour deletes that hour's sets: the rollup's rows answer there.
+    try await store.execute("UPDATE \(sets) SET events = events - 1")
+    let lateHour = Generated.start + 3 * Self.day + 5 * Generated.hour
+    try await store.execute("UPDATE \(sets) SET events = events + 1000 WHERE hour = \(lateHour)")
+    _ = try await store.write(Self.late)
+    let fixed = try await SQLReports(store: store).topEvents(filter, limit: 100)
+    #expect(fixed == (try await SQLReports(store: store, rollups: false).topEvents(filter, limit: 100)))
+    #expect(fixed != honest)
+    try await store.close()
+  }
+
+  @Test(arguments: [[UInt32](), [7], [3, 1, 2, 3, 1], [UInt32.max, 0, 65_536, 65_535]])
+  func aSetsBytesHoldItsNumbersOnceInOrder(numbers: [UInt32]) {
+    let bytes = DeviceSetCoding.encode(numbers)
+    var decoded: [UInt32] = []
+    bytes.withUnsafeBytes { DeviceSetCoding.decode($0, into: &decoded) }
+    #expect(decoded == Array(Set(numbers)).sorted())
+    #expect(bytes.count == 4 * Set(numbers).count)
+  }
+}
