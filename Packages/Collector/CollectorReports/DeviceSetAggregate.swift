@@ -12,18 +12,27 @@ extension SQLReports {
     guard let tables = store.deviceSets, let names = rollups(query.filter)?.names, query.rollup == .names,
       Set(query.measures).isSubset(of: [.events, .devices])
     else { return nil }
+    // One snapshot: a write or a build between the reads would count an hour twice or not at all.
+    return try await store.readSnapshot { [self] snapshot in
+      try fromDeviceSets(query, tables: tables, names: names, snapshot)
+    }
+  }
+
+  private func fromDeviceSets(
+    _ query: ReportQuery, tables: DeviceSetTables, names: String, _ snapshot: any SnapshotReading
+  ) throws -> [SQLRow]? {
     let filter = query.filter
     var marks = SQLBuilder(store.dialect)
-    let built = try await rows(
+    let built = try snapshot.read(
       "SELECT hour FROM \(tables.hours) WHERE app = \(marks.bind(filter.storedApp)) "
-        + "AND hour >= \(marks.bind(filter.from)) AND hour < \(marks.bind(filter.to))", marks)
+        + "AND hour >= \(marks.bind(filter.from)) AND hour < \(marks.bind(filter.to))", marks.arguments)
     let builtHours = Set(built.compactMap { $0["hour"].int })
     guard !builtHours.isEmpty, let unbuilt = Self.runs(from: filter.from, to: filter.to, except: builtHours)
     else { return nil }
     var tally = DeviceTally(query)
     var setSQL = SQLBuilder(store.dialect)
     let fromSets = selection(query, from: tables.sets, adding: ["events AS e", "devices AS devices"], &setSQL)
-    for found in try await store.readDeviceSets(fromSets, setSQL.arguments) {
+    for found in try snapshot.readDeviceSets(fromSets, setSQL.arguments) {
       tally.add(found.row, events: found.row["e"].int ?? 0, numbers: found.devices)
     }
     if !unbuilt.isEmpty {
@@ -32,7 +41,7 @@ extension SQLReports {
       let fromRollup = selection(
         query, from: "\(names) r", adding: ["events AS e", "\(number) AS num", "device_id AS device"],
         runs: unbuilt, &rollupSQL)
-      for row in try await rows(fromRollup, rollupSQL) {
+      for row in try snapshot.read(fromRollup, rollupSQL.arguments) {
         tally.add(row, events: row["e"].int ?? 0, number: row["num"].int, device: row["device"].text ?? "")
       }
     }

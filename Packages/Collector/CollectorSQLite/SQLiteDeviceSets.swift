@@ -29,12 +29,26 @@ extension SQLiteEventStore: DeviceSetKeeping {
     return built
   }
 
-  /// Runs a device-set query on one of the WAL readers: the `devices` column decoded, the others
-  /// as ``read(_:_:)`` reads them.
-  public func readDeviceSets(_ sql: String, _ arguments: [SQLValue]) async throws -> [DeviceSetRow] {
+  /// Runs `body` in one read transaction of one of the WAL readers (its queries see one snapshot).
+  public func readSnapshot<T: Sendable>(_ body: @escaping @Sendable (any SnapshotReading) throws -> T)
+    async throws -> T
+  {
     try await run(on: SQLiteWorker.reports) { [pool] in
-      try pool.read { db in try SQLiteDeviceSets.read(db, sql: sql, arguments: arguments) }
+      try pool.read { db in try body(SQLiteSnapshot(db: db)) }
     }
+  }
+}
+
+/// Queries on one read transaction.
+struct SQLiteSnapshot: SnapshotReading {
+  let db: Database
+
+  func read(_ sql: String, _ arguments: [SQLValue]) throws -> [SQLRow] {
+    try SQLiteRows.read(db, sql: sql, arguments: arguments)
+  }
+
+  func readDeviceSets(_ sql: String, _ arguments: [SQLValue]) throws -> [DeviceSetRow] {
+    try SQLiteDeviceSets.read(db, sql: sql, arguments: arguments)
   }
 }
 

@@ -116,6 +116,17 @@ public struct DeviceSetRow: Sendable, Hashable {
   }
 }
 
+/// Queries run in one read transaction of a store: each sees the same committed data (a report
+/// that reads which hours have sets, then those sets and the other hours' rollup rows, must not
+/// see a write or a build land between its reads).
+public protocol SnapshotReading {
+  /// The rows of one read-only query, as ``ReportQuerying/read(_:_:)`` returns them.
+  func read(_ sql: String, _ arguments: [SQLValue]) throws -> [SQLRow]
+  /// The rows of one query whose column `devices` is a set of device numbers
+  /// (``DeviceSetCoding``): its other columns as ``read(_:_:)`` reads them, the set decoded.
+  func readDeviceSets(_ sql: String, _ arguments: [SQLValue]) throws -> [DeviceSetRow]
+}
+
 /// A store that keeps device sets (``DeviceSetTables``) and can build them.
 public protocol DeviceSetKeeping: Sendable {
   /// Builds the sets of every hour ending at or before `before` (ms since 1970) that has none;
