@@ -115,8 +115,16 @@ enum SQLiteDeviceSets {
         """, arguments: range)
     while let row = try rows.next() {
       let key = (0..<5).map { row[$0] as DatabaseValue }
+      guard let number = UInt32(exactly: row[6] as Int64) else {
+        throw StoreError.unavailable("app \(app) has more devices than a device set numbers (2^32)")
+      }
       sets[key, default: (0, [])].events += row[5] as Int64
-      sets[key, default: (0, [])].numbers.append(UInt32(row[6] as Int64))
+      sets[key, default: (0, [])].numbers.append(number)
+    }
+    // Another builder (a second collector on the file) may have built some of these hours since
+    // they were found unbuilt: they are built again, from this transaction's rows.
+    for table in [tables.sets, tables.hours] {
+      try db.execute(sql: "DELETE FROM \(table) WHERE app = ? AND hour >= ? AND hour < ?", arguments: range)
     }
     let insert = try db.cachedStatement(
       sql: "INSERT INTO \(tables.sets) (app, hour, name, platform, app_version, os_version, events, devices) "
