@@ -12,16 +12,17 @@ struct DeviceSetTests {
 
   /// The SQL engines whose stores keep device sets.
   static var engines: [Engine] {
-    Engine.sql.filter { $0 == .sqlite }
+    Engine.sql
   }
 
-  /// Events in hours already built: a device seen before, and one never seen.
-  static var late: StoreBatch {
-    let time = Generated.start + 3 * day + 5 * Generated.hour
+  /// Events in hours already built: a device seen before, and one never seen (`round` days later,
+  /// under ids of their own).
+  static func late(_ round: Int = 0) -> StoreBatch {
+    let time = Generated.start + Int64(3 + round) * day + 5 * Generated.hour
     let events = ["device-3", "device-late"].enumerated().flatMap { index, device in
       ["product_viewed", "purchase"].enumerated().map { offset, name in
         StoredEvent(
-          app: "shop", eventID: "late-\(index)-\(offset)", name: name, kind: "action",
+          app: "shop", eventID: "late-\(round)-\(index)-\(offset)", name: name, kind: "action",
           occurredAt: time + Int64(index * 60_000 + offset), utcOffsetMinutes: 0, receivedAt: time,
           deviceID: device, userID: nil, sessionID: 99_000 + Int64(index),
           context: EventContext([
@@ -42,7 +43,7 @@ struct DeviceSetTests {
     #expect(try await keeper.buildDeviceSets(before: Generated.start + 10 * Self.day) > 200)
     try await RollupEquivalenceTests.expectSame(store, "ten days of sets")
 
-    _ = try await store.write(Self.late)
+    _ = try await store.write(Self.late())
     _ = try await store.write(Generated.batches[0])
     try await RollupEquivalenceTests.expectSame(store, "after late and resent events")
 
@@ -72,6 +73,21 @@ struct DeviceSetTests {
     try await store.close()
   }
 
+  /// A build running beside writes into the hours it builds leaves no set the writes made stale
+  /// (PostgreSQL: the build's lock on the names rollup; SQLite: one writer).
+  @Test(arguments: engines)
+  func buildsBesideLateWritesLeaveNoStaleSet(engine: Engine) async throws {
+    let store = try await engine.open(Generated.batches)
+    let keeper = try #require(store as? any DeviceSetKeeping)
+    for round in 0..<4 {
+      async let built = keeper.buildDeviceSets(before: .max)
+      _ = try await store.write(Self.late(round))
+      _ = try await built
+    }
+    try await RollupEquivalenceTests.expectSame(store, "builds beside late writes")
+    try await store.close()
+  }
+
   @Test(arguments: engines)
   func reportsReadTheSetsOfBuiltHoursOnly(engine: Engine) async throws {
     let store = try await engine.open(Generated.batches)
@@ -79,17 +95,22 @@ struct DeviceSetTests {
     let sets = try #require(store.deviceSets).sets
     let filter = Generated.filters[0]
     let honest = try await SQLReports(store: store).topEvents(filter, limit: 100)
+    // A report of the sessions rollup (all events per day) reads the sets of every name.
+    let series = try await SQLReports(store: store).timeSeries(filter, bucket: .day)
     try await keeper.buildDeviceSets(before: .max)
     #expect(try await SQLReports(store: store).topEvents(filter, limit: 100) == honest)
+    #expect(try await SQLReports(store: store).timeSeries(filter, bucket: .day) == series)
     // Damage the sets on purpose: reports from the rollups must show it, from the events not.
     try await store.execute("UPDATE \(sets) SET events = events + 1")
     #expect(try await SQLReports(store: store).topEvents(filter, limit: 100) != honest)
+    #expect(try await SQLReports(store: store).timeSeries(filter, bucket: .day) != series)
+    #expect(try await SQLReports(store: store, rollups: false).timeSeries(filter, bucket: .day) == series)
     #expect(try await SQLReports(store: store, rollups: false).topEvents(filter, limit: 100) == honest)
     // A late event in a damaged hour deletes that hour's sets: the rollup's rows answer there.
     try await store.execute("UPDATE \(sets) SET events = events - 1")
     let lateHour = Generated.start + 3 * Self.day + 5 * Generated.hour
     try await store.execute("UPDATE \(sets) SET events = events + 1000 WHERE hour = \(lateHour)")
-    _ = try await store.write(Self.late)
+    _ = try await store.write(Self.late())
     let fixed = try await SQLReports(store: store).topEvents(filter, limit: 100)
     #expect(fixed == (try await SQLReports(store: store, rollups: false).topEvents(filter, limit: 100)))
     #expect(fixed != honest)

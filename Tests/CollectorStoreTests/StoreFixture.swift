@@ -28,7 +28,7 @@ enum Engine: String, CaseIterable, CustomStringConvertible, Sendable {
   var schemaVersion: Int {
     switch self {
     case .sqlite: 19
-    case .postgres: 13
+    case .postgres: 14
     case .clickhouse, .clickhouseCluster: 9
     }
   }

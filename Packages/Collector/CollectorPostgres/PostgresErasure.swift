@@ -43,6 +43,12 @@ extension PostgresEventStore {
         for device in Set(owned + shared) {
           try await refreshRollups(connection, oneDevice, oneDevice, [subject.app, device])
         }
+        // After the refresh took the names rollup's write lock: no build is numbering devices now.
+        for device in Set(owned) {
+          _ = try await Self.deleted(
+            connection, "DELETE FROM \(tables.deviceSets.tables.numbers) WHERE \(oneDevice)", [subject.app, device],
+            logger)
+        }
         report.devices = erased.count
         return report
       }

@@ -228,13 +228,18 @@ public final class PostgresEventStore: EventStore {
     }
   }
 
-  /// Makes the rollup rows matching `rollupCondition` match the events again: deletes them, then
-  /// adds the events matching `eventCondition` (the same rows' events). Both conditions take `binds`.
+  /// Makes the rollup rows matching `rollupCondition` match the events again: deletes them and the
+  /// device sets of their hours, then adds the events matching `eventCondition` (the same rows'
+  /// events). Both conditions take `binds`.
   private func refreshRollups(
     _ connection: PostgresConnection, _ rollupCondition: String, _ eventCondition: String, _ binds: PostgresBindings
   ) async throws {
+    try await connection.query(PostgresQuery(unsafeSQL: tables.namesWriteLock), logger: logger)
+    let invalidated = tables.deviceSets.invalidate(
+      hoursOf: tables.rollups.tables.names, where: rollupCondition, hour: "hour")
     let statements =
-      tables.rollups.delete(where: rollupCondition) + tables.rollups.add(from: tables.events, where: eventCondition)
+      invalidated + tables.rollups.delete(where: rollupCondition)
+      + tables.rollups.add(from: tables.events, where: eventCondition)
     for sql in statements { try await connection.query(PostgresQuery(unsafeSQL: sql, binds: binds), logger: logger) }
   }
 
@@ -252,6 +257,9 @@ public final class PostgresEventStore: EventStore {
   public func rebuildRollups() async throws -> Int {
     try await guarded {
       try await client.withTransaction(logger: logger) { connection in
+        // Hours without events before may have them now: every set is built again.
+        try await connection.query(PostgresQuery(unsafeSQL: tables.namesWriteLock), logger: logger)
+        for sql in tables.deviceSets.clear { try await connection.query(PostgresQuery(unsafeSQL: sql), logger: logger) }
         try await refreshRollups(connection, "true", "true", PostgresBindings())
         for sql in ["DELETE FROM \(tables.persons.persons)", tables.rebuildPersons] {
           try await connection.query(PostgresQuery(unsafeSQL: sql), logger: logger)
@@ -339,7 +347,7 @@ extension PostgresEventStore: ReportQuerying, BulkLoading {
     }
   }
 
-  private static func value(_ cell: PostgresCell) -> SQLValue {
+  static func value(_ cell: PostgresCell) -> SQLValue {
     guard cell.bytes != nil else { return .null }
     switch cell.dataType {
     case .int2, .int4, .int8: return (try? cell.decode(Int64.self)).map(SQLValue.int) ?? .null

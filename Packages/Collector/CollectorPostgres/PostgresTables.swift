@@ -124,6 +124,7 @@ struct PostgresTables: Sendable {
         "CREATE INDEX events_app_name_occurred_at_devices ON \(events) (app, name, occurred_at) INCLUDE (device_id, event_id)",
         "DROP INDEX \"\(schema)\".events_app_name_occurred_at",
       ],
+      deviceSets.create(blob: "bytea"),
     ]
   }
 
@@ -197,7 +198,8 @@ struct PostgresTables: Sendable {
             os_version, parameters
         ),
         \(Self.rollupUpdates(rollups.add(from: "inserted", where: "true"))),
-        persons AS (\(persons.upsert(from: "inserted", where: "true", time: rollups.ms("occurred_at"))))
+        persons AS (\(persons.upsert(from: "inserted", where: "true", time: rollups.ms("occurred_at")))),
+        \(invalidateInserted)
         SELECT count(*)::bigint FROM inserted
         """,
       binds: binds

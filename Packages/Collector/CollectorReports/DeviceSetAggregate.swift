@@ -4,48 +4,88 @@ import CollectorStore
 /// (``DeviceSetTables``): the sets of the range's built hours and the rollup rows of the others,
 /// their events added and their devices counted once each in the collector (``DeviceTally``).
 extension SQLReports {
-  /// The rows of `query` from the device sets, the same as ``aggregate(_:)`` reads from the names
-  /// rollup; `nil` when the store keeps no sets, none of the range's hours is built, the range's
-  /// unbuilt hours fall in more than 64 runs, or the query is not one of the names rollup counting
+  /// The rows of `query` from the device sets, the same as ``aggregate(_:)`` reads from the rollups;
+  /// `nil` when the store keeps no sets, none of the range's hours is built, the range's unbuilt
+  /// hours fall in more than 64 runs, or the query is not one of the activity rollups counting
   /// events and devices.
+  ///
+  /// A query of the sessions rollup is answered from the sets too: both rollups hold every event,
+  /// by the same hour, device and dimensions, so the events and devices of a group of hours and
+  /// dimensions are the same in both, and the sets of all names hold them.
+  ///
+  /// The built hours are read first, then the sets, the other hours' rollup rows and the built hours
+  /// again in one statement (one snapshot on every engine). A write or a build between the two reads
+  /// changes the built hours, and the statement is run again (three times at most, then `nil`), so
+  /// an hour is never counted twice or not at all.
   func aggregateFromDeviceSets(_ query: ReportQuery) async throws -> [SQLRow]? {
-    guard let tables = store.deviceSets, let names = rollups(query.filter)?.names, query.rollup == .names,
+    guard let tables = store.deviceSets, let names = rollups(query.filter)?.names, query.rollup != nil,
       Set(query.measures).isSubset(of: [.events, .devices])
     else { return nil }
-    // One snapshot: a write or a build between the reads would count an hour twice or not at all.
-    return try await store.readSnapshot { [self] snapshot in
-      try fromDeviceSets(query, tables: tables, names: names, snapshot)
-    }
-  }
-
-  private func fromDeviceSets(
-    _ query: ReportQuery, tables: DeviceSetTables, names: String, _ snapshot: any SnapshotReading
-  ) throws -> [SQLRow]? {
-    let filter = query.filter
-    var marks = SQLBuilder(store.dialect)
-    let built = try snapshot.read(
-      "SELECT hour FROM \(tables.hours) WHERE app = \(marks.bind(filter.storedApp)) "
-        + "AND hour >= \(marks.bind(filter.from)) AND hour < \(marks.bind(filter.to))", marks.arguments)
-    let builtHours = Set(built.compactMap { $0["hour"].int })
-    guard !builtHours.isEmpty, let unbuilt = Self.runs(from: filter.from, to: filter.to, except: builtHours)
-    else { return nil }
-    var tally = DeviceTally(query)
-    var setSQL = SQLBuilder(store.dialect)
-    let fromSets = selection(query, from: tables.sets, adding: ["events AS e", "devices AS devices"], &setSQL)
-    for found in try snapshot.readDeviceSets(fromSets, setSQL.arguments) {
-      tally.add(found.row, events: found.row["e"].int ?? 0, numbers: found.devices)
-    }
-    if !unbuilt.isEmpty {
-      var rollupSQL = SQLBuilder(store.dialect)
-      let number = "(SELECT num FROM \(tables.numbers) n WHERE n.app = r.app AND n.device_id = r.device_id)"
-      let fromRollup = selection(
-        query, from: "\(names) r", adding: ["events AS e", "\(number) AS num", "device_id AS device"],
-        runs: unbuilt, &rollupSQL)
-      for row in try snapshot.read(fromRollup, rollupSQL.arguments) {
-        tally.add(row, events: row["e"].int ?? 0, number: row["num"].int, device: row["device"].text ?? "")
+    for _ in 0..<3 {
+      var marks = SQLBuilder(store.dialect)
+      let built = try await store.read(builtHours(query.filter, tables, &marks), marks.arguments)
+      let builtHours = Set(built.compactMap { $0["mark"].int })
+      guard !builtHours.isEmpty,
+        let unbuilt = Self.runs(from: query.filter.from, to: query.filter.to, except: builtHours)
+      else { return nil }
+      if let rows = try await fromDeviceSets(query, tables: tables, names: names, built: builtHours, unbuilt: unbuilt) {
+        return rows
       }
     }
-    return tally.rows
+    return nil
+  }
+
+  /// The tally of the sets of `built` and the rollup rows of `unbuilt`, or `nil` when the hours
+  /// built when the statement ran are not `built`.
+  private func fromDeviceSets(
+    _ query: ReportQuery, tables: DeviceSetTables, names: String, built: Set<Int64>, unbuilt: [Range<Int64>]
+  ) async throws -> [SQLRow]? {
+    var sql = SQLBuilder(store.dialect)
+    let none = (number: "CAST(NULL AS BIGINT)", text: "CAST(NULL AS TEXT)")
+    var parts = [
+      selection(
+        query, from: tables.sets,
+        adding: [
+          "events AS e", "devices AS devices", "\(none.number) AS num", "\(none.text) AS device",
+          "\(none.number) AS mark",
+        ], &sql)
+    ]
+    if !unbuilt.isEmpty {
+      let number = "(SELECT num FROM \(tables.numbers) n WHERE n.app = r.app AND n.device_id = r.device_id)"
+      parts.append(
+        selection(
+          query, from: "\(names) r",
+          adding: [
+            "events AS e", "NULL AS devices", "\(number) AS num", "device_id AS device", "\(none.number) AS mark",
+          ],
+          runs: unbuilt, &sql))
+    }
+    let dimensions = query.dimensions.indices.map { "NULL AS \(query.column(of: $0))" }
+    let marks = ["NULL AS e", "NULL AS devices", "NULL AS num", "NULL AS device", "hour AS mark"]
+    parts.append(builtHours(query.filter, tables, selecting: (dimensions + marks).joined(separator: ", "), &sql))
+    let found = try await store.readDeviceSets(parts.joined(separator: "\nUNION ALL\n"), sql.arguments)
+    var tally = DeviceTally(query)
+    var marked = Set<Int64>()
+    for found in found {
+      if let mark = found.row["mark"].int {
+        marked.insert(mark)
+      } else if let device = found.row["device"].text {
+        tally.add(found.row, events: found.row["e"].int ?? 0, number: found.row["num"].int, device: device)
+      } else {
+        tally.add(found.row, events: found.row["e"].int ?? 0, numbers: found.devices)
+      }
+    }
+    return marked == built ? tally.rows : nil
+  }
+
+  /// The statement selecting `columns` (the hour as `mark`) of the built hours of the filter's app
+  /// and range.
+  private func builtHours(
+    _ filter: ReportFilter, _ tables: DeviceSetTables, selecting columns: String = "hour AS mark",
+    _ sql: inout SQLBuilder
+  ) -> String {
+    "SELECT \(columns) FROM \(tables.hours) WHERE app = \(sql.bind(filter.storedApp)) "
+      + "AND hour >= \(sql.bind(filter.from)) AND hour < \(sql.bind(filter.to))"
   }
 
   /// The statement selecting `query`'s dimensions (`d0`, `d1`, …) and `columns` from `table` (the
@@ -92,6 +132,16 @@ struct DeviceTally {
     var events: Int64 = 0
     var numbers: [UInt32] = []
     var unnumbered: Set<String> = []
+
+    mutating func add(events: Int64, numbers: some Collection<UInt32>) {
+      self.events += events
+      self.numbers.append(contentsOf: numbers)
+    }
+
+    mutating func add(events: Int64, unnumbered device: String) {
+      self.events += events
+      unnumbered.insert(device)
+    }
   }
 
   private let query: ReportQuery
@@ -103,20 +153,18 @@ struct DeviceTally {
   /// A set row: its group's events and devices.
   mutating func add(_ row: SQLRow, events: Int64, numbers: [UInt32]) {
     let key = query.dimensions.indices.map { row[query.column(of: $0)] }
-    groups[key, default: Group()].events += events
-    groups[key, default: Group()].numbers += numbers
+    groups[key, default: Group()].add(events: events, numbers: numbers)
     largest = max(largest, numbers.max() ?? 0)
   }
 
   /// A rollup row: its group's events, and its device by number, or by id when it has none.
   mutating func add(_ row: SQLRow, events: Int64, number: Int64?, device: String) {
     let key = query.dimensions.indices.map { row[query.column(of: $0)] }
-    groups[key, default: Group()].events += events
     if let number, let value = UInt32(exactly: number) {
-      groups[key, default: Group()].numbers.append(value)
+      groups[key, default: Group()].add(events: events, numbers: CollectionOfOne(value))
       largest = max(largest, value)
     } else {
-      groups[key, default: Group()].unnumbered.insert(device)
+      groups[key, default: Group()].add(events: events, unnumbered: device)
     }
   }
 

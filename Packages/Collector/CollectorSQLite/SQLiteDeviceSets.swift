@@ -29,61 +29,27 @@ extension SQLiteEventStore: DeviceSetKeeping {
     return built
   }
 
-  /// Runs `body` in one read transaction of one of the WAL readers (its queries see one snapshot).
-  public func readSnapshot<T: Sendable>(_ body: @escaping @Sendable (any SnapshotReading) throws -> T)
-    async throws -> T
-  {
+  /// Reads a device-set query on one of the WAL readers, its sets decoded.
+  public func readDeviceSets(_ sql: String, _ arguments: [SQLValue]) async throws -> [DeviceSetRow] {
     try await run(on: SQLiteWorker.reports) { [pool] in
-      try pool.read { db in try body(SQLiteSnapshot(db: db)) }
+      try pool.read { db in try SQLiteDeviceSets.read(db, sql: sql, arguments: arguments) }
     }
-  }
-}
-
-/// Queries on one read transaction.
-struct SQLiteSnapshot: SnapshotReading {
-  let db: Database
-
-  func read(_ sql: String, _ arguments: [SQLValue]) throws -> [SQLRow] {
-    try SQLiteRows.read(db, sql: sql, arguments: arguments)
-  }
-
-  func readDeviceSets(_ sql: String, _ arguments: [SQLValue]) throws -> [DeviceSetRow] {
-    try SQLiteDeviceSets.read(db, sql: sql, arguments: arguments)
   }
 }
 
 /// Building and reading the device sets on SQLite.
 enum SQLiteDeviceSets {
   private static var tables: DeviceSetTables { SQLiteSchema.deviceSets.tables }
-  private static let length = RollupTables.hour
 
-  /// Per app, the runs of hours (a day at most each) from its first rollup hour to its last one,
-  /// ending at or before `before`, without a mark; hours without rows included (their mark says
-  /// there is nothing to count).
+  /// Per app, the runs of hours not built yet (``DeviceSetSQL/unbuilt(first:last:before:marked:)``).
   static func unbuilt(_ db: Database, before: Int64) throws -> [(String, Range<Int64>)] {
     var pieces: [(String, Range<Int64>)] = []
-    let apps = try Row.fetchAll(
-      db, sql: "SELECT app, min(hour) AS first, max(hour) AS last FROM rollup_names GROUP BY app")
-    for row in apps {
+    for row in try Row.fetchAll(db, sql: SQLiteSchema.deviceSets.appHours) {
       let app: String = row["app"]
-      let first: Int64 = row["first"]
-      let last: Int64 = row["last"]
-      // Hours that end at or before `before`, up to the app's last hour with rows.
-      let end = min(before / Self.length * Self.length, last + Self.length)
-      guard first < end else { continue }
       let marked = Set(
-        try Int64.fetchAll(
-          db, sql: "SELECT hour FROM \(tables.hours) WHERE app = ? AND hour >= ? AND hour < ?",
-          arguments: [app, first, end]))
-      var start: Int64?
-      for hour in stride(from: first, through: end, by: Int(Self.length)) {
-        let open = hour < end && !marked.contains(hour)
-        if open, start == nil { start = hour }
-        if let from = start, !open || hour - from == 24 * Self.length {
-          pieces.append((app, from..<hour))
-          start = open ? hour : nil
-        }
-      }
+        try Int64.fetchAll(db, sql: "SELECT hour FROM \(tables.hours) WHERE app = ?", arguments: [app]))
+      let runs = DeviceSetSQL.unbuilt(first: row["first"], last: row["last"], before: before, marked: marked)
+      pieces += runs.map { (app, $0) }
     }
     return pieces
   }
@@ -97,12 +63,7 @@ enum SQLiteDeviceSets {
         db, sql: "SELECT coalesce(max(num) + 1, 0) FROM \(tables.numbers) WHERE app = ?",
         arguments: [app]) ?? 0
     try db.execute(
-      sql: """
-        INSERT INTO \(tables.numbers) (app, device_id, num)
-        SELECT ?1, device_id, ?4 + row_number() OVER (ORDER BY device_id) - 1 FROM (
-          SELECT DISTINCT device_id FROM rollup_names r WHERE app = ?1 AND hour >= ?2 AND hour < ?3
-            AND NOT EXISTS (SELECT 1 FROM \(tables.numbers) n WHERE n.app = ?1 AND n.device_id = r.device_id))
-        """, arguments: range + [next])
+      sql: SQLiteSchema.deviceSets.numberDevices(placeholder: SQLiteDialect().placeholder), arguments: range + [next])
     var sets: [[DatabaseValue]: (events: Int64, numbers: [UInt32])] = [:]
     // The hours' rows in key order, each device's number looked up (`CROSS JOIN` keeps the rollup
     // outside: driven by the numbers, SQLite read every hour of each device to keep the day's).
@@ -115,9 +76,7 @@ enum SQLiteDeviceSets {
         """, arguments: range)
     while let row = try rows.next() {
       let key = (0..<5).map { row[$0] as DatabaseValue }
-      guard let number = UInt32(exactly: row[6] as Int64) else {
-        throw StoreError.unavailable("app \(app) has more devices than a device set numbers (2^32)")
-      }
+      let number = try DeviceSetCoding.number(row[6], app: app)
       sets[key, default: (0, [])].events += row[5] as Int64
       sets[key, default: (0, [])].numbers.append(number)
     }
@@ -136,32 +95,34 @@ enum SQLiteDeviceSets {
       try insert.execute(arguments: arguments)
     }
     let mark = try db.cachedStatement(sql: "INSERT INTO \(tables.hours) (app, hour) VALUES (?, ?)")
-    for hour in stride(from: hours.lowerBound, to: hours.upperBound, by: Int(Self.length)) {
+    for hour in stride(from: hours.lowerBound, to: hours.upperBound, by: Int(RollupTables.hour)) {
       try mark.execute(arguments: [app, hour])
     }
-    return hours.count(by: Self.length)
+    return hours.count(by: RollupTables.hour)
   }
 
   /// The rows of a device-set query, the set of the `devices` column decoded, the other columns
   /// read as ``SQLiteRows/read(_:sql:arguments:)`` reads them.
   static func read(_ db: Database, sql: String, arguments: [SQLValue]) throws -> [DeviceSetRow] {
     var found: [DeviceSetRow] = []
+    // The other columns' names and indexes, the same for every row: found once.
+    var others: (names: [String], indexes: [Int32], set: Int32?)?
     try SQLiteRows.each(db, sql: sql, arguments: arguments) { statement, columns in
-      var names: [String] = []
-      var values: [SQLValue] = []
+      let layout =
+        others
+        ?? (
+          columns.filter { $0 != "devices" }, columns.indices.filter { columns[$0] != "devices" }.map(Int32.init),
+          columns.firstIndex(of: "devices").map(Int32.init)
+        )
+      others = layout
       var devices: [UInt32] = []
-      for (index, column) in columns.enumerated() {
-        if column == "devices" {
-          let bytes = UnsafeRawBufferPointer(
-            start: sqlite3_column_blob(statement, Int32(index)),
-            count: Int(sqlite3_column_bytes(statement, Int32(index))))
-          DeviceSetCoding.decode(bytes, into: &devices)
-        } else {
-          names.append(column)
-          values.append(SQLiteRows.value(statement, Int32(index)))
-        }
+      if let set = layout.set {
+        let bytes = UnsafeRawBufferPointer(
+          start: sqlite3_column_blob(statement, set), count: Int(sqlite3_column_bytes(statement, set)))
+        DeviceSetCoding.decode(bytes, into: &devices)
       }
-      found.append(DeviceSetRow(row: SQLRow(columns: names, values: values), devices: devices))
+      let values = layout.indexes.map { SQLiteRows.value(statement, $0) }
+      found.append(DeviceSetRow(row: SQLRow(columns: layout.names, values: values), devices: devices))
     }
     return found
   }

@@ -187,7 +187,7 @@ enum SQLiteSchema {
       """
     ),
     // Device sets, a cache of the names rollup built for past hours (``DeviceSetTables``).
-    ("19-device-sets", deviceSets.create.joined(separator: ";\n")),
+    ("19-device-sets", deviceSets.create(blob: "BLOB").joined(separator: ";\n")),
   ]
 
   /// The context's time zone and its library's name and version as columns of their own (the

@@ -43,9 +43,8 @@ public struct DeviceSetSQL: Sendable {
     names = RollupTables(prefix: prefix).names
   }
 
-  /// `CREATE TABLE` and `CREATE INDEX` statements (the set a `BLOB`: SQLite keeps sets; PostgreSQL,
-  /// whose type is `bytea`, does not yet).
-  public var create: [String] {
+  /// `CREATE TABLE` and `CREATE INDEX` statements, the set of type `blob` (`BLOB`, `bytea`).
+  public func create(blob: String) -> [String] {
     [
       """
       CREATE TABLE \(tables.numbers) (
@@ -57,11 +56,46 @@ public struct DeviceSetSQL: Sendable {
       """
       CREATE TABLE \(tables.sets) (
         app TEXT NOT NULL, hour BIGINT NOT NULL, name TEXT NOT NULL, platform TEXT NOT NULL,
-        app_version TEXT NOT NULL, os_version TEXT NOT NULL, events BIGINT NOT NULL, devices BLOB NOT NULL,
+        app_version TEXT NOT NULL, os_version TEXT NOT NULL, events BIGINT NOT NULL, devices \(blob) NOT NULL,
         PRIMARY KEY (app, hour, name, platform, app_version, os_version)
       )
       """,
     ]
+  }
+
+  /// Per app, its first and last rollup hour (`app`, `first`, `last`).
+  public var appHours: String { "SELECT app, min(hour) AS first, max(hour) AS last FROM \(names) GROUP BY app" }
+
+  /// Numbers the devices of the names rollup's rows of app `1`, hours `[2, 3)` that have none, from
+  /// `4` up, in the order of their ids (`placeholder` writes the numbered placeholders).
+  public func numberDevices(placeholder: (Int) -> String) -> String {
+    let (app, from, to, next) = (placeholder(1), placeholder(2), placeholder(3), placeholder(4))
+    return """
+      INSERT INTO \(tables.numbers) (app, device_id, num)
+      SELECT \(app), device_id, \(next) + row_number() OVER (ORDER BY device_id) - 1 FROM (
+        SELECT DISTINCT device_id FROM \(names) r WHERE app = \(app) AND hour >= \(from) AND hour < \(to)
+          AND NOT EXISTS (SELECT 1 FROM \(tables.numbers) n WHERE n.app = \(app) AND n.device_id = r.device_id)) AS d
+      """
+  }
+
+  /// Per app, the runs of hours (a day at most each) from its `first` rollup hour to its `last`,
+  /// ending at or before `before`, that are not in `marked`. Hours without rows are included: their
+  /// mark says there is nothing to count.
+  public static func unbuilt(first: Int64, last: Int64, before: Int64, marked: Set<Int64>) -> [Range<Int64>] {
+    let length = RollupTables.hour
+    let end = min(before / length * length, last + length)
+    guard first < end else { return [] }
+    var pieces: [Range<Int64>] = []
+    var start: Int64?
+    for hour in stride(from: first, through: end, by: Int(length)) {
+      let open = hour < end && !marked.contains(hour)
+      if open, start == nil { start = hour }
+      if let from = start, !open || hour - from == 24 * length {
+        pieces.append(from..<hour)
+        start = open ? hour : nil
+      }
+    }
+    return pieces
   }
 
   /// Deletes the sets and the marks of every (app, hour) of the rows of `source` matching
@@ -92,6 +126,14 @@ public enum DeviceSetCoding {
     return bytes
   }
 
+  /// `number` as a set holds it; a store error past 2^32 devices in one app.
+  public static func number(_ number: Int64, app: String) throws -> UInt32 {
+    guard let value = UInt32(exactly: number) else {
+      throw StoreError.unavailable("app \(app) has more devices than a device set numbers (2^32)")
+    }
+    return value
+  }
+
   /// The numbers `bytes` hold, appended to `numbers` (a trailing partial number is ignored).
   public static func decode(_ bytes: UnsafeRawBufferPointer, into numbers: inout [UInt32]) {
     let count = bytes.count / 4
@@ -114,17 +156,6 @@ public struct DeviceSetRow: Sendable, Hashable {
     self.row = row
     self.devices = devices
   }
-}
-
-/// Queries run in one read transaction of a store: each sees the same committed data (a report
-/// that reads which hours have sets, then those sets and the other hours' rollup rows, must not
-/// see a write or a build land between its reads).
-public protocol SnapshotReading {
-  /// The rows of one read-only query, as ``ReportQuerying/read(_:_:)`` returns them.
-  func read(_ sql: String, _ arguments: [SQLValue]) throws -> [SQLRow]
-  /// The rows of one query whose column `devices` is a set of device numbers
-  /// (``DeviceSetCoding``): its other columns as ``read(_:_:)`` reads them, the set decoded.
-  func readDeviceSets(_ sql: String, _ arguments: [SQLValue]) throws -> [DeviceSetRow]
 }
 
 /// A store that keeps device sets (``DeviceSetTables``) and can build them.

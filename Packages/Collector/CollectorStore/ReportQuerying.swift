@@ -88,8 +88,9 @@ public protocol ReportQuerying: Sendable {
   /// The store's device sets, kept from its names rollup (``DeviceSetTables``); `nil` when it keeps
   /// none (reports then count devices from the rollup's rows).
   var deviceSets: DeviceSetTables? { get }
-  /// Runs `body`'s queries in one read transaction (``SnapshotReading``); returns what it returns.
-  func readSnapshot<T: Sendable>(_ body: @escaping @Sendable (any SnapshotReading) throws -> T) async throws -> T
+  /// The rows of one read-only query whose column `devices`, when not `NULL`, is a set of device
+  /// numbers (``DeviceSetCoding``): its other columns as ``read(_:_:)`` reads them, the set decoded.
+  func readDeviceSets(_ sql: String, _ arguments: [SQLValue]) async throws -> [DeviceSetRow]
 }
 
 extension ReportQuerying {
@@ -105,10 +106,8 @@ extension ReportQuerying {
   /// No device sets.
   public var deviceSets: DeviceSetTables? { nil }
 
-  /// A store that keeps no device sets reads no snapshot (its reports never ask for one).
-  public func readSnapshot<T: Sendable>(_ body: @escaping @Sendable (any SnapshotReading) throws -> T)
-    async throws -> T
-  {
-    throw StoreError.unavailable("this store reads no snapshot")
+  /// A store that keeps no device sets reads none (its reports never ask it to).
+  public func readDeviceSets(_ sql: String, _ arguments: [SQLValue]) async throws -> [DeviceSetRow] {
+    throw StoreError.unavailable("this store keeps no device sets")
   }
 }

@@ -68,8 +68,12 @@ struct Engine {
 
   /// Builds every hour's device sets of a store that keeps them (the collector's job builds the
   /// hours two hours past; here every hour is past), as a kept store built by an older run lacks.
+  /// `REPORT_BENCHMARK_DEVICE_SETS=0` builds none (reports count from the rollups where no hour is
+  /// built: with the sets' marks deleted, the timings without sets).
   static func buildDeviceSets(_ name: String, _ store: any EventStore) async throws {
-    guard let keeper = store as? any DeviceSetKeeping else { return }
+    guard let keeper = store as? any DeviceSetKeeping,
+      ReportBenchmark.environment["REPORT_BENCHMARK_DEVICE_SETS"] != "0"
+    else { return }
     let start = ContinuousClock.now
     let hours = try await keeper.buildDeviceSets(before: .max)
     ReportBenchmark.log("  \(name): device sets of \(hours) hours built in \(ContinuousClock.now - start)")
