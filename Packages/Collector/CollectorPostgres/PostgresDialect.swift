@@ -44,6 +44,12 @@ struct PostgresDialect: SQLDialect {
       + "WHERE jsonb_typeof(i.value) = 'object'"
   }
 
+  /// `percentile_cont` interpolates the two middle values: their mean, exact in a `double` for
+  /// durations in ms, its integer part as the collector would take it.
+  func median(_ column: String) -> String? {
+    "CAST(floor(percentile_cont(0.5) WITHIN GROUP (ORDER BY \(column))) AS BIGINT)"
+  }
+
   /// PostgreSQL names the target by an alias in the conflict clause.
   func upsertTarget(_ table: String) -> (target: String, current: String) { ("\(table) AS current", "current") }
 }

@@ -62,4 +62,13 @@ public protocol SQLDialect: Sendable {
   /// revenue at 10M events). A store with concurrent writers (PostgreSQL) cannot keep it without a
   /// lock per key, and always looks.
   var marksSingleOrders: Bool { get }
+  /// The median of a column of whole, non-negative numbers, the mean of the two middle values (its
+  /// integer part) when they are even in number, as an aggregate; `nil` when the dialect has none
+  /// (SQLite: the rows are then read and the median taken in the collector).
+  func median(_ column: String) -> String?
+}
+
+extension SQLDialect {
+  /// No median aggregate.
+  public func median(_ column: String) -> String? { nil }
 }
