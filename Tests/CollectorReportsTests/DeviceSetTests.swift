@@ -88,28 +88,33 @@ struct DeviceSetTests {
     try await store.close()
   }
 
-  @Test(arguments: engines)
-  func reportsReadTheSetsOfBuiltHoursOnly(engine: Engine) async throws {
+  /// Reports read the sets where hours are built: the totals per hour and name without a platform
+  /// or version, the sets per dimensions with one (damaged on purpose, each shows in its reports).
+  @Test(arguments: engines, [false, true])
+  func reportsReadTheSetsOfBuiltHoursOnly(engine: Engine, byPlatform: Bool) async throws {
     let store = try await engine.open(Generated.batches)
     let keeper = try #require(store as? any DeviceSetKeeping)
-    let sets = try #require(store.deviceSets).sets
-    let filter = Generated.filters[0]
+    let tables = try #require(store.deviceSets)
+    let (damaged, spared) = byPlatform ? (tables.sets, tables.totals) : (tables.totals, tables.sets)
+    let filter = Generated.filters[byPlatform ? 4 : 0]  // iOS 18.1, as the late events
     let honest = try await SQLReports(store: store).topEvents(filter, limit: 100)
     // A report of the sessions rollup (all events per day) reads the sets of every name.
     let series = try await SQLReports(store: store).timeSeries(filter, bucket: .day)
     try await keeper.buildDeviceSets(before: .max)
     #expect(try await SQLReports(store: store).topEvents(filter, limit: 100) == honest)
     #expect(try await SQLReports(store: store).timeSeries(filter, bucket: .day) == series)
-    // Damage the sets on purpose: reports from the rollups must show it, from the events not.
-    try await store.execute("UPDATE \(sets) SET events = events + 1")
+    // Damage one table on purpose: reports from the rollups must show it, from the events not.
+    try await store.execute("UPDATE \(spared) SET events = events + 1")
+    #expect(try await SQLReports(store: store).topEvents(filter, limit: 100) == honest)
+    try await store.execute("UPDATE \(damaged) SET events = events + 1")
     #expect(try await SQLReports(store: store).topEvents(filter, limit: 100) != honest)
     #expect(try await SQLReports(store: store).timeSeries(filter, bucket: .day) != series)
-    #expect(try await SQLReports(store: store, rollups: false).timeSeries(filter, bucket: .day) == series)
     #expect(try await SQLReports(store: store, rollups: false).topEvents(filter, limit: 100) == honest)
+    #expect(try await SQLReports(store: store, rollups: false).timeSeries(filter, bucket: .day) == series)
     // A late event in a damaged hour deletes that hour's sets: the rollup's rows answer there.
-    try await store.execute("UPDATE \(sets) SET events = events - 1")
+    try await store.execute("UPDATE \(damaged) SET events = events - 1")
     let lateHour = Generated.start + 3 * Self.day + 5 * Generated.hour
-    try await store.execute("UPDATE \(sets) SET events = events + 1000 WHERE hour = \(lateHour)")
+    try await store.execute("UPDATE \(damaged) SET events = events + 1000 WHERE hour = \(lateHour)")
     _ = try await store.write(Self.late())
     let fixed = try await SQLReports(store: store).topEvents(filter, limit: 100)
     #expect(fixed == (try await SQLReports(store: store, rollups: false).topEvents(filter, limit: 100)))

@@ -27,8 +27,8 @@ enum Engine: String, CaseIterable, CustomStringConvertible, Sendable {
   /// The number of migrations the engine's schema has.
   var schemaVersion: Int {
     switch self {
-    case .sqlite: 19
-    case .postgres: 14
+    case .sqlite: 20
+    case .postgres: 15
     case .clickhouse, .clickhouseCluster: 9
     }
   }

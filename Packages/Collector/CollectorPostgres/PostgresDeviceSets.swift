@@ -70,7 +70,7 @@ extension PostgresEventStore: DeviceSetKeeping {
       PostgresQuery(unsafeSQL: sql.numberDevices(placeholder: PostgresDialect().placeholder), binds: numbering),
       logger: logger)
     let set = try await setColumns(connection, app: app, range)
-    for table in [sql.tables.sets, sql.tables.hours] {
+    for table in sql.built {
       try await connection.query(
         PostgresQuery(unsafeSQL: "DELETE FROM \(table) WHERE app = $1 AND hour >= $2 AND hour < $3", binds: range),
         logger: logger)
@@ -80,6 +80,14 @@ extension PostgresEventStore: DeviceSetKeeping {
       INSERT INTO \(unescaped: sql.tables.sets) (app, hour, name, platform, app_version, os_version, events, devices)
       SELECT \(app), * FROM unnest(\(set.hours)::bigint[], \(set.names)::text[], \(set.platforms)::text[],
         \(set.versions)::text[], \(set.os)::text[], \(set.events)::bigint[], \(set.devices)::bytea[])
+      """, logger: logger)
+    let totals = set.totals.sorted { ($0.key.hour, $0.key.name) < ($1.key.hour, $1.key.name) }
+    try await connection.query(
+      """
+      INSERT INTO \(unescaped: sql.tables.totals) (app, hour, name, events, devices)
+      SELECT \(app), * FROM unnest(\(totals.map(\.key.hour))::bigint[], \(totals.map(\.key.name))::text[],
+        \(totals.map(\.value.events))::bigint[],
+        \(totals.map { ByteBuffer(bytes: DeviceSetCoding.encode($0.value.numbers)) })::bytea[])
       """, logger: logger)
     try await connection.query(
       PostgresQuery(
@@ -113,6 +121,8 @@ extension PostgresEventStore: DeviceSetKeeping {
       set.events.append(events)
       let devices = try numbers.map { try DeviceSetCoding.number($0, app: app) }
       set.devices.append(ByteBuffer(bytes: DeviceSetCoding.encode(devices)))
+      set.totals[SetColumns.Key(hour: hour, name: name), default: (0, [])].events += events
+      set.totals[SetColumns.Key(hour: hour, name: name), default: (0, [])].numbers += devices
     }
     return set
   }
@@ -150,4 +160,11 @@ private struct SetColumns {
   var os: [String] = []
   var events: [Int64] = []
   var devices: [ByteBuffer] = []
+  /// Per hour and name, over every platform and version: the events and the devices' numbers.
+  var totals: [Key: (events: Int64, numbers: [UInt32])] = [:]
+
+  struct Key: Hashable {
+    var hour: Int64
+    var name: String
+  }
 }

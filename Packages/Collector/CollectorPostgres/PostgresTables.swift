@@ -125,6 +125,7 @@ struct PostgresTables: Sendable {
         "DROP INDEX \"\(schema)\".events_app_name_occurred_at",
       ],
       deviceSets.create(blob: "bytea"),
+      deviceSets.createTotals(blob: "bytea"),
     ]
   }
 

@@ -82,23 +82,39 @@ enum SQLiteDeviceSets {
     }
     // Another builder (a second collector on the file) may have built some of these hours since
     // they were found unbuilt: they are built again, from this transaction's rows.
-    for table in [tables.sets, tables.hours] {
+    for table in SQLiteSchema.deviceSets.built {
       try db.execute(sql: "DELETE FROM \(table) WHERE app = ? AND hour >= ? AND hour < ?", arguments: range)
     }
-    let insert = try db.cachedStatement(
-      sql: "INSERT INTO \(tables.sets) (app, hour, name, platform, app_version, os_version, events, devices) "
-        + "VALUES (?, ?, ?, ?, ?, ?, ?, ?)")
-    for (key, set) in sets {
-      var arguments: StatementArguments = [app]
-      arguments += StatementArguments(key)
-      arguments += [set.events, Data(DeviceSetCoding.encode(set.numbers))]
-      try insert.execute(arguments: arguments)
-    }
+    try write(db, app: app, sets: sets)
     let mark = try db.cachedStatement(sql: "INSERT INTO \(tables.hours) (app, hour) VALUES (?, ?)")
     for hour in stride(from: hours.lowerBound, to: hours.upperBound, by: Int(RollupTables.hour)) {
       try mark.execute(arguments: [app, hour])
     }
     return hours.count(by: RollupTables.hour)
+  }
+
+  /// Writes `sets` (keyed by hour, name, platform, app version and OS version) and their totals
+  /// by hour and name.
+  private static func write(_ db: Database, app: String, sets: [[DatabaseValue]: (events: Int64, numbers: [UInt32])])
+    throws
+  {
+    let insert = try db.cachedStatement(
+      sql: "INSERT INTO \(tables.sets) (app, hour, name, platform, app_version, os_version, events, devices) "
+        + "VALUES (?, ?, ?, ?, ?, ?, ?, ?)")
+    var totals: [[DatabaseValue]: (events: Int64, numbers: [UInt32])] = [:]
+    for (key, set) in sets {
+      var arguments: StatementArguments = [app]
+      arguments += StatementArguments(key)
+      arguments += [set.events, Data(DeviceSetCoding.encode(set.numbers))]
+      try insert.execute(arguments: arguments)
+      totals[Array(key.prefix(2)), default: (0, [])].events += set.events
+      totals[Array(key.prefix(2)), default: (0, [])].numbers += set.numbers
+    }
+    let total = try db.cachedStatement(
+      sql: "INSERT INTO \(tables.totals) (app, hour, name, events, devices) VALUES (?, ?, ?, ?, ?)")
+    for (key, set) in totals {
+      try total.execute(arguments: [app, key[0], key[1], set.events, Data(DeviceSetCoding.encode(set.numbers))])
+    }
   }
 
   /// The rows of a device-set query, the set of the `devices` column decoded, the other columns

@@ -188,6 +188,8 @@ enum SQLiteSchema {
     ),
     // Device sets, a cache of the names rollup built for past hours (``DeviceSetTables``).
     ("19-device-sets", deviceSets.create(blob: "BLOB").joined(separator: ";\n")),
+    // Sets per hour and name over every platform and version; every hour built again.
+    ("20-device-set-totals", deviceSets.createTotals(blob: "BLOB").joined(separator: ";\n")),
   ]
 
   /// The context's time zone and its library's name and version as columns of their own (the
