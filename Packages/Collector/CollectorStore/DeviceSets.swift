@@ -81,8 +81,20 @@ public struct DeviceSetSQL: Sendable {
     ] + clear
   }
 
-  /// Per app, its first and last rollup hour (`app`, `first`, `last`).
-  public var appHours: String { "SELECT app, min(hour) AS first, max(hour) AS last FROM \(names) GROUP BY app" }
+  /// Per app, its first and last rollup hour (`app`, `first`, `last`): the apps by a loose index
+  /// scan of the rollup's key (one seek per app), each app's hours by two more, never a scan of
+  /// its rows (the job asks every ten minutes; 0.4–0.9 s at 10M events by `GROUP BY`).
+  public var appHours: String {
+    """
+    WITH RECURSIVE apps(app) AS (
+      SELECT min(app) FROM \(names)
+      UNION ALL SELECT (SELECT min(app) FROM \(names) r WHERE r.app > apps.app) FROM apps WHERE apps.app IS NOT NULL
+    )
+    SELECT app, (SELECT min(hour) FROM \(names) r WHERE r.app = apps.app) AS first,
+      (SELECT max(hour) FROM \(names) r WHERE r.app = apps.app) AS last
+    FROM apps WHERE app IS NOT NULL
+    """
+  }
 
   /// Numbers the devices of the names rollup's rows of app `1`, hours `[2, 3)` that have none, from
   /// `4` up, in the order of their ids (`placeholder` writes the numbered placeholders).
