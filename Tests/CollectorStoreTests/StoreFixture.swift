@@ -27,8 +27,8 @@ enum Engine: String, CaseIterable, CustomStringConvertible, Sendable {
   /// The number of migrations the engine's schema has.
   var schemaVersion: Int {
     switch self {
-    case .sqlite: 20
-    case .postgres: 15
+    case .sqlite: 21
+    case .postgres: 16
     case .clickhouse, .clickhouseCluster: 9
     }
   }

@@ -89,12 +89,39 @@ extension PostgresEventStore: DeviceSetKeeping {
         \(totals.map(\.value.events))::bigint[],
         \(totals.map { ByteBuffer(bytes: DeviceSetCoding.encode($0.value.numbers)) })::bytea[])
       """, logger: logger)
+    try await writeSteps(connection, app: app, range)
     try await connection.query(
       PostgresQuery(
         unsafeSQL: "INSERT INTO \(sql.tables.hours) (app, hour) "
           + "SELECT $1, h FROM generate_series($2::bigint, $3::bigint - \(RollupTables.hour), \(RollupTables.hour)) AS h",
         binds: range), logger: logger)
     return Int((hours.upperBound - hours.lowerBound) / RollupTables.hour)
+  }
+
+  /// Writes the step cache of the app's hours in `range` (app, from, to) from their events
+  /// (``StepCacheBuild``), in one `unnest` insert.
+  private func writeSteps(_ connection: PostgresConnection, app: String, _ range: PostgresBindings) async throws {
+    let events = try await connection.query(
+      PostgresQuery(
+        unsafeSQL: tables.deviceSets.stepEventsOfHours(events: tables.events, dialect: PostgresDialect()),
+        binds: range), logger: logger)
+    var build = StepCacheBuild()
+    for try await (name, platform, version, os, number, time, id) in events.decode(
+      (String, String, String, String, Int64, Int64, String).self)
+    {
+      let key = StepCacheBuild.Key(
+        hour: RollupSQL.hour(of: time), name: name, platform: platform, appVersion: version, osVersion: os)
+      build.add(key, number: try DeviceSetCoding.number(number, app: app), time: time, id: Array(id.utf8))
+    }
+    let rows = build.finish()
+    guard !rows.isEmpty else { return }
+    try await connection.query(
+      """
+      INSERT INTO \(unescaped: tables.deviceSets.tables.steps) (app, hour, name, platform, app_version, os_version, events)
+      SELECT \(app), * FROM unnest(\(rows.map(\.key.hour))::bigint[], \(rows.map(\.key.name))::text[],
+        \(rows.map(\.key.platform))::text[], \(rows.map(\.key.appVersion))::text[], \(rows.map(\.key.osVersion))::text[],
+        \(rows.map { ByteBuffer(bytes: StepCacheCoding.encode($0.numbers)) })::bytea[])
+      """, logger: logger)
   }
 
   /// The sets of the app's hours in `range` (app, from, to), as the columns of their rows.

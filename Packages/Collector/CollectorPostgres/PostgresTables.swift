@@ -126,6 +126,7 @@ struct PostgresTables: Sendable {
       ],
       deviceSets.create(blob: "bytea"),
       deviceSets.createTotals(blob: "bytea"),
+      deviceSets.createSteps(blob: "bytea"),
     ]
   }
 

@@ -84,7 +84,7 @@ extension SQLReports {
 
   /// The statement selecting `columns` (the hour as `mark`) of the built hours of the filter's app
   /// and range.
-  private func builtHours(
+  func builtHours(
     _ filter: ReportFilter, _ tables: DeviceSetTables, selecting columns: String = "hour AS mark",
     _ sql: inout SQLBuilder
   ) -> String {

@@ -19,8 +19,9 @@ extension SQLReports {
       appVersion: appVersion, unit: filter.unit)
   }
 
-  /// The step events, read from the `(app, name, occurred_at, device_id, event_id)` index alone
-  /// and put in order by unit here: a database sort of every step event (and a join with the
+  /// The step events, read from the step cache where the range's hours are built
+  /// (``cachedStepEvents(_:steps:)``), else from the `(app, name, occurred_at, device_id, event_id)`
+  /// index alone, and put in order by unit here: a database sort of every step event (and a join with the
   /// persons per event) cost more than reading them (``Funnel/byUnit(_:persons:)``). Without a
   /// limit, the range's two halves are read at once, on two of the store's connections (reading
   /// is most of a large funnel's time, and each half's rows are made on its own core).
@@ -39,6 +40,7 @@ extension SQLReports {
     -> (StepEventColumns, persons: [String: String]?)
   {
     async let mapped = persons(filter)
+    if let cached = try await cachedStepEvents(filter, steps: steps) { return (cached, try await mapped) }
     guard filter.to - filter.from >= 2 * RollupTables.hour else {
       return (try await stepEvents(filter, steps: steps, limit: nil), try await mapped)
     }
@@ -67,7 +69,7 @@ extension SQLReports {
   }
 
   /// The step events of `filter`'s range as columns, `limit + 1` at most.
-  private func stepEvents(_ filter: ReportFilter, steps: [String], limit: Int?) async throws -> StepEventColumns {
+  func stepEvents(_ filter: ReportFilter, steps: [String], limit: Int?) async throws -> StepEventColumns {
     var sql = SQLBuilder(store.dialect)
     let conditions = sql.conditions(filter)
     let names = Set(steps).map { sql.bind($0) }.joined(separator: ", ")

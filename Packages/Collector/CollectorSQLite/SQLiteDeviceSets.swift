@@ -86,6 +86,7 @@ enum SQLiteDeviceSets {
       try db.execute(sql: "DELETE FROM \(table) WHERE app = ? AND hour >= ? AND hour < ?", arguments: range)
     }
     try write(db, app: app, sets: sets)
+    try writeSteps(db, app: app, range: range)
     let mark = try db.cachedStatement(sql: "INSERT INTO \(tables.hours) (app, hour) VALUES (?, ?)")
     for hour in stride(from: hours.lowerBound, to: hours.upperBound, by: Int(RollupTables.hour)) {
       try mark.execute(arguments: [app, hour])
@@ -114,6 +115,29 @@ enum SQLiteDeviceSets {
       sql: "INSERT INTO \(tables.totals) (app, hour, name, events, devices) VALUES (?, ?, ?, ?, ?)")
     for (key, set) in totals {
       try total.execute(arguments: [app, key[0], key[1], set.events, Data(DeviceSetCoding.encode(set.numbers))])
+    }
+  }
+
+  /// Writes the step cache of the app's hours in `range` (app, from, to) from their events
+  /// (``StepCacheBuild``).
+  private static func writeSteps(_ db: Database, app: String, range: StatementArguments) throws {
+    var build = StepCacheBuild()
+    let events = try Row.fetchCursor(
+      db, sql: SQLiteSchema.deviceSets.stepEventsOfHours(events: "events", dialect: SQLiteDialect()), arguments: range)
+    while let event = try events.next() {
+      let time: Int64 = event[5]
+      let key = StepCacheBuild.Key(
+        hour: RollupSQL.hour(of: time), name: event[0], platform: event[1], appVersion: event[2], osVersion: event[3])
+      let id: String = event[6]
+      build.add(key, number: try DeviceSetCoding.number(event[4], app: app), time: time, id: Array(id.utf8))
+    }
+    let insert = try db.cachedStatement(
+      sql: "INSERT INTO \(tables.steps) (app, hour, name, platform, app_version, os_version, events) "
+        + "VALUES (?, ?, ?, ?, ?, ?, ?)")
+    for (key, numbers) in build.finish() {
+      try insert.execute(arguments: [
+        app, key.hour, key.name, key.platform, key.appVersion, key.osVersion, Data(StepCacheCoding.encode(numbers)),
+      ])
     }
   }
 

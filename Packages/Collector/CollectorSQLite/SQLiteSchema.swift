@@ -190,6 +190,8 @@ enum SQLiteSchema {
     ("19-device-sets", deviceSets.create(blob: "BLOB").joined(separator: ";\n")),
     // Sets per hour and name over every platform and version; every hour built again.
     ("20-device-set-totals", deviceSets.createTotals(blob: "BLOB").joined(separator: ";\n")),
+    // The funnel's step events per built hour (``StepCacheBuild``); every hour built again.
+    ("21-step-cache", deviceSets.createSteps(blob: "BLOB").joined(separator: ";\n")),
   ]
 
   /// The context's time zone and its library's name and version as columns of their own (the

@@ -23,14 +23,18 @@ public struct DeviceSetTables: Sendable, Hashable {
   public var hours: String
   /// The device numbers' qualified name.
   public var numbers: String
+  /// The funnel's step events of the built hours (``StepCacheSQL``), qualified.
+  public var steps: String
 
-  /// The tables `rollup_name_sets`, `rollup_name_set_totals`, `device_set_hours` and
-  /// `device_numbers`, each behind `prefix` (a schema and a dot, or nothing).
+  /// The tables `rollup_name_sets`, `rollup_name_set_totals`, `device_set_hours`,
+  /// `device_numbers` and `rollup_step_events`, each behind `prefix` (a schema and a dot, or
+  /// nothing).
   public init(prefix: String) {
     sets = prefix + "rollup_name_sets"
     totals = prefix + "rollup_name_set_totals"
     hours = prefix + "device_set_hours"
     numbers = prefix + "device_numbers"
+    steps = prefix + "rollup_step_events"
   }
 }
 
@@ -78,7 +82,7 @@ public struct DeviceSetSQL: Sendable {
         PRIMARY KEY (app, hour, name)
       )
       """
-    ] + clear
+    ] + [tables.hours, tables.sets].map { "DELETE FROM \($0)" }
   }
 
   /// Per app, its first and last rollup hour (`app`, `first`, `last`): the apps by a loose index
@@ -141,7 +145,7 @@ public struct DeviceSetSQL: Sendable {
   }
 
   /// The tables a build writes, keyed by app and hour.
-  public var built: [String] { [tables.hours, tables.sets, tables.totals] }
+  public var built: [String] { [tables.hours, tables.sets, tables.totals, tables.steps] }
 }
 
 /// A set of device numbers as bytes: the numbers in ascending order, each four bytes,

@@ -63,6 +63,21 @@ public struct StepEventColumns: Sendable, Equatable {
     idEnds.append(idBytes.count)
   }
 
+  /// Adds one event whose device and name are already indexes into ``devices`` and ``names``.
+  mutating func append(deviceIndex: Int32, nameIndex: Int32, time: Int64, id: UnsafeRawBufferPointer) {
+    device.append(deviceIndex)
+    name.append(nameIndex)
+    self.time.append(time)
+    idBytes.append(contentsOf: id)
+    idEnds.append(idBytes.count)
+  }
+
+  /// The index of `device` in ``devices``, added when new.
+  mutating func index(ofDevice device: String) -> Int32 { Self.index(of: device, in: &devices, &deviceIndex) }
+
+  /// The index of `name` in ``names``, added when new.
+  mutating func index(ofName name: String) -> Int32 { Self.index(of: name, in: &names, &nameIndex) }
+
   /// Adds `other`'s events after these.
   public mutating func append(contentsOf other: StepEventColumns) {
     let devices = other.devices.map { Self.index(of: $0, in: &self.devices, &deviceIndex) }
