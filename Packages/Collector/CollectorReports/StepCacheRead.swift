@@ -29,6 +29,7 @@ extension SQLReports {
       guard let rows = try await stepRows(filter, steps: steps, tables: tables, built: built) else { continue }
       var numbered = NumberedDevices(try await devices)
       var found = StepEventColumns()
+      found.reserveCapacity(adding: rows.reduce(0) { $0 + $1.devices.count / 3 }, idBytes: 4)
       for row in rows {
         guard let hour = row.row["h"].int, let name = row.row["name"].text else { continue }
         found.appendCached(row.devices, name: name, hour: hour, devices: &numbered)

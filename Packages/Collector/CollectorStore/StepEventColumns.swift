@@ -63,6 +63,16 @@ public struct StepEventColumns: Sendable, Equatable {
     idEnds.append(idBytes.count)
   }
 
+  /// Makes room for `count` more events, each id of `idBytes` bytes, so that appending them copies
+  /// nothing already read.
+  public mutating func reserveCapacity(adding count: Int, idBytes: Int) {
+    device.reserveCapacity(device.count + count)
+    name.reserveCapacity(name.count + count)
+    time.reserveCapacity(time.count + count)
+    self.idBytes.reserveCapacity(self.idBytes.count + count * idBytes)
+    idEnds.reserveCapacity(idEnds.count + count)
+  }
+
   /// Adds one event whose device and name are already indexes into ``devices`` and ``names``.
   mutating func append(deviceIndex: Int32, nameIndex: Int32, time: Int64, id: UnsafeRawBufferPointer) {
     device.append(deviceIndex)
