@@ -27,6 +27,12 @@ extension SQLReports {
       (table, conditions) = (store.countersTable, sql.conditions(query.filter, timeColumn: query.timeColumn))
     }
     if let event = query.name { conditions += " AND \(name) = \(sql.bind(event))" }
+    // A parameter's value is read from each whole row: the rows in the table's order.
+    if query.source == .events, rollup == nil,
+      query.dimensions.contains(where: { if case .parameter = $0 { true } else { false } })
+    {
+      conditions = store.dialect.inTableOrder(table, where: conditions)
+    }
     let limit = query.limit.map { sql.bind(Int64($0)) }
     if store.dialect.countsDevicesByGrouping, query.source == .events, query.measures.contains(.devices),
       Set(query.measures).isSubset(of: [.events, .devices])

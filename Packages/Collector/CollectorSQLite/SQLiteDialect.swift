@@ -43,6 +43,11 @@ struct SQLiteDialect: SQLDialect {
     "\(select), i.key AS position FROM (\(source)) e, json_each(coalesce(e.f_items, '[]')) AS i WHERE i.type = 'object'"
   }
 
+  /// The rowids first, from the index the conditions choose; `IN` sorts them.
+  func inTableOrder(_ table: String, where conditions: String) -> String {
+    "rowid IN (SELECT rowid FROM \(table) WHERE \(conditions))"
+  }
+
   /// SQLite names the target by the table's name in the conflict clause.
   func upsertTarget(_ table: String) -> (target: String, current: String) { (table, table) }
 }

@@ -66,9 +66,17 @@ public protocol SQLDialect: Sendable {
   /// integer part) when they are even in number, as an aggregate; `nil` when the dialect has none
   /// (SQLite: the rows are then read and the median taken in the collector).
   func median(_ column: String) -> String?
+  /// `conditions` on `table` written so that the rows they match are read in the table's own order,
+  /// for a query that reads whole rows (a parameter's value): SQLite takes their rowids from an
+  /// index, sorts them and reads each row once, page by page, instead of a random page per row (the
+  /// purchases of four weeks at 10M events lie all over the file). The conditions as they are where
+  /// the engine reads so already (PostgreSQL's bitmap heap scans).
+  func inTableOrder(_ table: String, where conditions: String) -> String
 }
 
 extension SQLDialect {
   /// No median aggregate.
   public func median(_ column: String) -> String? { nil }
+  /// The conditions as they are.
+  public func inTableOrder(_ table: String, where conditions: String) -> String { conditions }
 }
