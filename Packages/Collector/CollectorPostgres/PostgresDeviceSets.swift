@@ -109,9 +109,9 @@ extension PostgresEventStore: DeviceSetKeeping {
     for try await (name, platform, version, os, number, time, id) in events.decode(
       (String, String, String, String, Int64, Int64, String).self)
     {
-      let key = StepCacheBuild.Key(
-        hour: RollupSQL.hour(of: time), name: name, platform: platform, appVersion: version, osVersion: os)
-      build.add(key, number: try DeviceSetCoding.number(number, app: app), time: time, id: Array(id.utf8))
+      try build.add(
+        name: name, platform: platform, appVersion: version, osVersion: os, number: number, time: time, id: id, app: app
+      )
     }
     let rows = build.finish()
     guard !rows.isEmpty else { return }

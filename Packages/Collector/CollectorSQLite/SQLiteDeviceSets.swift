@@ -125,11 +125,9 @@ enum SQLiteDeviceSets {
     let events = try Row.fetchCursor(
       db, sql: SQLiteSchema.deviceSets.stepEventsOfHours(events: "events", dialect: SQLiteDialect()), arguments: range)
     while let event = try events.next() {
-      let time: Int64 = event[5]
-      let key = StepCacheBuild.Key(
-        hour: RollupSQL.hour(of: time), name: event[0], platform: event[1], appVersion: event[2], osVersion: event[3])
-      let id: String = event[6]
-      build.add(key, number: try DeviceSetCoding.number(event[4], app: app), time: time, id: Array(id.utf8))
+      try build.add(
+        name: event[0], platform: event[1], appVersion: event[2], osVersion: event[3], number: event[4],
+        time: event[5], id: event[6], app: app)
     }
     let insert = try db.cachedStatement(
       sql: "INSERT INTO \(tables.steps) (app, hour, name, platform, app_version, os_version, events) "

@@ -84,6 +84,18 @@ public struct StepCacheBuild: Sendable {
   /// No events.
   public init() {}
 
+  /// Adds one event of app `app` as a build reads it (``DeviceSetSQL/stepEventsOfHours(events:dialect:)``):
+  /// its hour as the rollups key it, its device's number as a set holds it (a store error past 2^32
+  /// devices, ``DeviceSetCoding/number(_:app:)``).
+  public mutating func add(
+    name: String, platform: String, appVersion: String, osVersion: String, number: Int64, time: Int64, id: String,
+    app: String
+  ) throws {
+    let key = Key(
+      hour: RollupSQL.hour(of: time), name: name, platform: platform, appVersion: appVersion, osVersion: osVersion)
+    add(key, number: try DeviceSetCoding.number(number, app: app), time: time, id: Array(id.utf8))
+  }
+
   /// Adds one event; events come in the order of their times.
   public mutating func add(_ key: Key, number: UInt32, time: Int64, id: [UInt8]) {
     if time != tiedTime { rankTied() }
