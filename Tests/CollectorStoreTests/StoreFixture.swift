@@ -27,8 +27,8 @@ enum Engine: String, CaseIterable, CustomStringConvertible, Sendable {
   /// The number of migrations the engine's schema has.
   var schemaVersion: Int {
     switch self {
-    case .sqlite: 21
-    case .postgres: 16
+    case .sqlite: 22
+    case .postgres: 17
     case .clickhouse, .clickhouseCluster: 9
     }
   }

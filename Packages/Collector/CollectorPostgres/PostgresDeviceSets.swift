@@ -69,7 +69,7 @@ extension PostgresEventStore: DeviceSetKeeping {
     try await connection.query(
       PostgresQuery(unsafeSQL: sql.numberDevices(placeholder: PostgresDialect().placeholder), binds: numbering),
       logger: logger)
-    let set = try await setColumns(connection, app: app, range)
+    var set = try await setColumns(connection, app: app, range)
     for table in sql.built {
       try await connection.query(
         PostgresQuery(unsafeSQL: "DELETE FROM \(table) WHERE app = $1 AND hour >= $2 AND hour < $3", binds: range),
@@ -90,6 +90,7 @@ extension PostgresEventStore: DeviceSetKeeping {
         \(totals.map { ByteBuffer(bytes: DeviceSetCoding.encode($0.value.numbers)) })::bytea[])
       """, logger: logger)
     try await writeSteps(connection, app: app, range)
+    try await writeParameters(connection, app: app, range, &set.parameters)
     try await connection.query(
       PostgresQuery(
         unsafeSQL: "INSERT INTO \(sql.tables.hours) (app, hour) "
@@ -124,6 +125,37 @@ extension PostgresEventStore: DeviceSetKeeping {
       """, logger: logger)
   }
 
+  /// Writes the parameter cache of the app's hours in `range` (app, from, to) from their events'
+  /// parameters and `build`'s events per device (``ParameterCacheBuild``), in one `unnest` insert.
+  private func writeParameters(
+    _ connection: PostgresConnection, app: String, _ range: PostgresBindings, _ build: inout ParameterCacheBuild
+  ) async throws {
+    let parameters = try await connection.query(
+      PostgresQuery(
+        unsafeSQL: tables.deviceSets.parametersOfHours(events: tables.events, dialect: PostgresDialect()),
+        binds: range), logger: logger)
+    for try await (name, platform, version, os, number, time, event, key, value) in parameters.decode(
+      (String, String, String, String, Int64, Int64, String, String, String?).self)
+    {
+      let row = StepCacheBuild.Key(
+        hour: RollupSQL.hour(of: time), name: name, platform: platform, appVersion: version, osVersion: os)
+      build.addParameter(
+        row, number: try DeviceSetCoding.number(number, app: app), event: event, key: key, value: value)
+    }
+    let rows = build.finish()
+    guard !rows.isEmpty else { return }
+    let keys = rows.map(\.key.row)
+    try await connection.query(
+      """
+      INSERT INTO \(unescaped: tables.deviceSets.tables.parameters)
+        (app, hour, name, platform, app_version, os_version, key, vals, entries)
+      SELECT \(app), * FROM unnest(\(keys.map(\.hour))::bigint[], \(keys.map(\.name))::text[],
+        \(keys.map(\.platform))::text[], \(keys.map(\.appVersion))::text[], \(keys.map(\.osVersion))::text[],
+        \(rows.map(\.key.key))::text[], \(rows.map { ParameterCacheCoding.encode($0.values) })::text[],
+        \(rows.map { ByteBuffer(bytes: StepCacheCoding.encode($0.entries)) })::bytea[])
+      """, logger: logger)
+  }
+
   /// The sets of the app's hours in `range` (app, from, to), as the columns of their rows.
   private func setColumns(_ connection: PostgresConnection, app: String, _ range: PostgresBindings) async throws
     -> SetColumns
@@ -131,14 +163,16 @@ extension PostgresEventStore: DeviceSetKeeping {
     let rows = try await connection.query(
       PostgresQuery(
         unsafeSQL: """
-          SELECT r.hour, r.name, r.platform, r.app_version, r.os_version, sum(r.events)::bigint, array_agg(n.num)
+          SELECT r.hour, r.name, r.platform, r.app_version, r.os_version, sum(r.events)::bigint, array_agg(n.num),
+            array_agg(r.events)
           FROM \(tables.deviceSets.names) r
           JOIN \(tables.deviceSets.tables.numbers) n ON n.app = r.app AND n.device_id = r.device_id
           WHERE r.app = $1 AND r.hour >= $2 AND r.hour < $3 GROUP BY 1, 2, 3, 4, 5
           """, binds: range), logger: logger)
     var set = SetColumns()
-    for try await (hour, name, platform, version, os, events, numbers) in rows.decode(
-      (Int64, String, String, String, String, Int64, [Int64]).self)
+    // Both arrays are fed row by row, so they are in the same order.
+    for try await (hour, name, platform, version, os, events, numbers, perDevice) in rows.decode(
+      (Int64, String, String, String, String, Int64, [Int64], [Int64]).self)
     {
       set.hours.append(hour)
       set.names.append(name)
@@ -147,6 +181,8 @@ extension PostgresEventStore: DeviceSetKeeping {
       set.os.append(os)
       set.events.append(events)
       let devices = try numbers.map { try DeviceSetCoding.number($0, app: app) }
+      let row = StepCacheBuild.Key(hour: hour, name: name, platform: platform, appVersion: version, osVersion: os)
+      for (number, count) in zip(devices, perDevice) { set.parameters.addEvents(row, number: number, events: count) }
       set.devices.append(ByteBuffer(bytes: DeviceSetCoding.encode(devices)))
       set.totals[SetColumns.Key(hour: hour, name: name), default: (0, [])].events += events
       set.totals[SetColumns.Key(hour: hour, name: name), default: (0, [])].numbers += devices
@@ -189,6 +225,8 @@ private struct SetColumns {
   var devices: [ByteBuffer] = []
   /// Per hour and name, over every platform and version: the events and the devices' numbers.
   var totals: [Key: (events: Int64, numbers: [UInt32])] = [:]
+  /// The parameter cache being built, its events per device added.
+  var parameters = ParameterCacheBuild()
 
   struct Key: Hashable {
     var hour: Int64

@@ -16,6 +16,11 @@ struct PostgresDialect: SQLDialect {
 
   func parameterText(_ key: String, bind: (String) -> String) -> String { "(parameters ->> \(bind(key)))" }
 
+  /// `jsonb_each_text`, whose values are the text `->>` reads.
+  func parameterEntries(_ document: String) -> (source: String, key: String, value: String) {
+    ("jsonb_each_text(CASE jsonb_typeof(\(document)) WHEN 'object' THEN \(document) END) j", "j.key", "j.value")
+  }
+
   var parametersAsText: String { "parameters::text AS parameters" }
   var smallerOfTwo: String { "least" }
   var largerOfTwo: String { "greatest" }

@@ -127,6 +127,7 @@ struct PostgresTables: Sendable {
       deviceSets.create(blob: "bytea"),
       deviceSets.createTotals(blob: "bytea"),
       deviceSets.createSteps(blob: "bytea"),
+      deviceSets.createParameters(text: "text", blob: "bytea"),
     ]
   }
 

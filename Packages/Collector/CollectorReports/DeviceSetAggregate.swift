@@ -156,14 +156,22 @@ struct DeviceTally {
 
   /// A set row: its group's events and devices.
   mutating func add(_ row: SQLRow, events: Int64, numbers: [UInt32]) {
-    let key = query.dimensions.indices.map { row[query.column(of: $0)] }
-    groups[key, default: Group()].add(events: events, numbers: numbers)
-    largest = max(largest, numbers.max() ?? 0)
+    add(key: query.dimensions.indices.map { row[query.column(of: $0)] }, events: events, numbers: numbers)
   }
 
   /// A rollup row: its group's events, and its device by number, or by id when it has none.
   mutating func add(_ row: SQLRow, events: Int64, number: Int64?, device: String) {
-    let key = query.dimensions.indices.map { row[query.column(of: $0)] }
+    add(key: query.dimensions.indices.map { row[query.column(of: $0)] }, events: events, number: number, device: device)
+  }
+
+  /// Events and devices of the group of dimension values `key`.
+  mutating func add(key: [SQLValue], events: Int64, numbers: some Collection<UInt32>) {
+    groups[key, default: Group()].add(events: events, numbers: numbers)
+    largest = max(largest, numbers.max() ?? 0)
+  }
+
+  /// Events of the group `key`, and their device by number, or by id when it has none.
+  mutating func add(key: [SQLValue], events: Int64, number: Int64?, device: String) {
     if let number, let value = UInt32(exactly: number) {
       groups[key, default: Group()].add(events: events, numbers: CollectionOfOne(value))
       largest = max(largest, value)

@@ -1,13 +1,15 @@
 public import CollectorStore
 
 /// ``ReportQuery`` in the SQL engines' dialects: one parameterised statement over the events (or
-/// the rollups, when they can answer it) or the counters; or the device sets, where the store keeps
-/// them (``aggregateFromDeviceSets(_:)``).
+/// the rollups, when they can answer it) or the counters; or the device sets and the parameter
+/// cache, where the store keeps them (``aggregateFromDeviceSets(_:)``,
+/// ``aggregateFromParameterCache(_:)``).
 extension SQLReports {
   /// The rows of `query`: one per group, the dimensions in `d0`, `d1`, …, each measure in its
   /// ``ReportQuery/Measure/column``.
   public func aggregate(_ query: ReportQuery) async throws -> [SQLRow] {
     if let answered = try await aggregateFromDeviceSets(query) { return answered }
+    if let answered = try await aggregateFromParameterCache(query) { return answered }
     var sql = SQLBuilder(store.dialect)
     let rollup = rollupTable(for: query)
     let byKey = try await readsByKey(query)

@@ -74,11 +74,16 @@ enum SQLiteDeviceSets {
         FROM rollup_names r CROSS JOIN \(tables.numbers) n ON n.app = r.app AND n.device_id = r.device_id
         WHERE r.app = ? AND r.hour >= ? AND r.hour < ?
         """, arguments: range)
+    var parameters = ParameterCacheBuild()
     while let row = try rows.next() {
       let key = (0..<5).map { row[$0] as DatabaseValue }
       let number = try DeviceSetCoding.number(row[6], app: app)
-      sets[key, default: (0, [])].events += row[5] as Int64
+      let events: Int64 = row[5]
+      sets[key, default: (0, [])].events += events
       sets[key, default: (0, [])].numbers.append(number)
+      parameters.addEvents(
+        StepCacheBuild.Key(hour: row[0], name: row[1], platform: row[2], appVersion: row[3], osVersion: row[4]),
+        number: number, events: events)
     }
     // Another builder (a second collector on the file) may have built some of these hours since
     // they were found unbuilt: they are built again, from this transaction's rows.
@@ -87,6 +92,7 @@ enum SQLiteDeviceSets {
     }
     try write(db, app: app, sets: sets)
     try writeSteps(db, app: app, range: range)
+    try writeParameters(db, app: app, range: range, &parameters)
     let mark = try db.cachedStatement(sql: "INSERT INTO \(tables.hours) (app, hour) VALUES (?, ?)")
     for hour in stride(from: hours.lowerBound, to: hours.upperBound, by: Int(RollupTables.hour)) {
       try mark.execute(arguments: [app, hour])
@@ -135,6 +141,31 @@ enum SQLiteDeviceSets {
     for (key, numbers) in build.finish() {
       try insert.execute(arguments: [
         app, key.hour, key.name, key.platform, key.appVersion, key.osVersion, Data(StepCacheCoding.encode(numbers)),
+      ])
+    }
+  }
+
+  /// Writes the parameter cache of the app's hours in `range` (app, from, to) from their events'
+  /// parameters and `build`'s events per device (``ParameterCacheBuild``).
+  private static func writeParameters(
+    _ db: Database, app: String, range: StatementArguments, _ build: inout ParameterCacheBuild
+  ) throws {
+    let parameters = try Row.fetchCursor(
+      db, sql: SQLiteSchema.deviceSets.parametersOfHours(events: "events", dialect: SQLiteDialect()), arguments: range)
+    while let row = try parameters.next() {
+      build.addParameter(
+        StepCacheBuild.Key(
+          hour: RollupSQL.hour(of: row[5]), name: row[0], platform: row[1], appVersion: row[2], osVersion: row[3]),
+        number: try DeviceSetCoding.number(row[4], app: app), event: row[6], key: row[7], value: row[8])
+    }
+    let insert = try db.cachedStatement(
+      sql: "INSERT INTO \(tables.parameters) (app, hour, name, platform, app_version, os_version, key, vals, entries) "
+        + "VALUES (?, ?, ?, ?, ?, ?, ?, ?, ?)")
+    for row in build.finish() {
+      let key = row.key.row
+      try insert.execute(arguments: [
+        app, key.hour, key.name, key.platform, key.appVersion, key.osVersion, row.key.key,
+        ParameterCacheCoding.encode(row.values), Data(StepCacheCoding.encode(row.entries)),
       ])
     }
   }

@@ -16,6 +16,16 @@ struct SQLiteDialect: SQLDialect {
       + "ELSE CAST(json_extract(parameters, \(path)) AS TEXT) END)"
   }
 
+  /// `json_each` (of valid JSON only: the type of invalid JSON is an error), its values typed as
+  /// ``parameterText(_:bind:)`` types them.
+  func parameterEntries(_ document: String) -> (source: String, key: String, value: String) {
+    (
+      "json_each(CASE WHEN json_valid(\(document)) THEN CASE json_type(\(document)) WHEN 'object' THEN \(document) END END) j",
+      "j.key",
+      "(CASE j.type WHEN 'true' THEN 'true' WHEN 'false' THEN 'false' ELSE CAST(j.value AS TEXT) END)"
+    )
+  }
+
   var parametersAsText: String { "parameters" }
   var smallerOfTwo: String { "min" }
   var largerOfTwo: String { "max" }

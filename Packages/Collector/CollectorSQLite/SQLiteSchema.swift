@@ -192,6 +192,8 @@ enum SQLiteSchema {
     ("20-device-set-totals", deviceSets.createTotals(blob: "BLOB").joined(separator: ";\n")),
     // The funnel's step events per built hour (``StepCacheBuild``); every hour built again.
     ("21-step-cache", deviceSets.createSteps(blob: "BLOB").joined(separator: ";\n")),
+    // Events by parameter value per built hour (``ParameterCacheBuild``); every hour built again.
+    ("22-parameter-cache", deviceSets.createParameters(text: "TEXT", blob: "BLOB").joined(separator: ";\n")),
   ]
 
   /// The context's time zone and its library's name and version as columns of their own (the

@@ -23,18 +23,21 @@ public struct DeviceSetTables: Sendable, Hashable {
   public var hours: String
   /// The device numbers' qualified name.
   public var numbers: String
-  /// The funnel's step events of the built hours (``StepCacheSQL``), qualified.
+  /// The funnel's step events of the built hours (``StepCacheBuild``), qualified.
   public var steps: String
+  /// The events by parameter value of the built hours (``ParameterCacheBuild``), qualified.
+  public var parameters: String
 
   /// The tables `rollup_name_sets`, `rollup_name_set_totals`, `device_set_hours`,
-  /// `device_numbers` and `rollup_step_events`, each behind `prefix` (a schema and a dot, or
-  /// nothing).
+  /// `device_numbers`, `rollup_step_events` and `rollup_parameter_values`, each behind `prefix` (a
+  /// schema and a dot, or nothing).
   public init(prefix: String) {
     sets = prefix + "rollup_name_sets"
     totals = prefix + "rollup_name_set_totals"
     hours = prefix + "device_set_hours"
     numbers = prefix + "device_numbers"
     steps = prefix + "rollup_step_events"
+    parameters = prefix + "rollup_parameter_values"
   }
 }
 
@@ -145,7 +148,7 @@ public struct DeviceSetSQL: Sendable {
   }
 
   /// The tables a build writes, keyed by app and hour.
-  public var built: [String] { [tables.hours, tables.sets, tables.totals, tables.steps] }
+  public var built: [String] { [tables.hours, tables.sets, tables.totals, tables.steps, tables.parameters] }
 }
 
 /// A set of device numbers as bytes: the numbers in ascending order, each four bytes,
