@@ -141,6 +141,11 @@ struct RollupEquivalenceTests {
         filter, steps: ["app_open", "product_viewed", "purchase"], window: 86_400_000)
     }
     results["sessions"] = try await reports.sessions(filter)
+    // Text values: engines write a whole number sent as `801.0` differently (SQLite `801.0`,
+    // ClickHouse `801`); ParameterCacheTests checks numbers on each SQL engine.
+    for (event, key) in [("purchase", "currency"), ("purchase", "transaction_id"), ("product_viewed", "product_id")] {
+      results["parameter-\(event)-\(key)"] = try await reports.parameterValues(filter, event: event, parameter: key)
+    }
     results["revenue"] = try await reports.revenue(filter)
     results["top-items"] = try await reports.topItems(filter, category: nil, brand: nil, limit: 100)
     results["top-items-shoes"] = try await reports.topItems(filter, category: "shoes", brand: nil, limit: 100)
