@@ -10,6 +10,11 @@ extension SQLiteSchema {
   /// Deletes the sets of the hours the events a write inserted fall in (their rowids above `?`).
   static let invalidateInserted = deviceSets.invalidate(
     hoursOf: "events", where: "rowid > ?", hour: rollups.hour(of: "occurred_at"))
+
+  /// Whether the events a write inserted (their rowids above `?`) fall in a built hour: most writes
+  /// are of the current hours, never built, and skip ``invalidateInserted``.
+  static let insertedTouchBuilt = deviceSets.touchesBuilt(
+    hoursOf: "events", where: "rowid > ?", hour: rollups.hour(of: "occurred_at"))
 }
 
 extension SQLiteEventStore: DeviceSetKeeping {

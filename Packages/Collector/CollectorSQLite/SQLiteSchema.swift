@@ -278,7 +278,9 @@ enum SQLiteRows {
         if try binder.step(db) { summary.insertedEvents += 1 } else { summary.duplicateEvents += 1 }
       }
       if summary.insertedEvents > 0 {
-        for sql in SQLiteSchema.rollups.add(from: "events", where: "rowid > ?") + SQLiteSchema.invalidateInserted {
+        let schema = SQLiteSchema.self
+        let touched = try Bool.fetchOne(db.cachedStatement(sql: schema.insertedTouchBuilt), arguments: [before]) ?? true
+        for sql in schema.rollups.add(from: "events", where: "rowid > ?") + (touched ? schema.invalidateInserted : []) {
           try db.cachedStatement(sql: sql).execute(arguments: [before])
         }
         try db.cachedStatement(

@@ -142,6 +142,14 @@ public struct DeviceSetSQL: Sendable {
     return built.map { "DELETE FROM \($0) WHERE (app, hour) IN \(touched)" }
   }
 
+  /// Whether any (app, hour) of the rows of `source` matching `condition` is built (`touched`: 1
+  /// or 0): only then has ``invalidate(hoursOf:where:hour:)`` anything to delete, as a build writes
+  /// every table of ``built`` for the hours it marks and an invalidation deletes them together.
+  public func touchesBuilt(hoursOf source: String, where condition: String, hour: String) -> String {
+    "SELECT EXISTS (SELECT 1 FROM \(tables.hours) WHERE (app, hour) IN "
+      + "(SELECT DISTINCT app, \(hour) FROM \(source) WHERE \(condition))) AS touched"
+  }
+
   /// Deletes every set and mark (before the rollups are rebuilt from all events).
   public var clear: [String] {
     built.map { "DELETE FROM \($0)" }
