@@ -21,6 +21,9 @@ struct PostgresDialect: SQLDialect {
     ("jsonb_each_text(CASE jsonb_typeof(\(document)) WHEN 'object' THEN \(document) END) j", "j.key", "j.value")
   }
 
+  /// Under `"C"`: top items' distinct orders and buyers at 10M 1.26× faster by hand (Docs/Benchmarks.md).
+  func bytewise(_ expression: String) -> String { "(\(expression) COLLATE \"C\")" }
+
   var parametersAsText: String { "parameters::text AS parameters" }
   var smallerOfTwo: String { "least" }
   var largerOfTwo: String { "greatest" }

@@ -67,11 +67,13 @@ extension SQLReports {
     if let brand { conditions.append("brand = \(sql.bind(brand))") }
     // The latest name: the time behind a fixed 16-digit offset sorts as text (times in a report
     // range lie in ReportFilter.bounds), cheaper than formatting it.
-    let stamped = "CAST(t + 2000000000000000 AS TEXT) || coalesce(name, '')"
+    let dialect = store.dialect
+    let stamped = dialect.bytewise("CAST(t + 2000000000000000 AS TEXT) || coalesce(name, '')")
     return try await rows(
       "SELECT item, substr(max(\(stamped)), 17) AS name, currency, sum(quantity) AS units, "
-        + "sum(quantity * coalesce(price, 0)) AS revenue, count(DISTINCT k) AS orders, "
-        + "count(DISTINCT device_id) AS buyers FROM (\(items)) i WHERE \(conditions.joined(separator: " AND ")) "
+        + "sum(quantity * coalesce(price, 0)) AS revenue, count(DISTINCT \(dialect.bytewise("k"))) AS orders, "
+        + "count(DISTINCT \(dialect.bytewise("device_id"))) AS buyers FROM (\(items)) i "
+        + "WHERE \(conditions.joined(separator: " AND ")) "
         + "GROUP BY item, currency ORDER BY revenue DESC, item, currency LIMIT \(sql.bind(Int64(max(1, limit))))", sql)
   }
 }

@@ -76,6 +76,11 @@ public protocol SQLDialect: Sendable {
   /// purchases of four weeks at 10M events lie all over the file). The conditions as they are where
   /// the engine reads so already (PostgreSQL's bitmap heap scans).
   func inTableOrder(_ table: String, where conditions: String) -> String
+  /// A text expression compared byte by byte, for `count(DISTINCT …)` and `max(…)` over many rows:
+  /// PostgreSQL sorts text under the database's collation (`C.UTF-8` compares far slower than
+  /// bytes; equality is the same in every deterministic collation, and bytes are SQLite's `BINARY`
+  /// order). The expression as it is where text already compares by bytes.
+  func bytewise(_ expression: String) -> String
 }
 
 extension SQLDialect {
@@ -83,4 +88,6 @@ extension SQLDialect {
   public func median(_ column: String) -> String? { nil }
   /// The conditions as they are.
   public func inTableOrder(_ table: String, where conditions: String) -> String { conditions }
+  /// The expression as it is.
+  public func bytewise(_ expression: String) -> String { expression }
 }
