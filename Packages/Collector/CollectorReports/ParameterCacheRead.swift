@@ -38,7 +38,8 @@ extension SQLReports {
     return nil
   }
 
-  /// The groups of `found`, or `nil` when its marks are not `built`. A built hour and dimensions
+  /// The groups of `found`, or `nil` when its marks are not `built` or a row's values do not decode
+  /// (read again, then from the events). A built hour and dimensions
   /// without a parameter row had no event with the key: its set's events and devices are `(none)`.
   private static func tally(_ found: [DeviceSetRow], query: ReportQuery, built: Set<Int64>) -> [SQLRow]? {
     var tally = DeviceTally(query)
