@@ -49,6 +49,9 @@ private func withLiveCollector(
   var configuration = CollectorConfiguration()
   configuration.port = 0
   configuration.zones = zones
+  // The fixtures are dated (2026-11-02): the quarantine's 30-day retention, which prunes at start by
+  // the wall clock, would delete them once that date is a month old.
+  configuration.retention.quarantineDays = nil
   let collector = EventCollector(configuration: configuration, store: store, logger: Logger(label: "test"))
   try await collector.keyRing.provision([key], now: 0)
   try await collector.application(closesStore: false).test(.live) { client async throws in
