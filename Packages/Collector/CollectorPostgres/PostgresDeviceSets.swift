@@ -137,10 +137,9 @@ extension PostgresEventStore: DeviceSetKeeping {
     for try await (name, platform, version, os, number, time, event, key, value) in parameters.decode(
       (String, String, String, String, Int64, Int64, String, String, String?).self)
     {
-      let row = StepCacheBuild.Key(
-        hour: RollupSQL.hour(of: time), name: name, platform: platform, appVersion: version, osVersion: os)
-      build.addParameter(
-        row, number: try DeviceSetCoding.number(number, app: app), event: event, key: key, value: value)
+      try build.addParameter(
+        name: name, platform: platform, appVersion: version, osVersion: os, number: number, time: time, event: event,
+        key: key, value: value, app: app)
     }
     let rows = build.finish()
     guard !rows.isEmpty else { return }

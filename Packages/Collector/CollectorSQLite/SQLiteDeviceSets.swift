@@ -158,10 +158,9 @@ enum SQLiteDeviceSets {
     let parameters = try Row.fetchCursor(
       db, sql: SQLiteSchema.deviceSets.parametersOfHours(events: "events", dialect: SQLiteDialect()), arguments: range)
     while let row = try parameters.next() {
-      build.addParameter(
-        StepCacheBuild.Key(
-          hour: RollupSQL.hour(of: row[5]), name: row[0], platform: row[1], appVersion: row[2], osVersion: row[3]),
-        number: try DeviceSetCoding.number(row[4], app: app), event: row[6], key: row[7], value: row[8])
+      try build.addParameter(
+        name: row[0], platform: row[1], appVersion: row[2], osVersion: row[3], number: row[4], time: row[5],
+        event: row[6], key: row[7], value: row[8], app: app)
     }
     let insert = try db.cachedStatement(
       sql: "INSERT INTO \(tables.parameters) (app, hour, name, platform, app_version, os_version, key, vals, entries) "

@@ -78,6 +78,17 @@ public struct ParameterCacheBuild: Sendable {
     var indexes: [String: UInt32] = [:]
     var events: [Pair: UInt32] = [:]
     var keyed: [UInt32: UInt32] = [:]
+
+    /// One event of device `number` with `value`.
+    mutating func add(_ value: String, number: UInt32) {
+      let index = indexes[value] ?? UInt32(values.count)
+      if index == values.count {
+        values.append(value)
+        indexes[value] = index
+      }
+      events[Pair(value: index, number: number), default: 0] &+= 1
+      keyed[number, default: 0] &+= 1
+    }
   }
 
   private struct Pair: Hashable {
@@ -100,6 +111,18 @@ public struct ParameterCacheBuild: Sendable {
     devices[row, default: [:]][number, default: 0] &+= UInt32(clamping: events)
   }
 
+  /// Adds one parameter of an event of app `app` as a build reads it
+  /// (``DeviceSetSQL/parametersOfHours(events:dialect:)``): its hour as the rollups key it, its
+  /// device's number as a set holds it (a store error past 2^32 devices).
+  public mutating func addParameter(
+    name: String, platform: String, appVersion: String, osVersion: String, number: Int64, time: Int64,
+    event: String, key: String, value: String?, app: String
+  ) throws {
+    let row = StepCacheBuild.Key(
+      hour: RollupSQL.hour(of: time), name: name, platform: platform, appVersion: appVersion, osVersion: osVersion)
+    addParameter(row, number: try DeviceSetCoding.number(number, app: app), event: event, key: key, value: value)
+  }
+
   /// Adds one parameter of event `event` (its rows come together, as the build reads them); a
   /// `nil` value (JSON `null`) is left to `(none)`.
   public mutating func addParameter(
@@ -107,16 +130,7 @@ public struct ParameterCacheBuild: Sendable {
   ) {
     if event != self.event { (self.event, eventKeys) = (event, []) }
     guard let value, eventKeys.insert(key).inserted else { return }
-    let rowKey = Key(row: row, key: key)
-    var built = rows.removeValue(forKey: rowKey) ?? Row()
-    let index = built.indexes[value] ?? UInt32(built.values.count)
-    if index == built.values.count {
-      built.values.append(value)
-      built.indexes[value] = index
-    }
-    built.events[Pair(value: index, number: number), default: 0] &+= 1
-    built.keyed[number, default: 0] &+= 1
-    rows[rowKey] = built
+    rows[Key(row: row, key: key), default: Row()].add(value, number: number)
   }
 
   /// The rows, once everything is added: each key, its values (`(none)` last when some events
