@@ -31,10 +31,11 @@ func signIn(_ client: some TestClientProtocol, key: String, next: String = "/", 
   }
 }
 
-/// A collector on a fresh SQLite file with one write key (app `ty`) and one admin key.
+/// A collector on a fresh SQLite file with one write key (app `ty`) and one admin key; with an
+/// ingest spool in `spoolDirectory` when given.
 func makeCollector(
   rateLimit: Double? = nil, maximumQueuedRows: Int = 200_000, store: ((any EventStore) -> any EventStore)? = nil,
-  path: String? = nil, logger: Logger = Logger(label: "test"),
+  path: String? = nil, spoolDirectory: String? = nil, logger: Logger = Logger(label: "test"),
   configure: (inout CollectorConfiguration) -> Void = { _ in }
 ) async throws -> EventCollector {
   var configuration = CollectorConfiguration()
@@ -60,8 +61,12 @@ func makeCollector(
     } else {
       nil
     }
+  let metrics = CollectorMetrics()
+  let spool = try spoolDirectory.map {
+    try SpooledEventStore(directory: $0, base: chosen, retryDelay: .milliseconds(50), metrics: metrics, logger: logger)
+  }
   let collector = EventCollector(
-    configuration: configuration, store: chosen, reports: reports, logger: logger)
+    configuration: configuration, store: chosen, reports: reports, logger: logger, metrics: metrics, spool: spool)
   try await collector.keyRing.provision(
     [
       ProvisionedKey(app: "ty", key: writeKey, scope: .write), ProvisionedKey(app: "*", key: adminKey, scope: .admin),

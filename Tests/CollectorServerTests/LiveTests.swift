@@ -1,6 +1,7 @@
 import CollectorClickHouse
 import CollectorIngest
 import CollectorPostgres
+import CollectorRuntime
 import CollectorServer
 import CollectorService
 import CollectorStore
@@ -68,6 +69,45 @@ struct LiveTests {
       #expect(service.statistics()?.delivered == 2_200)
     }
     try await collector.store.close()
+  }
+
+  /// The ingest spool in front of each engine: the 2xx is the spool's `fsync`, the store takes the
+  /// rows behind it; an erasure through the API waits for them, so none of the device's survive it.
+  @Test("CollectorService → collector → spool → store: every event once, erasure waits", arguments: Engine.available)
+  func throughTheSpool(engine: Engine) async throws {
+    let directory = TemporaryDirectory()
+    let collector = try await makeCollector(
+      store: { engine.store($0, "spool") }, spoolDirectory: directory.url.appendingPathComponent("spool").path)
+    let spool = try #require(collector.spool)
+    let outbox = directory.url.appendingPathComponent("outbox")
+    try await collector.application(closesStore: false).test(.live) { client async throws in
+      let port = try #require(client.port)
+      let service = try CollectorService(
+        endpoint: URL(string: "http://127.0.0.1:\(port)")!, writeKey: writeKey,
+        directory: outbox, batchSize: 100,
+        retry: RetryPolicy(initialDelay: 0.05, maximumDelay: 0.2),
+        policy: FlushPolicy(count: 100, interval: nil, flushTimeout: 30))
+      let tracker = Tracker(services: [service], configuration: TrackerConfiguration(emitsSessionEvents: false))
+      for index in 0..<1_000 { tracker.track(GenericEvent("screen_\(index % 7)", parameters: ["index": .int(index)])) }
+      tracker.count("Foregrounded", by: 3)
+      await tracker.flush()
+      #expect(service.statistics()?.delivered == 1_001)
+      try await spool.flush()
+      #expect(await spool.depth == 0)
+      #expect(try await collector.store.eventCount(app: "ty") == 1_000)
+      #expect(try await collector.store.counters(app: "ty").map(\.count) == [3])
+      let device = try #require(try await collector.store.events(app: "ty", limit: 1).first?.deviceID)
+
+      // Spooled but not yet drained when the erasure arrives: it waits for them.
+      for index in 0..<50 { tracker.track(GenericEvent("late", parameters: ["index": .int(index)])) }
+      await tracker.flush()
+      let erased = try await client.execute(
+        uri: "/v1/events?app=ty&deviceId=\(device)", method: .delete, headers: [.authorization: "Bearer \(adminKey)"])
+      #expect(erased.status == .ok)
+      try await spool.flush()
+      #expect(try await collector.store.eventCount(app: "ty") == 0, "nothing of the erased device after the erasure")
+    }
+    try await collector.shutdown()
   }
 
   /// The default bounds (tracker queue, outbox, batch size, flush policy) take a 50,000-event burst

@@ -10,6 +10,7 @@ public import Prometheus
 /// - `collector_plan_violations_total{mode}`: stored events breaking a plan that warns
 /// - `collector_batch_size_events` (events per request), `collector_commit_seconds` (one group commit),
 ///   `collector_commit_size_rows` (rows per group commit), `collector_queue_depth_rows` (rows waiting)
+/// - `collector_spool_depth_rows`: rows the ingest spool acknowledged that the store has not taken yet
 public final class CollectorMetrics: Sendable {
   /// The registry (for custom metrics).
   public let registry: PrometheusCollectorRegistry
@@ -23,6 +24,8 @@ public final class CollectorMetrics: Sendable {
   public let batchSize: ValueHistogram
   /// Events skipped at commit because they were stored before.
   public let duplicates: Counter
+  /// Rows in the ingest spool the store has not taken yet (``SpooledEventStore``).
+  public let spoolDepth: Gauge
 
   /// A fresh registry with the collector's metrics.
   public init() {
@@ -47,6 +50,8 @@ public final class CollectorMetrics: Sendable {
     duplicates = registry.makeCounter(
       descriptor: Self.name("events_duplicate", "total", "Events already stored (client retries), not stored again")
     )
+    spoolDepth = registry.makeGauge(
+      descriptor: Self.name("spool_depth", "rows", "Rows acknowledged from the ingest spool, not yet in the store"))
   }
 
   private static func name(_ metric: String, _ unit: String, _ help: String) -> MetricNameDescriptor {

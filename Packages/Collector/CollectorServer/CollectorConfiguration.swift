@@ -46,6 +46,12 @@ public struct CollectorConfiguration: Sendable {
   public var benchmarkRoutes = false
   /// The most rows waiting for a commit before requests are refused with 503.
   public var maximumQueuedRows = 200_000
+  /// The directory of the durable ingest spool (`spool-directory`): when set, a 2xx means the rows
+  /// are `fsync`ed there, and the store takes them behind it in large writes
+  /// (``SpooledEventStore``); `nil` (the default): a 2xx once the store committed them.
+  public var spoolDirectory: String?
+  /// The most rows the spool holds for the store before requests are refused with 503.
+  public var spoolMaximumRows = 500_000
   /// The longest a request may take to arrive, head to last body byte, before its connection is
   /// closed (seconds).
   public var readTimeoutSeconds = 30.0
@@ -102,6 +108,10 @@ public struct CollectorConfiguration: Sendable {
       Setting(key: "tracking-plans", help: "tracking plan files (YAML or JSON), file[,file...]; every version kept"),
       Setting(key: "max-text-bytes", help: "bytes of a SimpleAnalytics description or counter name (default 1024)"),
       Setting(key: "max-queued-rows", help: "rows waiting to commit before answering 503 (default 200000)"),
+      Setting(
+        key: "spool-directory",
+        help: "directory of a durable ingest spool: 2xx once fsynced there, the store written behind it (default none)"),
+      Setting(key: "spool-max-rows", help: "rows the spool holds for the store before answering 503 (default 500000)"),
       Setting(key: "benchmark-routes", help: "true to serve /bench/body and /bench/jsondecoder (default false)"),
       Setting(key: "read-timeout", help: "seconds a request may take to arrive, head to body end (default 30)"),
       Setting(key: "idle-timeout", help: "seconds an idle connection is kept open (default 60)"),
@@ -288,6 +298,8 @@ public struct CollectorConfiguration: Sendable {
     }
     try applyZones(settings)
     if let rows = try settings.integer("max-queued-rows", 1000...100_000_000) { maximumQueuedRows = rows }
+    if let directory = settings.value("spool-directory")?.value, !directory.isEmpty { spoolDirectory = directory }
+    if let rows = try settings.integer("spool-max-rows", 1000...100_000_000) { spoolMaximumRows = rows }
     if let days = try settings.integer("quarantine-retention-days", 0...36500) {
       retention.quarantineDays = days == 0 ? nil : days
     }

@@ -26,8 +26,10 @@ public final class EventCollector: Sendable {
   public let store: any EventStore
   /// Key authentication.
   public let keyRing: KeyRing
-  /// Group commit in front of the store.
+  /// Group commit in front of the store (or of the spool, when there is one).
   public let committer: GroupCommitter
+  /// The durable ingest spool in front of the store, when configured (`spool-directory`).
+  public let spool: SpooledEventStore?
   /// Metrics for `/metrics`.
   public let metrics: CollectorMetrics
   /// Per-key rate limiting.
@@ -50,18 +52,21 @@ public final class EventCollector: Sendable {
   let logger: Logger
 
   /// Wraps an open store and its reports (tests and embedders; ``open(_:logger:)`` builds both from
-  /// the configuration).
+  /// the configuration), with `spool` (made with this collector's `metrics`) in front of the store
+  /// for writes when given.
   public init(
-    configuration: CollectorConfiguration, store: any EventStore, reports: (any ReportEngine)?, logger: Logger
+    configuration: CollectorConfiguration, store: any EventStore, reports: (any ReportEngine)?, logger: Logger,
+    metrics: CollectorMetrics = CollectorMetrics(), spool: SpooledEventStore? = nil
   ) {
     self.configuration = configuration
     self.store = store
     self.reports = reports
     self.logger = logger
-    self.metrics = CollectorMetrics()
+    self.metrics = metrics
+    self.spool = spool
     self.keyRing = KeyRing(store: store)
     self.committer = GroupCommitter(
-      store: store, metrics: metrics, maximumQueuedRows: configuration.maximumQueuedRows
+      store: spool ?? store, metrics: metrics, maximumQueuedRows: configuration.maximumQueuedRows
     )
     self.limiter = RateLimiter(rate: configuration.rateLimit, clock: configuration.clock)
     self.policy = IngestPolicy(
@@ -127,7 +132,14 @@ public final class EventCollector: Sendable {
     let (store, reports) = try configuration.storage.open(logger: logger, creating: true)
     let description = configuration.storage.description
     try await store.migrate()
-    let collector = EventCollector(configuration: configuration, store: store, reports: reports, logger: logger)
+    let metrics = CollectorMetrics()
+    let spool = try configuration.spoolDirectory.map { directory in
+      try SpooledEventStore(
+        directory: directory, base: store, maximumRows: configuration.spoolMaximumRows, metrics: metrics, logger: logger
+      )
+    }
+    let collector = EventCollector(
+      configuration: configuration, store: store, reports: reports, logger: logger, metrics: metrics, spool: spool)
     let now = Int64(Date().timeIntervalSince1970 * 1000)
     try await collector.keyRing.provision(configuration.keys, now: now)
     try await collector.auditConfiguration(now: now)
@@ -192,7 +204,7 @@ public final class EventCollector: Sendable {
       configuration: configuration.applicationConfiguration,
       services: [
         StoreLifecycle(collector: self, closesStore: closesStore),
-        RetentionJob(store: store, policy: configuration.retention, logger: logger),
+        RetentionJob(store: spool ?? store, policy: configuration.retention, logger: logger),
         ReconcileJob(store: store, logger: logger),
         DeviceSetJob(store: store, logger: logger),
       ],
@@ -201,10 +213,14 @@ public final class EventCollector: Sendable {
     )
   }
 
-  /// Finishes queued commits and closes the store.
+  /// Finishes queued commits, writes what the spool holds to the store, and closes the store.
   public func shutdown() async throws {
     await committer.shutdown()
-    try await store.close()
+    if let spool {
+      try await spool.close()
+    } else {
+      try await store.close()
+    }
   }
 }
 
@@ -220,6 +236,7 @@ struct StoreLifecycle: Service {
       try await collector.shutdown()
     } else {
       await collector.committer.shutdown()
+      try? await collector.spool?.flush()
     }
   }
 }

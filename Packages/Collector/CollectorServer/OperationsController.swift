@@ -73,6 +73,8 @@ struct OperationsController: Sendable {
   /// (``AppEnvironment``): a person's erasure reaches their test builds' events too.
   private func eraseInEveryEnvironment(_ subject: ErasureSubject) async throws -> ErasureReport {
     do {
+      // The spooled rows first: none of the person's may reach the store after the erasure.
+      try await collector.spool?.flush()
       let stored = try await collector.reports?.apps() ?? []
       let environments = AppEnvironment.catalog(stored).first { $0.app == subject.app }?.environments ?? []
       var total = try await collector.store.erase(subject)

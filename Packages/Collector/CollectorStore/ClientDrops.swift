@@ -1,6 +1,6 @@
 /// One line of a client's drop report, as stored: the collector keeps one row per report id,
 /// service and reason, so a report a client sends again (after a crash) counts once.
-public struct StoredClientDrop: Sendable, Hashable {
+public struct StoredClientDrop: Sendable, Hashable, Codable {
   /// The app (its write key's).
   public var app: String
   /// The report's id.

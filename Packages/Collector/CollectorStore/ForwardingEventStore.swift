@@ -36,6 +36,7 @@ extension ForwardingEventStore {
   public func counters(app: String) async throws -> [StoredCounter] { try await base.counters(app: app) }
   public func erase(_ subject: ErasureSubject) async throws -> ErasureReport { try await base.erase(subject) }
   public func prune(_ policy: PruneCutoffs) async throws -> Int { try await base.prune(policy) }
+  public func reconcile() async throws -> Int { try await base.reconcile() }
   public func saveKey(_ key: KeyRecord) async throws { try await base.saveKey(key) }
   public func key(hash: String) async throws -> KeyRecord? { try await base.key(hash: hash) }
   public func keys() async throws -> [KeyRecord] { try await base.keys() }

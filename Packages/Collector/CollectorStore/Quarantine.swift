@@ -56,9 +56,9 @@ public struct QuarantinedEntry: Sendable, Hashable, Codable {
 /// A SimpleAnalytics submission a device made and the collector committed: what it held, in order,
 /// so that a resend (the unacknowledged entries first, in order, then new ones) can be told from new
 /// entries that happen to look the same (``SubmissionMemory``).
-public struct StoredSubmission: Sendable, Hashable {
+public struct StoredSubmission: Sendable, Hashable, Codable {
   /// One entry of the submission: its content fingerprint and the id it was stored under.
-  public struct Entry: Sendable, Hashable {
+  public struct Entry: Sendable, Hashable, Codable {
     /// What the entry says (device, app, text, time, parameters, and its occurrence in the request).
     public var fingerprint: String
     /// The event or counter id it was stored under.

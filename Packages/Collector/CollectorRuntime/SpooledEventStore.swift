@@ -1,0 +1,237 @@
+public import CollectorStore
+public import Logging
+import Prometheus
+
+/// A durable spool in front of a store: ``write(_:)`` returns once the rows are `fsync`ed to a file
+/// of the collector's own, and a drain writes them to the store behind it in large batches.
+///
+/// For stores whose writes cost more than the clients can wait for (ClickHouse makes a data part of
+/// every insert and looks its ids up twice: a few hundred ms a write), the acknowledgement is the
+/// spool's `fsync` and the store takes one large write for many requests. What it promises:
+/// - **A 2xx is kept.** Rows are on the spool's disk before ``write(_:)`` returns, and stay there
+///   until the store has taken them; a collector that stops or crashes writes them at its next start
+///   (the store's writes skip rows stored before, so a record written twice is stored once).
+/// - **Nothing waits without bound.** Past ``maximumRows`` waiting (the store down or slower than the
+///   clients), ``write(_:)`` refuses with `CommitError.overloaded` (503, retry) and keeps nothing.
+/// - **Reports lag by one drain** (about a second under load; longer while the store refuses); the
+///   ids and SimpleAnalytics submissions a request's answer depends on are read from the spool too.
+/// - **Erasure and pruning wait for the drain** first, so no spooled row of an erased person is
+///   written after the erasure.
+///
+/// `collector_spool_depth_rows` says how many rows wait; a failed drain write is logged and retried
+/// after `retryDelay`, doubling to 30 s.
+public actor SpooledEventStore: ForwardingEventStore {
+  /// The store the spool drains to.
+  public nonisolated let base: any EventStore
+  /// The most rows the spool holds before refusing writes.
+  public nonisolated let maximumRows: Int
+  /// The most rows in one write to ``base``.
+  public nonisolated let rowsPerWrite: Int
+  private let segments: SpoolSegments
+  private let metrics: CollectorMetrics?
+  private let logger: Logger
+  private let retryDelay: Duration
+  private struct Record {
+    var sequence: Int
+    var segment: Int
+    var batch: StoreBatch
+    var rows: Int
+    var arrived: ContinuousClock.Instant
+  }
+  private var pending: [Record] = []
+  private var pendingRows = 0
+  private var appended = 0
+  private var drained = 0
+  private var closing = false
+  private var drainer: Task<Void, Never>?
+  private var wake: CheckedContinuation<Void, Never>?
+  /// A segment past this size is followed by a new one (older segments are deleted once drained).
+  private let segmentBytes = 64 << 20
+
+  /// Opens the spool in `directory` (created if need be) in front of `base`, and starts draining what
+  /// an earlier run left in it. Throws when another collector holds the directory or a file in it is
+  /// not the spool's.
+  public init(
+    directory: String, base: any EventStore, maximumRows: Int = 500_000, rowsPerWrite: Int = 50_000,
+    retryDelay: Duration = .seconds(1), metrics: CollectorMetrics? = nil, logger: Logger
+  ) throws {
+    let (segments, recovered) = try SpoolSegments.open(directory)
+    self.base = base
+    self.maximumRows = maximumRows
+    self.rowsPerWrite = rowsPerWrite
+    self.segments = segments
+    self.metrics = metrics
+    self.logger = logger
+    self.retryDelay = retryDelay
+    let now = ContinuousClock.now
+    var records: [Record] = []
+    for found in recovered {
+      for batch in found.batches {
+        records.append(
+          Record(sequence: records.count + 1, segment: found.segment, batch: batch, rows: batch.rowCount, arrived: now))
+      }
+    }
+    let rows = records.reduce(0) { $0 + $1.rows }
+    pending = records
+    pendingRows = rows
+    appended = records.count
+    if rows > 0 {
+      logger.notice("spool: \(rows) rows of an earlier run wait in \(directory); writing them to the store")
+      Task { await self.startDraining() }
+    }
+  }
+
+  /// One writer: the spool's appends are ordered, each one `fsync`.
+  public nonisolated var maximumConcurrentWrites: Int { 1 }
+
+  /// An append is worth making at once; the drain gathers for the store.
+  public nonisolated var commitGathering: CommitGathering { .immediately }
+
+  /// Rows in the spool that the store has not taken yet.
+  public var depth: Int { pendingRows }
+
+  /// Appends `batch` to the spool and returns once it is on disk; the counts say what was spooled
+  /// (the store counts duplicates when it takes them: `collector_events_duplicate_total`).
+  public func write(_ batch: StoreBatch) async throws -> WriteSummary {
+    guard !closing else { throw StoreError.unavailable("the spool is closed") }
+    let rows = batch.rowCount
+    guard pendingRows == 0 || pendingRows + rows <= maximumRows else { throw GroupCommitter.CommitError.overloaded }
+    if segments.size >= segmentBytes { try segments.rotate() }
+    try segments.append(try SpoolCoding.record(batch))
+    appended += 1
+    pending.append(
+      Record(sequence: appended, segment: segments.current, batch: batch, rows: rows, arrived: .now))
+    pendingRows += rows
+    metrics?.spoolDepth.set(Double(pendingRows))
+    startDraining()
+    wake?.resume()
+    wake = nil
+    var summary = WriteSummary()
+    summary.insertedEvents = batch.events.count
+    summary.insertedCounters = batch.counters.count
+    return summary
+  }
+
+  /// Returns once every row spooled before the call is in the store; throws when the store has not
+  /// taken them within `timeout`.
+  public func flush(timeout: Duration = .seconds(60)) async throws {
+    let target = appended
+    if drained >= target { return }
+    startDraining()
+    let deadline = ContinuousClock.now + timeout
+    while drained < target {
+      guard ContinuousClock.now < deadline else {
+        throw StoreError.unavailable(
+          "the spool holds \(pendingRows) rows the store has not taken yet (it waits for them before this)")
+      }
+      try await Task.sleep(for: .milliseconds(5))
+    }
+  }
+
+  public func erase(_ subject: ErasureSubject) async throws -> ErasureReport {
+    try await flush()
+    return try await base.erase(subject)
+  }
+
+  public func prune(_ policy: PruneCutoffs) async throws -> Int {
+    try await flush()
+    return try await base.prune(policy)
+  }
+
+  /// The stored ids among `ids`, the spooled ones included.
+  public func storedEventIDs(app: String, among ids: [String]) async throws -> Set<String> {
+    let wanted = Set(ids)
+    var found = Set(
+      pending.lazy.flatMap(\.batch.events).filter { $0.app == app && wanted.contains($0.eventID) }.map(\.eventID))
+    found.formUnion(try await base.storedEventIDs(app: app, among: ids))
+    return found
+  }
+
+  /// The device's latest submissions, the spooled ones included (newest first).
+  public func recentSubmissions(app: String, deviceID: String, limit: Int) async throws -> [StoredSubmission] {
+    let spooled = pending.flatMap(\.batch.submissions).filter { $0.app == app && $0.deviceID == deviceID }
+    let stored = try await base.recentSubmissions(app: app, deviceID: deviceID, limit: limit)
+    return Array((spooled.reversed() + stored).prefix(limit))
+  }
+
+  /// Writes what the spool holds to the store (trying for `timeout`), then closes the store; rows
+  /// the store did not take stay in the spool for the next start.
+  public func close() async throws {
+    try? await flush(timeout: .seconds(10))
+    closing = true
+    wake?.resume()
+    wake = nil
+    await drainer?.value
+    segments.release()
+    try await base.close()
+  }
+
+  private func startDraining() {
+    guard drainer == nil, !closing else { return }
+    drainer = Task { await self.drain() }
+  }
+
+  /// Writes the oldest records to the store, as many as fit in ``rowsPerWrite``, until none wait.
+  private func drain() async {
+    var delay = retryDelay
+    while !closing {
+      if pending.isEmpty {
+        await withCheckedContinuation { wake = $0 }
+        continue
+      }
+      await gather()
+      let (batch, count, rows) = nextWrite()
+      do {
+        let summary = try await base.write(batch)
+        metrics?.duplicates.increment(by: Int64(summary.duplicateEvents))
+        taken(count, rows: rows)
+        delay = retryDelay
+      } catch {
+        logger.error("spool: the store refused a write of \(rows) rows (retried in \(delay)): \(error)")
+        try? await Task.sleep(for: delay)
+        delay = min(delay * 2, .seconds(30))
+      }
+    }
+  }
+
+  /// Waits while the store wants larger writes (its `commitGathering`) and the oldest row is young.
+  private func gather() async {
+    let gathering = base.commitGathering
+    guard gathering.rows > 0, gathering.wait > .zero, let oldest = pending.first?.arrived else { return }
+    while !closing, pendingRows < min(gathering.rows, rowsPerWrite), ContinuousClock.now < oldest + gathering.wait {
+      try? await Task.sleep(for: .milliseconds(10))
+    }
+  }
+
+  /// The oldest records, whole, up to ``rowsPerWrite`` rows (at least one record).
+  private func nextWrite() -> (StoreBatch, records: Int, rows: Int) {
+    var batch = StoreBatch()
+    var count = 0
+    var rows = 0
+    for record in pending {
+      if count > 0 && rows + record.rows > rowsPerWrite { break }
+      batch.events += record.batch.events
+      batch.counters += record.batch.counters
+      batch.quarantined += record.batch.quarantined
+      batch.submissions += record.batch.submissions
+      batch.clientDrops += record.batch.clientDrops
+      count += 1
+      rows += record.rows
+    }
+    return (batch, count, rows)
+  }
+
+  /// The oldest `count` records are in the store: forget them and delete the files that held only them.
+  private func taken(_ count: Int, rows: Int) {
+    drained = pending[count - 1].sequence
+    pending.removeFirst(count)
+    pendingRows -= rows
+    metrics?.spoolDepth.set(Double(pendingRows))
+    if let oldest = pending.first {
+      segments.remove(below: oldest.segment)
+    } else {
+      segments.remove(below: segments.current)
+      segments.truncateCurrent()
+    }
+  }
+}
