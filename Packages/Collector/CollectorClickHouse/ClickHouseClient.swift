@@ -51,8 +51,29 @@ public struct ClickHouseClient: Sendable {
 
   /// The rows of the query `sql` (without a `FORMAT` clause), typed from the result's column types:
   /// integers as `.int`, floats as `.double`, `NULL` as `.null`, everything else as `.text`.
-  public func rows(_ sql: String, settings: [String: String] = [:]) async throws(StoreError) -> [SQLRow] {
-    let buffer = try await send(sql + "\nFORMAT JSONCompact", body: nil, settings: settings)
+  ///
+  /// `tables` go with the query as ClickHouse's external data: each a temporary table of one
+  /// `String` column `value` that `sql` names (`event_id IN ids`), sent as tab-separated lines. A
+  /// list of ids costs the server a parse of a few bytes each that way, where written into the SQL
+  /// as `IN ('…', …)` each cost it about 8 µs (50,000 ids: 400 ms against 40 ms, measured with
+  /// `curl` on 18.16).
+  public func rows(_ sql: String, settings: [String: String] = [:], tables: [ExternalTable] = [])
+    async throws(StoreError)
+    -> [SQLRow]
+  {
+    var settings = settings
+    var body: ByteBuffer?
+    if !tables.isEmpty {
+      let form = ExternalTable.form(tables)
+      body = form.body
+      settings["query"] = sql + "\nFORMAT JSONCompact"
+      settings["_content_type"] = form.contentType
+      for table in tables {
+        settings["\(table.name)_structure"] = "value String"
+        settings["\(table.name)_format"] = "TSV"
+      }
+    }
+    let buffer = try await send(sql + "\nFORMAT JSONCompact", body: body, settings: settings)
     do {
       return try ClickHouseResult.rows(Data(buffer: buffer))
     } catch {
@@ -106,8 +127,9 @@ public struct ClickHouseClient: Sendable {
     for (name, value) in [("max_query_size", "16777216"), ("max_ast_elements", "1000000")] {
       settings[name] = settings[name] ?? value
     }
-    var items = settings.sorted { $0.key < $1.key }.map { URLQueryItem(name: $0.key, value: $0.value) }
-    if body != nil { items.append(URLQueryItem(name: "query", value: sql)) }
+    let contentType = settings.removeValue(forKey: "_content_type")
+    if body != nil { settings["query"] = settings["query"] ?? sql }
+    let items = settings.sorted { $0.key < $1.key }.map { URLQueryItem(name: $0.key, value: $0.value) }
     components?.queryItems = items
     guard let address = components?.url?.absoluteString else {
       throw .failed(.unavailable("ClickHouse URL \(url) is invalid"))
@@ -116,6 +138,7 @@ public struct ClickHouseClient: Sendable {
     request.method = .POST
     if let user { request.headers.add(name: "X-ClickHouse-User", value: user) }
     if let password { request.headers.add(name: "X-ClickHouse-Key", value: password) }
+    if let contentType { request.headers.add(name: "Content-Type", value: contentType) }
     request.body = .bytes(body ?? ByteBuffer(string: sql))
     do {
       let response = try await http.execute(request, timeout: timeout)
@@ -136,6 +159,64 @@ public struct ClickHouseClient: Sendable {
         throw .connectionClosed(reason)
       }
       throw .failed(.unavailable(reason))
+    }
+  }
+}
+
+extension ClickHouseClient {
+  /// A temporary table sent with a query (ClickHouse's external data): its `name` as the query
+  /// names it, and its one column `value`'s rows.
+  public struct ExternalTable: Sendable {
+    /// The table's name in the query (a plain identifier).
+    public var name: String
+    /// Its rows.
+    public var values: [String]
+
+    /// A table `name` of `values`.
+    public init(_ name: String, _ values: some Sequence<String>) {
+      self.name = name
+      self.values = Array(values)
+    }
+
+    /// The `multipart/form-data` body holding `tables`, one file each, and its content type.
+    static func form(_ tables: [ExternalTable]) -> (body: ByteBuffer, contentType: String) {
+      var lines: [ByteBuffer] = []
+      for table in tables {
+        var buffer = ByteBuffer()
+        for value in table.values {
+          buffer.writeString(tabSeparated(value))
+          buffer.writeInteger(UInt8(ascii: "\n"))
+        }
+        lines.append(buffer)
+      }
+      // Escaped values hold no line break, so a boundary line cannot appear among them.
+      let boundary = "coretracker-" + UUID().uuidString
+      var body = ByteBuffer()
+      for (table, data) in zip(tables, lines) {
+        body.writeString("--\(boundary)\r\nContent-Disposition: form-data; name=\"\(table.name)\"; ")
+        body.writeString("filename=\"\(table.name)\"\r\nContent-Type: application/octet-stream\r\n\r\n")
+        body.writeImmutableBuffer(data)
+        body.writeString("\r\n")
+      }
+      body.writeString("--\(boundary)--\r\n")
+      return (body, "multipart/form-data; boundary=\(boundary)")
+    }
+
+    /// `value` as a field of ClickHouse's `TSV` format.
+    static func tabSeparated(_ value: String) -> String {
+      guard value.utf8.contains(where: { $0 == 0x5C || $0 < 0x20 }) else { return value }
+      var escaped = ""
+      for scalar in value.unicodeScalars {
+        switch scalar {
+        case "\\": escaped += "\\\\"
+        case "\t": escaped += "\\t"
+        case "\n": escaped += "\\n"
+        case "\r": escaped += "\\r"
+        case "\0": escaped += "\\0"
+        default: escaped.unicodeScalars.append(scalar)
+        }
+      }
+      return escaped
     }
   }
 }

@@ -53,15 +53,12 @@ extension ClickHouseEventStore {
       // events alone, and not at all when the batch has none.
       let commerce = Set(group.lazy.filter { CommerceVocabulary.isOrder($0.name) }.map(\.eventID))
       var merged: Set<Int64> = []
+      let inserted = ids.subtracting(old)
       for round in 0..<5 {
         var duplicated = try await partitionsWithDuplicates(
-          events: old.isEmpty ? nil : scope + "AND event_id IN \(ClickHouseSQL.list(old))",
-          facts: commerce.isEmpty ? nil : scope + "AND event_id IN \(ClickHouseSQL.list(commerce))")
-        let inserted = ids.subtracting(old)
+          events: old.isEmpty ? nil : (scope, old), facts: commerce.isEmpty ? nil : (scope, commerce))
         if let partsBefore, !inserted.isEmpty {
-          duplicated.formUnion(
-            try await partitionsWithDuplicates(
-              scope + "AND event_id IN \(ClickHouseSQL.list(inserted))", notIn: partsBefore))
+          duplicated.formUnion(try await partitionsWithDuplicates(scope, inserted, notIn: partsBefore))
         }
         if duplicated.isEmpty { break }
         guard round < 4 else {
@@ -89,33 +86,48 @@ extension ClickHouseEventStore {
     let month: Int64
   }
 
-  /// The partitions holding a row more than once: an event of the events matching `events`, or an
-  /// order or item of those matching `facts` (each not looked at when `nil`).
-  private func partitionsWithDuplicates(events: String?, facts: String?) async throws -> Set<Duplicated> {
+  /// The partitions holding a row more than once: an event matching a scope whose id is among its
+  /// ids, or an order or item of those of `facts` (each not looked at when `nil`). The ids go with the
+  /// query as external tables (``ClickHouseClient/ExternalTable``).
+  private func partitionsWithDuplicates(
+    events: (scope: String, ids: Set<String>)?, facts: (scope: String, ids: Set<String>)?
+  ) async throws -> Set<Duplicated> {
     var keyed: [(String, String, String)] = []
-    if let events { keyed.append(("events", "name, event_id", events)) }
-    if let facts { keyed += [("orders", "event_id", facts), ("items", "event_id, position", facts)] }
+    var tables: [ClickHouseClient.ExternalTable] = []
+    if let events {
+      keyed.append(("events", "name, event_id", events.scope + "AND event_id IN event_ids"))
+      tables.append(.init("event_ids", events.ids))
+    }
+    if let facts {
+      let condition = facts.scope + "AND event_id IN fact_ids"
+      keyed += [("orders", "event_id", condition), ("items", "event_id, position", condition)]
+      tables.append(.init("fact_ids", facts.ids))
+    }
     if keyed.isEmpty { return [] }
     let queries = keyed.map { table, key, condition in
       "SELECT '\(table)' AS t, toInt64(toYYYYMM(day)) AS m FROM \(schema.table(table)) WHERE \(condition) "
         + "GROUP BY day, \(key) HAVING count() > 1"
     }
     return try await partitions(
-      client.rows("SELECT t, m FROM (\(queries.joined(separator: " UNION ALL "))) GROUP BY t, m ORDER BY t, m"))
+      client.rows(
+        "SELECT t, m FROM (\(queries.joined(separator: " UNION ALL "))) GROUP BY t, m ORDER BY t, m", tables: tables))
   }
 
-  /// The month partitions of events matching `events` stored more than once on some server, read
-  /// from each server's parts that are not among its `notIn` (a copy of an event lies on one shard,
-  /// with the original: events are sharded by device).
-  private func partitionsWithDuplicates(_ events: String, notIn: [Set<String>]) async throws -> Set<Duplicated> {
+  /// The month partitions of events matching `scope` with an id among `ids` stored more than once
+  /// on some server, read from each server's parts that are not among its `notIn` (a copy of an event
+  /// lies on one shard, with the original: events are sharded by device).
+  private func partitionsWithDuplicates(_ scope: String, _ ids: Set<String>, notIn: [Set<String>]) async throws
+    -> Set<Duplicated>
+  {
     var found: Set<Duplicated> = []
     for (server, before) in zip(servers, notIn) {
-      let parts = before.isEmpty ? "" : "AND _part NOT IN \(ClickHouseSQL.list(before)) "
+      let parts = before.isEmpty ? "" : "AND _part NOT IN parts "
       found.formUnion(
         try await partitions(
           server.rows(
-            "SELECT 'events' AS t, toInt64(toYYYYMM(day)) AS m FROM \(schema.local("events")) WHERE \(events) "
-              + "\(parts)GROUP BY day, name, event_id HAVING count() > 1")))
+            "SELECT 'events' AS t, toInt64(toYYYYMM(day)) AS m FROM \(schema.local("events")) "
+              + "WHERE \(scope)AND event_id IN ids \(parts)GROUP BY day, name, event_id HAVING count() > 1",
+            tables: [.init("ids", ids)] + (before.isEmpty ? [] : [.init("parts", before)]))))
     }
     return found
   }

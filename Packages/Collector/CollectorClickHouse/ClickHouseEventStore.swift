@@ -240,17 +240,17 @@ public final class ClickHouseEventStore: EventStore {
   /// (``ClickHouseSchema/eventKey``), the ids themselves only where a hash matches.
   private func storedEventIDs(app: String, among ids: [String], days: [Int64]?) async throws -> Set<String> {
     if ids.isEmpty { return [] }
-    let unique = Set(ids)
-    var condition = "app = \(ClickHouseSQL.literal(app)) AND event_id IN \(ClickHouseSQL.list(unique))"
+    let unique = ClickHouseClient.ExternalTable("ids", Set(ids))
+    var condition = "app = \(ClickHouseSQL.literal(app)) AND event_id IN ids"
     if let days {
       condition += " AND day IN (\(ClickHouseSchema.days(days)))"
     }
-    let keys = "SELECT cityHash64(arrayJoin([\(unique.map(ClickHouseSQL.literal).joined(separator: ", "))]))"
     var stored: Set<String> = []
     for server in servers {
       let rows = try await server.rows(
-        "SELECT DISTINCT event_id FROM \(schema.local("events")) PREWHERE \(ClickHouseSchema.eventKey) IN (\(keys)) "
-          + "WHERE \(condition)")
+        "SELECT DISTINCT event_id FROM \(schema.local("events")) "
+          + "PREWHERE \(ClickHouseSchema.eventKey) IN (SELECT cityHash64(value) FROM ids) WHERE \(condition)",
+        tables: [unique])
       stored.formUnion(rows.compactMap { $0["event_id"].text })
     }
     return stored

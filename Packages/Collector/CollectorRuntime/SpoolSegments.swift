@@ -72,6 +72,8 @@ final class SpoolSegments {
   }
 
   private var isOpen = true
+  /// A failed append may have left part of its record: the next goes to a new segment.
+  private var damaged = false
 
   deinit { release() }
 
@@ -83,10 +85,22 @@ final class SpoolSegments {
     close(lock)
   }
 
-  /// Appends `record` to the newest segment and returns once it is on disk.
+  /// Appends `record` to the newest segment and returns once it is on disk. A failed append is cut
+  /// back off, and the next one goes to a new segment: whatever the failure left in this one, no
+  /// record after it shares its file (a segment is read up to its first damaged record).
   func append(_ record: [UInt8]) throws {
-    try Self.write(record, to: descriptor, path: Self.segmentPath(directory, current))
-    guard fsync(descriptor) == 0 else { throw SpoolError("fsync of the spool failed: \(Self.reason())") }
+    if damaged {
+      try rotate()
+      damaged = false
+    }
+    do {
+      try Self.write(record, to: descriptor, path: Self.segmentPath(directory, current))
+      guard fsync(descriptor) == 0 else { throw SpoolError("fsync of the spool failed: \(Self.reason())") }
+    } catch {
+      _ = ftruncate(descriptor, off_t(size))
+      damaged = true
+      throw error
+    }
     size += record.count
   }
 
