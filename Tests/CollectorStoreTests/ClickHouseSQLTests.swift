@@ -51,6 +51,22 @@ struct ClickHouseSQLTests {
     }
   }
 
+  /// Every hostile text sent as external data (the write's id lists) arrives byte for byte, and is
+  /// found by `IN` among texts that differ from it by one escaped byte.
+  @Test(.enabled(if: ClickHouseTestServer.url != nil))
+  func hostileTextGoesThroughExternalTables() async throws {
+    let client = try ClickHouseClient(
+      url: URL(string: ClickHouseTestServer.url!)!, database: "system", http: ClickHouseClient.http)
+    let rows = try await client.rows(
+      "SELECT value AS t, length(value) AS bytes, value IN probe AS found FROM texts",
+      tables: [
+        .init("texts", Self.hostile), .init("probe", Self.hostile.filter { $0.hasPrefix("tab") || $0 == "\\'" }),
+      ])
+    #expect(rows.map { $0["t"].text } == Self.hostile.map(Optional.some))
+    #expect(rows.map { $0["bytes"].int } == Self.hostile.map { Int64($0.utf8.count) })
+    #expect(rows.filter { $0["found"].int == 1 }.compactMap { $0["t"].text } == ["\\'", "tab\tnew\nline\r"])
+  }
+
   /// A store migrated in a database of its own, and a client of that database for the test's SQL.
   static func migratedStore() async throws -> (ClickHouseEventStore, ClickHouseClient, String) {
     let database = ClickHouseTestServer.uniqueDatabase()
