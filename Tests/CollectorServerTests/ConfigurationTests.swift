@@ -55,6 +55,15 @@ struct ConfigurationTests {
     }
   }
 
+  @Test("the ingest spool is off unless a directory is given, and bounded as told")
+  func spool() throws {
+    let defaults = try CollectorConfiguration.resolve(arguments: [:], environment: [:])
+    #expect(defaults.spoolDirectory == nil && defaults.spoolMaximumRows == 500_000)
+    let spooled = try CollectorConfiguration.resolve(
+      arguments: ["spool-max-rows": "20000"], environment: ["COLLECTOR_SPOOL_DIRECTORY": "/var/spool/collector"])
+    #expect(spooled.spoolDirectory == "/var/spool/collector" && spooled.spoolMaximumRows == 20_000)
+  }
+
   @Test("a PostgreSQL URL selects PostgreSQL")
   func postgres() throws {
     let configuration = try CollectorConfiguration.resolve(
@@ -109,6 +118,10 @@ struct ConfigurationTests {
         "--write-keys: every key has at least 16 characters, or is given as sha256:<64 hex digits>"
       ),
       (["colour": "red"], [:], "--colour: colour is not a setting (see --help)"),
+      (
+        ["spool-max-rows": "10"], [:],
+        "--spool-max-rows: spool-max-rows must be a whole number in 1000...100000000, not \"10\""
+      ),
       (
         ["retention": "ty=forever"], [:],
         "--retention: retention of ty must be a number of days in 1...36500, not \"forever\""
