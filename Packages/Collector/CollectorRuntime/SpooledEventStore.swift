@@ -161,6 +161,9 @@ public actor SpooledEventStore: ForwardingEventStore {
     closing = true
     wake?.resume()
     wake = nil
+    // Out of a retry's wait at once; a write the cancellation cuts short is written again at the
+    // next start (its rows stay in the spool), and the store skips what it took of it.
+    drainer?.cancel()
     await drainer?.value
     segments.release()
     try await base.close()
