@@ -128,11 +128,13 @@ public actor SpooledEventStore: ForwardingEventStore {
     }
   }
 
+  /// Erases `subject` from the store once it holds every row spooled before the call.
   public func erase(_ subject: ErasureSubject) async throws -> ErasureReport {
     try await flush()
     return try await base.erase(subject)
   }
 
+  /// Prunes the store as `policy` says once it holds every row spooled before the call.
   public func prune(_ policy: PruneCutoffs) async throws -> Int {
     try await flush()
     return try await base.prune(policy)
