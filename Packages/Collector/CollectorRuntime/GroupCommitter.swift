@@ -87,13 +87,7 @@ public actor GroupCommitter {
       waiting.removeFirst(take)
       var batch = StoreBatch()
       batch.events.reserveCapacity(group.reduce(0) { $0 + $1.rows.events.count })
-      for entry in group {
-        batch.events.append(contentsOf: entry.rows.events)
-        batch.counters.append(contentsOf: entry.rows.counters)
-        batch.quarantined.append(contentsOf: entry.rows.quarantined)
-        batch.submissions.append(contentsOf: entry.rows.submissions)
-        batch.clientDrops.append(contentsOf: entry.rows.clientDrops)
-      }
+      for entry in group { batch.append(contentsOf: entry.rows) }
       let clock = ContinuousClock()
       let started = clock.now
       do {

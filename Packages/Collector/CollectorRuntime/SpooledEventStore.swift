@@ -215,11 +215,7 @@ public actor SpooledEventStore: ForwardingEventStore {
     var rows = 0
     for record in pending {
       if count > 0 && rows + record.rows > rowsPerWrite { break }
-      batch.events += record.batch.events
-      batch.counters += record.batch.counters
-      batch.quarantined += record.batch.quarantined
-      batch.submissions += record.batch.submissions
-      batch.clientDrops += record.batch.clientDrops
+      batch.append(contentsOf: record.batch)
       count += 1
       rows += record.rows
     }

@@ -171,6 +171,15 @@ public struct StoreBatch: Sendable, Hashable {
     self.clientDrops = clientDrops
   }
 
+  /// Adds every row of `other` after this batch's own (a group commit, a spool's drain).
+  public mutating func append(contentsOf other: StoreBatch) {
+    events += other.events
+    counters += other.counters
+    quarantined += other.quarantined
+    submissions += other.submissions
+    clientDrops += other.clientDrops
+  }
+
   /// Whether there is nothing to write.
   public var isEmpty: Bool {
     events.isEmpty && counters.isEmpty && quarantined.isEmpty && submissions.isEmpty && clientDrops.isEmpty
