@@ -276,6 +276,7 @@ struct CollectorServiceTests {
       await tracker.flush()
     }
     try FileManager.default.removeItem(at: directory.url.appendingPathComponent("contexts"))
+    #expect(await waitUntil(30) { outboxRunsAreUnlocked(in: directory.url) })
     let server = try await TestHTTPServer.start()
     defer { Task { await server.stop() } }
     let restarted = try service(server, directory)
@@ -302,6 +303,7 @@ struct CollectorServiceTests {
       await tracker.flush()
       #expect(collector.statistics()?.queued == 50)
     }
+    #expect(await waitUntil(30) { outboxRunsAreUnlocked(in: directory.url) })
     let server = try await TestHTTPServer.start(port: port)
     defer { Task { await server.stop() } }
     let restarted = try CollectorService(

@@ -67,6 +67,41 @@ struct ClickHouseSQLTests {
     #expect(rows.filter { $0["found"].int == 1 }.compactMap { $0["t"].text } == ["\\'", "tab\tnew\nline\r"])
   }
 
+  /// Events and counters go in as `TabSeparated` rows: with every hostile text in every text column
+  /// (ids, names, person, session, each context field) and as a parameter's key and value, each
+  /// row reads back as written, and the parameter arrays hold the text byte for byte.
+  @Test(.enabled(if: ClickHouseTestServer.url != nil))
+  func hostileTextIsStoredAsWritten() async throws {
+    let (store, client, database) = try await Self.migratedStore()
+    var batch = StoreBatch()
+    for (index, text) in Self.hostile.enumerated() {
+      let parameters = try JSONSerialization.data(withJSONObject: [text: text, "n": index], options: [.sortedKeys])
+      var context = EventContext()
+      for field in ContextField.allCases { context[field] = text }
+      batch.events.append(
+        StoredEvent(
+          app: "ty", eventID: "e-\(index)-" + text, name: text, kind: text,
+          occurredAt: 1_790_000_000_000 + Int64(index),
+          utcOffsetMinutes: 180, receivedAt: 1_790_000_000_000, deviceID: "d-" + text, userID: text,
+          sessionID: index.isMultiple(of: 2) ? nil : Int64(index), context: context,
+          parametersJSON: String(decoding: parameters, as: UTF8.self)))
+      batch.counters.append(
+        StoredCounter(
+          app: "ty", counterID: "c-\(index)-" + text, deviceID: text, name: text, count: Int64(index + 1),
+          firstCountedAt: 1_790_000_000_000, receivedAt: 1_790_000_000_000, context: context))
+    }
+    #expect(try await store.write(batch).insertedEvents == Self.hostile.count)
+    #expect(try await store.events(app: "ty", limit: 100) == batch.events)
+    #expect(try await store.counters(app: "ty").sorted { $0.count < $1.count } == batch.counters)
+    let arrays = try await client.rows(
+      "SELECT arrayFilter(k -> k != 'n', param_keys)[1] AS key, "
+        + "arrayFilter((v, k) -> k != 'n', param_values, param_keys)[1] AS value FROM \(database).events "
+        + "ORDER BY occurred_at")
+    #expect(arrays.map { $0["key"].text } == Self.hostile.map(Optional.some))
+    #expect(arrays.map { $0["value"].text } == Self.hostile.map(Optional.some))
+    try await store.close()
+  }
+
   /// A store migrated in a database of its own, and a client of that database for the test's SQL.
   static func migratedStore() async throws -> (ClickHouseEventStore, ClickHouseClient, String) {
     let database = ClickHouseTestServer.uniqueDatabase()

@@ -163,6 +163,7 @@ struct SimpleAnalyticsServiceTests {
       await tracker.flush()
       #expect(analytics.statistics()?.queued == 6)
     }
+    #expect(await waitUntil(30) { outboxRunsAreUnlocked(in: directory.url) })
     let server = try await TestHTTPServer.start(port: port)
     defer { Task { await server.stop() } }
     let restarted = try service(url, directory)

@@ -7,7 +7,7 @@ import NIOHTTP1
 import WireJSON
 
 /// ClickHouse's HTTP interface (its official, stable protocol): statements go in the request body,
-/// rows come back as `JSONCompact`, rows go in as `JSONEachRow`. One client per server; requests
+/// rows come back as `JSONCompact`, rows go in as `TabSeparated` (events, counters) or `JSONEachRow`. One client per server; requests
 /// share `HTTPClient`'s connection pool.
 public struct ClickHouseClient: Sendable {
   /// The largest answer a statement may return, in bytes (256 MB).
@@ -180,14 +180,13 @@ extension ClickHouseClient {
 
     /// The `multipart/form-data` body holding `tables`, one file each, and its content type.
     static func form(_ tables: [ExternalTable]) -> (body: ByteBuffer, contentType: String) {
-      var lines: [ByteBuffer] = []
-      for table in tables {
-        var buffer = ByteBuffer()
+      let lines = tables.map { table in
+        var rows = ClickHouseTabSeparated()
         for value in table.values {
-          buffer.writeString(tabSeparated(value))
-          buffer.writeInteger(UInt8(ascii: "\n"))
+          rows.text(value)
+          rows.endRow()
         }
-        lines.append(buffer)
+        return rows.buffer
       }
       // Escaped values hold no line break, so a boundary line cannot appear among them.
       let boundary = "coretracker-" + UUID().uuidString
@@ -200,23 +199,6 @@ extension ClickHouseClient {
       }
       body.writeString("--\(boundary)--\r\n")
       return (body, "multipart/form-data; boundary=\(boundary)")
-    }
-
-    /// `value` as a field of ClickHouse's `TSV` format.
-    static func tabSeparated(_ value: String) -> String {
-      guard value.utf8.contains(where: { $0 == 0x5C || $0 < 0x20 }) else { return value }
-      var escaped = ""
-      for scalar in value.unicodeScalars {
-        switch scalar {
-        case "\\": escaped += "\\\\"
-        case "\t": escaped += "\\t"
-        case "\n": escaped += "\\n"
-        case "\r": escaped += "\\r"
-        case "\0": escaped += "\\0"
-        default: escaped.unicodeScalars.append(scalar)
-        }
-      }
-      return escaped
     }
   }
 }

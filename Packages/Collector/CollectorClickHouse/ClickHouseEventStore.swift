@@ -167,7 +167,9 @@ public final class ClickHouseEventStore: EventStore {
         for (table, rows) in derived where !rows.isEmpty {
           try await insert(into: table, ClickHouseRows.columns(rows), ClickHouseRows.body(rows))
         }
-        try await insert(into: schema.events, ClickHouseRows.insertedEventColumns, ClickHouseRows.body(fresh, facts))
+        try await insert(
+          into: schema.events, ClickHouseRows.insertedEventColumns, ClickHouseRows.body(facts),
+          format: "TabSeparated")
       }
       // Every event of the batch, not only the fresh ones: a retry of a write that failed here
       // finds its events stored and must still leave no duplicate behind.
@@ -178,7 +180,8 @@ public final class ClickHouseEventStore: EventStore {
     if !batch.counters.isEmpty {
       let larger = try await largerThanStored(batch.counters)
       if !larger.isEmpty {
-        try await insert(into: schema.counters, ClickHouseRows.counterColumns, ClickHouseRows.body(larger))
+        try await insert(
+          into: schema.counters, ClickHouseRows.counterColumns, ClickHouseRows.body(larger), format: "TabSeparated")
       }
       summary.insertedCounters = larger.count
       summary.duplicateCounters = batch.counters.count - larger.count
@@ -188,11 +191,11 @@ public final class ClickHouseEventStore: EventStore {
     return summary
   }
 
-  /// One `INSERT` of `JSONEachRow` lines; through a `Distributed` table it answers only once every
-  /// shard wrote its rows (`insert_distributed_sync`).
-  func insert(into table: String, _ columns: String, _ body: ByteBuffer) async throws {
+  /// One `INSERT` of `body`, rows in `format` (`JSONEachRow` lines unless told); through a
+  /// `Distributed` table it answers only once every shard wrote its rows (`insert_distributed_sync`).
+  func insert(into table: String, _ columns: String, _ body: ByteBuffer, format: String = "JSONEachRow") async throws {
     try await client.execute(
-      "INSERT INTO \(table) (\(columns)) FORMAT JSONEachRow", body: body, settings: ["insert_distributed_sync": "1"])
+      "INSERT INTO \(table) (\(columns)) FORMAT \(format)", body: body, settings: ["insert_distributed_sync": "1"])
   }
 
   /// The rows of `counters` (the largest per id) whose count is larger than the one stored.

@@ -13,7 +13,11 @@ import WireJSON
 ///   is its transaction id (else its event id), a refund's its event id; amounts are numbers under
 ///   10^15; an item needs an id or a name and a quantity of at least 1 (1 when missing).
 struct ClickHouseFacts {
-  var parameters: [String: (keys: [String], values: [String])] = [:]
+  /// The events these are the facts of.
+  let events: [StoredEvent]
+  /// Each event's top-level parameters as report text, in ``events``' order (none for an event
+  /// whose parameters are not an object).
+  var parameters: [(keys: [String], values: [String])] = []
   var orders: [[String: Any]] = []
   var items: [[String: Any]] = []
   /// The device-to-person rows: each device's earliest identified event among these.
@@ -22,6 +26,7 @@ struct ClickHouseFacts {
   var notObjects: [String] = []
 
   init(_ events: [StoredEvent]) {
+    self.events = events
     var firsts: [String: StoredEvent] = [:]
     for event in events where event.userID != nil {
       let key = event.app + "\u{0}" + event.deviceID
@@ -37,6 +42,7 @@ struct ClickHouseFacts {
     for event in events {
       guard let fields = StoredParameters.parse(event.parametersJSON) else {
         notObjects.append(event.eventID)
+        parameters.append(([], []))
         continue
       }
       var keys: [String] = []
@@ -46,7 +52,7 @@ struct ClickHouseFacts {
         keys.append(field.key)
         values.append(text)
       }
-      parameters[event.eventID] = (keys, values)
+      parameters.append((keys, values))
       add(event, .object(fields))
     }
   }

@@ -1,5 +1,11 @@
 public import Foundation
 
+#if canImport(Darwin)
+  import Darwin
+#elseif canImport(Glibc)
+  import Glibc
+#endif
+
 /// A fresh directory under the temporary directory, removed when the value goes away.
 public struct TemporaryDirectory: ~Copyable {
   /// The directory's URL (not created: the code under test creates what it owns).
@@ -21,6 +27,24 @@ public func waitUntil(_ seconds: Double = 10, _ condition: () -> Bool) async -> 
     try? await Task.sleep(nanoseconds: 20_000_000)
   }
   return condition()
+}
+
+/// Whether no live outbox holds a run in a service's `directory`: each `runs/<run>/owner.lock` can
+/// be locked. A test that "restarts" a service in the same process waits for this before opening it
+/// again: the first instance's sending task lets go of its run a moment after the instance's scope
+/// ends, and until then the new run cannot adopt it (a restarted process has nothing left behind).
+public func outboxRunsAreUnlocked(in directory: URL) -> Bool {
+  let runs = directory.appendingPathComponent("runs")
+  let names = (try? FileManager.default.contentsOfDirectory(atPath: runs.path)) ?? []
+  return names.filter { !$0.hasPrefix(".") }.allSatisfy { name in
+    let path = runs.appendingPathComponent(name).appendingPathComponent("owner.lock").path
+    let descriptor = open(path, O_RDWR)
+    guard descriptor >= 0 else { return false }
+    defer { close(descriptor) }
+    guard flock(descriptor, LOCK_EX | LOCK_NB) == 0 else { return false }
+    flock(descriptor, LOCK_UN)
+    return true
+  }
 }
 
 /// A counter test servers' handlers can share across requests.

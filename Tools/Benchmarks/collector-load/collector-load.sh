@@ -13,15 +13,20 @@
 # ingest spool (--spool-directory in the run's temporary directory): the ingest line is then the
 # rate of 2xx answers, and the line after it how long the collector took to stop after the load (it
 # writes what the spool holds to the store for up to 10 s; the stored count says whether all of it
-# got there, what did not stays in the spool for a next start).
+# got there, what did not stays in the spool for a next start). COLLECTOR_BINARY=<path> runs that
+# build instead of building this checkout (to compare two builds in turn).
 set -euo pipefail
 cd "$(dirname "$0")/../../.."
 duration=${1:-20}
 connections=${2:-32}
 threads=2
 command -v wrk >/dev/null || { echo "wrk is missing: apt-get install wrk" >&2; exit 1; }
-swift build -c release --product collector >&2
-binary=$(swift build -c release --show-bin-path)/collector
+if [ -n "${COLLECTOR_BINARY:-}" ]; then
+  binary=$COLLECTOR_BINARY
+else
+  swift build -c release --product collector >&2
+  binary=$(swift build -c release --show-bin-path)/collector
+fi
 work=$(mktemp -d)
 key="bench-write-key-0123456789"
 source Tools/Benchmarks/collector-load/collector-process.sh

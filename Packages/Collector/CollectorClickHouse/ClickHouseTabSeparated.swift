@@ -1,0 +1,106 @@
+import CollectorStore
+import NIOCore
+
+/// Rows in ClickHouse's `TabSeparated` format, written straight into one byte buffer: what the
+/// store's bulk inserts send (the events and counters) and what external data tables hold.
+///
+/// A field is its value's text with `\`, tab, line feed, carriage return and NUL escaped; `NULL` is
+/// `\N`; an array of strings is `['a','b']`, each element quoted with `'` and `\` escaped as well.
+/// An escaped field holds no tab and no line break, so fields and rows cannot run into each other
+/// whatever the text (`ClickHouseSQLTests` sends hostile text both ways and reads it back).
+/// Against `JSONEachRow` the body is about half the size and ClickHouse parses it faster (50,000
+/// events: 17.8 against 31.2 MB, inserted in 161–172 against 173–229 ms, measured by hand on 18.16).
+struct ClickHouseTabSeparated {
+  private(set) var bytes: [UInt8] = []
+  private var atRowStart = true
+
+  init(capacity: Int = 0) { bytes.reserveCapacity(capacity) }
+
+  /// The rows written, as a request body.
+  var buffer: ByteBuffer { ByteBuffer(bytes: bytes) }
+
+  /// Writes `text` as the next field.
+  mutating func text(_ text: String) {
+    separate()
+    escaped(text, quote: nil)
+  }
+
+  /// Writes `number` as the next field.
+  mutating func integer(_ number: Int64) {
+    separate()
+    bytes.append(contentsOf: String(number).utf8)
+  }
+
+  /// Writes `number` as the next field (`nan` when not finite, which ClickHouse reads as such).
+  mutating func double(_ number: Double) {
+    separate()
+    bytes.append(contentsOf: (number.isFinite ? String(number) : "nan").utf8)
+  }
+
+  /// Writes `NULL` as the next field.
+  mutating func null() {
+    separate()
+    bytes.append(contentsOf: "\\N".utf8)
+  }
+
+  /// Writes `value` as the next field.
+  mutating func value(_ value: SQLValue) {
+    switch value {
+    case .text(let text): self.text(text)
+    case .int(let number): integer(number)
+    case .double(let number): double(number)
+    case .null: null()
+    }
+  }
+
+  /// Writes an `Array(String)` field.
+  mutating func array(_ items: [String]) {
+    separate()
+    bytes.append(UInt8(ascii: "["))
+    for (index, item) in items.enumerated() {
+      if index > 0 { bytes.append(UInt8(ascii: ",")) }
+      bytes.append(UInt8(ascii: "'"))
+      escaped(item, quote: UInt8(ascii: "'"))
+      bytes.append(UInt8(ascii: "'"))
+    }
+    bytes.append(UInt8(ascii: "]"))
+  }
+
+  /// Ends the row.
+  mutating func endRow() {
+    bytes.append(UInt8(ascii: "\n"))
+    atRowStart = true
+  }
+
+  /// Writes the declared columns (``StoredRow/columns``) of `row`, in order.
+  mutating func columns<Row: StoredRow>(of row: Row) {
+    for column in Row.columns { value(column.value(row)) }
+  }
+
+  private mutating func separate() {
+    if atRowStart {
+      atRowStart = false
+    } else {
+      bytes.append(UInt8(ascii: "\t"))
+    }
+  }
+
+  private mutating func escaped(_ text: String, quote: UInt8?) {
+    let utf8 = text.utf8
+    guard utf8.contains(where: { $0 == 0x5C || $0 < 0x20 || $0 == quote }) else {
+      bytes.append(contentsOf: utf8)
+      return
+    }
+    for byte in utf8 {
+      switch byte {
+      case 0x5C: bytes.append(contentsOf: [0x5C, 0x5C])
+      case 0x09: bytes.append(contentsOf: [0x5C, UInt8(ascii: "t")])
+      case 0x0A: bytes.append(contentsOf: [0x5C, UInt8(ascii: "n")])
+      case 0x0D: bytes.append(contentsOf: [0x5C, UInt8(ascii: "r")])
+      case 0x00: bytes.append(contentsOf: [0x5C, UInt8(ascii: "0")])
+      case quote: bytes.append(contentsOf: [0x5C, byte])
+      default: bytes.append(byte)
+      }
+    }
+  }
+}
