@@ -7,8 +7,8 @@ import NIOHTTP1
 import WireJSON
 
 /// ClickHouse's HTTP interface (its official, stable protocol): statements go in the request body,
-/// rows come back as `JSONCompact`, rows go in as `TabSeparated` (events, counters) or `JSONEachRow`. One client per server; requests
-/// share `HTTPClient`'s connection pool.
+/// rows come back as `JSONCompact`, rows go in as `TabSeparated` (events, counters) or
+/// `JSONEachRow`. One client per server; requests share `HTTPClient`'s connection pool.
 public struct ClickHouseClient: Sendable {
   /// The largest answer a statement may return, in bytes (256 MB).
   static let largestAnswer = 256 * 1024 * 1024

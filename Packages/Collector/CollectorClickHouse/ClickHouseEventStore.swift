@@ -169,7 +169,7 @@ public final class ClickHouseEventStore: EventStore {
         }
         try await insert(
           into: schema.events, ClickHouseRows.insertedEventColumns, ClickHouseRows.body(facts),
-          format: "TabSeparated")
+          format: ClickHouseTabSeparated.format)
       }
       // Every event of the batch, not only the fresh ones: a retry of a write that failed here
       // finds its events stored and must still leave no duplicate behind.
@@ -181,7 +181,8 @@ public final class ClickHouseEventStore: EventStore {
       let larger = try await largerThanStored(batch.counters)
       if !larger.isEmpty {
         try await insert(
-          into: schema.counters, ClickHouseRows.counterColumns, ClickHouseRows.body(larger), format: "TabSeparated")
+          into: schema.counters, ClickHouseRows.counterColumns, ClickHouseRows.body(larger),
+          format: ClickHouseTabSeparated.format)
       }
       summary.insertedCounters = larger.count
       summary.duplicateCounters = batch.counters.count - larger.count

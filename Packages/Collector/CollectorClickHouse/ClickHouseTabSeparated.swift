@@ -11,6 +11,9 @@ import NIOCore
 /// Against `JSONEachRow` the body is about half the size and ClickHouse parses it faster (50,000
 /// events: 17.8 against 31.2 MB, inserted in 161–172 against 173–229 ms, measured by hand on 18.16).
 struct ClickHouseTabSeparated {
+  /// The format's name in an `INSERT … FORMAT` statement.
+  static let format = "TabSeparated"
+
   private(set) var bytes: [UInt8] = []
   private var atRowStart = true
 
@@ -31,10 +34,11 @@ struct ClickHouseTabSeparated {
     bytes.append(contentsOf: String(number).utf8)
   }
 
-  /// Writes `number` as the next field (`nan` when not finite, which ClickHouse reads as such).
+  /// Writes `number` as the next field (`inf`, `-inf` and `nan` as ClickHouse reads them).
   mutating func double(_ number: Double) {
     separate()
-    bytes.append(contentsOf: (number.isFinite ? String(number) : "nan").utf8)
+    let text = number.isNaN ? "nan" : number.isInfinite ? (number < 0 ? "-inf" : "inf") : String(number)
+    bytes.append(contentsOf: text.utf8)
   }
 
   /// Writes `NULL` as the next field.
