@@ -78,8 +78,11 @@ struct StoreConformanceTests {
     #expect(try await store.write(StoreBatch(events: [Rows.event("id-a", app: "dl")])).insertedEvents == 1)
     // The same id twice in one batch is stored once.
     #expect(try await store.write(StoreBatch(events: [Rows.event("id-d"), Rows.event("id-d")])).insertedEvents == 1)
-    #expect(try await store.eventCount(app: "ty") == 4)
-    #expect(try await store.eventCount(app: nil) == 5)
+    // A batch of two apps: one id in both is two events, and once more in one of them a duplicate.
+    let mixed = [Rows.event("id-e", app: "dl"), Rows.event("id-e"), Rows.event("id-e", app: "dl")]
+    #expect(try await store.write(StoreBatch(events: mixed)) == WriteSummary(insertedEvents: 2, duplicateEvents: 1))
+    #expect(try await store.eventCount(app: "ty") == 5)
+    #expect(try await store.eventCount(app: nil) == 7)
     try await store.close()
   }
 

@@ -45,7 +45,7 @@ extension ClickHouseEventStore {
   package func removeDuplicates(
     of events: [StoredEvent], found: Set<String> = [], partsBefore: [Set<String>]? = nil
   ) async throws {
-    for (app, group) in Dictionary(grouping: events, by: \.app).sorted(by: { $0.key < $1.key }) {
+    for (app, group) in Self.byApp(events) {
       let scope = "app = \(ClickHouseSQL.literal(app)) AND day IN (\(ClickHouseSchema.days(group.map(\.occurredAt)))) "
       let ids = Set(group.map(\.eventID))
       let old = partsBefore == nil ? ids : ids.filter { found.contains("\(app)\u{0}\($0)") }

@@ -138,17 +138,17 @@ public final class ClickHouseEventStore: EventStore {
   public func write(_ batch: StoreBatch) async throws -> WriteSummary {
     var summary = WriteSummary()
     if !batch.events.isEmpty {
-      var seen: Set<String> = []
       var found: Set<String> = []
       var fresh: [StoredEvent] = []
+      fresh.reserveCapacity(batch.events.count)
       // Before the lookup: any copy of an event inserted below lies in a part not among these.
       let partsBefore = try await eventParts()
-      let byApp = Dictionary(grouping: batch.events, by: \.app)
-      for (app, events) in byApp.sorted(by: { $0.key < $1.key }) {
+      for (app, events) in Self.byApp(batch.events) {
         let stored = try await storedEventIDs(app: app, among: events.map(\.eventID), days: events.map(\.occurredAt))
         found.formUnion(stored.map { "\(app)\u{0}\($0)" })
-        for event in events where !stored.contains(event.eventID) && seen.insert("\(app)\u{0}\(event.eventID)").inserted
-        {
+        // The apps' groups are apart: an id is seen again only within its app's.
+        var seen = Set<String>(minimumCapacity: events.count)
+        for event in events where !stored.contains(event.eventID) && seen.insert(event.eventID).inserted {
           fresh.append(event)
         }
       }
@@ -190,6 +190,14 @@ public final class ClickHouseEventStore: EventStore {
     try await insertQuarantine(batch)
     try await insertClientDrops(batch)
     return summary
+  }
+
+  /// `events` grouped by app, apps in order: a batch of one app (nearly every batch) as it is,
+  /// without grouping it again.
+  static func byApp(_ events: [StoredEvent]) -> [(app: String, events: [StoredEvent])] {
+    guard let app = events.first?.app else { return [] }
+    if events.indices.allSatisfy({ events[$0].app == app }) { return [(app, events)] }
+    return Dictionary(grouping: events, by: \.app).sorted { $0.key < $1.key }.map { ($0.key, $0.value) }
   }
 
   /// One `INSERT` of `body`, rows in `format` (`JSONEachRow` lines unless told); through a

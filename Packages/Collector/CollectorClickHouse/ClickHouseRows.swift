@@ -20,8 +20,9 @@ enum ClickHouseRows {
     // Straight into one buffer: the events are most of what a collector inserts (as `JSONEachRow`,
     // a writer per row, encoding took a third of a 50,000-event write).
     var rows = ClickHouseTabSeparated(capacity: events.reduce(0) { $0 + 300 + $1.parametersJSON.utf8.count * 2 })
+    let columns = StoredEvent.columns
     for (event, parameters) in zip(events, facts.parameters) {
-      rows.columns(of: event)
+      rows.columns(columns, of: event)
       rows.array(parameters.keys)
       rows.array(parameters.values)
       rows.endRow()
@@ -37,8 +38,9 @@ enum ClickHouseRows {
   /// One `TabSeparated` row per counter, its columns in ``counterColumns``' order.
   static func body(_ counters: [StoredCounter]) -> ByteBuffer {
     var rows = ClickHouseTabSeparated(capacity: counters.count * 300)
+    let columns = StoredCounter.columns
     for counter in counters {
-      rows.columns(of: counter)
+      rows.columns(columns, of: counter)
       rows.endRow()
     }
     return rows.buffer

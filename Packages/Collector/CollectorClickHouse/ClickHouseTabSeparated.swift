@@ -76,9 +76,10 @@ struct ClickHouseTabSeparated {
     atRowStart = true
   }
 
-  /// Writes the declared columns (``StoredRow/columns``) of `row`, in order.
-  mutating func columns<Row: StoredRow>(of row: Row) {
-    for column in Row.columns { value(column.value(row)) }
+  /// Writes `columns` (a row type's declared ``StoredRow/columns``, taken once for all its rows) of
+  /// `row`, in order.
+  mutating func columns<Row: StoredRow>(_ columns: [StoredColumn<Row>], of row: Row) {
+    for column in columns { value(column.value(row)) }
   }
 
   private mutating func separate() {

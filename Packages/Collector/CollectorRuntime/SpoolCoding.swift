@@ -107,8 +107,9 @@ enum SpoolCoding {
 
   private static func rows<Row: StoredRow>(_ rows: [Row], into writer: inout SpoolWriter) {
     writer.integer(UInt32(rows.count))
+    let columns = Row.columns
     for row in rows {
-      for column in Row.columns { writer.value(column.value(row)) }
+      for column in columns { writer.value(column.value(row)) }
     }
   }
 

@@ -67,8 +67,9 @@ public struct StoredColumn<Row: Sendable>: Sendable {
     _ set: @escaping @Sendable (inout Row, ContextField, String) -> Void
   ) -> [Self] {
     ContextField.allCases.map { field in
-      Self(
-        name: field.column, kind: .text, isNullable: false, value: { .text(get($0)[field]) },
+      let read = EventContext.reader(of: field)
+      return Self(
+        name: field.column, kind: .text, isNullable: false, value: { .text(read(get($0))) },
         assign: { set(&$0, field, $1.text ?? "") })
     }
   }

@@ -14,7 +14,9 @@
 # rate of 2xx answers, and the line after it how long the collector took to stop after the load (it
 # writes what the spool holds to the store for up to 10 s; the stored count says whether all of it
 # got there, what did not stays in the spool for a next start). COLLECTOR_BINARY=<path> runs that
-# build instead of building this checkout (to compare two builds in turn).
+# build instead of building this checkout (to compare two builds in turn). The `cpu` line is the
+# collector's own CPU (user + system) from the ingest route's start to its end (with a spool, to the
+# collector's exit): ÷ the stored count, what the collector spends per event.
 set -euo pipefail
 cd "$(dirname "$0")/../../.."
 duration=${1:-20}
@@ -47,9 +49,22 @@ load() { # load <label> <path>
   printf '%-12s %-14s %s peak_rss_mb=%s\n' "$storage" "$1" "${result#RESULT }" "$(rss)"
 }
 
+ticks() { awk '{print $14 + $15}' "/proc/$1/stat" 2>/dev/null; } # user + system CPU of a process
 routes() { # the two ceilings and the ingest route, on the collector just started
   load body /bench/body
   load jsondecoder /bench/jsondecoder
+  # The collector's CPU from here to its exit (with a spool, the drain at stop included), read every
+  # 0.1 s while it runs: divided by the events stored, its own cost per event.
+  local first last watched=$pid
+  first=$(ticks "$watched")
+  echo "$first" >"$work/ticks"
+  (
+    while t=$(ticks "$watched") && [ -n "$t" ]; do
+      echo "$t" >"$work/ticks.new" && mv "$work/ticks.new" "$work/ticks"
+      sleep 0.1
+    done
+  ) &
+  local watcher=$!
   load ingest /v1/batch
   if [ "$spooled" = 1 ]; then
     local started=$(date +%s.%N)
@@ -57,6 +72,14 @@ routes() { # the two ceilings and the ingest route, on the collector just starte
     printf '%-12s %-14s stopped %.1f s after the load (the spool written to the store for up to 10 s)\n' \
       "$storage" "spool" "$(echo "$(date +%s.%N) - $started" | bc)"
   fi
+  kill "$watcher" 2>/dev/null || true
+  wait "$watcher" 2>/dev/null || true
+  last=$(ticks "$watched" || true) # the collector still runs without a spool; with one, what the watcher saw last
+  [ -n "$last" ] || last=$(cat "$work/ticks")
+  local until="its end"
+  [ "$spooled" = 1 ] && until="its exit"
+  printf '%-12s %-14s collector_cpu_s=%.1f from the ingest route to %s\n' "$storage" "cpu" \
+    "$(echo "($last - $first) / $(getconf CLK_TCK)" | bc -l)" "$until"
 }
 
 echo "collector load: ${duration}s per route, $connections connections, wrk $threads threads, 100 events per batch"
