@@ -288,7 +288,9 @@ struct DashboardBrowserTests {
       arguments: [
         "python3", script.path,
         String(decoding: try JSONSerialization.data(withJSONObject: configuration), as: UTF8.self),
-      ], output: .handle(try FileHandle(forWritingTo: output)))
+      ], output: .handle(try FileHandle(forWritingTo: output)), ownGroup: true)
+    // Past the deadline the script and the Chromium it started are killed together: a browser left
+    // behind would hold its connections to the test's server open and keep it from shutting down.
     let deadline = Date().addingTimeInterval(150)
     while process.isRunning && Date() < deadline { try await Task.sleep(for: .milliseconds(100)) }
     if process.isRunning { process.send(SIGKILL) }

@@ -56,6 +56,43 @@ struct ChildProcessTests {
     #expect(!descriptors.contains(held.fileHandleForReading.fileDescriptor))
   }
 
+  /// A child leading its own group is signalled with what it started: the shell's background
+  /// `sleep` (its pid written to the output) ends with it.
+  @Test func aGroupEndsTogether() async throws {
+    let output = Pipe()
+    let child = try ChildProcess(
+      "/bin/sh", arguments: ["-c", "sleep 30 & echo $!; wait"], environment: ["PATH": "/usr/bin:/bin"],
+      output: .pipe(output), ownGroup: true)
+    let line = await offThePool { output.fileHandleForReading.availableData }
+    let printed = String(decoding: line, as: UTF8.self).trimmingCharacters(in: .whitespacesAndNewlines)
+    let grandchild = try #require(pid_t(printed))
+    #expect(kill(grandchild, 0) == 0, "the shell's sleep runs")
+    child.send(SIGKILL)
+    #expect(await child.exit() == .signalled(SIGKILL))
+    // The sleep, reparented, is reaped by init: it is gone (or a zombie for a moment).
+    var gone = false
+    for _ in 0..<200 where !gone {
+      gone = kill(grandchild, 0) != 0 || Self.isZombie(grandchild)
+      if !gone { try await Task.sleep(for: .milliseconds(10)) }
+    }
+    #expect(gone, "the group's sleep was killed with the shell")
+  }
+
+  /// A test cancelled while it waits (a test past its time limit) kills its child and goes on,
+  /// rather than waiting for a child that never ends.
+  @Test func aCancelledWaitKillsTheChild() async throws {
+    let child = try ChildProcess("/bin/sleep", arguments: ["600"])
+    let waiting = Task { await child.exit() }
+    try await Task.sleep(for: .milliseconds(50))
+    waiting.cancel()
+    #expect(await waiting.value == .signalled(SIGKILL))
+  }
+
+  private static func isZombie(_ pid: pid_t) -> Bool {
+    let stat = (try? String(contentsOfFile: "/proc/\(pid)/stat", encoding: .utf8)) ?? ""
+    return stat.split(separator: ")").last?.split(separator: " ").first == "Z"
+  }
+
   @Test func aMissingExecutableIsAClearError() {
     #expect(throws: ChildProcessError.self) { try ChildProcess("/nonexistent/helper") }
   }

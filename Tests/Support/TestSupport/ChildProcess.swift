@@ -40,14 +40,18 @@ public final class ChildProcess: @unchecked Sendable {
 
   /// The child's process id.
   public let pid: pid_t
+  /// Whether the child leads a process group of its own (``send(_:)`` then signals the group: a
+  /// script and the browser it started end together).
+  public let leadsGroup: Bool
   private let lock = NSLock()
   private var ended: Termination?
 
   /// Starts `executable` (a path, not looked up in `PATH`) with `arguments`, in `environment`
-  /// (the test process's own when `nil`).
+  /// (the test process's own when `nil`); with `ownGroup` it leads a new process group, so that
+  /// what it starts in turn is signalled with it.
   public init(
     _ executable: String, arguments: [String] = [], environment: [String: String]? = nil,
-    input: Stream = .inherited, output: Stream = .inherited, error: Stream = .inherited
+    input: Stream = .inherited, output: Stream = .inherited, error: Stream = .inherited, ownGroup: Bool = false
   ) throws {
     var actions = posix_spawn_file_actions_t()
     posix_spawn_file_actions_init(&actions)
@@ -68,6 +72,10 @@ public final class ChildProcess: @unchecked Sendable {
     var attributes = posix_spawnattr_t()
     posix_spawnattr_init(&attributes)
     defer { posix_spawnattr_destroy(&attributes) }
+    if ownGroup {
+      posix_spawnattr_setpgroup(&attributes, 0)
+      posix_spawnattr_setflags(&attributes, Int16(POSIX_SPAWN_SETPGROUP))
+    }
     #if canImport(Darwin)
       posix_spawnattr_setflags(&attributes, Int16(POSIX_SPAWN_CLOEXEC_DEFAULT))
     #else
@@ -81,14 +89,16 @@ public final class ChildProcess: @unchecked Sendable {
     for end in handedOver { try? end.close() }
     guard status == 0 else { throw ChildProcessError.couldNotStart(executable, errno: status) }
     self.pid = pid
+    self.leadsGroup = ownGroup
   }
 
   /// Whether the child has not ended yet (an ended child is reaped here).
   public var isRunning: Bool { poll() == nil }
 
-  /// Sends `signal` to the child (nothing once it has been reaped).
+  /// Sends `signal` to the child, or to its whole group when it leads one (nothing once the child
+  /// has been reaped).
   public func send(_ signal: Int32) {
-    lock.withLock { if ended == nil { _ = kill(pid, signal) } }
+    lock.withLock { if ended == nil { _ = kill(leadsGroup ? -pid : pid, signal) } }
   }
 
   /// Waits for the child to end and says how it ended.
@@ -102,12 +112,16 @@ public final class ChildProcess: @unchecked Sendable {
 
   /// Waits for the child to end without holding a thread: a test's task polls every 5 ms and sleeps
   /// between, so the few threads of Swift's cooperative pool stay free for the tests beside it (on
-  /// two cores a blocked pool thread is half the pool). A cancelled task waits the blocking way.
+  /// two cores a blocked pool thread is half the pool). A cancelled task (a test past its time
+  /// limit) kills the child first: a child that never ends must not hold the test run forever.
   @discardableResult
   public func exit() async -> Termination {
     while true {
       if let ended = poll() { return ended }
-      guard (try? await Task.sleep(for: .milliseconds(5))) != nil else { return waitUntilExit() }
+      guard (try? await Task.sleep(for: .milliseconds(5))) != nil else {
+        send(SIGKILL)
+        return waitUntilExit()
+      }
     }
   }
 
@@ -127,7 +141,7 @@ public final class ChildProcess: @unchecked Sendable {
 
   deinit {
     if lock.withLock({ ended == nil }) {
-      kill(pid, SIGKILL)
+      kill(leadsGroup ? -pid : pid, SIGKILL)
       waitUntilExit()
     }
   }
