@@ -141,8 +141,9 @@ public struct ClickHouseClient: Sendable {
     if let contentType { request.headers.add(name: "Content-Type", value: contentType) }
     request.body = .bytes(body ?? ByteBuffer(string: sql))
     do {
-      let response = try await http.execute(request, timeout: timeout)
-      let answer = try await response.body.collect(upTo: Self.largestAnswer)
+      let deadline = NIODeadline.now() + timeout
+      let response = try await http.execute(request, deadline: deadline)
+      let answer = try await Self.collect(response.body, by: deadline)
       guard (200..<300).contains(response.status.code) else {
         let text = String(buffer: answer).trimmingCharacters(in: .whitespacesAndNewlines)
         throw Failure.failed(.unavailable("ClickHouse \(response.status.code): \(text.prefix(2_000))"))
@@ -150,6 +151,11 @@ public struct ClickHouseClient: Sendable {
       return answer
     } catch let error as Failure {
       throw error
+    } catch is ClickHouseAnswerLate {
+      throw .failed(
+        .unavailable(
+          "ClickHouse at \(url.absoluteString) did not finish its answer within \(timeout.nanoseconds / 1_000_000_000) s"
+        ))
     } catch is NIOTooManyBytesError {
       // The server answered; the answer is what is too large (a report over too many rows).
       throw .failed(.unavailable("ClickHouse's answer is over \(Self.largestAnswer >> 20) MB, the most a read takes"))
@@ -163,7 +169,27 @@ public struct ClickHouseClient: Sendable {
   }
 }
 
+/// An answer whose body had not come by the statement's deadline.
+private struct ClickHouseAnswerLate: Error {}
+
 extension ClickHouseClient {
+  /// The answer's body, up to ``largestAnswer`` bytes, by `deadline`: AsyncHTTPClient's deadline
+  /// ends when the answer's head arrives, and ClickHouse sends the head before the rows, so a
+  /// statement that stalls on the server after it would be waited for forever. Past the deadline
+  /// the read is cancelled (which closes the connection) and ``ClickHouseAnswerLate`` thrown.
+  static func collect(_ body: HTTPClientResponse.Body, by deadline: NIODeadline) async throws -> ByteBuffer {
+    try await withThrowingTaskGroup(of: ByteBuffer?.self) { group in
+      group.addTask { try await body.collect(upTo: largestAnswer) }
+      group.addTask {
+        try await Task.sleep(nanoseconds: UInt64(max(0, (deadline - .now()).nanoseconds)))
+        return nil
+      }
+      defer { group.cancelAll() }
+      guard let first = try await group.next(), let answer = first else { throw ClickHouseAnswerLate() }
+      return answer
+    }
+  }
+
   /// A temporary table sent with a query (ClickHouse's external data): its `name` as the query
   /// names it, and its one column `value`'s rows.
   public struct ExternalTable: Sendable {
