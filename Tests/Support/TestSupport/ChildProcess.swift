@@ -72,15 +72,15 @@ public final class ChildProcess: @unchecked Sendable {
     var attributes = posix_spawnattr_t()
     posix_spawnattr_init(&attributes)
     defer { posix_spawnattr_destroy(&attributes) }
-    if ownGroup {
-      posix_spawnattr_setpgroup(&attributes, 0)
-      posix_spawnattr_setflags(&attributes, Int16(POSIX_SPAWN_SETPGROUP))
-    }
+    var flags = ownGroup ? Int32(POSIX_SPAWN_SETPGROUP) : 0
+    if ownGroup { posix_spawnattr_setpgroup(&attributes, 0) }
     #if canImport(Darwin)
-      posix_spawnattr_setflags(&attributes, Int16(POSIX_SPAWN_CLOEXEC_DEFAULT))
+      flags |= Int32(POSIX_SPAWN_CLOEXEC_DEFAULT)
     #else
       guard closeFrom(&actions, 3) == 0 else { throw ChildProcessError.couldNotStart(executable, errno: errno) }
     #endif
+    // Every flag in one call: a second call replaces the first's.
+    posix_spawnattr_setflags(&attributes, Int16(flags))
     let environment = (environment ?? ProcessInfo.processInfo.environment).map { "\($0.key)=\($0.value)" }
     var pid = pid_t()
     let status = withCStrings([executable] + arguments) { argv in
