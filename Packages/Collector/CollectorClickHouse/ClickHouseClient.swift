@@ -95,15 +95,17 @@ public struct ClickHouseClient: Sendable {
 
   private func send(_ sql: String, body: ByteBuffer?, settings: [String: String]) async throws(StoreError) -> ByteBuffer
   {
-    // A pooled connection the server closed as the request left is sent again, once: every
-    // statement this module writes may run twice (DDL says IF NOT EXISTS, inserts land in
-    // ReplacingMergeTrees whose duplicates the write's repair merges, deletes delete the same rows).
+    // A pooled connection the server closed as the request left, or an answer that stopped
+    // before its end, is sent again, once, on a fresh connection: every statement this module
+    // writes may run twice (DDL says IF NOT EXISTS, inserts land in ReplacingMergeTrees whose
+    // duplicates the write's repair merges, deletes delete the same rows). A statement can so take
+    // up to twice ``timeout``.
     for round in 0..<2 {
       do {
         return try await attempt(sql, body: body, settings: settings)
       } catch {
         switch error {
-        case .connectionClosed(let reason): if round == 1 { throw .unavailable(reason) }
+        case .connectionClosed(let reason), .late(let reason): if round == 1 { throw .unavailable(reason) }
         case .failed(let storeError): throw storeError
         }
       }
@@ -113,6 +115,8 @@ public struct ClickHouseClient: Sendable {
 
   private enum Failure: Error {
     case connectionClosed(String)
+    /// The answer had begun and not ended by the statement's deadline.
+    case late(String)
     case failed(StoreError)
   }
 
@@ -152,10 +156,8 @@ public struct ClickHouseClient: Sendable {
     } catch let error as Failure {
       throw error
     } catch is ClickHouseAnswerLate {
-      throw .failed(
-        .unavailable(
-          "ClickHouse at \(url.absoluteString) did not finish its answer within \(timeout.nanoseconds / 1_000_000_000) s"
-        ))
+      let seconds = timeout.nanoseconds / 1_000_000_000
+      throw .late("ClickHouse at \(url.absoluteString) did not finish its answer within \(seconds) s, twice")
     } catch is NIOTooManyBytesError {
       // The server answered; the answer is what is too large (a report over too many rows).
       throw .failed(.unavailable("ClickHouse's answer is over \(Self.largestAnswer >> 20) MB, the most a read takes"))
@@ -176,7 +178,8 @@ extension ClickHouseClient {
   /// The answer's body, up to ``largestAnswer`` bytes, by `deadline`: AsyncHTTPClient's deadline
   /// ends when the answer's head arrives, and ClickHouse sends the head before the rows, so a
   /// statement that stalls on the server after it would be waited for forever. Past the deadline
-  /// the read is cancelled (which closes the connection) and ``ClickHouseAnswerLate`` thrown.
+  /// the read is cancelled (which closes the connection) and ``ClickHouseAnswerLate`` thrown; the
+  /// statement is sent once more.
   static func collect(_ body: HTTPClientResponse.Body, by deadline: NIODeadline) async throws -> ByteBuffer {
     try await withThrowingTaskGroup(of: ByteBuffer?.self) { group in
       group.addTask { try await body.collect(upTo: largestAnswer) }
