@@ -39,6 +39,47 @@ func eventually(_ seconds: TimeInterval = 120, _ condition: () -> Bool) async ->
   return true
 }
 
+/// A service without room whose room opens right after one look the test holds: the worker's
+/// second look of a round, the one after which it waits (the first follows its 5-ms wait; the
+/// second comes at once, after it has read consent again).
+final class OpeningService: TrackerService, @unchecked Sendable {
+  // @unchecked: the semaphores are thread-safe; the state is behind its lock.
+  let id = ServiceID.collector
+  let looked = DispatchSemaphore(value: 0)
+  let resume = DispatchSemaphore(value: 0)
+  private let state = Locked<(events: [TrackedEvent], open: Bool, armed: Bool, lastLook: Date?)>(
+    ([], false, false, nil))
+
+  func receive(_ event: TrackedEvent) { state.withLock { $0.events.append(event) } }
+
+  func hasRoom() -> Bool {
+    let now = Date()
+    let (open, holds) = state.withLock { state -> (Bool, Bool) in
+      let second = state.lastLook.map { now.timeIntervalSince($0) < 0.004 } ?? false
+      let holds = state.armed && !state.open && second
+      if holds { state.armed = false }
+      state.lastLook = now
+      return (state.open, holds)
+    }
+    guard holds else { return open }
+    looked.signal()
+    resume.wait()
+    state.withLock { $0.open = true }
+    return false  // this look found no room; every later one finds it
+  }
+
+  /// Holds the next look that comes right after another.
+  func arm() { state.withLock { $0.armed = true } }
+  var count: Int { state.withLock { $0.events.count } }
+}
+
+/// Waits for `semaphore` off the cooperative pool, up to a minute.
+func signalled(_ semaphore: DispatchSemaphore) async -> Bool {
+  await withCheckedContinuation { continuation in
+    DispatchQueue.global().async { continuation.resume(returning: semaphore.wait(timeout: .now() + 60) == .success) }
+  }
+}
+
 private func probe(_ index: Int) -> GenericEvent {
   GenericEvent("probe", parameters: ["i": .int(index)])
 }
@@ -83,12 +124,9 @@ struct BackpressureTests {
     #expect(await eventually { tracker.stats.queued + tracker.stats.dropped(.diskBudget) == total })
     let dropped = tracker.stats.dropped(.diskBudget)
     service.setCapacity(.max)
-    // `flush` returns early while events wait in the journal behind a service that was full (they
-    // follow, Tracker.flush): on a slow run (TSan) it can return before the worker has seen the room.
-    for _ in 0..<200 where service.indices.count + dropped < total {
-      await tracker.flush()
-      try await Task.sleep(nanoseconds: 10_000_000)
-    }
+    // A flush after the service made room is not let go by a look for room that came before it:
+    // it returns with everything handed over (once failed under TSan, when it could).
+    await tracker.flush()
 
     let indices = service.indices
     #expect(dropped > 0)
@@ -165,6 +203,30 @@ struct BackpressureTests {
     #expect(received.count + dropped == total)
     gate.release.signal()
     await dead.shutdown()
+  }
+
+  /// A flush called after the service made room, while the worker is between its look (no room)
+  /// and its wait, is not let go by that look: it returns with every event handed over, as its
+  /// caller may take it to mean (the TSan CI run once saw the flush return first).
+  @Test func aFlushAfterTheServiceMadeRoomWaitsForTheWorkersNextLook() async throws {
+    let folder = JournalFolder()
+    let service = OpeningService()
+    let tracker = Tracker(services: [service], configuration: journalingConfiguration(folder.url, clock: ManualClock()))
+    let total = 100
+    for index in 0..<total { tracker.track(probe(index)) }
+    #expect(await eventually { tracker.stats.queued == total })  // held back at the first event
+    try await Task.sleep(nanoseconds: 20_000_000)
+    service.arm()
+    #expect(await signalled(service.looked), "the worker never looked again")
+    let flushing = Task {
+      await tracker.flush()
+      return service.count
+    }
+    try await Task.sleep(nanoseconds: 50_000_000)  // the flush is waiting
+    service.resume.signal()
+    let handed = await flushing.value
+    #expect(handed == total, "flush returned with \(handed) of \(total) events handed over")
+    await tracker.shutdown()
   }
 
   /// Shut down while held back: `shutdown` returns, and what was not handed over stays in the

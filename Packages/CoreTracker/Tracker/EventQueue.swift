@@ -80,6 +80,8 @@ final class EventQueue: @unchecked Sendable {
   /// Flush barriers that also return when the worker is held back, by token.
   var heldBackWaiters: [Int: @Sendable () -> Void] = [:]
   var nextWaiterToken = 0
+  /// Waiters with a smaller token were waiting before the worker's latest look for room.
+  var lookedForRoomAt = 0
   /// Every ``checkpointInterval`` pending commands, where the journal stood: the worker commits
   /// at each as it goes, so a process killed in a long batch replays the rest only.
   private var checkpoints: [Checkpoint] = []

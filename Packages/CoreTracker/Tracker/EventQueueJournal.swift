@@ -79,9 +79,12 @@ extension EventQueue {
 
   // MARK: Held back by a full service
 
-  /// The worker waits a moment for a service that has just said it has no room; flushes waiting
-  /// meanwhile return. Returns `false` once the queue is closed: the worker then gives up, and what
-  /// it had not handed over stays in the journal.
+  /// The worker waits a moment for a service that has just said it has no room; flushes that were
+  /// waiting before that look return. Returns `false` once the queue is closed: the worker then
+  /// gives up, and what it had not handed over stays in the journal.
+  ///
+  /// A flush called after the worker's last look (say, right after the service made room) is not
+  /// let go by it: it waits for the next look, which may find room and hand everything over.
   func waitForRoom() -> Bool {
     condition.lock()
     if isClosed {
@@ -89,12 +92,13 @@ extension EventQueue {
       condition.unlock()
       return false
     }
-    let waiters = heldBackWaiters
-    heldBackWaiters = [:]
+    let seen = heldBackWaiters.filter { $0.key < lookedForRoomAt }
+    for token in seen.keys { heldBackWaiters[token] = nil }
     condition.unlock()
-    for waiter in waiters.values { waiter() }
+    for waiter in seen.values { waiter() }
     condition.lock()
     _ = condition.wait(until: Date(timeIntervalSinceNow: Self.heldBackInterval))
+    lookedForRoomAt = nextWaiterToken  // the worker's next look at the services comes after these
     let closed = isClosed
     if closed { abandoned = true }
     condition.unlock()

@@ -155,7 +155,9 @@ public final class Tracker: CoreTracker {
 
   /// Hands what was tracked before the call to the services and waits for them to deliver it (each
   /// up to its flush timeout). With a journal, when a service's outbox is full the events behind it
-  /// wait in the journal: `flush` then delivers what the outboxes hold, and the rest follows.
+  /// wait in the journal: `flush` then delivers what the outboxes hold, and the rest follows. The
+  /// worker must find the service full after `flush` was called: room made just before the call
+  /// is seen, and everything is handed over before `flush` returns.
   public func flush() async {
     await withCheckedContinuation { (continuation: CheckedContinuation<Void, Never>) in
       queue.barrierOrHeldBack { continuation.resume() }
