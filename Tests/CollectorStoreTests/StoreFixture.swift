@@ -28,7 +28,7 @@ enum Engine: String, CaseIterable, CustomStringConvertible, Sendable {
   var schemaVersion: Int {
     switch self {
     case .sqlite: 22
-    case .postgres: 17
+    case .postgres: 18
     case .clickhouse, .clickhouseCluster: 9
     }
   }

@@ -24,7 +24,7 @@ struct PostgresDialect: SQLDialect {
   /// Under `"C"`: top items' distinct orders and buyers at 10M 1.26× faster by hand (Docs/Benchmarks.md).
   func bytewise(_ expression: String) -> String { "(\(expression) COLLATE \"C\")" }
 
-  var parametersAsText: String { "parameters::text AS parameters" }
+  var parametersAsText: String { PostgresParameterText.read("parameters") }
   var smallerOfTwo: String { "least" }
   var largerOfTwo: String { "greatest" }
   var columnTypes: (text: String, double: String, integer: String) { ("text", "double precision", "int") }

@@ -128,6 +128,8 @@ struct PostgresTables: Sendable {
       deviceSets.createTotals(blob: "bytea"),
       deviceSets.createSteps(blob: "bytea"),
       deviceSets.createParameters(text: "text", blob: "bytea"),
+      // The parameters as sent where `jsonb` would reorder them (events stored before: `jsonb`'s order).
+      ["ALTER TABLE \(events) ADD COLUMN \(PostgresParameterText.asSent("parameters")) text"],
     ]
   }
 
@@ -194,7 +196,7 @@ struct PostgresTables: Sendable {
     return PostgresQuery(
       unsafeSQL: """
         WITH inserted AS (
-          INSERT INTO \(events) (\(StoredEvent.columnNames))
+          INSERT INTO \(events) (\(columns.inserted))
           SELECT \(columns.selected) FROM unnest(\(columns.arrays)) AS r(\(columns.names))
           ON CONFLICT (app, event_id) DO NOTHING
           RETURNING app, event_id, name, occurred_at, device_id, user_id, session_id, platform, app_version,
@@ -209,15 +211,17 @@ struct PostgresTables: Sendable {
     )
   }
 
-  /// The events' columns bound as one array each (``StoredEvent/columns``), a nullable column with a
-  /// second array saying where it has a value: what `unnest` reads, the names it gives them and what
-  /// the insert selects from them.
+  /// The rows' columns bound as one array each (``StoredRow/columns``), a nullable column with a
+  /// second array saying where it has a value, a JSON column with a second one holding its text as
+  /// sent where `jsonb` would reorder it (``PostgresParameterText``): what `unnest` reads, the
+  /// names it gives them, what the insert selects from them and the columns it fills.
   private static func unnest<Row: StoredRow>(_ rows: [Row], into binds: inout PostgresBindings) -> (
-    arrays: String, names: String, selected: String
+    arrays: String, names: String, selected: String, inserted: String
   ) {
     var arrays: [String] = []
     var names: [String] = []
     var selected: [String] = []
+    var inserted: [String] = []
     for column in Row.columns {
       let values = rows.map(column.value)
       switch column.kind {
@@ -227,6 +231,7 @@ struct PostgresTables: Sendable {
       }
       arrays.append(arrayType[column.kind]!)
       names.append(column.name)
+      inserted.append(column.name)
       selected.append(column.kind == .json ? "\(column.name)::jsonb" : column.name)
       if column.isNullable {
         binds.append(values.map { $0 != .null })
@@ -234,10 +239,18 @@ struct PostgresTables: Sendable {
         names.append("has_\(column.name)")
         selected[selected.count - 1] = "CASE WHEN has_\(column.name) THEN \(column.name) END"
       }
+      if column.kind == .json {
+        let asSent = PostgresParameterText.asSent(column.name)
+        binds.append(values.map { PostgresParameterText.kept($0.text ?? "") })
+        arrays.append("text[]")
+        names.append(asSent)
+        inserted.append(asSent)
+        selected.append("NULLIF(\(asSent), '')")
+      }
     }
     return (
       arrays.enumerated().map { "$\($0.offset + 1)::\($0.element)" }.joined(separator: ", "),
-      names.joined(separator: ", "), selected.joined(separator: ", ")
+      names.joined(separator: ", "), selected.joined(separator: ", "), inserted.joined(separator: ", ")
     )
   }
 
@@ -256,7 +269,7 @@ struct PostgresTables: Sendable {
     return PostgresQuery(
       unsafeSQL: """
         WITH inserted AS (
-          INSERT INTO \(counters) AS c (\(StoredCounter.columnNames))
+          INSERT INTO \(counters) AS c (\(columns.inserted))
           SELECT \(columns.selected) FROM unnest(\(columns.arrays)) AS r(\(columns.names))
           ON CONFLICT (app, counter_id) DO UPDATE SET count = excluded.count, received_at = excluded.received_at
             WHERE excluded.count > c.count
@@ -286,7 +299,7 @@ struct PostgresTables: Sendable {
       case .text: column.name
       case .integer: "\(column.name)::bigint AS \(column.name)"
       case .time: milliseconds(column.name)
-      case .json: "\(column.name)::text AS \(column.name)"
+      case .json: PostgresParameterText.read(column.name)
       }
     }.joined(separator: ", ")
   }

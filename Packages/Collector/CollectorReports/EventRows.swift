@@ -50,9 +50,8 @@ public struct EventRows: ReportResult, Hashable {
     public var receivedAt: Int64
     /// App, OS, device, locale, time zone and library (every ``ContextField``).
     public var context: EventContext
-    /// The parameters: a JSON object in answers, keys in the order they were tracked (PostgreSQL's
-    /// `jsonb` keeps them sorted), values as stored (strings, exact integers, doubles, booleans,
-    /// lists and objects).
+    /// The parameters: a JSON object in answers, keys in the order they were tracked (on every
+    /// engine), values as stored (strings, exact integers, doubles, booleans, lists and objects).
     public var parameters: JSONValue
 
     /// The platform.
