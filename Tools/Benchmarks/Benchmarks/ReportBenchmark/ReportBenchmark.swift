@@ -249,11 +249,14 @@ enum ReportBenchmark {
     // devices 2k and 2k+1 are one person's when both are: people are fewer than devices.
     let user = "(CASE WHEN \(device) % 5 < 2 AND x % 4 <> 0 THEN 'user-' || (\(device) / 2) END)"
     let occurred = sqlite ? "t" : "to_timestamp(t / 1000.0)"
-    let json = sqlite ? "p" : "p::jsonb"
+    // PostgreSQL keeps the text as sent beside the jsonb where jsonb would reorder it, as the collector
+    // does (PostgresParameterText): here the purchases' and refunds' (several keys, not in jsonb's
+    // order); a product id alone keeps its order.
+    let json = sqlite ? "p" : "p::jsonb, CASE WHEN \(name) IN ('purchase', 'refund') THEN p END"
     let columns = """
       app, event_id, name, kind, occurred_at, utc_offset_minutes, received_at, device_id, user_id, session_id, app_name,
       app_version, app_build, os_name, os_version, platform, device_model, locale, library_name, library_version, parameters
-      """
+      """ + (sqlite ? "" : ", parameters_as_sent")
     let rows = """
       SELECT 'bench', 'e-' || (1000000000 + x), \(name), 'action', \(occurred), 0, \(occurred), 'device-' || \(device), \(user), \(sessions),
         'Bench', \(version), '1', \(platform), \(os), \(platform), 'Model', 'en', 'CoreTracker', '1.0.0', \(json)
