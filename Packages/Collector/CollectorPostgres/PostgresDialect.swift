@@ -14,11 +14,18 @@ struct PostgresDialect: SQLDialect {
     "CAST(LEAST(coalesce(sum(\(column)), 0), 9223372036854775807) AS BIGINT)"
   }
 
-  func parameterText(_ key: String, bind: (String) -> String) -> String { "(parameters ->> \(bind(key)))" }
+  func parameterText(_ key: String, bind: (String) -> String) -> String {
+    let key = bind(key)
+    return PostgresParameterText.value(of: "", value: "(parameters -> \(key))", key: key)
+  }
 
-  /// `jsonb_each_text`, whose values are the text `->>` reads.
-  func parameterEntries(_ document: String) -> (source: String, key: String, value: String) {
-    ("jsonb_each_text(CASE jsonb_typeof(\(document)) WHEN 'object' THEN \(document) END) j", "j.key", "j.value")
+  /// `jsonb_each`, each value as ``parameterText(_:bind:)`` reads it.
+  func parameterEntries(ofEventsAs alias: String) -> (source: String, key: String, value: String) {
+    let document = "\(alias).parameters"
+    return (
+      "jsonb_each(CASE jsonb_typeof(\(document)) WHEN 'object' THEN \(document) END) j", "j.key",
+      PostgresParameterText.value(of: "\(alias).", value: "j.value", key: "j.key")
+    )
   }
 
   /// Under `"C"`: top items' distinct orders and buyers at 10M 1.26× faster by hand (Docs/Benchmarks.md).

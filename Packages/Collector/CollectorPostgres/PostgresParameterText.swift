@@ -14,6 +14,20 @@ enum PostgresParameterText {
   /// The JSON column `name` as text, as it was sent.
   static func read(_ name: String) -> String { "COALESCE(\(asSent(name)), \(name)::text) AS \(name)" }
 
+  /// The report text of `value`, one top-level `jsonb` value of the parameters of the events row
+  /// `prefix` (`e.`, or `""`) under `key` (an expression): `jsonb` prints a number again, and
+  /// the collector stores exponents only for doubles under 10^-4 or at 10^16 and beyond (`1e-05`,
+  /// `1.2345678901234567e+19`), whose text as sent (``asSent(_:)``, kept because of the exponent)
+  /// is read instead (`0.00001` and `12345678901234567000` otherwise). Every other number's
+  /// `jsonb` text is the text as sent, and the text as sent is parsed only for those rows.
+  static func value(of prefix: String, value: String, key: String) -> String {
+    let sent = prefix + asSent("parameters")
+    let number = "(\(value) #>> '{}')::numeric"
+    return "(CASE WHEN \(sent) IS NOT NULL AND jsonb_typeof(\(value)) = 'number' "
+      + "AND (abs(\(number)) >= 1e16 OR (\(number) <> 0 AND abs(\(number)) < 0.0001)) "
+      + "THEN \(sent)::json ->> \(key) ELSE \(value) #>> '{}' END)"
+  }
+
   /// What the column beside the JSON column holds for `text`: `""` (stored as `NULL`) when `jsonb`
   /// gives it back as it is, the text itself otherwise.
   static func kept(_ text: String) -> String { jsonbKeepsOrder(text) ? "" : text }

@@ -10,20 +10,31 @@ struct SQLiteDialect: SQLDialect {
   /// `INTEGER` saturates.
   func saturatingSum(_ column: String) -> String { "CAST(total(\(column)) AS INTEGER)" }
 
+  /// A real is read as written (`->`, its JSON text): `CAST` to text keeps 15 significant digits and
+  /// writes exponents its own way, so `0.30000000000000004` read as `0.3`, one group with `0.3`, and
+  /// `1e+20` as `1.0e+20`. The cast is left for paths `->` does not follow (a key with an escape).
   func parameterText(_ key: String, bind: (String) -> String) -> String {
     let path = bind("$.\"" + key.replacingOccurrences(of: "\"", with: "\\\"") + "\"")
-    return "(CASE json_type(parameters, \(path)) WHEN 'true' THEN 'true' WHEN 'false' THEN 'false' "
-      + "ELSE CAST(json_extract(parameters, \(path)) AS TEXT) END)"
+    return Self.typedText(
+      type: "json_type(parameters, \(path))", written: "parameters -> \(path)",
+      value: "json_extract(parameters, \(path))")
   }
 
   /// `json_each` (of valid JSON only: the type of invalid JSON is an error), its values typed as
   /// ``parameterText(_:bind:)`` types them.
-  func parameterEntries(_ document: String) -> (source: String, key: String, value: String) {
-    (
+  func parameterEntries(ofEventsAs alias: String) -> (source: String, key: String, value: String) {
+    let document = "\(alias).parameters"
+    return (
       "json_each(CASE WHEN json_valid(\(document)) THEN CASE json_type(\(document)) WHEN 'object' THEN \(document) END END) j",
       "j.key",
-      "(CASE j.type WHEN 'true' THEN 'true' WHEN 'false' THEN 'false' ELSE CAST(j.value AS TEXT) END)"
+      Self.typedText(type: "j.type", written: "\(document) -> j.fullkey", value: "j.value")
     )
+  }
+
+  /// A JSON value as report text: `true`/`false` for booleans, a real as written, else its SQL value as text.
+  private static func typedText(type: String, written: String, value: String) -> String {
+    "(CASE \(type) WHEN 'true' THEN 'true' WHEN 'false' THEN 'false' "
+      + "WHEN 'real' THEN coalesce(\(written), CAST(\(value) AS TEXT)) ELSE CAST(\(value) AS TEXT) END)"
   }
 
   var parametersAsText: String { "parameters" }

@@ -37,7 +37,7 @@ extension DeviceSetSQL {
   /// without parameters are not read. A value of `NULL` (JSON `null`) is the report's `(none)`.
   public func parametersOfHours(events: String, dialect: any SQLDialect) -> String {
     let (app, from, to) = (dialect.placeholder(1), dialect.placeholder(2), dialect.placeholder(3))
-    let each = dialect.parameterEntries("e.parameters")
+    let each = dialect.parameterEntries(ofEventsAs: "e")
     return """
       SELECT e.name, e.platform, e.app_version, e.os_version, n.num, \(dialect.milliseconds("e.occurred_at")) AS t,
         e.event_id, \(each.key) AS k, \(each.value) AS v

@@ -14,12 +14,13 @@ public protocol SQLDialect: Sendable {
   /// of failing: a stored count can never make a report fail.
   func saturatingSum(_ column: String) -> String
   /// One top-level value of the `parameters` JSON as text (`true`/`false` for booleans, numbers as
-  /// written); `bind` binds an argument and returns its placeholder.
+  /// the collector stored them, which every engine answers alike); `bind` binds an argument and
+  /// returns its placeholder.
   func parameterText(_ key: String, bind: (String) -> String) -> String
-  /// Every top-level parameter of the JSON object `document`, a row each, as a `FROM` item
-  /// (`source`) and the expressions of its key and of its value as ``parameterText(_:bind:)``
-  /// reads it (`NULL` for JSON `null`); no rows when `document` is not an object.
-  func parameterEntries(_ document: String) -> (source: String, key: String, value: String)
+  /// Every top-level parameter of the parameters of the events row named `alias`, a row each, as a
+  /// `FROM` item (`source`) and the expressions of its key and of its value as
+  /// ``parameterText(_:bind:)`` reads it (`NULL` for JSON `null`); no rows when they are not an object.
+  func parameterEntries(ofEventsAs alias: String) -> (source: String, key: String, value: String)
   /// The `parameters` column as JSON text, in a select list.
   var parametersAsText: String { get }
   /// The smaller of two values of a row (`min(a, b)`, `least(a, b)`).
