@@ -8,7 +8,8 @@ import WireJSON
 /// every depth and numbers as written, on every engine (PostgreSQL's `jsonb` alone would reorder
 /// the keys and print `1e3` as the integer `1000`); the parameter-values report names each number
 /// as the collector stored it, from the events and from the parameter cache (SQLite's cast to text
-/// alone would keep 15 digits and read `0.30000000000000004` as `0.3`).
+/// alone would keep 15 digits and read `0.30000000000000004` as `0.3`), and a search by that name
+/// finds its event.
 @Suite("Parameters read back as sent")
 struct ParameterOrderTests {
   static let sent: [String] = [
@@ -64,6 +65,13 @@ struct ParameterOrderTests {
     for answer in answers {
       #expect(Set(answer.rows.map(\.name)) == expected)
       #expect(answer.rows.allSatisfy { $0.count == 1 })
+    }
+    // A search by a value finds the one event the report named with it.
+    for (index, number) in Self.numbers.enumerated() {
+      var search = EventSearch(event: "priced")
+      search.parameters = [EventSearch.ParameterMatch(key: "v", value: number.stored)]
+      let found = try await reports.eventRows(Fixture.twoWeeks, search: search, limit: 50, after: nil)
+      #expect(found.rows.map(\.eventID) == [events[index].eventID], "v=\(number.stored)")
     }
     try await store.close()
   }
