@@ -16,7 +16,8 @@ struct PostgresDialect: SQLDialect {
 
   func parameterText(_ key: String, bind: (String) -> String) -> String {
     let key = bind(key)
-    return PostgresParameterText.value(of: "", value: "(parameters -> \(key))", key: key)
+    return PostgresParameterText.value(
+      of: "", value: "(parameters -> \(key))", text: "(parameters ->> \(key))", key: key)
   }
 
   /// `jsonb_each`, each value as ``parameterText(_:bind:)`` reads it.
@@ -24,7 +25,7 @@ struct PostgresDialect: SQLDialect {
     let document = "\(alias).parameters"
     return (
       "jsonb_each(CASE jsonb_typeof(\(document)) WHEN 'object' THEN \(document) END) j", "j.key",
-      PostgresParameterText.value(of: "\(alias).", value: "j.value", key: "j.key")
+      PostgresParameterText.value(of: "\(alias).", value: "j.value", text: "(j.value #>> '{}')", key: "j.key")
     )
   }
 

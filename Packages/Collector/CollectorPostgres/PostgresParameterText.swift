@@ -15,17 +15,19 @@ enum PostgresParameterText {
   static func read(_ name: String) -> String { "COALESCE(\(asSent(name)), \(name)::text) AS \(name)" }
 
   /// The report text of `value`, one top-level `jsonb` value of the parameters of the events row
-  /// `prefix` (`e.`, or `""`) under `key` (an expression): `jsonb` prints a number again, and
-  /// the collector stores exponents only for doubles under 10^-4 or at 10^16 and beyond (`1e-05`,
-  /// `1.2345678901234567e+19`), whose text as sent (``asSent(_:)``, kept because of the exponent)
-  /// is read instead (`0.00001` and `12345678901234567000` otherwise). Every other number's
-  /// `jsonb` text is the text as sent, and the text as sent is parsed only for those rows.
-  static func value(of prefix: String, value: String, key: String) -> String {
+  /// `prefix` (`e.`, or `""`) under `key` (an expression), `text` its `jsonb` text: `jsonb` prints
+  /// a number again, and the collector stores exponents only for doubles under 10^-4 or at 10^16
+  /// and beyond (`1e-05`, `1.2345678901234567e+19`), whose text as sent (``asSent(_:)``, kept
+  /// because of the exponent) is read instead (`0.00001` and `12345678901234567000` otherwise).
+  /// Every other value's `jsonb` text is its text as sent; the text as sent is parsed only for
+  /// numbers of those lengths (measured: Docs/Benchmarks.md, "Numbers named as stored").
+  static func value(of prefix: String, value: String, text: String, key: String) -> String {
     let sent = prefix + asSent("parameters")
-    let number = "(\(value) #>> '{}')::numeric"
-    return "(CASE WHEN \(sent) IS NOT NULL AND jsonb_typeof(\(value)) = 'number' "
-      + "AND (abs(\(number)) >= 1e16 OR (\(number) <> 0 AND abs(\(number)) < 0.0001)) "
-      + "THEN \(sent)::json ->> \(key) ELSE \(value) #>> '{}' END)"
+    // In `jsonb`'s text those are 17 characters or more, or start `0.0000` (a cheaper test than a
+    // cast to `numeric`; a longer number parsed again reads the same).
+    return "(CASE WHEN \(sent) IS NULL THEN \(text) WHEN jsonb_typeof(\(value)) = 'number' "
+      + "AND (length(\(text)) >= 17 OR left(\(text), 6) = '0.0000' OR left(\(text), 7) = '-0.0000') "
+      + "THEN \(sent)::json ->> \(key) ELSE \(text) END)"
   }
 
   /// What the column beside the JSON column holds for `text`: `""` (stored as `NULL`) when `jsonb`

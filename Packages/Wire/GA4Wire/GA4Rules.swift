@@ -135,25 +135,21 @@ public enum GA4Rules {
 
   /// The violation of a string parameter value, or `nil`.
   public static func checkParameterValue(_ value: String, path: @autoclosure () -> String) -> GA4Violation? {
-    // At most one character per UTF-8 byte: short strings need no counting.
-    guard value.utf8.count > GA4Limits.maximumParameterValueLength,
-      value.count > GA4Limits.maximumParameterValueLength
-    else { return nil }
-    return GA4Violation(
-      fieldPath: path(), code: .valueOutOfBounds,
-      message: "the value is longer than \(GA4Limits.maximumParameterValueLength) characters"
-    )
+    checkLength(value, atMost: GA4Limits.maximumParameterValueLength, path: path())
   }
 
   /// The violation of a user property value, or `nil`.
   public static func checkUserPropertyValue(_ value: String, path: @autoclosure () -> String) -> GA4Violation? {
-    guard value.utf8.count > GA4Limits.maximumUserPropertyValueLength,
-      value.count > GA4Limits.maximumUserPropertyValueLength
-    else { return nil }
+    checkLength(value, atMost: GA4Limits.maximumUserPropertyValueLength, path: path())
+  }
+
+  /// `valueOutOfBounds` when `value` has more than `limit` characters.
+  private static func checkLength(_ value: String, atMost limit: Int, path: @autoclosure () -> String) -> GA4Violation?
+  {
+    // At most one character per UTF-8 byte: short strings need no counting.
+    guard value.utf8.count > limit, value.count > limit else { return nil }
     return GA4Violation(
-      fieldPath: path(), code: .valueOutOfBounds,
-      message: "the value is longer than \(GA4Limits.maximumUserPropertyValueLength) characters"
-    )
+      fieldPath: path(), code: .valueOutOfBounds, message: "the value is longer than \(limit) characters")
   }
 
   /// The violation of an event time (µs) received at `now` (µs), or `nil`: at most 72 hours in the
