@@ -29,7 +29,7 @@ enum Engine: String, CaseIterable, CustomStringConvertible, Sendable {
     let store: any EventStore & BulkLoading
     switch self {
     case .sqlite:
-      let directory = FileManager.default.temporaryDirectory.appendingPathComponent("reports-\(UUID().uuidString)")
+      let directory = TestFiles.unique("reports")
       store = try SQLiteEventStore(path: directory.appendingPathComponent("collector.sqlite").path)
     case .postgres:
       store = try PostgresEventStore(url: PostgresTestServer.url!, schema: PostgresTestServer.uniqueSchema("reports"))

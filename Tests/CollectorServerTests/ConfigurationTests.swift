@@ -8,13 +8,14 @@ import CollectorServer
 import CollectorStore
 import CollectorWire
 import Foundation
+import TestSupport
 import Testing
 
 @Suite("Collector configuration")
 struct ConfigurationTests {
   @Test("defaults, then file, then environment, then command line")
   func layers() throws {
-    let file = FileManager.default.temporaryDirectory.appendingPathComponent("collector-\(UUID().uuidString).json")
+    let file = TestFiles.unique("collector", suffix: ".json")
     try Data(#"{"port": 9000, "rate-limit": 50, "retention-days": 90, "benchmark-routes": true}"#.utf8).write(to: file)
     let configuration = try CollectorConfiguration.resolve(
       arguments: ["config": file.path, "rate-limit": "0"],

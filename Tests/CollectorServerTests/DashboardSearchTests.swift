@@ -6,6 +6,7 @@ import HTTPTypes
 import Hummingbird
 import HummingbirdTesting
 import NIOCore
+import TestSupport
 import Testing
 
 /// The search page, the drill-downs into it, and saved views (over HTTP, on a seeded SQLite store).
@@ -90,7 +91,7 @@ struct DashboardSearchTests {
   /// renamed by its creator, can be changed by an admin and by no other reader, never keeps a key,
   /// and outlives a restart.
   @Test func aSavedSearchIsSharedByLinkAndOutlivesARestart() async throws {
-    let path = FileManager.default.temporaryDirectory.appendingPathComponent("saved-\(UUID().uuidString).sqlite").path
+    let path = TestFiles.unique("saved", suffix: ".sqlite").path
     let first = try await makeCollector(path: path)
     try await seedDashboard(first)
     let link = try await first.application(closesStore: false).test(.router) { client async throws -> String in

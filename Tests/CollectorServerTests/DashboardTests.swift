@@ -395,7 +395,7 @@ struct DashboardBrowserTests {
   /// outlives a restart of the collector and opens from its link; following a chart bar lists as
   /// many events as the bar counts.
   @Test(.enabled(if: chromium != nil)) func aSavedSearchOutlivesARestartAndABarOpensItsEvents() async throws {
-    let path = FileManager.default.temporaryDirectory.appendingPathComponent("browser-\(UUID().uuidString).sqlite").path
+    let path = TestFiles.unique("browser", suffix: ".sqlite").path
     let first = try await makeCollector(path: path, configure: { $0.idleTimeoutSeconds = 600 })
     try await seedDashboard(first)
     let (link, purchases) = try await first.application(closesStore: false).test(.live) {

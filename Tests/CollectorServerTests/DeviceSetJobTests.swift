@@ -4,6 +4,7 @@ import CollectorStore
 import CollectorWire
 import Foundation
 import Logging
+import TestSupport
 import Testing
 
 /// The collector's device-set job builds the hours that have settled, and only those.
@@ -23,7 +24,7 @@ struct DeviceSetJobTests {
 
   @Test(arguments: [2 * hour, 30 * 60_000] as [Int64])
   func theJobBuildsTheHoursThatHaveSettled(settled: Int64) async throws {
-    let path = FileManager.default.temporaryDirectory.appendingPathComponent("sets-\(UUID().uuidString).sqlite").path
+    let path = TestFiles.unique("sets", suffix: ".sqlite").path
     let store = try SQLiteEventStore(path: path)
     try await store.migrate()
     let now: Int64 = 1_800_000_000_000 / Self.hour * Self.hour

@@ -11,6 +11,7 @@ import HTTPTypes
 import HummingbirdTesting
 import Logging
 import NIOCore
+import TestSupport
 
 let writeKey = "test-write-key-0123456789"
 let adminKey = "test-admin-key-0123456789"
@@ -46,7 +47,7 @@ func makeCollector(
   configuration.benchmarkRoutes = true
   let path =
     path
-    ?? FileManager.default.temporaryDirectory.appendingPathComponent("collector-\(UUID().uuidString)")
+    ?? TestFiles.unique("collector")
     .appendingPathComponent("collector.sqlite").path
   let sqlite = try SQLiteEventStore(path: path, durability: .normal)
   try await sqlite.migrate()

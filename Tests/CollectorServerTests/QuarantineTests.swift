@@ -6,6 +6,7 @@ import Hummingbird
 import HummingbirdTesting
 import Logging
 import NIOCore
+import TestSupport
 import Testing
 
 /// The quarantine through HTTP: refused entries kept with their reasons, seen by a read key, fixed by
@@ -50,7 +51,7 @@ struct QuarantineTests {
 
   @Test("quarantine, raise the limits in the configuration, replay: stored once; a second replay adds nothing")
   func replayAfterAFix() async throws {
-    let path = FileManager.default.temporaryDirectory.appendingPathComponent("quarantine-\(UUID().uuidString)")
+    let path = TestFiles.unique("quarantine")
       .appendingPathComponent("collector.sqlite").path
     let before = try await makeCollector(path: path)
     try await before.application(closesStore: false).test(.router) { client async throws in
@@ -88,7 +89,7 @@ struct QuarantineTests {
 
   @Test("a replay cut short after storing and run again stores nothing twice")
   func interruptedReplay() async throws {
-    let path = FileManager.default.temporaryDirectory.appendingPathComponent("quarantine-\(UUID().uuidString)")
+    let path = TestFiles.unique("quarantine")
       .appendingPathComponent("collector.sqlite").path
     let before = try await makeCollector(path: path)
     try await before.application(closesStore: false).test(.router) { client async throws in
@@ -149,7 +150,7 @@ struct QuarantineTests {
 
   @Test("refused GA4 and Mixpanel events are quarantined; a fixed limit and a replay store the Mixpanel one")
   func vendorRoutes() async throws {
-    let path = FileManager.default.temporaryDirectory.appendingPathComponent("quarantine-\(UUID().uuidString)")
+    let path = TestFiles.unique("quarantine")
       .appendingPathComponent("collector.sqlite").path
     let before = try await makeCollector(path: path)
     let old = Int64(Date().timeIntervalSince1970) - 40 * 86_400

@@ -7,6 +7,7 @@ import Hummingbird
 import HummingbirdTesting
 import Logging
 import NIOCore
+import TestSupport
 import Testing
 
 /// Keys, roles and sessions through Hummingbird's test client: no key in a URL, three roles, CSRF
@@ -108,7 +109,7 @@ struct SecurityTests {
 
   @Test("a session outlives a collector restart on the same store")
   func sessionSurvivesRestart() async throws {
-    let path = FileManager.default.temporaryDirectory.appendingPathComponent("restart-\(UUID().uuidString)")
+    let path = TestFiles.unique("restart")
       .appendingPathComponent("collector.sqlite").path
     let first = try await makeCollector(path: path)
     let cookie = try await first.application(closesStore: false).test(.router) { client async throws in
@@ -229,7 +230,7 @@ struct SecurityTests {
 
   @Test("a start records configured keys and a changed retention policy in the audit trail, once each")
   func startAudit() async throws {
-    let path = FileManager.default.temporaryDirectory.appendingPathComponent("audit-\(UUID().uuidString)")
+    let path = TestFiles.unique("audit")
       .appendingPathComponent("collector.sqlite").path
     func start(_ retention: String) async throws -> [AuditEntry] {
       let configuration = try CollectorConfiguration.resolve(

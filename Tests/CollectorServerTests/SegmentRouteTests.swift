@@ -7,6 +7,7 @@ import HTTPTypes
 import Hummingbird
 import HummingbirdTesting
 import NIOCore
+import TestSupport
 import Testing
 
 /// Segment's Tracking API on the collector: the bodies of Segment's HTTP API reference and the exact
@@ -228,7 +229,7 @@ struct SegmentRouteTests {
   }
 
   @Test func aQuarantinedCallKeepsNoKeyAndReplaysOnceItPasses() async throws {
-    let path = FileManager.default.temporaryDirectory.appendingPathComponent("segment-\(UUID().uuidString)")
+    let path = TestFiles.unique("segment")
       .appendingPathComponent("collector.sqlite").path
     let before = try await makeCollector(path: path) { $0.maximumEventAgeDays = 1 }
     let old = Self.iso(Batches.now - 2 * 86_400_000)

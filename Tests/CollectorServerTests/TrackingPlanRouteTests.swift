@@ -6,6 +6,7 @@ import Foundation
 import HTTPTypes
 import HummingbirdTesting
 import NIOCore
+import TestSupport
 import Testing
 import TrackingPlan
 
@@ -34,7 +35,7 @@ struct TrackingPlanRouteTests {
     """
 
   static func file(_ text: String) throws -> String {
-    let url = FileManager.default.temporaryDirectory.appendingPathComponent("plan-\(UUID().uuidString).yaml")
+    let url = TestFiles.unique("plan", suffix: ".yaml")
     try text.write(to: url, atomically: true, encoding: .utf8)
     return url.path
   }
@@ -50,7 +51,7 @@ struct TrackingPlanRouteTests {
     "a wrong type is quarantined with its reason, replayed once the plan is fixed, and counted once",
     arguments: LiveTests.Engine.available)
   func quarantineAndReplay(engine: LiveTests.Engine) async throws {
-    let path = FileManager.default.temporaryDirectory.appendingPathComponent("plan-\(UUID().uuidString)")
+    let path = TestFiles.unique("plan")
       .appendingPathComponent("collector.sqlite").path
     let strict = try PlanFiles.load([try Self.file(Self.version1)])
     let before = try await makeCollector(
@@ -133,7 +134,7 @@ struct TrackingPlanRouteTests {
 
   @Test("the dashboard's Plan page: events seen but not planned, planned but never seen, violations held")
   func dashboardPage() async throws {
-    let path = FileManager.default.temporaryDirectory.appendingPathComponent("plan-\(UUID().uuidString)")
+    let path = TestFiles.unique("plan")
       .appendingPathComponent("collector.sqlite").path
     // Before the plan: an event it will not list is stored.
     let before = try await makeCollector(path: path)

@@ -69,7 +69,7 @@ struct CrashTests {
   func killNineTwentyTimesLosesNothing() async throws {
     let server = try await TestHTTPServer.start()
     defer { Task { await server.stop() } }
-    let directory = FileManager.default.temporaryDirectory.appendingPathComponent("crash-\(UUID().uuidString)")
+    let directory = TestFiles.unique("crash")
     defer { try? FileManager.default.removeItem(at: directory) }
     try FileManager.default.createDirectory(at: directory, withIntermediateDirectories: true)
     let outbox = directory.appendingPathComponent("outbox")

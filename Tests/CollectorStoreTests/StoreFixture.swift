@@ -38,7 +38,7 @@ enum Engine: String, CaseIterable, CustomStringConvertible, Sendable {
     let store: any EventStore
     switch self {
     case .sqlite:
-      let directory = FileManager.default.temporaryDirectory.appendingPathComponent("store-\(UUID().uuidString)")
+      let directory = TestFiles.unique("store")
       store = try SQLiteEventStore(path: directory.appendingPathComponent("collector.sqlite").path)
     case .postgres:
       store = try PostgresEventStore(url: PostgresTestServer.url!, schema: PostgresTestServer.uniqueSchema())

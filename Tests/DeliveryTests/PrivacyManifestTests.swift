@@ -1,4 +1,5 @@
 import Foundation
+import TestSupport
 import Testing
 
 /// Apple's privacy manifests: every client module that calls one of Apple's required-reason APIs
@@ -93,7 +94,7 @@ struct PrivacyManifestTests {
 
   /// The check can fail: a module that reads file dates is found using the file-timestamp category.
   @Test func aFileDateReadIsFound() throws {
-    let folder = FileManager.default.temporaryDirectory.appendingPathComponent("privacy-\(UUID().uuidString)")
+    let folder = TestFiles.unique("privacy")
     try FileManager.default.createDirectory(at: folder, withIntermediateDirectories: true)
     defer { try? FileManager.default.removeItem(at: folder) }
     try "let keys: [URLResourceKey] = [.contentModificationDateKey]\n// UserDefaults in a comment\n".write(

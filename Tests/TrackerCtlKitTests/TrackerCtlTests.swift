@@ -18,7 +18,7 @@ private let start = ReportTime.parse("2026-11-02")!
 
 /// A SQLite store with `count` events of app `shop` on 2026-11-02: every third one `purchase`.
 private func store(events count: Int) async throws -> SQLiteEventStore {
-  let path = FileManager.default.temporaryDirectory.appendingPathComponent("ctl-\(UUID().uuidString)")
+  let path = TestFiles.unique("ctl")
     .appendingPathComponent("collector.sqlite").path
   let store = try SQLiteEventStore(path: path, durability: .normal)
   try await store.migrate()
