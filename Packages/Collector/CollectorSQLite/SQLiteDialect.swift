@@ -1,5 +1,6 @@
 import CollectorStore
 import Foundation
+import GRDBSQLite
 
 /// SQLite's SQL: times are integers (ms since 1970), `?n` placeholders, `json_extract`.
 struct SQLiteDialect: SQLDialect {
@@ -10,9 +11,14 @@ struct SQLiteDialect: SQLDialect {
   /// `INTEGER` saturates.
   func saturatingSum(_ column: String) -> String { "CAST(total(\(column)) AS INTEGER)" }
 
-  /// A real is read as written (`->`, its JSON text): `CAST` to text keeps 15 significant digits and
-  /// writes exponents its own way, so `0.30000000000000004` read as `0.3`, one group with `0.3`, and
-  /// `1e+20` as `1.0e+20`. The cast is left for paths `->` does not follow (a key with an escape).
+  /// Whether the linked SQLite reads a value's JSON text with `->` (3.38 and later; Ubuntu 22.04
+  /// has 3.37): without it a real's text is its `CAST`, 15 significant digits.
+  static let readsJSONText = sqlite3_libversion_number() >= 3_038_000
+
+  /// A real is read as written (`->`, its JSON text, where ``readsJSONText``): `CAST` to text keeps
+  /// 15 significant digits and writes exponents its own way, so `0.30000000000000004` read as `0.3`,
+  /// one group with `0.3`, and `1e+20` as `1.0e+20`. The cast is left for paths `->` does not
+  /// follow (a key with an escape).
   func parameterText(_ key: String, bind: (String) -> String) -> String {
     let path = bind("$.\"" + key.replacingOccurrences(of: "\"", with: "\\\"") + "\"")
     return Self.typedText(
@@ -33,8 +39,9 @@ struct SQLiteDialect: SQLDialect {
 
   /// A JSON value as report text: `true`/`false` for booleans, a real as written, else its SQL value as text.
   private static func typedText(type: String, written: String, value: String) -> String {
-    "(CASE \(type) WHEN 'true' THEN 'true' WHEN 'false' THEN 'false' "
-      + "WHEN 'real' THEN coalesce(\(written), CAST(\(value) AS TEXT)) ELSE CAST(\(value) AS TEXT) END)"
+    let real = readsJSONText ? "coalesce(\(written), CAST(\(value) AS TEXT))" : "CAST(\(value) AS TEXT)"
+    return "(CASE \(type) WHEN 'true' THEN 'true' WHEN 'false' THEN 'false' "
+      + "WHEN 'real' THEN \(real) ELSE CAST(\(value) AS TEXT) END)"
   }
 
   var parametersAsText: String { "parameters" }

@@ -278,6 +278,10 @@ extension SQLiteEventStore: ReportQuerying, BulkLoading {
   public var personsTable: String? { SQLiteSchema.persons.persons }
 
   public var dialect: any SQLDialect { SQLiteDialect() }
+  /// Whether reports name a parameter's number by the text the collector stored, as PostgreSQL and
+  /// ClickHouse do: with SQLite 3.38 or later. An older SQLite names a non-integral number by its
+  /// 15 significant digits (`0.30000000000000004` as `0.3`, one value with `0.3`).
+  public static var namesNumbersAsStored: Bool { SQLiteDialect.readsJSONText }
   public var eventsTable: String { "events" }
   public var countersTable: String { "counters" }
   public var rollups: RollupTables? { SQLiteSchema.rollups.tables }
