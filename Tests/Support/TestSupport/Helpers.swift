@@ -10,6 +10,8 @@ public import Foundation
 /// (`coretracker-tests-<pid>`), removed when the process exits. A run that crashed or was killed
 /// leaves its folder, and the next run removes the folders of processes that are gone, so repeated
 /// runs do not fill the disk (a full run writes about 190 stores, 230 MB).
+/// `CORETRACKER_KEEP_TEST_FILES=1` keeps the folder at exit, to look at what a failing test wrote
+/// (the next run without it removes it).
 public enum TestFiles {
   private static let prefix = "coretracker-tests-"
 
@@ -23,7 +25,9 @@ public enum TestFiles {
     }
     let root = temporary.appendingPathComponent("\(prefix)\(getpid())")
     try? FileManager.default.createDirectory(at: root, withIntermediateDirectories: true)
-    atexit { try? FileManager.default.removeItem(at: TestFiles.root) }
+    if ProcessInfo.processInfo.environment["CORETRACKER_KEEP_TEST_FILES"] == nil {
+      atexit { try? FileManager.default.removeItem(at: TestFiles.root) }
+    }
     return root
   }()
 
