@@ -56,6 +56,38 @@ struct CommerceVocabularyTests {
     try await store.close()
   }
 
+  /// An id, currency or name is a string and an amount a number: a value of another JSON type is not
+  /// taken for one (SQLite read an object's JSON text as a string, so two purchases whose
+  /// `transaction_id` was the same object were one order, and `true` as an amount of 1).
+  @Test(arguments: Engine.available)
+  func aValueOfAnotherTypeIsNotAFact(engine: Engine) async throws {
+    let events = [
+      CommerceFixture.order(
+        Fixture.a, "purchase", Fixture.at(1, 10, 0),
+        #"{"transaction_id":{"k":1},"currency":["TRY"],"value":10,"items":[{"item_id":{"x":1},"item_name":"Named","item_brand":{"b":1},"item_category":[1],"price":10,"quantity":1}]}"#
+      ),
+      CommerceFixture.order(
+        Fixture.a, "purchase", Fixture.at(1, 10, 1), #"{"transaction_id":{"k":1},"currency":["TRY"],"value":20}"#),
+      CommerceFixture.order(
+        Fixture.b, "purchase", Fixture.at(1, 10, 2),
+        #"{"transaction_id":"T3","value":true,"items":[{"item_id":"B","price":false,"quantity":true}]}"#),
+    ]
+    let (store, reports) = try await engine.openReports([StoreBatch(events: events)])
+    var engines: [any ReportEngine] = [reports]
+    if let sql = store as? any ReportQuerying { engines.append(SQLReports(store: sql, rollups: false)) }
+    for reports in engines {
+      let revenue = try await reports.revenue(Fixture.twoWeeks)
+      #expect(revenue.current == [Revenue.Figures(currency: "", orders: 3, gross: 30, refundCount: 0, refunds: 0)])
+      let items = try await reports.topItems(Fixture.twoWeeks, category: nil, brand: nil, limit: 10).rows
+      #expect(
+        items == [
+          TopItems.Row(item: "Named", name: "Named", currency: "", units: 1, revenue: 10, orders: 1, buyers: 1),
+          TopItems.Row(item: "B", name: "", currency: "", units: 1, revenue: 0, orders: 1, buyers: 1),
+        ])
+    }
+    try await store.close()
+  }
+
   /// A GA4 item's category levels (`item_category` "Home", `item_category2` "Kitchen", as the shop
   /// sends them) are kept as its path: a category filter matches any whole level of it.
   @Test(arguments: Engine.available)

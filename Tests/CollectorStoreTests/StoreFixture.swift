@@ -27,7 +27,7 @@ enum Engine: String, CaseIterable, CustomStringConvertible, Sendable {
   /// The number of migrations the engine's schema has.
   var schemaVersion: Int {
     switch self {
-    case .sqlite: 22
+    case .sqlite: 23
     case .postgres: 18
     case .clickhouse, .clickhouseCluster: 9
     }

@@ -53,8 +53,15 @@ struct SQLiteDialect: SQLDialect {
   var indexesRollupsByKey: Bool { true }
   var marksSingleOrders: Bool { true }
 
-  /// The key is quoted in the path, so that keys with spaces (`Order ID`) are read.
-  func jsonValue(_ document: String, _ key: String) -> String { "json_extract(\(document), '$.\"\(key)\"')" }
+  /// The key is quoted in the path, so that keys with spaces (`Order ID`) are read. Only a string or
+  /// a number is extracted: `json_extract` gives an object's or a list's JSON text as text and a
+  /// boolean as 1 or 0, which ``jsonText(_:)`` and ``jsonNumber(_:)`` would take for a string or an
+  /// amount (PostgreSQL and ClickHouse read the type).
+  func jsonValue(_ document: String, _ key: String) -> String {
+    let path = "'$.\"\(key)\"'"
+    return "(CASE WHEN json_type(\(document), \(path)) IN ('text', 'integer', 'real') "
+      + "THEN json_extract(\(document), \(path)) END)"
+  }
 
   /// The type is read from the document: a string value would come out of `json_extract` unquoted.
   func jsonList(_ document: String, _ key: String) -> String {

@@ -194,6 +194,8 @@ enum SQLiteSchema {
     ("21-step-cache", deviceSets.createSteps(blob: "BLOB").joined(separator: ";\n")),
     // Events by parameter value per built hour (``ParameterCacheBuild``); every hour built again.
     ("22-parameter-cache", deviceSets.createParameters(text: "TEXT", blob: "BLOB").joined(separator: ";\n")),
+    // Ids, currencies and names are strings, amounts numbers: objects, lists and booleans were read as text and 1.
+    ("23-commerce-value-types", rebuildCommerce),
   ]
 
   /// The context's time zone and its library's name and version as columns of their own (the
