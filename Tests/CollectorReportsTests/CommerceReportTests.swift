@@ -123,4 +123,46 @@ struct CommerceReportTests {
     #expect(two.rows == Array(filter.items.prefix(2)))
     try await store.close()
   }
+
+  /// Purchases of one item in one millisecond under other names: the latest name is the largest of
+  /// the latest time's names byte by byte (`alpha` > `Beta` > `Alpha`), of the lines the filter
+  /// keeps; a latest purchase without a name gives `""`, whatever an earlier one said.
+  static let namedAtOnce: [StoredEvent] = {
+    let at = Fixture.at(1, 9, 0)
+    func line(_ item: String, _ name: String?, _ brand: String) -> String {
+      #"{"item_id":"\#(item)","item_brand":"\#(brand)","price":10,"quantity":1"#
+        + (name.map { #","item_name":"\#($0)""# } ?? "") + "}"
+    }
+    func purchase(_ device: Fixture.Device, _ id: String, _ time: Int64, _ lines: [String]) -> StoredEvent {
+      var event = CommerceFixture.order(
+        device, "purchase", time,
+        #"{"transaction_id":"\#(id)","currency":"TRY","value":10,"items":[\#(lines.joined(separator: ","))]}"#)
+      event.eventID = "\(device.id)-\(id)"
+      return event
+    }
+    return [
+      purchase(Fixture.a, "N1", at - 60_000, [line("X", "Zeta", "B1"), line("Y", "Yo", "B1")]),
+      purchase(Fixture.b, "N2", at, [line("X", "alpha", "B2"), line("X", "Beta", "B2")]),
+      purchase(Fixture.c, "N3", at, [line("X", "Alpha", "B1")]),
+      purchase(Fixture.d, "N4", at + 60_000, [line("Y", nil, "B1")]),
+    ]
+  }()
+
+  @Test(
+    arguments: Engine.available,
+    [(nil, ["X": "alpha", "Y": ""]), ("B1", ["X": "Alpha", "Y": ""]), ("B2", ["X": "alpha"])]
+      as [(String?, [String: String])])
+  func theLatestNameIsTheLargestOfTheLatestTime(engine: Engine, filter: (brand: String?, names: [String: String]))
+    async throws
+  {
+    let (brand, names) = filter
+    let (store, served) = try await engine.openReports([StoreBatch(events: Self.namedAtOnce)])
+    var engines: [any ReportEngine] = [served]
+    if let sql = store as? any ReportQuerying { engines.append(SQLReports(store: sql, rollups: false)) }
+    for reports in engines {
+      let top = try await reports.topItems(Fixture.twoWeeks, category: nil, brand: brand, limit: 50)
+      #expect(Dictionary(uniqueKeysWithValues: top.rows.map { ($0.item, $0.name) }) == names)
+    }
+    try await store.close()
+  }
 }

@@ -1,5 +1,6 @@
 import CollectorReports
 import CollectorStore
+import TestSupport
 import Testing
 
 /// The SQL engines read a funnel's step events in any order and group them by unit in the
@@ -56,7 +57,7 @@ struct FunnelOrderTests {
   }
 
   @Test("devices: each device its own path", arguments: [[0, 1, 2, 3, 4, 5], [5, 4, 3, 2, 1, 0]])
-  func devices(order: [Int]) {
+  func devices(order: [Int]) async {
     let found = Funnel.byUnit(Self.rows(order), persons: nil)
     #expect(
       Self.ordered(found) == [
@@ -67,7 +68,41 @@ struct FunnelOrderTests {
     // events (ClickHouse's tied units) and from the columns (the SQL engines).
     let steps = ["open", "view", "buy"]
     #expect(Funnel.reached(found, steps: steps, window: 10_000) == [2, 1, 1])
-    #expect(Funnel.reached(Self.rows(order), persons: nil, steps: steps, window: 10_000) == [2, 1, 1])
+    #expect(await Funnel.reached(Self.rows(order), persons: nil, steps: steps, window: 10_000) == [2, 1, 1])
+  }
+
+  /// Step events of `units` people's devices (two each, one in three never identified), with
+  /// names from a small set so that steps repeat and ties within a millisecond are common.
+  static func generated(seed: UInt64, units: Int) -> (StepEventColumns, persons: [String: String]) {
+    var random = SeededRandom(seed: seed)
+    var found = StepEventColumns()
+    var persons: [String: String] = [:]
+    for unit in 0..<units where unit % 3 != 0 { (persons["a\(unit)"], persons["b\(unit)"]) = ("p\(unit)", "p\(unit)") }
+    for index in 0..<(units * 12) {
+      let device = (Bool.random(using: &random) ? "a" : "b") + String(Int.random(in: 0..<units, using: &random))
+      let name = ["open", "view", "cart", "buy"].randomElement(using: &random)!
+      let digits = String(index)
+      var id = "e-" + String(repeating: "0", count: 6 - digits.count) + digits
+      id.withUTF8 {
+        found.append(
+          device: device, name: name, time: Int64.random(in: 0..<40, using: &random) * 250,
+          id: UnsafeRawBufferPointer($0))
+      }
+    }
+    return (found, persons)
+  }
+
+  @Test(
+    "walked in parts at once, every unit reaches what it reaches walked alone",
+    arguments: [1, 2, 3, 7, 500], [false, true])
+  func parts(count: Int, people: Bool) async {
+    let (found, persons) = Self.generated(seed: UInt64(count), units: 300)
+    let steps = ["open", "view", "view", "cart", "buy"]
+    let alone = Funnel.reached(Funnel.byUnit(found, persons: people ? persons : nil), steps: steps, window: 5_000)
+    #expect(alone[0] > alone[4] && alone[4] > 0)
+    let walked = await Funnel.reached(
+      found, persons: people ? persons : nil, steps: steps, window: 5_000, parts: count)
+    #expect(walked == alone)
   }
 
   @Test(

@@ -1,4 +1,5 @@
 package import CollectorStore
+import Foundation
 
 /// One step event of a funnel, as the collector's walk reads it: its person or device (as
 /// ``UnitList/units`` names it), its name (one of the steps) and its time in ms since 1970.
@@ -41,10 +42,11 @@ extension Funnel {
   /// never identified; without, the device.
   package static func byUnit(_ found: StepEventColumns, persons: [String: String]?) -> [FunnelEvent] {
     let grouped = UnitOrder(found, persons: persons)
+    let part = grouped.part(grouped.units.indices, of: found)
     var ordered: [FunnelEvent] = []
     ordered.reserveCapacity(found.count)
     for unit in grouped.units.indices {
-      for event in grouped.events(of: unit) {
+      for event in part.events(of: unit) {
         ordered.append((unit: grouped.units[unit], name: found.names[Int(event.name)], time: event.time))
       }
     }
@@ -54,32 +56,26 @@ extension Funnel {
   /// How many people or devices reached each step, from step events in any order (``byUnit(_:persons:)``'s
   /// grouping), walked on the columns' numbers: no ``FunnelEvent`` is made, and each event's name is
   /// matched to its steps once per distinct name rather than by comparing strings per event.
+  ///
+  /// The units are grouped and walked in `parts` runs at once (``UnitOrder/runs(_:)``): by default
+  /// one per core, for a funnel of more than 100,000 step events a part. Any number of parts gives
+  /// the same answer: a unit's events are all in one part.
   package static func reached(
-    _ found: StepEventColumns, persons: [String: String]?, steps: [String], window: Int64
-  ) -> [Int64] {
+    _ found: StepEventColumns, persons: [String: String]?, steps: [String], window: Int64, parts: Int? = nil
+  ) async -> [Int64] {
     let grouped = UnitOrder(found, persons: persons)
-    // Each name's steps, the last first, in one array: name `n`'s are `matching[bounds[n]..<bounds[n + 1]]`
-    // (an array per name cost a retain and a release per event: a tenth of a 20-step funnel).
-    var matching: [Int] = []
-    var bounds = [0]
-    for name in found.names {
-      matching += steps.indices.reversed().filter { steps[$0] == name }
-      bounds.append(matching.count)
-    }
-    var reached = Array(repeating: Int64(0), count: steps.count)
-    var walker = FunnelWalker(steps: steps.count, window: window, timed: false)
-    matching.withUnsafeBufferPointer { matching in
-      for unit in grouped.units.indices {
-        walker.reset()
-        for event in grouped.events(of: unit) {
-          let name = Int(event.name)
-          let steps = UnsafeBufferPointer(rebasing: matching[bounds[name]..<bounds[name + 1]])
-          if walker.advance(steps, at: event.time) { break }
-        }
-        for step in 0..<walker.best { reached[step] += 1 }
+    let steps = StepsOfNames(steps: steps, names: found.names)
+    let parts = parts ?? min(ProcessInfo.processInfo.activeProcessorCount, found.count / 100_000)
+    return await withTaskGroup(of: [Int64].self) { group in
+      for run in grouped.runs(parts) {
+        group.addTask { steps.reached(grouped.part(run, of: found), window: window) }
       }
+      var reached = Array(repeating: Int64(0), count: steps.count)
+      for await found in group {
+        for step in reached.indices { reached[step] += found[step] }
+      }
+      return reached
     }
-    return reached
   }
 
   /// The furthest step one person or device reached, in one pass over its events (linear in them,
@@ -147,60 +143,38 @@ struct FunnelWalker {
   }
 }
 
-/// Step events grouped by unit (a counting sort; units in the order first met, as nothing needs
-/// them in the units' order: sorting the ids cost a quarter of the grouping), each unit's by time
-/// and id. With persons (device to person) a unit is `u:` and the device's person, or `d:` and a
-/// device never identified; without, the device.
-///
-/// Each unit's events are kept side by side with their times and names (``Entry``), not as indices
-/// into the columns: the walk then reads memory in order. Reading the columns at each unit's event
-/// indices missed the CPU's caches on nearly every event (90% of a 20-step funnel's walk at 10M).
-struct UnitOrder {
-  /// One event: its time, its name (an index into the columns' names) and its index in the columns
-  /// (16 bytes: 32 bits hold the index of every event columns can hold in memory, at 28 bytes each).
-  struct Entry {
-    var time: Int64
-    var name: Int32
-    var event: UInt32
+/// Each name's steps, the last first, in one array: name `n`'s are `matching[bounds[n]..<bounds[n + 1]]`
+/// (an array per name cost a retain and a release per event: a tenth of a 20-step funnel).
+private struct StepsOfNames: Sendable {
+  /// How many steps the funnel has.
+  let count: Int
+  private var matching: [Int] = []
+  private var bounds = [0]
+
+  /// The steps of each of `names` (the columns' distinct names).
+  init(steps: [String], names: [String]) {
+    count = steps.count
+    for name in names {
+      matching += steps.indices.reversed().filter { steps[$0] == name }
+      bounds.append(matching.count)
+    }
   }
 
-  /// The units, each once.
-  private(set) var units: [String] = []
-  /// Where each unit's events start in ``entries`` (and, one on, end).
-  private var starts: [Int]
-  /// The events, unit by unit, each unit's in order.
-  private(set) var entries: [Entry]
-
-  init(_ found: StepEventColumns, persons: [String: String]?) {
-    // Each device's unit, looked up once per device.
-    var unitNamed: [String: Int] = [:]
-    var units: [String] = []
-    let unitOfDevice = found.devices.map { device in
-      let named = unitID(of: device, persons: persons)
-      if let known = unitNamed[named] { return known }
-      units.append(named)
-      unitNamed[named] = units.count - 1
-      return units.count - 1
-    }
-    var starts = Array(repeating: 0, count: units.count + 1)
-    for device in found.device { starts[unitOfDevice[Int(device)] + 1] += 1 }
-    for index in units.indices { starts[index + 1] += starts[index] }
-    var entries = [Entry](repeating: Entry(time: 0, name: 0, event: 0), count: found.count)
-    var next = starts
-    let (times, names) = (found.time, found.name)
-    for (event, device) in found.device.enumerated() {
-      let unit = unitOfDevice[Int(device)]
-      entries[next[unit]] = Entry(time: times[event], name: names[event], event: UInt32(truncatingIfNeeded: event))
-      next[unit] += 1
-    }
-    for unit in units.indices {
-      entries[starts[unit]..<starts[unit + 1]].sort { one, other in
-        one.time != other.time ? one.time < other.time : found.idPrecedes(Int(one.event), Int(other.event))
+  /// How many of `part`'s units reached each step.
+  func reached(_ part: UnitOrder.Part, window: Int64) -> [Int64] {
+    var reached = Array(repeating: Int64(0), count: count)
+    var walker = FunnelWalker(steps: count, window: window, timed: false)
+    matching.withUnsafeBufferPointer { matching in
+      for unit in part.units {
+        walker.reset()
+        for event in part.events(of: unit) {
+          let name = Int(event.name)
+          let steps = UnsafeBufferPointer(rebasing: matching[bounds[name]..<bounds[name + 1]])
+          if walker.advance(steps, at: event.time) { break }
+        }
+        for step in 0..<walker.best { reached[step] += 1 }
       }
     }
-    (self.units, self.starts, self.entries) = (units, starts, entries)
+    return reached
   }
-
-  /// Unit `unit`'s events, in order.
-  func events(of unit: Int) -> ArraySlice<Entry> { entries[starts[unit]..<starts[unit + 1]] }
 }

@@ -14,9 +14,8 @@ extension SQLReports {
   {
     let filter = try Funnel.filter(filter, steps: steps, window: window, appVersion: appVersion)
     let (found, persons) = try await stepEvents(filter, steps: steps)
-    return Funnel(
-      reached: Funnel.reached(found, persons: persons, steps: steps, window: window), steps: steps, window: window,
-      appVersion: appVersion, unit: filter.unit)
+    let reached = await Funnel.reached(found, persons: persons, steps: steps, window: window)
+    return Funnel(reached: reached, steps: steps, window: window, appVersion: appVersion, unit: filter.unit)
   }
 
   /// The step events, read from the step cache where the range's hours are built

@@ -7,7 +7,7 @@
 /// A funnel over four weeks at 10M events reads 3.3M step events; from the events' index that is
 /// 3.3M index rows (1.7–9.8 s on the SQL stores), from the cache 11,803 rows of packed
 /// numbers. The rank keeps the walk's order exact: events of one millisecond are ordered by their
-/// ids, across every device of a person, as ``StepEventColumns/idPrecedes(_:_:)`` orders them.
+/// ids, across every device of a person, as ``StepEventColumns/IDOrder/precedes(_:_:)`` orders them.
 ///
 /// The cache is built with the device sets, in the same transaction and under the same marks, and
 /// is deleted with them (``DeviceSetSQL/built``): any change to an hour's events (a late or resent
