@@ -171,15 +171,14 @@ extension StepEventColumns {
   public mutating func appendCached(_ numbers: [UInt32], name: String, hour: Int64, devices: inout NumberedDevices) {
     let events = numbers.count / 3
     let nameIndex = index(ofName: name)
+    var rowDevices = [Int32](repeating: 0, count: events)
     for event in 0..<events {
       let number = numbers[event * 3]
       let known = Int(number) < devices.indexes.count ? devices.indexes[Int(number)] : -1
       let device = known >= 0 ? known : index(ofDevice: devices.id(of: number))
       if known < 0, Int(number) < devices.indexes.count { devices.indexes[Int(number)] = device }
-      let offset = Int64(Int32(bitPattern: numbers[event * 3 + 1]))
-      withUnsafeBytes(of: numbers[event * 3 + 2].bigEndian) { rank in
-        append(deviceIndex: device, nameIndex: nameIndex, time: hour + offset, id: rank)
-      }
+      rowDevices[event] = device
     }
+    appendRanked(devices: rowDevices, name: nameIndex, hour: hour, packed: numbers)
   }
 }

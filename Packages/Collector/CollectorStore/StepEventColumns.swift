@@ -73,13 +73,26 @@ public struct StepEventColumns: Sendable, Equatable {
     idEnds.reserveCapacity(idEnds.count + count)
   }
 
-  /// Adds one event whose device and name are already indexes into ``devices`` and ``names``.
-  mutating func append(deviceIndex: Int32, nameIndex: Int32, time: Int64, id: UnsafeRawBufferPointer) {
-    device.append(deviceIndex)
-    name.append(nameIndex)
-    self.time.append(time)
-    idBytes.append(contentsOf: id)
-    idEnds.append(idBytes.count)
+  /// Adds the events of one step row of the cache, in bulk: their devices (indexes into ``devices``),
+  /// their name, and from `packed` (device number, ms into `hour`, rank: ``StepCacheCoding``) their
+  /// times and, as ids, their ranks (four bytes, most significant first). Appending each event's
+  /// five values one by one cost a sixth of a 20-step funnel at 10M.
+  mutating func appendRanked(devices: [Int32], name: Int32, hour: Int64, packed: [UInt32]) {
+    let events = devices.count
+    guard events > 0 else { return }
+    device.append(contentsOf: devices)
+    self.name.append(contentsOf: repeatElement(name, count: events))
+    time.append(contentsOf: (0..<events).lazy.map { hour + Int64(Int32(bitPattern: packed[$0 * 3 + 1])) })
+    let start = idBytes.count
+    idBytes.append(contentsOf: repeatElement(0, count: events * 4))
+    idBytes.withUnsafeMutableBufferPointer { bytes in
+      for event in 0..<events {
+        let (rank, at) = (packed[event * 3 + 2], start + event * 4)
+        (bytes[at], bytes[at + 1]) = (UInt8(truncatingIfNeeded: rank >> 24), UInt8(truncatingIfNeeded: rank >> 16))
+        (bytes[at + 2], bytes[at + 3]) = (UInt8(truncatingIfNeeded: rank >> 8), UInt8(truncatingIfNeeded: rank))
+      }
+    }
+    idEnds.append(contentsOf: (1...events).lazy.map { start + $0 * 4 })
   }
 
   /// The index of `device` in ``devices``, added when new.
