@@ -71,8 +71,8 @@ extension Funnel {
         group.addTask { steps.reached(grouped.part(run, of: found), window: window) }
       }
       var reached = Array(repeating: Int64(0), count: steps.count)
-      for await found in group {
-        for step in reached.indices { reached[step] += found[step] }
+      for await counted in group {
+        for step in reached.indices { reached[step] += counted[step] }
       }
       return reached
     }

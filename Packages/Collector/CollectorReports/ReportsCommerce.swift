@@ -73,7 +73,7 @@ extension SQLReports {
       + "WHERE \(conditions.joined(separator: " AND ")) "
       + "GROUP BY item, currency ORDER BY revenue DESC, item, currency LIMIT \(sql.bind(Int64(max(1, limit))))"
     // The latest name (the largest, byte by byte, of the latest time's), looked up for the top
-    // items only: an index probe each, where taking it from every item row cost a third of the
+    // items only: an index probe each, where taking it from every item row cost a fifth of the
     // report at 10M (Docs/Benchmarks.md).
     let named = firsts(filter, \.items, purchases: true, &sql)
     let name =
