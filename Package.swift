@@ -150,12 +150,12 @@ let package = Package(
     .target(
       name: "TestSupport",
       dependencies: [
-        .product(name: "CompressNIO", package: "compress-nio", condition: .server),
-        .product(name: "HTTPTypes", package: "swift-http-types", condition: .server),
-        .product(name: "Hummingbird", package: "hummingbird", condition: .server),
-        .product(name: "Logging", package: "swift-log"),
-        .product(name: "NIOCore", package: "swift-nio", condition: .server),
-        .product(name: "ServiceLifecycle", package: "swift-service-lifecycle", condition: .server),
+        .compressNIO,
+        .httpTypes,
+        .hummingbird,
+        .logging,
+        .nioCore,
+        .serviceLifecycle,
       ],
       path: "Tests/Support/TestSupport"
     ),
@@ -169,12 +169,12 @@ let package = Package(
     // MARK: Shared services
     .target(
       name: "LogService",
-      dependencies: ["CoreTracker", "ServiceSupport", .product(name: "Logging", package: "swift-log")],
+      dependencies: ["CoreTracker", "ServiceSupport", .logging],
       path: "Packages/Services/LogService"
     ),
     .testTarget(
       name: "LogServiceTests",
-      dependencies: ["LogService", "CoreTracker", .product(name: "Logging", package: "swift-log")],
+      dependencies: ["LogService", "CoreTracker", .logging],
       path: "Tests/LogServiceTests"
     ),
 
@@ -209,19 +209,19 @@ let package = Package(
     .target(
       name: "CollectorSQLite",
       dependencies: [
-        "CollectorReports", "CollectorStore", "CollectorWire", .product(name: "Logging", package: "swift-log"),
-        .product(name: "GRDB", package: "GRDB.swift", condition: .server),
-        .product(name: "GRDBSQLite", package: "GRDB.swift", condition: .server),
+        "CollectorReports", "CollectorStore", "CollectorWire", .logging,
+        .grdb,
+        .grdbSQLite,
       ],
       path: "Packages/Collector/CollectorSQLite"
     ),
     .target(
       name: "CollectorPostgres",
       dependencies: [
-        "CollectorReports", "CollectorStore", "CollectorWire", .product(name: "Logging", package: "swift-log"),
-        .product(name: "NIOCore", package: "swift-nio", condition: .server),
-        .product(name: "PostgresNIO", package: "postgres-nio", condition: .server),
-        .product(name: "ServiceLifecycle", package: "swift-service-lifecycle", condition: .server),
+        "CollectorReports", "CollectorStore", "CollectorWire", .logging,
+        .nioCore,
+        .postgresNIO,
+        .serviceLifecycle,
       ],
       path: "Packages/Collector/CollectorPostgres"
     ),
@@ -229,18 +229,18 @@ let package = Package(
       name: "CollectorClickHouse",
       dependencies: [
         "CollectorReports", "CollectorStore", "CollectorWire", "WireJSON",
-        .product(name: "Logging", package: "swift-log"),
-        .product(name: "AsyncHTTPClient", package: "async-http-client", condition: .server),
-        .product(name: "NIOCore", package: "swift-nio", condition: .server),
-        .product(name: "NIOFoundationCompat", package: "swift-nio", condition: .server),
-        .product(name: "NIOHTTP1", package: "swift-nio", condition: .server),
+        .logging,
+        .asyncHTTPClient,
+        .nioCore,
+        .nioFoundationCompat,
+        .nioHTTP1,
       ],
       path: "Packages/Collector/CollectorClickHouse"
     ),
     .target(
       name: "CollectorReports",
       dependencies: [
-        "CollectorStore", "CollectorWire", "TrackingPlan", "WireJSON", .product(name: "Logging", package: "swift-log"),
+        "CollectorStore", "CollectorWire", "TrackingPlan", "WireJSON", .logging,
       ],
       path: "Packages/Collector/CollectorReports"
     ),
@@ -254,7 +254,7 @@ let package = Package(
       dependencies: [
         "CollectorClickHouse", "CollectorReports", "CollectorPostgres", "CollectorSQLite", "CollectorStore",
         "CollectorWire", "TestSupport", "WireJSON",
-        .product(name: "AsyncHTTPClient", package: "async-http-client", condition: .server),
+        .asyncHTTPClient,
       ],
       path: "Tests/CollectorReportsTests"
     ),
@@ -267,17 +267,17 @@ let package = Package(
       name: "CollectorIngest",
       dependencies: [
         "CollectorStore", "CollectorWire", "TrackingPlan", "WireJSON",
-        .product(name: "Crypto", package: "swift-crypto", condition: .server),
+        .crypto,
       ],
       path: "Packages/Collector/CollectorIngest"
     ),
     .target(
       name: "CollectorRuntime",
       dependencies: [
-        "CollectorStore", .product(name: "Crypto", package: "swift-crypto", condition: .server),
-        .product(name: "Logging", package: "swift-log"),
-        .product(name: "Prometheus", package: "swift-prometheus", condition: .server),
-        .product(name: "ServiceLifecycle", package: "swift-service-lifecycle", condition: .server),
+        "CollectorStore", .crypto,
+        .logging,
+        .prometheus,
+        .serviceLifecycle,
       ],
       path: "Packages/Collector/CollectorRuntime"
     ),
@@ -287,23 +287,23 @@ let package = Package(
         "CollectorRuntime", "CollectorClickHouse",
         "CollectorDashboard", "CollectorIngest", "CollectorPostgres", "CollectorReports", "CollectorSQLite",
         "CollectorStore", "CollectorVendors", "CollectorWire", "GA4Wire", "MixpanelWire", "TrackingPlan", "WireJSON",
-        .product(name: "CompressNIO", package: "compress-nio", condition: .server),
-        .product(name: "HTTPTypes", package: "swift-http-types", condition: .server),
-        .product(name: "Hummingbird", package: "hummingbird", condition: .server),
-        .product(name: "HummingbirdCore", package: "hummingbird", condition: .server),
-        .product(name: "Logging", package: "swift-log"),
-        .product(name: "NIOCore", package: "swift-nio", condition: .server),
-        .product(name: "NIOHTTPTypes", package: "swift-nio-extras", condition: .server),
-        .product(name: "ServiceLifecycle", package: "swift-service-lifecycle", condition: .server),
-        .product(name: "Yams", package: "Yams", condition: .server),
+        .compressNIO,
+        .httpTypes,
+        .hummingbird,
+        .hummingbirdCore,
+        .logging,
+        .nioCore,
+        .nioHTTPTypes,
+        .serviceLifecycle,
+        .yams,
       ],
       path: "Packages/Collector/CollectorServer"
     ),
     .executableTarget(
       name: "Collector",
       dependencies: [
-        "CollectorServer", .product(name: "ArgumentParser", package: "swift-argument-parser", condition: .server),
-        .product(name: "Logging", package: "swift-log"),
+        "CollectorServer", .argumentParser,
+        .logging,
       ],
       path: "Apps/Collector/Sources/Collector"
     ),
@@ -311,9 +311,9 @@ let package = Package(
       name: "CollectorStoreTests",
       dependencies: [
         "CollectorClickHouse", "CollectorPostgres", "CollectorSQLite", "CollectorStore", "CollectorWire", "TestSupport",
-        .product(name: "AsyncHTTPClient", package: "async-http-client", condition: .server),
-        .product(name: "NIOCore", package: "swift-nio", condition: .server),
-        .product(name: "PostgresNIO", package: "postgres-nio", condition: .server),
+        .asyncHTTPClient,
+        .nioCore,
+        .postgresNIO,
       ],
       path: "Tests/CollectorStoreTests"
     ),
@@ -336,9 +336,9 @@ let package = Package(
         "GA4Wire", "LogService", "MixpanelService", "MixpanelWire", "SimpleAnalyticsService", "ServiceSupport",
         "TestSupport",
         "TYProductDetail", "TYTracker",
-        .product(name: "Hummingbird", package: "hummingbird", condition: .server),
-        .product(name: "HummingbirdTesting", package: "hummingbird", condition: .server),
-        .product(name: "NIOCore", package: "swift-nio", condition: .server),
+        .hummingbird,
+        .hummingbirdTesting,
+        .nioCore,
       ],
       path: "Tests/CollectorServerTests"
     ),
@@ -350,7 +350,7 @@ let package = Package(
         "CollectorRuntime", "CollectorClickHouse",
         "CollectorIngest", "CollectorPostgres", "CollectorReports", "CollectorSQLite", "CollectorStore",
         "CollectorWire", "TrackingPlan",
-        .product(name: "Logging", package: "swift-log"),
+        .logging,
       ],
       path: "Tools/trackerctl/Sources/TrackerCtlKit"
     ),
@@ -359,7 +359,7 @@ let package = Package(
       dependencies: [
         "CollectorReports", "CollectorSQLite", "CollectorServer", "CollectorStore", "CollectorWire", "TrackerCtlKit",
         "TrackingPlan",
-        .product(name: "ArgumentParser", package: "swift-argument-parser", condition: .server),
+        .argumentParser,
       ],
       path: "Tools/trackerctl/Sources/trackerctl"
     ),
@@ -369,9 +369,9 @@ let package = Package(
         "CollectorRuntime",
         "CollectorIngest", "CollectorReports", "CollectorServer", "CollectorSQLite", "CollectorStore", "CollectorWire",
         "TestSupport",
-        "TrackerCtlKit", "TrackingPlan", .product(name: "Hummingbird", package: "hummingbird", condition: .server),
-        .product(name: "HummingbirdTesting", package: "hummingbird", condition: .server),
-        .product(name: "Logging", package: "swift-log"),
+        "TrackerCtlKit", "TrackingPlan", .hummingbird,
+        .hummingbirdTesting,
+        .logging,
       ],
       path: "Tests/TrackerCtlKitTests"
     ),
@@ -386,10 +386,10 @@ let package = Package(
         "CoreTracker",
         "Delivery", "DLProductDetail",
         "DLSellerProfile", "DLTracker", "FirebaseService", "LogService", "MixpanelService", "TYCheckout",
-        "TYProductDetail", "TYTracker", .product(name: "Hummingbird", package: "hummingbird", condition: .server),
-        .product(name: "Logging", package: "swift-log"),
-        .product(name: "ServiceLifecycle", package: "swift-service-lifecycle", condition: .server),
-        .product(name: "UnixSignals", package: "swift-service-lifecycle", condition: .server),
+        "TYProductDetail", "TYTracker", .hummingbird,
+        .logging,
+        .serviceLifecycle,
+        .unixSignals,
       ],
       path: "Apps/ShopDemo/Sources/ShopDemoKit"
     ),
@@ -405,8 +405,8 @@ let package = Package(
       name: "ShopDemo",
       dependencies: [
         "CollectorReports", "ShopDemoKit",
-        .product(name: "ArgumentParser", package: "swift-argument-parser", condition: .server),
-        .product(name: "Logging", package: "swift-log"),
+        .argumentParser,
+        .logging,
       ],
       path: "Apps/ShopDemo/Sources/ShopDemo"),
   ]
@@ -457,7 +457,32 @@ for target in package.targets where target.type != .plugin {
   target.swiftSettings = settings
 }
 
-extension TargetDependencyCondition {
-  /// Only with the `Server` trait: the collector's packages.
-  static var server: Self? { .when(traits: ["Server"]) }
+/// The other packages' products the targets use, each named once. All but swift-log's come only with
+/// the `Server` trait: an app that turns it off builds the client products with swift-log alone.
+extension Target.Dependency {
+  static var argumentParser: Self { server("ArgumentParser", package: "swift-argument-parser") }
+  static var asyncHTTPClient: Self { server("AsyncHTTPClient", package: "async-http-client") }
+  static var compressNIO: Self { server("CompressNIO", package: "compress-nio") }
+  static var crypto: Self { server("Crypto", package: "swift-crypto") }
+  static var grdb: Self { server("GRDB", package: "GRDB.swift") }
+  static var grdbSQLite: Self { server("GRDBSQLite", package: "GRDB.swift") }
+  static var httpTypes: Self { server("HTTPTypes", package: "swift-http-types") }
+  static var hummingbird: Self { server("Hummingbird", package: "hummingbird") }
+  static var hummingbirdCore: Self { server("HummingbirdCore", package: "hummingbird") }
+  static var hummingbirdTesting: Self { server("HummingbirdTesting", package: "hummingbird") }
+  static var logging: Self { .product(name: "Logging", package: "swift-log") }
+  static var nioCore: Self { server("NIOCore", package: "swift-nio") }
+  static var nioFoundationCompat: Self { server("NIOFoundationCompat", package: "swift-nio") }
+  static var nioHTTP1: Self { server("NIOHTTP1", package: "swift-nio") }
+  static var nioHTTPTypes: Self { server("NIOHTTPTypes", package: "swift-nio-extras") }
+  static var postgresNIO: Self { server("PostgresNIO", package: "postgres-nio") }
+  static var prometheus: Self { server("Prometheus", package: "swift-prometheus") }
+  static var serviceLifecycle: Self { server("ServiceLifecycle", package: "swift-service-lifecycle") }
+  static var unixSignals: Self { server("UnixSignals", package: "swift-service-lifecycle") }
+  static var yams: Self { server("Yams", package: "Yams") }
+
+  /// A product of one of the collector's packages, built only with the `Server` trait.
+  private static func server(_ name: String, package: String) -> Self {
+    .product(name: name, package: package, condition: .when(traits: ["Server"]))
+  }
 }

@@ -2,8 +2,8 @@
 public import LogService
 import ServiceSupport
 
-/// The services Dolap Lite routes events to, by identifier: what Dolap Lite features name in an
-/// event's `services` and `payload(for:)`, without importing any service module.
+/// The services Dolap Lite routes events to, by identifier: what Dolap Lite features name in an event's
+/// `services` and `payload(for:)`, without importing any service module.
 public enum DLService {
   /// The system log.
   public static let log = ServiceID.log
@@ -59,14 +59,7 @@ public final class DLTracker: ForwardingTracker {
     services: [any TrackerService] = [],
     configuration: TrackerConfiguration = TrackerConfiguration(privacy: PrivacyStage(personalKeys: ["phone"]))
   ) {
-    // The product's defaults join the configuration's (the app's own first): the engine adds them
-    // before consent, validation and privacy scrubbing, for every service alike.
-    var configuration = configuration
-    configuration.defaultParameters.addMissing(from: Self.defaultParameters)
-    // A development build checks every event against Dolap Lite's plan and says what breaks it.
-    if configuration.environment == .development {
-      configuration.additionalStages.append(PlanCheckStage(plan: DLPlan.plan, report: configuration.warning))
-    }
+    let configuration = configuration.forProduct(defaults: Self.defaultParameters, plan: DLPlan.plan)
     base = Tracker(services: [log] + [collector].compactMap { $0 } + services, configuration: configuration)
   }
 }

@@ -61,14 +61,7 @@ public final class TYTracker: ForwardingTracker {
     services: [any TrackerService] = [],
     configuration: TrackerConfiguration = TrackerConfiguration()
   ) {
-    // The product's defaults join the configuration's (the app's own first): the engine adds them
-    // before consent, validation and privacy scrubbing, for every service alike.
-    var configuration = configuration
-    configuration.defaultParameters.addMissing(from: Self.defaultParameters)
-    // A development build checks every event against Trendyol's plan and says what breaks it.
-    if configuration.environment == .development {
-      configuration.additionalStages.append(PlanCheckStage(plan: TYPlan.plan, report: configuration.warning))
-    }
+    let configuration = configuration.forProduct(defaults: Self.defaultParameters, plan: TYPlan.plan)
     base = Tracker(services: [log] + [collector].compactMap { $0 } + services, configuration: configuration)
   }
 }
