@@ -106,6 +106,29 @@ struct FunnelOrderTests {
   }
 
   @Test(
+    "a funnel is walked in one part per core, each of at least 100,000 step events",
+    arguments: [
+      (0, 2, 1), (99_999, 2, 1), (100_000, 2, 1), (199_999, 2, 1), (200_000, 2, 2), (10_000_000, 2, 2),
+      (350_000, 8, 3), (10_000_000, 8, 8), (10_000_000, 1, 1), (5, 0, 1),
+    ])
+  func defaultParts(events: Int, cores: Int, parts: Int) {
+    #expect(Funnel.parts(events: events, cores: cores) == parts)
+  }
+
+  @Test("a funnel of more step events than one part holds is walked in parts by default, to the same answer")
+  func defaultPartsWalked() async {
+    let units = 2 * Funnel.eventsPerPart / 12 + 1
+    let (found, persons) = Self.generated(seed: 42, units: units)
+    #expect(Funnel.parts(events: found.count, cores: 2) == 2)
+    let steps = ["open", "view", "cart", "buy"]
+    for people in [nil, persons] {
+      let alone = await Funnel.reached(found, persons: people, steps: steps, window: 5_000, parts: 1)
+      #expect(alone[0] > alone[3] && alone[3] > 0)
+      #expect(await Funnel.reached(found, persons: people, steps: steps, window: 5_000) == alone)
+    }
+  }
+
+  @Test(
     "the SQL engines read step events into columns holding the rows' events",
     arguments: Engine.sql, [nil, 50] as [Int64?])
   func columnsHoldTheRows(engine: Engine, limit: Int64?) async throws {

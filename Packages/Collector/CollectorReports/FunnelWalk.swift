@@ -58,14 +58,14 @@ extension Funnel {
   /// matched to its steps once per distinct name rather than by comparing strings per event.
   ///
   /// The units are grouped and walked in `parts` runs at once (``UnitOrder/runs(_:)``): by default
-  /// one per core, for a funnel of more than 100,000 step events a part. Any number of parts gives
-  /// the same answer: a unit's events are all in one part.
+  /// ``parts(events:cores:)`` of this machine's cores. Any number of parts gives the same answer: a
+  /// unit's events are all in one part.
   package static func reached(
     _ found: StepEventColumns, persons: [String: String]?, steps: [String], window: Int64, parts: Int? = nil
   ) async -> [Int64] {
     let grouped = UnitOrder(found, persons: persons)
     let steps = StepsOfNames(steps: steps, names: found.names)
-    let parts = parts ?? min(ProcessInfo.processInfo.activeProcessorCount, found.count / 100_000)
+    let parts = parts ?? Self.parts(events: found.count, cores: ProcessInfo.processInfo.activeProcessorCount)
     return await withTaskGroup(of: [Int64].self) { group in
       for run in grouped.runs(parts) {
         group.addTask { steps.reached(grouped.part(run, of: found), window: window) }
@@ -77,6 +77,16 @@ extension Funnel {
       return reached
     }
   }
+
+  /// How many parts a funnel of `events` step events is walked in on `cores` cores: one per core, but
+  /// no fewer than ``eventsPerPart`` events a part (a smaller part costs its task more than it saves),
+  /// and at least one.
+  package static func parts(events: Int, cores: Int) -> Int {
+    max(1, min(cores, events / eventsPerPart))
+  }
+
+  /// The fewest step events worth a part of their own (``parts(events:cores:)``).
+  package static let eventsPerPart = 100_000
 
   /// The furthest step one person or device reached, in one pass over its events (linear in them,
   /// whatever their number): `latest[k]` is the latest start of a chain that has reached step `k`

@@ -93,12 +93,22 @@ if [[ " $storages " == *" sqlite "* ]]; then
   echo "sqlite       stored events: $stored"
 fi
 
-postgres_url=${COLLECTOR_BENCH_POSTGRES_URL:-}
-if [ -z "$postgres_url" ] && [ -x .ci/postgres ] && [[ " $storages " == *" postgres "* ]]; then
-  eval "$(.ci/postgres)"
-  postgres_url=$COLLECTOR_TEST_POSTGRES_URL
-fi
-if [ -n "$postgres_url" ] && [[ " $storages " == *" postgres "* ]]; then
+# The server of `engine` (postgres, clickhouse) when it is asked for: COLLECTOR_BENCH_<ENGINE>_URL, or
+# the test server `.ci/<engine>` starts; empty when the engine is not asked for or there is none.
+server_url() {
+  local engine=$1 upper url
+  upper=$(echo "$engine" | tr '[:lower:]' '[:upper:]')
+  [[ " $storages " == *" $engine "* ]] || return 0
+  url=$(printenv "COLLECTOR_BENCH_${upper}_URL" || true)
+  if [ -z "$url" ] && [ -x ".ci/$engine" ]; then
+    eval "$(".ci/$engine")"
+    url=$(printenv "COLLECTOR_TEST_${upper}_URL" || true)
+  fi
+  echo "$url"
+}
+
+postgres_url=$(server_url postgres)
+if [ -n "$postgres_url" ]; then
   storage=postgres
   schema="bench_$RANDOM$RANDOM"
   start --postgres-url "$postgres_url" --postgres-schema "$schema"
@@ -106,12 +116,8 @@ if [ -n "$postgres_url" ] && [[ " $storages " == *" postgres "* ]]; then
   [ "$pid" -gt 0 ] && stop
 fi
 
-clickhouse_url=${COLLECTOR_BENCH_CLICKHOUSE_URL:-}
-if [ -z "$clickhouse_url" ] && [ -x .ci/clickhouse ] && [[ " $storages " == *" clickhouse "* ]]; then
-  eval "$(.ci/clickhouse)"
-  clickhouse_url=$COLLECTOR_TEST_CLICKHOUSE_URL
-fi
-if [ -n "$clickhouse_url" ] && [[ " $storages " == *" clickhouse "* ]]; then
+clickhouse_url=$(server_url clickhouse)
+if [ -n "$clickhouse_url" ]; then
   storage=clickhouse
   database="bench_$RANDOM$RANDOM"
   start --clickhouse-url "$clickhouse_url" --clickhouse-database "$database"

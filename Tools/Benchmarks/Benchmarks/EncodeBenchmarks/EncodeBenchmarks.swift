@@ -57,36 +57,17 @@ let benchmarks: @Sendable () -> Void = {
   // encoded once) before the measurement starts, so the figures are the steady state a tracker sees.
   // The same three run on flat 5-parameter events and on purchases of a 10-item order.
   for (what, batch) in [("events", events), ("orders of 10 items", orders)] {
-    Benchmark("encode 25 \(what): CollectorService, native batch (baseline)", configuration: configuration) {
-      benchmark in
-      var encoder = CollectorEventEncoder()
-      _ = encoder.encode(batch[0])
-      benchmark.startMeasurement()
-      for _ in benchmark.scaledIterations {
-        let body = CollectorEventEncoder.requestBody(batch.map { encoder.encode($0) }, sentAt: Date())
-        benchmark.measurement(wireBytes, body.count / batch.count)
-        blackHole(body)
-      }
+    let collector = CollectorEventEncoder()
+    encoding(what, "CollectorService, native batch (baseline)", batch, configuration, collector) { encoder, batch in
+      CollectorEventEncoder.requestBody(batch.map { encoder.encode($0) }, sentAt: Date())
     }
-    Benchmark("encode 25 \(what): FirebaseService, GA4 MP + limits", configuration: configuration) { benchmark in
-      var encoder = FirebaseEventEncoder(limits: .repair)
-      _ = encoder.encode(batch[0])
-      benchmark.startMeasurement()
-      for _ in benchmark.scaledIterations {
-        let body = FirebaseEventEncoder.requestBody(batch.compactMap { encoder.encode($0) })
-        benchmark.measurement(wireBytes, body.count / batch.count)
-        blackHole(body)
-      }
+    let firebase = FirebaseEventEncoder(limits: .repair)
+    encoding(what, "FirebaseService, GA4 MP + limits", batch, configuration, firebase) { encoder, batch in
+      FirebaseEventEncoder.requestBody(batch.compactMap { encoder.encode($0) })
     }
-    Benchmark("encode 25 \(what): MixpanelService, /import + limits", configuration: configuration) { benchmark in
-      var encoder = MixpanelEventEncoder(limits: .repair)
-      _ = encoder.encode(batch[0])
-      benchmark.startMeasurement()
-      for _ in benchmark.scaledIterations {
-        let body = MixpanelEventEncoder.requestBody(batch.compactMap { encoder.encode($0) })
-        benchmark.measurement(wireBytes, body.count / batch.count)
-        blackHole(body)
-      }
+    let mixpanel = MixpanelEventEncoder(limits: .repair)
+    encoding(what, "MixpanelService, /import + limits", batch, configuration, mixpanel) { encoder, batch in
+      MixpanelEventEncoder.requestBody(batch.compactMap { encoder.encode($0) })
     }
   }
   // What the steady state leaves out: a new context (an app update, a locale or time-zone change)
@@ -96,6 +77,25 @@ let benchmarks: @Sendable () -> Void = {
     for _ in benchmark.scaledIterations {
       var encoder = CollectorEventEncoder()
       blackHole(encoder.encode(events[0]))
+    }
+  }
+}
+
+/// A benchmark of one service's encoding: `request` encodes `batch` with the encoder and builds its
+/// request body. The encoder is made and primed with one event (its context encoded once) before the
+/// measurement starts, as it lives as long as its service.
+func encoding<Encoder: Sendable>(
+  _ what: String, _ service: String, _ batch: [TrackedEvent], _ configuration: Benchmark.Configuration,
+  _ encoder: Encoder, request: @escaping @Sendable (inout Encoder, [TrackedEvent]) -> [UInt8]
+) {
+  Benchmark("encode \(batch.count) \(what): \(service)", configuration: configuration) { benchmark in
+    var encoder = encoder
+    _ = request(&encoder, [batch[0]])
+    benchmark.startMeasurement()
+    for _ in benchmark.scaledIterations {
+      let body = request(&encoder, batch)
+      benchmark.measurement(wireBytes, body.count / batch.count)
+      blackHole(body)
     }
   }
 }
