@@ -84,14 +84,14 @@ routes() { # the two ceilings and the ingest route, on the collector just starte
 
 echo "collector load: ${duration}s per route, $connections connections, wrk $threads threads, 100 events per batch"
 storages=${STORAGES:-sqlite postgres clickhouse}
-if [[ " $storages " == *" sqlite "* ]]; then
-  storage=sqlite
-  start --sqlite-path "$work/bench.sqlite"
+
+# Every route against a collector on `storage` (its flags after it), then the collector stopped.
+measure() {
+  storage=$1
+  start "${@:2}"
   routes
-  [ "$pid" -gt 0 ] && stop
-  stored=$(sqlite3 "$work/bench.sqlite" "SELECT count(*) FROM events" 2>/dev/null || echo "?")
-  echo "sqlite       stored events: $stored"
-fi
+  if [ "$pid" -gt 0 ]; then stop; fi
+}
 
 # The server of `engine` (postgres, clickhouse) when it is asked for: COLLECTOR_BENCH_<ENGINE>_URL, or
 # the test server `.ci/<engine>` starts; empty when the engine is not asked for or there is none.
@@ -107,22 +107,21 @@ server_url() {
   echo "$url"
 }
 
+if [[ " $storages " == *" sqlite "* ]]; then
+  measure sqlite --sqlite-path "$work/bench.sqlite"
+  stored=$(sqlite3 "$work/bench.sqlite" "SELECT count(*) FROM events" 2>/dev/null || echo "?")
+  echo "sqlite       stored events: $stored"
+fi
+
 postgres_url=$(server_url postgres)
 if [ -n "$postgres_url" ]; then
-  storage=postgres
-  schema="bench_$RANDOM$RANDOM"
-  start --postgres-url "$postgres_url" --postgres-schema "$schema"
-  routes
-  [ "$pid" -gt 0 ] && stop
+  measure postgres --postgres-url "$postgres_url" --postgres-schema "bench_$RANDOM$RANDOM"
 fi
 
 clickhouse_url=$(server_url clickhouse)
 if [ -n "$clickhouse_url" ]; then
-  storage=clickhouse
   database="bench_$RANDOM$RANDOM"
-  start --clickhouse-url "$clickhouse_url" --clickhouse-database "$database"
-  routes
-  [ "$pid" -gt 0 ] && stop
+  measure clickhouse --clickhouse-url "$clickhouse_url" --clickhouse-database "$database"
   stored=$(curl -fsS "$clickhouse_url/" --data-binary "SELECT count() FROM $database.events FINAL" || echo "?")
   echo "clickhouse   stored events: $stored"
   curl -fsS "$clickhouse_url/" --data-binary "DROP DATABASE IF EXISTS $database" >/dev/null || true
