@@ -10,11 +10,7 @@ struct ListingPlanTests {
   @Test func everyEventTheScreenSendsIsInThePlan() async throws {
     let warnings = RecordedWarnings()
     let log = RecordingService(id: DLService.log)
-    let tracker = DLTracker(
-      log: log,
-      configuration: TrackerConfiguration(
-        environment: .development, emitsSessionEvents: false, warning: warnings.record
-      ))
+    let tracker = DLTracker(log: log, configuration: warnings.developmentConfiguration)
     let jacket = Listing(id: "L1", title: "Denim jacket", sellerID: "S1", priceMinor: 400_00, condition: .likeNew)
     let presenter = ListingDetailPresenter(listing: jacket, userID: "u-1", tracker: tracker)
     presenter.viewDidAppear()

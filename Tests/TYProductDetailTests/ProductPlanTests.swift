@@ -10,11 +10,7 @@ struct ProductPlanTests {
   @Test func everyEventTheScreenSendsIsInThePlan() async throws {
     let warnings = RecordedWarnings()
     let log = RecordingService(id: TYService.log)
-    let tracker = TYTracker(
-      log: log,
-      configuration: TrackerConfiguration(
-        environment: .development, emitsSessionEvents: false, warning: warnings.record
-      ))
+    let tracker = TYTracker(log: log, configuration: warnings.developmentConfiguration)
     let sneakers = Product(
       id: "P1", name: "Air Runner", brand: "Koston", category: "Sneakers", priceMinor: 1_299_90, sizes: ["41", "42"],
       stock: 3)
