@@ -66,12 +66,14 @@ extension SQLReports {
     if let category { conditions.append(CommerceSQL.hasCategoryLevel("category", sql.bind(category))) }
     if let brand { conditions.append("brand = \(sql.bind(brand))") }
     let dialect = store.dialect
+    // Grouped byte by byte: the same groups, sorted without the collation (PostgreSQL: 1.1x at 10M).
+    let (item, currency) = (dialect.bytewise("item"), dialect.bytewise("currency"))
     let top =
-      "SELECT item, currency, max(t) AS latest, sum(quantity) AS units, "
+      "SELECT \(item) AS item, \(currency) AS currency, max(t) AS latest, sum(quantity) AS units, "
       + "sum(quantity * coalesce(price, 0)) AS revenue, count(DISTINCT \(dialect.bytewise("k"))) AS orders, "
       + "count(DISTINCT \(dialect.bytewise("device_id"))) AS buyers FROM (\(items)) i "
-      + "WHERE \(conditions.joined(separator: " AND ")) "
-      + "GROUP BY item, currency ORDER BY revenue DESC, item, currency LIMIT \(sql.bind(Int64(max(1, limit))))"
+      + "WHERE \(conditions.joined(separator: " AND ")) GROUP BY \(item), \(currency) "
+      + "ORDER BY revenue DESC, item, currency LIMIT \(sql.bind(Int64(max(1, limit))))"
     // The latest name (the largest, byte by byte, of the latest time's), looked up for the top
     // items only: an index probe each, where taking it from every item row cost a fifth of the
     // report at 10M (Docs/Benchmarks.md).
