@@ -3,10 +3,11 @@ import CollectorStore
 import CollectorWire
 import Testing
 
-/// SQLite's commerce facts say which orders have a transaction key of their own (`single`,
-/// ``SQLDialect/marksSingleOrders``), so revenue and top items skip the probe for an earlier order
-/// of the same key there. A 1 on an order whose key another order has would count a transaction
-/// twice; a 0 on one whose key is alone only costs the probe.
+/// The SQL stores' commerce facts say which orders have a transaction key of their own (`single`,
+/// ``SQLDialect/singleOrderMarks``: SQLite's every write, PostgreSQL's device-set build with a
+/// trigger unmarking), so revenue and top items skip the probe for an earlier order of the same key
+/// there. A 1 on an order whose key another order has would count a transaction twice; a 0 on one
+/// whose key is alone only costs the probe.
 @Suite("Single orders are marked exactly")
 struct SingleOrdersTests {
   /// The orders marked single whose key another order has (always wrong), the orders alone with
@@ -35,31 +36,30 @@ struct SingleOrdersTests {
   /// Ingest in batches (a few transaction ids recur across devices and batches, under ids that sort
   /// before and after the first one's), an order sent later under an earlier key, erasure, pruning
   /// and a rebuild: no order is ever marked single when another has its key; after ingest and the
-  /// rebuild every order alone with its key is marked; items follow their order throughout.
-  @Test(arguments: Engine.sql.filter { $0 == .sqlite })
+  /// rebuild, once the hours are built, every order alone with its key is marked; items follow their
+  /// order throughout.
+  @Test(arguments: Engine.sql)
   func marksFollowEveryChangeToTheOrders(engine: Engine) async throws {
     let store = try await engine.open(Generated.batches)
-    #expect(store.dialect.marksSingleOrders)
+    let keeper = try #require(store as? any DeviceSetKeeping)
     var found = try await Self.marks(store)
+    #expect(found.wrong == 0 && found.items == 0)
+    if store.dialect.singleOrderMarks == .byBuild { #expect(found.single == 0) }
+    try await keeper.buildDeviceSets(before: .max)
+    found = try await Self.marks(store)
     #expect(found == (0, 0, 0, found.single, found.shared))
     #expect(found.single > 20 && found.shared > 5)
+    try await RollupEquivalenceTests.expectSame(store, "every hour built and marked")
 
-    // A purchase under the key of an order that was alone turns both to shared; its id sorts first.
+    // A purchase under the key of an order that was alone turns both to shared. Its id sorts before
+    // every generated one, so a mark left on the other order would count the transaction twice.
     let orders = try #require(store.rollups).orders
     let alone = try #require(
       try await store.read(
         "SELECT k FROM \(orders) WHERE app = 'shop' AND single = 1 AND purchase = 1 ORDER BY event_id LIMIT 1", []
       ).first)
     let key = try #require(alone["k"].text)
-    let later = StoredEvent(
-      app: "shop", eventID: "0-again", name: "purchase", kind: "action", occurredAt: Generated.start + 3_600_000,
-      utcOffsetMinutes: 0, receivedAt: Generated.start, deviceID: "device-again", userID: nil, sessionID: 1,
-      context: EventContext([
-        .appName: "Shop", .appVersion: "10.0", .osName: "iOS", .osVersion: "18.1", .platform: "iOS",
-      ]),
-      parametersJSON:
-        #"{"transaction_id":"\#(key)","currency":"TRY","value":10,"items":[{"item_id":"p1","quantity":1}]}"#)
-    _ = try await store.write(StoreBatch(events: [later]))
+    _ = try await store.write(StoreBatch(events: [Self.purchase(key: key)]))
     let before = found
     found = try await Self.marks(store)
     #expect(found == (0, 0, 0, before.single - 1, before.shared + 2))
@@ -75,8 +75,48 @@ struct SingleOrdersTests {
     #expect(found.unmarked > 0)
 
     #expect(try await store.rebuildRollups() > 0)
+    try await keeper.buildDeviceSets(before: .max)
     found = try await Self.marks(store)
     #expect(found == (0, 0, 0, found.single, found.shared))
+    try await RollupEquivalenceTests.expectSame(store, "rebuilt and marked")
     try await store.close()
+  }
+
+  /// Two writes at once, each adding orders under the same keys, marked alone until then (in the
+  /// other's order, under ids sorting before the first orders'):
+  /// whichever commits first, no key ends with a mark while another order has it (PostgreSQL's
+  /// trigger unmarks in the order of the keys, so the two never wait on each other's rows).
+  @Test(arguments: Engine.sql)
+  func writesAtOnceLeaveNoKeyMarkedTwice(engine: Engine) async throws {
+    let store = try await engine.open(Generated.batches)
+    let keeper = try #require(store as? any DeviceSetKeeping)
+    try await keeper.buildDeviceSets(before: .max)
+    let orders = try #require(store.rollups).orders
+    let keys = try await store.read(
+      "SELECT k FROM \(orders) WHERE app = 'shop' AND single = 1 AND purchase = 1 ORDER BY k LIMIT 8", []
+    ).compactMap { $0["k"].text }
+    #expect(keys.count == 8)
+    let first = StoreBatch(events: keys.enumerated().map { Self.purchase(key: $1, id: "-a-\($0)") })
+    let second = StoreBatch(events: keys.reversed().enumerated().map { Self.purchase(key: $1, id: "-b-\($0)") })
+    async let one = store.write(first)
+    async let two = store.write(second)
+    _ = try await (one, two)
+    let found = try await Self.marks(store)
+    #expect(found.wrong == 0 && found.items == 0 && found.unmarked == 0)
+    try await RollupEquivalenceTests.expectSame(store, "after two writes at once")
+    try await store.close()
+  }
+
+  /// A purchase of one item under the transaction id `key`, an hour into the generated days; its
+  /// id sorts before every generated event's (`-`).
+  static func purchase(key: String, id: String = "-again") -> StoredEvent {
+    StoredEvent(
+      app: "shop", eventID: id, name: "purchase", kind: "action", occurredAt: Generated.start + 3_600_000,
+      utcOffsetMinutes: 0, receivedAt: Generated.start, deviceID: "device-again", userID: nil, sessionID: 1,
+      context: EventContext([
+        .appName: "Shop", .appVersion: "10.0", .osName: "iOS", .osVersion: "18.1", .platform: "iOS",
+      ]),
+      parametersJSON:
+        #"{"transaction_id":"\#(key)","currency":"TRY","value":10,"items":[{"item_id":"p1","quantity":1}]}"#)
   }
 }

@@ -51,8 +51,9 @@ extension PostgresEventStore: DeviceSetKeeping {
     return built
   }
 
-  /// Numbers the devices of `hours` that have none, writes a set per hour, name and dimensions, and
-  /// marks every hour (deleting first what another builder wrote for them); returns the hours marked.
+  /// Numbers the devices of `hours` that have none, writes a set per hour, name and dimensions, marks
+  /// the hours' orders alone with their key (``PostgresTables/markSingleOrders``) and marks every
+  /// hour (deleting first what another builder wrote for them); returns the hours marked.
   private func buildDeviceSets(_ connection: PostgresConnection, app: String, hours: Range<Int64>) async throws -> Int {
     let sql = tables.deviceSets
     var range = PostgresBindings()
@@ -91,6 +92,9 @@ extension PostgresEventStore: DeviceSetKeeping {
       """, logger: logger)
     try await writeSteps(connection, app: app, range)
     try await writeParameters(connection, app: app, range, &set.parameters)
+    for statement in tables.markSingleOrders {
+      try await connection.query(PostgresQuery(unsafeSQL: statement, binds: range), logger: logger)
+    }
     try await connection.query(
       PostgresQuery(
         unsafeSQL: "INSERT INTO \(sql.tables.hours) (app, hour) "

@@ -39,7 +39,7 @@ struct PostgresDialect: SQLDialect {
   var fence: String { " OFFSET 0" }
   var countsDevicesByGrouping: Bool { true }
   var indexesRollupsByKey: Bool { false }
-  var marksSingleOrders: Bool { false }
+  var singleOrderMarks: SingleOrderMarks { .byBuild }
 
   func jsonValue(_ document: String, _ key: String) -> String { "(\(document) -> '\(key)')" }
 

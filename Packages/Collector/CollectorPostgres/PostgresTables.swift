@@ -130,6 +130,8 @@ struct PostgresTables: Sendable {
       deviceSets.createParameters(text: "text", blob: "bytea"),
       // The parameters as sent where `jsonb` would reorder them (events stored before: `jsonb`'s order).
       ["ALTER TABLE \(events) ADD COLUMN \(PostgresParameterText.asSent("parameters")) text"],
+      // Orders alone with their key marked, so revenue and top items skip the probe for an earlier one.
+      singleOrdersMigration,
     ]
   }
 

@@ -20,7 +20,7 @@ extension SQLReports {
   /// their transaction key among the orders of `filter` (purchases only when `purchases`): a
   /// purchase tracked twice counts once. Read from the store's fact tables when it keeps them and
   /// rollups are on (an index probe per row for an earlier order of the same key, where the store
-  /// cannot tell that no other order has it: ``SQLDialect/marksSingleOrders``), else extracted
+  /// cannot tell that no other order has it: ``SQLDialect/singleOrderMarks``), else extracted
   /// from the events (the relation the tables are filled from, so both answer alike). `byItem`: the
   /// item facts are read through their index by item (``SQLDialect/indexesRollupsByKey``).
   private func firsts(
@@ -33,7 +33,7 @@ extension SQLReports {
         "NOT EXISTS (SELECT 1 FROM \(tables.orders) o WHERE \(sql.msConditions(filter, column: "t", prefix: "o.")) "
         + "AND o.k = f.k AND o.event_id < f.event_id\(purchase))"
       // A fact whose key no other order has (`single`) needs no probe.
-      let first = store.dialect.marksSingleOrders ? "(f.single = 1 OR \(earlier))" : earlier
+      let first = "(f.single = 1 OR \(earlier))"
       // Read by item, the bounds are no index's and the partial index's term is named.
       let conditions = sql.msConditions(filter, column: "t", prefix: "f.", unindexed: byItem)
       return "SELECT * FROM \(tables[keyPath: table]) f WHERE \(conditions)\(byItem ? " AND f.quantity >= 1" : "") "

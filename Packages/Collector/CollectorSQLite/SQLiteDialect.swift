@@ -51,7 +51,7 @@ struct SQLiteDialect: SQLDialect {
   var fence: String { " LIMIT -1 OFFSET 0" }
   var countsDevicesByGrouping: Bool { false }
   var indexesRollupsByKey: Bool { true }
-  var marksSingleOrders: Bool { true }
+  var singleOrderMarks: SingleOrderMarks { .byEveryWrite }
 
   /// The key is quoted in the path, so that keys with spaces (`Order ID`) are read. Only a string or
   /// a number is extracted: `json_extract` gives an object's or a list's JSON text as text and a

@@ -154,7 +154,7 @@ enum SQLiteSchema {
       """
     ),
     // Revenue and top items look for an earlier order of a transaction only where another order has
-    // its key (``SQLDialect/marksSingleOrders``): `single`, kept by every later rollup addition.
+    // its key (``SQLDialect/singleOrderMarks``): `single`, kept by every later rollup addition.
     (
       "16-single-orders",
       ([

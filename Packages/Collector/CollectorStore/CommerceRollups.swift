@@ -7,8 +7,10 @@
 ///   at least 1: the order's key and currency, the item's id (`item`, else its name), `name`,
 ///   `category`, `brand`, `price` and `quantity`.
 ///
-/// A store with one writer (SQLite) also keeps `single` on both, which spares reports the probe
-/// for an earlier order of the same transaction (``markSingles(orders:items:events:where:)``).
+/// Both also carry `single`, which spares reports the probe for an earlier order of the same
+/// transaction where it is 1 (``SQLDialect/singleOrderMarks``: kept by every write,
+/// ``markSingles(orders:items:events:where:)``, or by the device-set build,
+/// ``markSingles(orders:items:placeholder:)``).
 ///
 /// Both are exact (nothing is aggregated), so they answer any range, not only whole hours. They are
 /// kept like the activity rollups (``RollupSQL``): filled in the transaction that writes the events,
@@ -66,7 +68,7 @@ public struct CommerceSQL: Sendable {
     ]
   }
 
-  /// Statements keeping `single` (``SQLDialect/marksSingleOrders``) once the facts of the events of
+  /// Statements keeping `single` (``SingleOrderMarks/byEveryWrite``) once the facts of the events of
   /// `events` matching `condition` were added (of every event when `nil`): 1 on each of those orders
   /// whose transaction key no other order of the app has; 0 on any order, earlier or new, whose key
   /// now has another; each item as its order. Exact with one writer only: writers running at once
@@ -91,6 +93,22 @@ public struct CommerceSQL: Sendable {
       "UPDATE \(orders) AS f SET single = 0 WHERE single = 1 AND (app, k) IN (\(keys)) AND \(others)",
       "UPDATE \(items) AS f SET single = \(ofOrder) "
         + "WHERE (app, event_id) IN (SELECT o.app, o.event_id FROM \(orders) o WHERE (o.app, o.k) IN (\(keys)))",
+    ]
+  }
+
+  /// Statements marking `single` on the orders of app `1` with times in `[2, 3)` (ms) whose key no
+  /// other order of the app has, and on their items (``SingleOrderMarks/byBuild``), `placeholder`
+  /// writing the numbered placeholders. Exact only while no write adds an order: run by the
+  /// device-set build, which writes wait for, beside a store that unmarks every key a write adds an
+  /// order under.
+  public func markSingles(orders: String, items: String, placeholder: (Int) -> String) -> [String] {
+    let range = "f.app = \(placeholder(1)) AND f.t >= \(placeholder(2)) AND f.t < \(placeholder(3)) AND f.single = 0"
+    let others =
+      "EXISTS (SELECT 1 FROM \(orders) o WHERE o.app = f.app AND o.k = f.k AND o.event_id <> f.event_id)"
+    return [
+      "UPDATE \(orders) AS f SET single = 1 WHERE \(range) AND NOT \(others)",
+      "UPDATE \(items) AS f SET single = 1 WHERE \(range) AND EXISTS "
+        + "(SELECT 1 FROM \(orders) o WHERE o.app = f.app AND o.event_id = f.event_id AND o.single = 1)",
     ]
   }
 

@@ -104,11 +104,11 @@ public struct RollupSQL: Sendable {
   }
 
   /// Adds the events of `source` (the events table, or a relation with its columns) that match
-  /// `condition` to every rollup, and keeps the facts' `single` where the dialect marks it
-  /// (``SQLDialect/marksSingleOrders``; ``markSingles(from:where:)``).
+  /// `condition` to every rollup, and keeps the facts' `single` where every write marks it
+  /// (``SingleOrderMarks/byEveryWrite``; ``markSingles(from:where:)``).
   public func add(from source: String, where condition: String) -> [String] {
     addActivity(from: source, where: condition) + addCommerce(from: source, where: condition)
-      + (dialect.marksSingleOrders ? markSingles(from: source, where: condition) : [])
+      + (dialect.singleOrderMarks == .byEveryWrite ? markSingles(from: source, where: condition) : [])
   }
 
   /// Keeps the facts' `single` after the facts of the events of `source` matching `condition` were

@@ -60,13 +60,12 @@ public protocol SQLDialect: Sendable {
   /// on the sessions rollup, and top items, over at least a third of an app's stored time, then read
   /// those indexes, and others the time range (``RollupTables``; measured in Docs/Benchmarks.md).
   var indexesRollupsByKey: Bool { get }
-  /// Whether the store's commerce facts carry `single`, kept exact by its one writer
-  /// (``CommerceSQL/markSingles(orders:items:events:where:)``): 1 on an order (and its items) whose
-  /// transaction key no other order of the app has, else 0. Revenue and top items then look for an
-  /// earlier order of the same key only where `single` is 0 (SQLite: that probe was two thirds of
-  /// revenue at 10M events). A store with concurrent writers (PostgreSQL) cannot keep it without a
-  /// lock per key, and always looks.
-  var marksSingleOrders: Bool { get }
+  /// How the store keeps its commerce facts' `single`: 1 on an order (and its items) whose
+  /// transaction key no other order of the app has, else 0. Revenue and top items look for an earlier
+  /// order of the same key only where `single` is 0 (SQLite: that probe was two thirds of revenue at
+  /// 10M events; PostgreSQL: a fifth of top items). A 0 where the key is alone only costs the probe;
+  /// a 1 where another order has the key would count a transaction twice, and never stands.
+  var singleOrderMarks: SingleOrderMarks { get }
   /// The median of a column of whole, non-negative numbers, the mean of the two middle values (its
   /// integer part) when they are even in number, as an aggregate; `nil` when the dialect has none
   /// (SQLite: the rows are then read and the median taken in the collector).
@@ -91,4 +90,16 @@ extension SQLDialect {
   public func inTableOrder(_ table: String, where conditions: String) -> String { conditions }
   /// The expression as it is.
   public func bytewise(_ expression: String) -> String { expression }
+}
+
+/// How a store keeps its commerce facts' `single` (``SQLDialect/singleOrderMarks``).
+public enum SingleOrderMarks: Sendable, Hashable {
+  /// Every write marks the orders it adds, and unmarks those sharing their keys
+  /// (``CommerceSQL/markSingles(orders:items:events:where:)``): exact with one writer (SQLite).
+  case byEveryWrite
+  /// The device-set build marks the orders of the hours it builds while no write runs
+  /// (``CommerceSQL/markSingles(orders:items:placeholder:)``), and the store unmarks every order
+  /// sharing a key a write adds an order under, in that write: exact with writers at once
+  /// (PostgreSQL, whose trigger on the orders does it for writers of every version).
+  case byBuild
 }
