@@ -115,7 +115,11 @@ fi
 
 postgres_url=$(server_url postgres)
 if [ -n "$postgres_url" ]; then
-  measure postgres --postgres-url "$postgres_url" --postgres-schema "bench_$RANDOM$RANDOM"
+  schema="bench_$RANDOM$RANDOM"
+  measure postgres --postgres-url "$postgres_url" --postgres-schema "$schema"
+  stored=$(psql "$postgres_url" -At -c "SELECT count(*) FROM \"$schema\".events" 2>/dev/null || echo "?")
+  echo "postgres     stored events: $stored"
+  psql "$postgres_url" -q -c "DROP SCHEMA IF EXISTS \"$schema\" CASCADE" >/dev/null 2>&1 || true
 fi
 
 clickhouse_url=$(server_url clickhouse)
