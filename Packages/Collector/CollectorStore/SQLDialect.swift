@@ -63,8 +63,9 @@ public protocol SQLDialect: Sendable {
   /// How the store keeps its commerce facts' `single`: 1 on an order (and its items) whose
   /// transaction key no other order of the app has, else 0. Revenue and top items look for an earlier
   /// order of the same key only where `single` is 0 (SQLite: that probe was two thirds of revenue at
-  /// 10M events; PostgreSQL: a fifth of top items). A 0 where the key is alone only costs the probe;
-  /// a 1 where another order has the key would count a transaction twice, and never stands.
+  /// 10M events; PostgreSQL: revenue 1.2x, top items 1.1x faster without it). A 0 where the key is
+  /// alone only costs the probe; a 1 where another order has the key would count a transaction
+  /// twice, and never stands.
   var singleOrderMarks: SingleOrderMarks { get }
   /// The median of a column of whole, non-negative numbers, the mean of the two middle values (its
   /// integer part) when they are even in number, as an aggregate; `nil` when the dialect has none
