@@ -75,8 +75,7 @@ public struct CommerceSQL: Sendable {
   /// could each miss the other's order. Erasure and pruning leave it as it is (a 0 whose key lost
   /// its other orders costs a probe, never a wrong answer), and facts added again start at 0.
   public func markSingles(orders: String, items: String, events: String, where condition: String?) -> [String] {
-    let others =
-      "EXISTS (SELECT 1 FROM \(orders) o WHERE o.app = f.app AND o.k = f.k AND o.event_id <> f.event_id)"
+    let others = Self.others(orders)
     let ofOrder = "coalesce((SELECT o.single FROM \(orders) o WHERE o.app = f.app AND o.event_id = f.event_id), 0)"
     guard let condition else {
       return [
@@ -103,13 +102,16 @@ public struct CommerceSQL: Sendable {
   /// order under.
   public func markSingles(orders: String, items: String, placeholder: (Int) -> String) -> [String] {
     let range = "f.app = \(placeholder(1)) AND f.t >= \(placeholder(2)) AND f.t < \(placeholder(3)) AND f.single = 0"
-    let others =
-      "EXISTS (SELECT 1 FROM \(orders) o WHERE o.app = f.app AND o.k = f.k AND o.event_id <> f.event_id)"
     return [
-      "UPDATE \(orders) AS f SET single = 1 WHERE \(range) AND NOT \(others)",
+      "UPDATE \(orders) AS f SET single = 1 WHERE \(range) AND NOT \(Self.others(orders))",
       "UPDATE \(items) AS f SET single = 1 WHERE \(range) AND EXISTS "
         + "(SELECT 1 FROM \(orders) o WHERE o.app = f.app AND o.event_id = f.event_id AND o.single = 1)",
     ]
+  }
+
+  /// Whether another order of `orders` has the key of the fact `f`: what `single` says is not so.
+  private static func others(_ orders: String) -> String {
+    "EXISTS (SELECT 1 FROM \(orders) o WHERE o.app = f.app AND o.k = f.k AND o.event_id <> f.event_id)"
   }
 
   /// The order facts of the events of `source` (the events table, or a relation with its columns)

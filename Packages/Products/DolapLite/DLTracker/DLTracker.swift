@@ -2,8 +2,8 @@
 public import LogService
 import ServiceSupport
 
-/// The services Dolap Lite routes events to, by identifier: what Dolap Lite features name in an event's
-/// `services` and `payload(for:)`, without importing any service module.
+/// The services Dolap Lite routes events to, by identifier: what Dolap Lite features name in an
+/// event's `services` and `payload(for:)`, without importing any service module.
 public enum DLService {
   /// The system log.
   public static let log = ServiceID.log
