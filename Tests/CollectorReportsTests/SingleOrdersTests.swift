@@ -1,6 +1,8 @@
+import CollectorPostgres
 import CollectorReports
 import CollectorStore
 import CollectorWire
+import TestSupport
 import Testing
 
 /// The SQL stores' commerce facts say which orders have a transaction key of their own (`single`,
@@ -104,6 +106,46 @@ struct SingleOrdersTests {
     let found = try await Self.marks(store)
     #expect(found.wrong == 0 && found.items == 0 && found.unmarked == 0)
     try await RollupEquivalenceTests.expectSame(store, "after two writes at once")
+    try await store.close()
+  }
+
+  /// A PostgreSQL store upgraded to migrations 19 and 20 with its orders stored and its hours built:
+  /// the migrations mark nothing (their `ALTER TABLE`s hold writes off only for their own time) and
+  /// keep every built hour, every report still equals the events', and the next build marks the
+  /// orders of every hour built before, an hour at a time.
+  @Test(.enabled(if: PostgresTestServer.url != nil))
+  func theUpgradeLeavesTheMarksToTheBuild() async throws {
+    let store = try PostgresEventStore(url: PostgresTestServer.url!, schema: PostgresTestServer.uniqueSchema("reports"))
+    try await store.migrate()
+    try #require(try await store.schemaVersion() == 20, "the upgrade below undoes migrations 19 and 20 alone")
+    for batch in Generated.batches { _ = try await store.write(batch) }
+    try await store.buildDeviceSets(before: .max)
+    let (rollups, sets) = (try #require(store.rollups), try #require(store.deviceSets))
+    let schema = String(rollups.orders.prefix { $0 != "." })
+    let builtHours = "SELECT count(*) AS n FROM \(sets.hours)"
+    let built = try #require(try await store.read(builtHours, []).first?["n"].int)
+    #expect(try await Self.marks(store).single > 20)
+    for statement in [
+      "DROP TABLE \(schema).single_order_hours_unmarked",
+      "DROP TRIGGER rollup_orders_unmark_single ON \(rollups.orders)",
+      "DROP FUNCTION \(schema).rollup_orders_unmark_single()",
+      "ALTER TABLE \(rollups.orders) DROP COLUMN single", "ALTER TABLE \(rollups.items) DROP COLUMN single",
+      "DELETE FROM \(schema).schema_migrations WHERE version >= 19",
+    ] {
+      try await store.execute(statement)
+    }
+
+    try await store.migrate()
+    #expect(try await store.read(builtHours, []).first?["n"].int == built)
+    let upgraded = try await Self.marks(store)
+    #expect(upgraded.wrong == 0 && upgraded.items == 0 && upgraded.single == 0 && upgraded.unmarked > 20)
+    try await RollupEquivalenceTests.expectSame(store, "upgraded, nothing marked")
+    #expect(try await store.buildDeviceSets(before: .max) == 0)
+    let found = try await Self.marks(store)
+    #expect(found == (0, 0, 0, found.single, found.shared) && found.single > 20)
+    let waiting = "SELECT count(*) AS n FROM \(schema).single_order_hours_unmarked"
+    #expect(try await store.read(waiting, []).first?["n"].int == 0)
+    try await RollupEquivalenceTests.expectSame(store, "upgraded and marked")
     try await store.close()
   }
 

@@ -29,9 +29,12 @@ extension PostgresEventStore: DeviceSetKeeping {
 
   /// Builds the sets of every app's hours that end at or before `before` and have none, a day of
   /// one app per transaction; returns the hours built. Each transaction holds ``PostgresTables/buildLock``:
-  /// writes to the names rollup wait for it (a day's build takes well under a second).
+  /// writes to the names rollup wait for it (a day's build of a store of 10M events, steps and
+  /// parameters included, took 4–8 s, Docs/Benchmarks.md; a running collector builds an hour at a
+  /// time). First marks the orders of hours built before their marks existed (``markUnmarkedHours()``).
   @discardableResult
   public func buildDeviceSets(before: Int64) async throws -> Int {
+    try await markUnmarkedHours()
     var pieces: [(String, Range<Int64>)] = []
     for row in try await read(tables.deviceSets.appHours, []) {
       guard let app = row["app"].text, let first = row["first"].int, let last = row["last"].int else { continue }

@@ -1,4 +1,5 @@
 import CollectorStore
+import PostgresNIO
 
 /// The commerce facts' `single` on PostgreSQL (``SingleOrderMarks/byBuild``): writers run at once,
 /// so no write can tell that no other order has its key. The device-set build marks the orders of
@@ -6,9 +7,14 @@ import CollectorStore
 /// adds an order, every order (and its items) sharing that order's key. The trigger lives in the
 /// schema, so a collector of any version writing to it keeps the marks exact.
 extension PostgresTables {
-  /// The migration adding `single` (0: the probe kept) to both fact tables, the trigger, and the
-  /// marks of every order already stored: the columns' `ALTER TABLE` holds every write off until the
-  /// migration commits, so the marks see every stored order, and every later write meets the trigger.
+  /// The migration adding `single` (0: the probe kept) to both fact tables, and the trigger. It marks
+  /// nothing: its `ALTER TABLE`s hold every write off until it commits, and marking every stored
+  /// order in it held them 25 s on a store of 10M events (Docs/Benchmarks.md). The build marks the
+  /// hours it builds, and migration 20 leaves the hours built before it to
+  /// ``PostgresEventStore/markUnmarkedHours()``.
+  ///
+  /// Edited the day it shipped, when it still marked every order: a schema migrated by that version
+  /// has its marks and gets them once more from the build; both end with the same columns and trigger.
   var singleOrdersMigration: [String] {
     let facts = rollups.tables
     return [
@@ -19,7 +25,19 @@ extension PostgresTables {
       CREATE TRIGGER rollup_orders_unmark_single AFTER INSERT ON \(facts.orders)
         REFERENCING NEW TABLE AS added FOR EACH STATEMENT EXECUTE FUNCTION \(unmarkFunctionName)()
       """,
-    ] + rollups.markSingles(from: events, where: nil)
+    ]
+  }
+
+  /// The hours whose orders wait for their marks: built before the marks existed.
+  var unmarkedHours: String { "\"\(schema)\".single_order_hours_unmarked" }
+
+  /// Migration 20: the hours built when the marks came (``unmarkedHours``), each marked later in a
+  /// transaction of its own.
+  var unmarkedHoursMigration: [String] {
+    [
+      "CREATE TABLE \(unmarkedHours) (app text NOT NULL, hour bigint NOT NULL, PRIMARY KEY (app, hour))",
+      "INSERT INTO \(unmarkedHours) (app, hour) SELECT app, hour FROM \(deviceSets.tables.hours)",
+    ]
   }
 
   /// The statements of a build marking the orders of app `$1` with times in `[$2, $3)`.
@@ -65,5 +83,43 @@ extension PostgresTables {
       END
       $unmark$
       """
+  }
+}
+
+extension PostgresEventStore {
+  /// Marks the orders of the hours built before the marks existed (``PostgresTables/unmarkedHours``),
+  /// an hour a transaction under the build's lock, so writes wait for one hour's marks at a time;
+  /// returns the hours marked. Run by every ``buildDeviceSets(before:)``, first.
+  @discardableResult
+  func markUnmarkedHours() async throws -> Int {
+    var marked = 0
+    while try await guarded({ try await client.withTransaction(logger: logger) { try await markUnmarkedHour($0) } }) {
+      marked += 1
+    }
+    return marked
+  }
+
+  /// Marks the orders of the first hour of ``PostgresTables/unmarkedHours`` and takes it off;
+  /// `false` when none is left.
+  private func markUnmarkedHour(_ connection: PostgresConnection) async throws -> Bool {
+    try await connection.query(PostgresQuery(unsafeSQL: tables.buildLock), logger: logger)
+    var next: (app: String, hour: Int64)?
+    for try await row in try await connection.query(
+      PostgresQuery(unsafeSQL: "SELECT app, hour FROM \(tables.unmarkedHours) ORDER BY app, hour LIMIT 1"),
+      logger: logger
+    ).decode((String, Int64).self) {
+      next = row
+    }
+    guard let (app, hour) = next else { return false }
+    var range = PostgresBindings()
+    range.append(app)
+    range.append(hour)
+    range.append(hour + RollupTables.hour)
+    for statement in tables.markSingleOrders {
+      try await connection.query(PostgresQuery(unsafeSQL: statement, binds: range), logger: logger)
+    }
+    try await connection.query(
+      "DELETE FROM \(unescaped: tables.unmarkedHours) WHERE app = \(app) AND hour = \(hour)", logger: logger)
+    return true
   }
 }

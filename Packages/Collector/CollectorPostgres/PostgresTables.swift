@@ -132,6 +132,8 @@ struct PostgresTables: Sendable {
       ["ALTER TABLE \(events) ADD COLUMN \(PostgresParameterText.asSent("parameters")) text"],
       // Orders alone with their key marked, so revenue and top items skip the probe for an earlier one.
       singleOrdersMigration,
+      // The orders of the hours built before then, marked an hour at a time by the build.
+      unmarkedHoursMigration,
     ]
   }
 
