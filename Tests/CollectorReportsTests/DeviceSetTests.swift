@@ -130,4 +130,34 @@ struct DeviceSetTests {
     #expect(decoded == Array(Set(numbers)).sorted())
     #expect(bytes.count == 4 * Set(numbers).count)
   }
+
+  /// The hours a build takes per transaction: every unmarked hour from the first to the last (or to
+  /// `before`) once, in runs of at most ``DeviceSetSQL/hoursPerBuild`` that stop at a marked hour.
+  static let stretches: [(hours: Range<Int64>, marked: Set<Int64>, before: Int64)] = [
+    (0..<30, [], .max), (0..<30, [3, 4, 17], .max), (5..<6, [], .max), (0..<30, [], 20 * 3_600_000 + 1),
+    (0..<12, Set(0..<12), .max),
+  ]
+
+  @Test(arguments: stretches)
+  func hoursAreBuiltInRunsOfAFewHours(stretch: (hours: Range<Int64>, marked: Set<Int64>, before: Int64)) {
+    let (hours, marked, before) = stretch
+    let hour = RollupTables.hour
+    let runs = DeviceSetSQL.unbuilt(
+      first: hours.lowerBound * hour, last: (hours.upperBound - 1) * hour, before: before,
+      marked: Set(marked.map { $0 * hour }))
+    let built = runs.flatMap { stride(from: $0.lowerBound, to: $0.upperBound, by: Int(hour)).map { $0 / hour } }
+    let expected = hours.filter { !marked.contains($0) && ($0 + 1) * hour <= before }
+    #expect(built == expected)
+    #expect(runs.allSatisfy { !$0.isEmpty && $0.count <= DeviceSetSQL.hoursPerBuild * hour })
+    // As few runs as that allows: each stretch of unmarked hours in runs of `hoursPerBuild`.
+    let stretches = expected.enumerated().reduce(into: [Int64]()) { lengths, hour in
+      if hour.offset > 0, expected[hour.offset - 1] == hour.element - 1 {
+        lengths[lengths.count - 1] += 1
+      } else {
+        lengths.append(1)
+      }
+    }
+    let per = DeviceSetSQL.hoursPerBuild
+    #expect(Int64(runs.count) == stretches.reduce(0) { $0 + ($1 + per - 1) / per })
+  }
 }

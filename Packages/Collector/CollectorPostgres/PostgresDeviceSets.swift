@@ -27,11 +27,12 @@ extension PostgresTables {
 extension PostgresEventStore: DeviceSetKeeping {
   public var deviceSets: DeviceSetTables? { tables.deviceSets.tables }
 
-  /// Builds the sets of every app's hours that end at or before `before` and have none, a day of
-  /// one app per transaction; returns the hours built. Each transaction holds ``PostgresTables/buildLock``:
-  /// writes to the names rollup wait for it (a day's build of a store of 10M events, steps and
-  /// parameters included, took 4–8 s, Docs/Benchmarks.md; a running collector builds an hour at a
-  /// time). First marks the orders of hours built before their marks existed (``markUnmarkedHours()``).
+  /// Builds the sets of every app's hours that end at or before `before` and have none, the hours of
+  /// one app in runs of ``DeviceSetSQL/hoursPerBuild`` per transaction; returns the hours built. Each
+  /// transaction holds ``PostgresTables/buildLock``: writes to the names rollup wait for it (a day's
+  /// build of a store of 10M events, steps and parameters included, took 4–8 s, Docs/Benchmarks.md;
+  /// a running collector builds an hour at a time). First marks the orders of hours built before
+  /// their marks existed (``markUnmarkedHours()``).
   @discardableResult
   public func buildDeviceSets(before: Int64) async throws -> Int {
     try await markUnmarkedHours()

@@ -18,8 +18,9 @@ extension SQLiteSchema {
 }
 
 extension SQLiteEventStore: DeviceSetKeeping {
-  /// Builds the sets of every app's hours that end at or before `before` and have none, a day of
-  /// one app per write transaction (writes go on between them); returns the hours built.
+  /// Builds the sets of every app's hours that end at or before `before` and have none, the hours of
+  /// one app in runs of ``DeviceSetSQL/hoursPerBuild`` per write transaction (writes go on between
+  /// them); returns the hours built.
   @discardableResult
   public func buildDeviceSets(before: Int64) async throws -> Int {
     let pieces = try await run { [pool] in

@@ -115,9 +115,14 @@ public struct DeviceSetSQL: Sendable {
       """
   }
 
-  /// Per app, the runs of hours (a day at most each) from its `first` rollup hour to its `last`,
-  /// ending at or before `before`, that are not in `marked`. Hours without rows are included: their
-  /// mark says there is nothing to count.
+  /// The most hours one build transaction builds: writes to the names rollup wait for it, and a day
+  /// of a store of 10M events held them 4–8 s (its events read again for the step and parameter
+  /// caches); six hours hold them a quarter of that for the same total (Docs/Benchmarks.md).
+  public static let hoursPerBuild: Int64 = 6
+
+  /// Per app, the runs of hours (``hoursPerBuild`` at most each) from its `first` rollup hour to its
+  /// `last`, ending at or before `before`, that are not in `marked`. Hours without rows are
+  /// included: their mark says there is nothing to count.
   public static func unbuilt(first: Int64, last: Int64, before: Int64, marked: Set<Int64>) -> [Range<Int64>] {
     let length = RollupTables.hour
     let end = min(before / length * length, last + length)
@@ -127,7 +132,7 @@ public struct DeviceSetSQL: Sendable {
     for hour in stride(from: first, through: end, by: Int(length)) {
       let open = hour < end && !marked.contains(hour)
       if open, start == nil { start = hour }
-      if let from = start, !open || hour - from == 24 * length {
+      if let from = start, !open || hour - from == hoursPerBuild * length {
         pieces.append(from..<hour)
         start = open ? hour : nil
       }
