@@ -49,8 +49,11 @@ enum ReportBenchmark {
       exit(2)
     }
     // `REPORT_BENCHMARK_REPORTS=revenue,top-items` times only the reports named (as in the table).
-    let only = environment["REPORT_BENCHMARK_REPORTS"].map {
-      Set($0.split(separator: ",").map { $0.trimmingCharacters(in: .whitespaces) })
+    let only = environment["REPORT_BENCHMARK_REPORTS"].map(reportNames)
+    if let unknown = only?.subtracting(reports.map(\.0)), !unknown.isEmpty {
+      FileHandle.standardError.write(
+        Data("REPORT_BENCHMARK_REPORTS: no report named \(unknown.sorted()); the reports: \(reports.map(\.0))\n".utf8))
+      exit(2)
     }
     // With `REPORT_BENCHMARK_REUSE` the SQLite files live in a folder that outlives the process.
     let folder = FileManager.default.temporaryDirectory.appendingPathComponent(
@@ -141,6 +144,24 @@ enum ReportBenchmark {
   /// The dashboard's reports over the four generated weeks (whole days, so rollups can answer);
   /// active users, retention and the funnel in people (the default) and in devices. In UTC, or in
   /// `REPORT_BENCHMARK_TZ` (`Europe/Berlin`: its DST change of 2026-10-25 is inside the weeks).
+  /// The report names in `list`, split at the commas outside parentheses (`timeseries (hour, one
+  /// event)` is one name).
+  static func reportNames(_ list: String) -> Set<String> {
+    var (names, name, depth) = ([String](), "", 0)
+    for character in list {
+      if character == ",", depth == 0 {
+        names.append(name)
+        name = ""
+        continue
+      }
+      if character == "(" { depth += 1 }
+      if character == ")" { depth -= 1 }
+      name.append(character)
+    }
+    names.append(name)
+    return Set(names.map { $0.trimmingCharacters(in: .whitespaces) }.filter { !$0.isEmpty })
+  }
+
   static let reports: [(String, @Sendable (any ReportEngine) async throws -> String)] = {
     let zone = try! environment["REPORT_BENCHMARK_TZ"].map { try ReportZone(identifier: $0) } ?? .utc
     let filter = try! ReportFilter(app: "bench", from: start, to: start + 28 * day, zone: zone)
