@@ -24,10 +24,10 @@ extension SQLReports {
   }
 
   /// DAU, WAU and MAU at the end of the range; new against returning users in the range; in the
-  /// filter's unit.
+  /// filter's unit. The two queries run at once (each reads the sessions rollup on its own).
   public func activeDevices(_ filter: ReportFilter) async throws -> ActiveDevices {
     let persons = try await personsTable(filter)
-    let recent = try await recent(filter, persons: persons)
+    async let recentRow = recent(filter, persons: persons)
     let byDevice = try await readsSessionsByDevice(filter)
     var sql = SQLBuilder(store.dialect)
     // Active in the range, and whether the unit has any event (of the app) before the range.
@@ -57,7 +57,7 @@ extension SQLReports {
         + "AS returning_devices FROM (SELECT DISTINCT device_id FROM \(table) WHERE \(conditions)) a"
     }
     let split = try await rows(query, sql).first
-    return ActiveDevices(split, recent: recent, unit: filter.unit)
+    return ActiveDevices(split, recent: try await recentRow, unit: filter.unit)
   }
 
   /// The row of the distinct units active in the last 1, 7 and 30 days of the range
