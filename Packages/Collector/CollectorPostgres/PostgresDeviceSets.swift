@@ -96,9 +96,7 @@ extension PostgresEventStore: DeviceSetKeeping {
       """, logger: logger)
     try await writeSteps(connection, app: app, range)
     try await writeParameters(connection, app: app, range, &set.parameters)
-    for statement in tables.markSingleOrders {
-      try await connection.query(PostgresQuery(unsafeSQL: statement, binds: range), logger: logger)
-    }
+    try await markSingleOrders(connection, range)
     try await connection.query(
       PostgresQuery(
         unsafeSQL: "INSERT INTO \(sql.tables.hours) (app, hour) "

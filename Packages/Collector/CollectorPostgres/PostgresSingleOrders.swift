@@ -115,11 +115,17 @@ extension PostgresEventStore {
     range.append(app)
     range.append(hour)
     range.append(hour + RollupTables.hour)
-    for statement in tables.markSingleOrders {
-      try await connection.query(PostgresQuery(unsafeSQL: statement, binds: range), logger: logger)
-    }
+    try await markSingleOrders(connection, range)
     try await connection.query(
       "DELETE FROM \(unescaped: tables.unmarkedHours) WHERE app = \(app) AND hour = \(hour)", logger: logger)
     return true
+  }
+
+  /// Marks the orders alone with their key among those of `range` (app, from, to), and their items
+  /// (``PostgresTables/markSingleOrders``); the caller holds ``PostgresTables/buildLock``.
+  func markSingleOrders(_ connection: PostgresConnection, _ range: PostgresBindings) async throws {
+    for statement in tables.markSingleOrders {
+      try await connection.query(PostgresQuery(unsafeSQL: statement, binds: range), logger: logger)
+    }
   }
 }
