@@ -117,7 +117,7 @@ struct SingleOrdersTests {
   func theUpgradeLeavesTheMarksToTheBuild() async throws {
     let store = try PostgresEventStore(url: PostgresTestServer.url!, schema: PostgresTestServer.uniqueSchema("reports"))
     try await store.migrate()
-    try #require(try await store.schemaVersion() == 20, "the upgrade below undoes migrations 19 and 20 alone")
+    try #require(try await store.schemaVersion() == 21, "the upgrade below undoes migrations 19 to 21 alone")
     for batch in Generated.batches { _ = try await store.write(batch) }
     try await store.buildDeviceSets(before: .max)
     let (rollups, sets) = (try #require(store.rollups), try #require(store.deviceSets))
@@ -126,6 +126,8 @@ struct SingleOrdersTests {
     let built = try #require(try await store.read(builtHours, []).first?["n"].int)
     #expect(try await Self.marks(store).single > 20)
     for statement in [
+      "DROP INDEX \(schema).rollup_sessions_by_device",
+      "CREATE INDEX rollup_sessions_app_device ON \(rollups.sessions) (app, device_id, hour)",
       "DROP TABLE \(schema).single_order_hours_unmarked",
       "DROP TRIGGER rollup_orders_unmark_single ON \(rollups.orders)",
       "DROP FUNCTION \(schema).rollup_orders_unmark_single()",

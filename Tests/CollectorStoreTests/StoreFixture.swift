@@ -28,7 +28,7 @@ enum Engine: String, CaseIterable, CustomStringConvertible, Sendable {
   var schemaVersion: Int {
     switch self {
     case .sqlite: 23
-    case .postgres: 20
+    case .postgres: 21
     case .clickhouse, .clickhouseCluster: 9
     }
   }

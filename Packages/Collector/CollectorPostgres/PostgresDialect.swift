@@ -37,7 +37,7 @@ struct PostgresDialect: SQLDialect {
   var largerOfTwo: String { "greatest" }
   var columnTypes: (text: String, double: String, integer: String) { ("text", "double precision", "int") }
   var fence: String { " OFFSET 0" }
-  var countsDevicesByGrouping: Bool { true }
+  var countsDistinctByGrouping: Bool { true }
   var indexesRollupsByKey: Bool { false }
   var singleOrderMarks: SingleOrderMarks { .byBuild }
 

@@ -134,6 +134,15 @@ struct PostgresTables: Sendable {
       singleOrdersMigration,
       // The orders of the hours built before then, marked an hour at a time by the build.
       unmarkedHoursMigration,
+      // Sessions and the sessions the overview counts read the sessions rollup by device and
+      // session in this index's order (no sort); it serves every read by device the index it
+      // replaces served. No `INCLUDE` columns: an update of a row's events and times stays an
+      // update no index sees. Built in the migration's transaction: writes wait for it (0.8 s at
+      // 10M events).
+      [
+        "DROP INDEX \"\(schema)\".rollup_sessions_app_device",
+        "CREATE INDEX rollup_sessions_by_device ON \(rollups.tables.sessions) (app, device_id, session_key, hour)",
+      ],
     ]
   }
 

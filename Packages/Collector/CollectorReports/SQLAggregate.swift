@@ -36,31 +36,50 @@ extension SQLReports {
       conditions = store.dialect.inTableOrder(table, where: conditions)
     }
     let limit = query.limit.map { sql.bind(Int64($0)) }
-    if store.dialect.countsDevicesByGrouping, query.source == .events, query.measures.contains(.devices),
-      Set(query.measures).isSubset(of: [.events, .devices])
+    let measured = Set(query.measures)
+    if store.dialect.countsDistinctByGrouping, query.source == .events, measured.contains(.devices),
+      measured.isSubset(of: [.events, .devices])
     {
       return try await rows(
-        byDevice(query, dimensions: dimensions, from: table, where: conditions, rollup: rollup != nil, limit: limit),
-        sql)
+        grouped(
+          query, by: ["device_id"], dimensions: dimensions, from: table, where: conditions, rollup: rollup != nil,
+          limit: limit), sql)
+    }
+    if store.dialect.countsDistinctByGrouping, rollup != nil, query.rollup == .sessions, measured.contains(.sessions),
+      measured.isSubset(of: [.events, .sessions])
+    {
+      return try await rows(
+        grouped(
+          query, by: ["device_id", "session_key"], dimensions: dimensions, from: table, where: conditions,
+          rollup: true, limit: limit), sql)
     }
     let statement = query.statement(
       dimensions: dimensions, measures: measures, from: table, where: conditions, limit: limit)
     return try await rows(statement, sql)
   }
 
-  /// `query` (of events and devices) grouped by its dimensions and the device first, its groups
-  /// then counted (``SQLDialect/countsDevicesByGrouping``): the same rows as `count(DISTINCT)`.
-  private func byDevice(
-    _ query: ReportQuery, dimensions: [String], from table: String, where conditions: String, rollup: Bool,
-    limit: String?
+  /// `query` grouped by its dimensions and `keys` first, its groups then counted: the same rows as
+  /// `count(DISTINCT)` of the devices (`keys`: the device) or of the rollup's sessions (the device
+  /// and the session: no key text built per row, and PostgreSQL's index by device and session
+  /// serves the grouping), where the dialect counts so (``SQLDialect/countsDistinctByGrouping``;
+  /// Docs/Benchmarks.md). A group of the session key `''` is no session.
+  private func grouped(
+    _ query: ReportQuery, by keys: [String], dimensions: [String], from table: String, where conditions: String,
+    rollup: Bool, limit: String?
   ) -> String {
     let columns = query.dimensions.indices.map { query.column(of: $0) }
     let selected =
-      zip(dimensions, columns).map { "\($0) AS \($1)" } + ["device_id", "\(rollup ? "sum(events)" : "count(*)") AS e"]
+      zip(dimensions, columns).map { "\($0) AS \($1)" } + keys + ["\(rollup ? "sum(events)" : "count(*)") AS e"]
     let inner =
       "SELECT \(selected.joined(separator: ", ")) FROM \(table) WHERE \(conditions) "
-      + "GROUP BY \((columns + ["device_id"]).joined(separator: ", "))"
-    let measures = query.measures.map { $0 == .devices ? "count(*)" : "CAST(sum(e) AS BIGINT)" }
+      + "GROUP BY \((columns + keys).joined(separator: ", "))"
+    let measures = query.measures.map { measure in
+      switch measure {
+      case .devices: "count(*)"
+      case .sessions: "count(CASE WHEN session_key <> '' THEN 1 END)"
+      case .events, .total: "CAST(sum(e) AS BIGINT)"
+      }
+    }
     return query.statement(dimensions: columns, measures: measures, from: "(\(inner)) g", where: "TRUE", limit: limit)
   }
 

@@ -49,7 +49,7 @@ struct SQLiteDialect: SQLDialect {
   var largerOfTwo: String { "max" }
   var columnTypes: (text: String, double: String, integer: String) { ("TEXT", "REAL", "INTEGER") }
   var fence: String { " LIMIT -1 OFFSET 0" }
-  var countsDevicesByGrouping: Bool { false }
+  var countsDistinctByGrouping: Bool { false }
   var indexesRollupsByKey: Bool { true }
   var singleOrderMarks: SingleOrderMarks { .byEveryWrite }
 

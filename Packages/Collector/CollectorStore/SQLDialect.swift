@@ -46,10 +46,11 @@ public protocol SQLDialect: Sendable {
   func listElements(select: String, source: String) -> String
   /// The target of an upsert into `table` and how its `DO UPDATE … WHERE` names the row already there.
   func upsertTarget(_ table: String) -> (target: String, current: String)
-  /// Whether distinct devices per group are counted faster by grouping by the device first and
-  /// counting the groups (PostgreSQL hashes both steps, where `count(DISTINCT)` sorts each group)
-  /// than by `count(DISTINCT device_id)` (SQLite's is faster). Measured in Docs/Benchmarks.md.
-  var countsDevicesByGrouping: Bool { get }
+  /// Whether distinct devices (or the sessions rollup's sessions) per group are counted faster by
+  /// grouping by the device (and session) first and counting the groups (PostgreSQL hashes both
+  /// steps or reads the groups in an index's order, where `count(DISTINCT)` sorts each group) than
+  /// by `count(DISTINCT …)` (SQLite's is faster). Measured in Docs/Benchmarks.md.
+  var countsDistinctByGrouping: Bool { get }
   /// Whether the rollups have indexes by their keys (SQLite: its planner sorts a wide range's rows
   /// otherwise; PostgreSQL hashes them): the names rollup by app, name and device
   /// (`rollup_names_by_name`), the sessions rollup by app, device and session
