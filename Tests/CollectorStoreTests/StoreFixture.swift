@@ -28,7 +28,7 @@ enum Engine: String, CaseIterable, CustomStringConvertible, Sendable {
   var schemaVersion: Int {
     switch self {
     case .sqlite: 23
-    case .postgres: 21
+    case .postgres: 22
     case .clickhouse, .clickhouseCluster: 9
     }
   }

@@ -143,6 +143,14 @@ struct PostgresTables: Sendable {
         "DROP INDEX \"\(schema)\".rollup_sessions_app_device",
         "CREATE INDEX rollup_sessions_by_device ON \(rollups.tables.sessions) (app, device_id, session_key, hour)",
       ],
+      // Top items reads the item facts in item order from this index alone (grouped byte by byte,
+      // as the report groups them): no sort of every item, no row of the table read, with or
+      // without a brand or category (read through the index, a brand's items read their rows
+      // one by one: 3× slower than the table's scan, measured).
+      [
+        "CREATE INDEX rollup_items_by_item ON \(rollups.tables.items) (app, item COLLATE \"C\", currency COLLATE \"C\") "
+          + "INCLUDE (t, quantity, price, k, device_id, single, event_id, brand, category)"
+      ],
     ]
   }
 
