@@ -36,26 +36,29 @@ extension SQLReports {
       conditions = store.dialect.inTableOrder(table, where: conditions)
     }
     let limit = query.limit.map { sql.bind(Int64($0)) }
-    let measured = Set(query.measures)
-    if store.dialect.countsDistinctByGrouping, query.source == .events, measured.contains(.devices),
-      measured.isSubset(of: [.events, .devices])
-    {
+    if store.dialect.countsDistinctByGrouping, query.source == .events, let keys = distinctKeys(query, rollup: rollup) {
       return try await rows(
         grouped(
-          query, by: ["device_id"], dimensions: dimensions, from: table, where: conditions, rollup: rollup != nil,
-          limit: limit), sql)
-    }
-    if store.dialect.countsDistinctByGrouping, rollup != nil, query.rollup == .sessions, measured.contains(.sessions),
-      measured.isSubset(of: [.events, .sessions])
-    {
-      return try await rows(
-        grouped(
-          query, by: ["device_id", "session_key"], dimensions: dimensions, from: table, where: conditions,
-          rollup: true, limit: limit), sql)
+          query, by: keys, dimensions: dimensions, from: table, where: conditions, rollup: rollup != nil, limit: limit),
+        sql)
     }
     let statement = query.statement(
       dimensions: dimensions, measures: measures, from: table, where: conditions, limit: limit)
     return try await rows(statement, sql)
+  }
+
+  /// What `query`'s distinct count is of, where ``grouped(_:by:dimensions:from:where:rollup:limit:)``
+  /// answers it: the device (events and devices), or the device and session (events and sessions,
+  /// on the sessions rollup `rollup`); `nil` for any other set of measures.
+  private func distinctKeys(_ query: ReportQuery, rollup: String?) -> [String]? {
+    let measured = Set(query.measures)
+    if measured.contains(.devices), measured.isSubset(of: [.events, .devices]) { return ["device_id"] }
+    if rollup != nil, query.rollup == .sessions, measured.contains(.sessions),
+      measured.isSubset(of: [.events, .sessions])
+    {
+      return ["device_id", "session_key"]
+    }
+    return nil
   }
 
   /// `query` grouped by its dimensions and `keys` first, its groups then counted: the same rows as
