@@ -337,6 +337,7 @@ let package = Package(
         "TestSupport",
         "TYProductDetail", "TYTracker",
         .hummingbird,
+        .hummingbirdCore,
         .hummingbirdTesting,
         .nioCore,
       ],

@@ -52,7 +52,7 @@ final class SimpleAnalyticsDevice: @unchecked Sendable {  // one test drives it 
 
   /// Submits what is pending; with `lose`, the answer never arrives and everything stays pending.
   @discardableResult
-  func submit(_ client: some TestClientProtocol, lose: Bool = false) async throws -> (Int, String) {
+  func submit(_ client: LoopbackClient, lose: Bool = false) async throws -> (Int, String) {
     let answer = try await client.execute(
       uri: "/v1/simple-analytics?key=\(writeKey)", method: .post, body: ByteBuffer(bytes: body)
     ) { (Int($0.status.code), String(buffer: $0.body)) }
@@ -64,7 +64,8 @@ final class SimpleAnalyticsDevice: @unchecked Sendable {  // one test drives it 
   }
 }
 
-/// The scenarios of issue 27 through HTTP against a real collector (SQLite file, the router):
+/// The scenarios of issue 27 through HTTP on loopback against a real collector (SQLite file, the
+/// router; ``ApplicationProtocol/onLoopback(readTimeout:_:)``, many requests in a row):
 /// every item and increment stored exactly once, whatever the client's resends; a poison entry
 /// quarantined while everything else is stored and answered 2xx.
 @Suite("SimpleAnalytics scenarios")
@@ -81,7 +82,7 @@ struct SimpleAnalyticsScenarioTests {
   func newItemsAcrossRequests() async throws {
     let collector = try await makeCollector()
     let device = SimpleAnalyticsDevice("d1")
-    try await collector.application(closesStore: false).test(.live) { client async throws in
+    try await collector.application(closesStore: false).onLoopback { client async throws in
       device.add("Refresh")
       device.add("Refresh")
       try await device.submit(client)
@@ -102,7 +103,7 @@ struct SimpleAnalyticsScenarioTests {
   func countersAcrossRequests(counts: [Int64]) async throws {
     let collector = try await makeCollector()
     let device = SimpleAnalyticsDevice("d1")
-    try await collector.application(closesStore: false).test(.live) { client async throws in
+    try await collector.application(closesStore: false).onLoopback { client async throws in
       for (index, count) in counts.enumerated() {
         device.add("Tap \(index)")
         device.count("Foregrounded", by: count)
@@ -117,7 +118,7 @@ struct SimpleAnalyticsScenarioTests {
   func resends() async throws {
     let collector = try await makeCollector()
     let (a, b) = (SimpleAnalyticsDevice("a"), SimpleAnalyticsDevice("b"))
-    try await collector.application(closesStore: false).test(.live) { client async throws in
+    try await collector.application(closesStore: false).onLoopback { client async throws in
       a.add("Open")
       a.add("Refresh")
       a.count("Launch", by: 2)
@@ -151,7 +152,7 @@ struct SimpleAnalyticsScenarioTests {
   func poisonEntry() async throws {
     let collector = try await makeCollector()
     let device = SimpleAnalyticsDevice("d1")
-    try await collector.application(closesStore: false).test(.live) { client async throws in
+    try await collector.application(closesStore: false).onLoopback { client async throws in
       device.add("Open")
       device.add(String(repeating: "p", count: 1_100))
       device.add("Close")
