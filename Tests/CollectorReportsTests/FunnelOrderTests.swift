@@ -73,11 +73,13 @@ struct FunnelOrderTests {
 
   /// Step events of `units` people's devices (two each, one in three never identified), with
   /// names from a small set so that steps repeat and ties within a millisecond are common.
-  static func generated(seed: UInt64, units: Int) -> (StepEventColumns, persons: [String: String]) {
+  static func generated(seed: UInt64, units: Int) -> (StepEventColumns, persons: [ExactText: String]) {
     var random = SeededRandom(seed: seed)
     var found = StepEventColumns()
-    var persons: [String: String] = [:]
-    for unit in 0..<units where unit % 3 != 0 { (persons["a\(unit)"], persons["b\(unit)"]) = ("p\(unit)", "p\(unit)") }
+    var persons: [ExactText: String] = [:]
+    for unit in 0..<units where unit % 3 != 0 {
+      (persons[ExactText("a\(unit)")], persons[ExactText("b\(unit)")]) = ("p\(unit)", "p\(unit)")
+    }
     for index in 0..<(units * 12) {
       let device = (Bool.random(using: &random) ? "a" : "b") + String(Int.random(in: 0..<units, using: &random))
       let name = ["open", "view", "cart", "buy"].randomElement(using: &random)!

@@ -53,7 +53,7 @@ struct ClickHouseDuplicateTests {
     try await store.removeDuplicates(of: Self.batch, partsBefore: before)
     #expect(try await Self.rows(store) == 80)
     // Taken as found stored (a retry of a write that failed after inserting them), every part is.
-    let found = Set(Self.batch.map { "\($0.app)\u{0}\($0.eventID)" })
+    let found = Set(Self.batch.map { ExactText("\($0.app)\u{0}\($0.eventID)") })
     try await store.removeDuplicates(of: Self.batch, found: found, partsBefore: before)
     #expect(try await Self.rows(store) == 40)
     try await store.close()

@@ -120,6 +120,29 @@ struct StoreConformanceTests {
     try await store.close()
   }
 
+  /// `é` as one code point and as `e` with a combining accent: equal Swift strings, two ids to every
+  /// database. A write that took them for one would acknowledge an event it never stored.
+  @Test("ids that differ only in their bytes are two events, each kept once", arguments: Engine.available)
+  func idsToldApartByTheirBytes(engine: Engine) async throws {
+    let store = try await engine.open()
+    let (composed, decomposed) = ("caf\u{E9}", "cafe\u{301}")
+    #expect(composed == decomposed && !composed.hasSameBytes(as: decomposed))
+    let batch = StoreBatch(events: [Rows.event(composed), Rows.event(decomposed)])
+    #expect(try await store.write(batch) == WriteSummary(insertedEvents: 2))
+    #expect(
+      try await store.storedEventIDs(app: "ty", among: [decomposed, composed])
+        == [ExactText(composed), ExactText(decomposed)])
+    #expect(try await store.write(batch) == WriteSummary(duplicateEvents: 2))
+    // One stored, the other new: the new one is stored, the stored one is not stored again.
+    let other = try await engine.open()
+    _ = try await other.write(StoreBatch(events: [Rows.event(composed)]))
+    #expect(try await other.write(batch) == WriteSummary(insertedEvents: 1, duplicateEvents: 1))
+    #expect(try await other.eventCount(app: "ty") == 2)
+    #expect(Set(try await store.events(app: "ty", limit: 10).map { ExactText($0.eventID) }).count == 2)
+    try await store.close()
+    try await other.close()
+  }
+
   @Test("a failing write stores nothing of its batch", arguments: Engine.available)
   func atomicWrite(engine: Engine) async throws {
     let store = try await engine.open()

@@ -43,15 +43,15 @@ extension ClickHouseEventStore {
   /// write that failed after inserting them may have raced another). Without them, every event is
   /// looked for everywhere in its days.
   package func removeDuplicates(
-    of events: [StoredEvent], found: Set<String> = [], partsBefore: [Set<String>]? = nil
+    of events: [StoredEvent], found: Set<ExactText> = [], partsBefore: [Set<String>]? = nil
   ) async throws {
     for (app, group) in Self.byApp(events) {
       let scope = "app = \(ClickHouseSQL.literal(app)) AND day IN (\(ClickHouseSchema.days(group.map(\.occurredAt)))) "
-      let ids = Set(group.map(\.eventID))
-      let old = partsBefore == nil ? ids : ids.filter { found.contains("\(app)\u{0}\($0)") }
+      let ids = Set(group.map { ExactText($0.eventID) })
+      let old = partsBefore == nil ? ids : ids.filter { found.contains(ExactText("\(app)\u{0}\($0.text)")) }
       // Only purchases and refunds have commerce facts: the facts' tables are looked at for those
       // events alone, and not at all when the batch has none.
-      let commerce = Set(group.lazy.filter { CommerceVocabulary.isOrder($0.name) }.map(\.eventID))
+      let commerce = Set(group.lazy.filter { CommerceVocabulary.isOrder($0.name) }.map { ExactText($0.eventID) })
       var merged: Set<Int64> = []
       let inserted = ids.subtracting(old)
       for round in 0..<5 {
@@ -90,18 +90,18 @@ extension ClickHouseEventStore {
   /// ids, or an order or item of those of `facts` (each not looked at when `nil`). The ids go with the
   /// query as external tables (``ClickHouseClient/ExternalTable``).
   private func partitionsWithDuplicates(
-    events: (scope: String, ids: Set<String>)?, facts: (scope: String, ids: Set<String>)?
+    events: (scope: String, ids: Set<ExactText>)?, facts: (scope: String, ids: Set<ExactText>)?
   ) async throws -> Set<Duplicated> {
     var keyed: [(String, String, String)] = []
     var tables: [ClickHouseClient.ExternalTable] = []
     if let events {
       keyed.append(("events", "name, event_id", events.scope + "AND event_id IN event_ids"))
-      tables.append(.init("event_ids", events.ids))
+      tables.append(.init("event_ids", events.ids.map(\.text)))
     }
     if let facts {
       let condition = facts.scope + "AND event_id IN fact_ids"
       keyed += [("orders", "event_id", condition), ("items", "event_id, position", condition)]
-      tables.append(.init("fact_ids", facts.ids))
+      tables.append(.init("fact_ids", facts.ids.map(\.text)))
     }
     if keyed.isEmpty { return [] }
     let queries = keyed.map { table, key, condition in
@@ -116,7 +116,7 @@ extension ClickHouseEventStore {
   /// The month partitions of events matching `scope` with an id among `ids` stored more than once
   /// on some server, read from each server's parts that are not among its `notIn` (a copy of an event
   /// lies on one shard, with the original: events are sharded by device).
-  private func partitionsWithDuplicates(_ scope: String, _ ids: Set<String>, notIn: [Set<String>]) async throws
+  private func partitionsWithDuplicates(_ scope: String, _ ids: Set<ExactText>, notIn: [Set<String>]) async throws
     -> Set<Duplicated>
   {
     var found: Set<Duplicated> = []
@@ -127,7 +127,7 @@ extension ClickHouseEventStore {
           server.rows(
             "SELECT 'events' AS t, toInt64(toYYYYMM(day)) AS m FROM \(schema.local("events")) "
               + "WHERE \(scope)AND event_id IN ids \(parts)GROUP BY day, name, event_id HAVING count() > 1",
-            tables: [.init("ids", ids)] + (before.isEmpty ? [] : [.init("parts", before)]))))
+            tables: [.init("ids", ids.map(\.text))] + (before.isEmpty ? [] : [.init("parts", before)]))))
     }
     return found
   }

@@ -138,18 +138,20 @@ public final class ClickHouseEventStore: EventStore {
   public func write(_ batch: StoreBatch) async throws -> WriteSummary {
     var summary = WriteSummary()
     if !batch.events.isEmpty {
-      var found: Set<String> = []
+      var found: Set<ExactText> = []
       var fresh: [StoredEvent] = []
       fresh.reserveCapacity(batch.events.count)
       // Before the lookup: any copy of an event inserted below lies in a part not among these.
       let partsBefore = try await eventParts()
       for (app, events) in Self.byApp(batch.events) {
         let stored = try await storedEventIDs(app: app, among: events.map(\.eventID), days: events.map(\.occurredAt))
-        found.formUnion(stored.map { "\(app)\u{0}\($0)" })
-        // The apps' groups are apart: an id is seen again only within its app's.
-        var seen = Set<String>(minimumCapacity: events.count)
-        for event in events where !stored.contains(event.eventID) && seen.insert(event.eventID).inserted {
-          fresh.append(event)
+        found.formUnion(stored.map { ExactText("\(app)\u{0}\($0.text)") })
+        // The apps' groups are apart: an id is seen again only within its app's. Ids are told apart
+        // by their bytes, as the events table keeps them (``ExactText``).
+        var seen = Set<ExactText>(minimumCapacity: events.count)
+        for event in events {
+          let id = ExactText(event.eventID)
+          if !stored.contains(id) && seen.insert(id).inserted { fresh.append(event) }
         }
       }
       if !fresh.isEmpty {
@@ -243,27 +245,27 @@ public final class ClickHouseEventStore: EventStore {
     ).map(ClickHouseRows.event)
   }
 
-  public func storedEventIDs(app: String, among ids: [String]) async throws -> Set<String> {
+  public func storedEventIDs(app: String, among ids: [String]) async throws -> Set<ExactText> {
     try await storedEventIDs(app: app, among: ids, days: nil)
   }
 
   /// Which of `ids` are stored for `app`; `days` (event times in ms), when known, narrow the lookup
   /// to those days of the sort key. Each server's local events are read by their hashed ids first
   /// (``ClickHouseSchema/eventKey``), the ids themselves only where a hash matches.
-  private func storedEventIDs(app: String, among ids: [String], days: [Int64]?) async throws -> Set<String> {
+  private func storedEventIDs(app: String, among ids: [String], days: [Int64]?) async throws -> Set<ExactText> {
     if ids.isEmpty { return [] }
-    let unique = ClickHouseClient.ExternalTable("ids", Set(ids))
+    let unique = ClickHouseClient.ExternalTable("ids", Set(ids.map { ExactText($0) }).map(\.text))
     var condition = "app = \(ClickHouseSQL.literal(app)) AND event_id IN ids"
     if let days {
       condition += " AND day IN (\(ClickHouseSchema.days(days)))"
     }
-    var stored: Set<String> = []
+    var stored: Set<ExactText> = []
     for server in servers {
       let rows = try await server.rows(
         "SELECT DISTINCT event_id FROM \(schema.local("events")) "
           + "PREWHERE \(ClickHouseSchema.eventKey) IN (SELECT cityHash64(value) FROM ids) WHERE \(condition)",
         tables: [unique])
-      stored.formUnion(rows.compactMap { $0["event_id"].text })
+      stored.formUnion(rows.compactMap { $0["event_id"].text.map { ExactText($0) } })
     }
     return stored
   }

@@ -27,13 +27,20 @@ struct ClickHouseFacts {
 
   init(_ events: [StoredEvent]) {
     self.events = events
-    var firsts: [String: StoredEvent] = [:]
+    // By device and the earliest (time, event id), ids compared by their bytes as the tables
+    // compare them (``ExactText``).
+    var firsts: [ExactText: StoredEvent] = [:]
     for event in events where event.userID != nil {
-      let key = event.app + "\u{0}" + event.deviceID
-      if let first = firsts[key], (first.occurredAt, first.eventID) <= (event.occurredAt, event.eventID) { continue }
+      let key = ExactText(event.app + "\u{0}" + event.deviceID)
+      if let first = firsts[key],
+        first.occurredAt < event.occurredAt
+          || (first.occurredAt == event.occurredAt && !event.eventID.utf8.lexicographicallyPrecedes(first.eventID.utf8))
+      {
+        continue
+      }
       firsts[key] = event
     }
-    persons = firsts.values.sorted { ($0.app, $0.deviceID) < ($1.app, $1.deviceID) }.map { event in
+    persons = firsts.sorted { $0.key.text.utf8.lexicographicallyPrecedes($1.key.text.utf8) }.map(\.value).map { event in
       [
         "app": event.app, "device_id": event.deviceID, "person": event.userID ?? "", "first_ms": event.occurredAt,
         "first_event": event.eventID,

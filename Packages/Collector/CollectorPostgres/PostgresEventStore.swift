@@ -132,14 +132,14 @@ public final class PostgresEventStore: EventStore {
     }
   }
 
-  public func storedEventIDs(app: String, among ids: [String]) async throws -> Set<String> {
+  public func storedEventIDs(app: String, among ids: [String]) async throws -> Set<ExactText> {
     if ids.isEmpty { return [] }
     return try await guarded {
       let rows = try await client.query(
         "SELECT event_id FROM \(unescaped: tables.events) WHERE app = \(app) AND event_id = ANY(\(ids)::text[])",
         logger: logger)
-      var found: Set<String> = []
-      for try await id in rows.decode(String.self) { found.insert(id) }
+      var found: Set<ExactText> = []
+      for try await id in rows.decode(String.self) { found.insert(ExactText(id)) }
       return found
     }
   }

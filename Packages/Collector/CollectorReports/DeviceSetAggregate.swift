@@ -135,7 +135,7 @@ struct DeviceTally {
   private struct Group {
     var events: Int64 = 0
     var numbers: [UInt32] = []
-    var unnumbered: Set<String> = []
+    var unnumbered: Set<ExactText> = []
 
     mutating func add(events: Int64, numbers: some Collection<UInt32>) {
       self.events += events
@@ -144,7 +144,7 @@ struct DeviceTally {
 
     mutating func add(events: Int64, unnumbered device: String) {
       self.events += events
-      unnumbered.insert(device)
+      unnumbered.insert(ExactText(device))
     }
   }
 

@@ -40,7 +40,7 @@ extension Funnel {
   /// one millisecond keep their tracking order: CoreTracker's ids grow with each event). With
   /// `persons` (device to person) a unit is `u:` and the device's person, or `d:` and a device
   /// never identified; without, the device.
-  package static func byUnit(_ found: StepEventColumns, persons: [String: String]?) -> [FunnelEvent] {
+  package static func byUnit(_ found: StepEventColumns, persons: [ExactText: String]?) -> [FunnelEvent] {
     let grouped = UnitOrder(found, persons: persons)
     let part = grouped.part(grouped.units.indices, of: found)
     var ordered: [FunnelEvent] = []
@@ -61,7 +61,7 @@ extension Funnel {
   /// ``parts(events:cores:)`` of this machine's cores. Any number of parts gives the same answer: a
   /// unit's events are all in one part.
   package static func reached(
-    _ found: StepEventColumns, persons: [String: String]?, steps: [String], window: Int64, parts: Int? = nil
+    _ found: StepEventColumns, persons: [ExactText: String]?, steps: [String], window: Int64, parts: Int? = nil
   ) async -> [Int64] {
     let grouped = UnitOrder(found, persons: persons)
     let steps = StepsOfNames(steps: steps, names: found.names)

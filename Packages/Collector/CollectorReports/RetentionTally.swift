@@ -27,12 +27,12 @@ struct RetentionTally {
   static let periodsPerMask: Int64 = 62
 
   /// The units by id.
-  private(set) var units: [String: Unit] = [:]
+  private(set) var units: [ExactText: Unit] = [:]
 
   /// The units of the device rows `found`, a device's unit read from `persons` (``unitID(of:persons:)``).
-  init(_ found: [SQLRow], persons: [String: String]?) {
+  init(_ found: [SQLRow], persons: [ExactText: String]?) {
     for row in found {
-      let id = unitID(of: row["d"].text ?? "", persons: persons)
+      let id = ExactText(unitID(of: row["d"].text ?? "", persons: persons))
       var unit = units[id] ?? Unit()
       if let cohort = row["c"].int { unit.cohort = min(unit.cohort ?? cohort, cohort) }
       if let time = row["t"].int {
@@ -73,15 +73,15 @@ struct RetentionTally {
   /// The ids of the units in cohort `cohort` counted `offset` periods later, in byte order.
   func units(cohort: Int64, offset: Int64) -> [String] {
     units.compactMap { id, unit in
-      unit.cohort == cohort && Self.counts(unit, cohort: cohort, offset: offset) ? id : nil
+      unit.cohort == cohort && Self.counts(unit, cohort: cohort, offset: offset) ? id.text : nil
     }.sorted { $0.utf8.lexicographicallyPrecedes($1.utf8) }
   }
 }
 
 /// A device's unit: with `persons` (the app's device-to-person map), `u:` and its person, or `d:`
 /// and a device never identified, as ``PersonSQL/units(of:persons:)`` names them in SQL; without,
-/// the device.
-func unitID(of device: String, persons: [String: String]?) -> String {
+/// the device. Devices and units are told apart by their bytes (``ExactText``), as SQL groups them.
+func unitID(of device: String, persons: [ExactText: String]?) -> String {
   guard let persons else { return device }
-  return persons[device].map { "u:" + $0 } ?? "d:" + device
+  return persons[ExactText(device)].map { "u:" + $0 } ?? "d:" + device
 }

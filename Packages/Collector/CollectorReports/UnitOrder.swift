@@ -44,15 +44,15 @@ struct UnitOrder: Sendable {
   /// Where each unit's events start among all the events grouped (and, one on, end).
   private let starts: [Int]
 
-  init(_ found: StepEventColumns, persons: [String: String]?) {
+  init(_ found: StepEventColumns, persons: [ExactText: String]?) {
     // Each device's unit, looked up once per device.
-    var unitNamed: [String: Int32] = [:]
+    var unitNamed: [ExactText: Int32] = [:]
     var units: [String] = []
     unitOfDevice = found.devices.map { device in
       let named = unitID(of: device, persons: persons)
-      if let known = unitNamed[named] { return known }
+      if let known = unitNamed[ExactText(named)] { return known }
       units.append(named)
-      unitNamed[named] = Int32(units.count - 1)
+      unitNamed[ExactText(named)] = Int32(units.count - 1)
       return Int32(units.count - 1)
     }
     var starts = Array(repeating: 0, count: units.count + 1)

@@ -141,10 +141,13 @@ public actor SpooledEventStore: ForwardingEventStore {
   }
 
   /// The stored ids among `ids`, the spooled ones included.
-  public func storedEventIDs(app: String, among ids: [String]) async throws -> Set<String> {
-    let wanted = Set(ids)
-    var found = Set(
-      pending.lazy.flatMap(\.batch.events).filter { $0.app == app && wanted.contains($0.eventID) }.map(\.eventID))
+  public func storedEventIDs(app: String, among ids: [String]) async throws -> Set<ExactText> {
+    let wanted = Set(ids.map { ExactText($0) })
+    var found: Set<ExactText> = []
+    for event in pending.lazy.flatMap(\.batch.events) where event.app == app {
+      let id = ExactText(event.eventID)
+      if wanted.contains(id) { found.insert(id) }
+    }
     found.formUnion(try await base.storedEventIDs(app: app, among: ids))
     return found
   }

@@ -91,7 +91,7 @@ public final class SQLiteEventStore: EventStore {
     }
   }
 
-  public func storedEventIDs(app: String, among ids: [String]) async throws -> Set<String> {
+  public func storedEventIDs(app: String, among ids: [String]) async throws -> Set<ExactText> {
     if ids.isEmpty { return [] }
     return try await run { [pool] in
       try pool.read { db in
@@ -99,7 +99,8 @@ public final class SQLiteEventStore: EventStore {
         return Set(
           try String.fetchAll(
             db, sql: "SELECT event_id FROM events WHERE app = ? AND event_id IN (\(marks))",
-            arguments: StatementArguments([app] + ids)))
+            arguments: StatementArguments([app] + ids)
+          ).map { ExactText($0) })
       }
     }
   }

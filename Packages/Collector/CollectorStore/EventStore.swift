@@ -39,8 +39,9 @@ public protocol EventStore: AccessStore, QuarantineStore, ClientDropStore, Saved
   func events(app: String, limit: Int) async throws -> [StoredEvent]
 
   /// Which of `ids` (at most a few thousand) are stored for `app`: what a request resent after a
-  /// lost reply already had, for answers that say what was new.
-  func storedEventIDs(app: String, among ids: [String]) async throws -> Set<String>
+  /// lost reply already had, for answers that say what was new. Ids are told apart by their bytes
+  /// (``ExactText``), as the store keeps them.
+  func storedEventIDs(app: String, among ids: [String]) async throws -> Set<ExactText>
 
   /// Stored counter rows of one app.
   func counters(app: String) async throws -> [StoredCounter]

@@ -30,7 +30,7 @@ extension ForwardingEventStore {
   public func events(app: String, limit: Int) async throws -> [StoredEvent] {
     try await base.events(app: app, limit: limit)
   }
-  public func storedEventIDs(app: String, among ids: [String]) async throws -> Set<String> {
+  public func storedEventIDs(app: String, among ids: [String]) async throws -> Set<ExactText> {
     try await base.storedEventIDs(app: app, among: ids)
   }
   public func counters(app: String) async throws -> [StoredCounter] { try await base.counters(app: app) }

@@ -75,16 +75,18 @@ public struct ParameterCacheBuild: Sendable {
   /// One row being built: its values in the order met, and the events per (value, device).
   private struct Row {
     var values: [String] = []
-    var indexes: [String: UInt32] = [:]
+    /// Values told apart by their bytes, as the databases group them (``ExactText``).
+    var indexes: [ExactText: UInt32] = [:]
     var events: [Pair: UInt32] = [:]
     var keyed: [UInt32: UInt32] = [:]
 
     /// One event of device `number` with `value`.
     mutating func add(_ value: String, number: UInt32) {
-      let index = indexes[value] ?? UInt32(values.count)
+      let key = ExactText(value)
+      let index = indexes[key] ?? UInt32(values.count)
       if index == values.count {
         values.append(value)
-        indexes[value] = index
+        indexes[key] = index
       }
       events[Pair(value: index, number: number), default: 0] &+= 1
       keyed[number, default: 0] &+= 1
@@ -101,7 +103,7 @@ public struct ParameterCacheBuild: Sendable {
   /// The event whose parameters are being read, and its keys so far (a key sent twice in one event
   /// counts once: the first, which SQLite's lookup finds).
   private var event: String?
-  private var eventKeys: Set<String> = []
+  private var eventKeys: Set<ExactText> = []
 
   /// No events.
   public init() {}
@@ -128,8 +130,8 @@ public struct ParameterCacheBuild: Sendable {
   public mutating func addParameter(
     _ row: StepCacheBuild.Key, number: UInt32, event: String, key: String, value: String?
   ) {
-    if event != self.event { (self.event, eventKeys) = (event, []) }
-    guard let value, eventKeys.insert(key).inserted else { return }
+    if !(self.event?.hasSameBytes(as: event) ?? false) { (self.event, eventKeys) = (event, []) }
+    guard let value, eventKeys.insert(ExactText(key)).inserted else { return }
     rows[Key(row: row, key: key), default: Row()].add(value, number: number)
   }
 

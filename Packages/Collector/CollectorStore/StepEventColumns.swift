@@ -28,8 +28,9 @@ public struct StepEventColumns: Sendable, Equatable {
   private var idBytes: [UInt8] = []
   /// Where each event's id ends in ``idBytes`` (it starts where the one before ends).
   private var idEnds: [Int] = []
-  private var deviceIndex: [String: Int32] = [:]
-  private var nameIndex: [String: Int32] = [:]
+  /// Devices and names told apart by their bytes, as the databases group them (``ExactText``).
+  private var deviceIndex: [ExactText: Int32] = [:]
+  private var nameIndex: [ExactText: Int32] = [:]
 
   /// No events.
   public init() {}
@@ -53,7 +54,7 @@ public struct StepEventColumns: Sendable, Equatable {
   public mutating func append(device: String, name: String, time: Int64, id: UnsafeRawBufferPointer) {
     self.device.append(Self.index(of: device, in: &devices, &deviceIndex))
     // Events read by name come in runs of one name: the last one is checked before the table.
-    if let last = self.name.last, names[Int(last)] == name {
+    if let last = self.name.last, names[Int(last)].hasSameBytes(as: name) {
       self.name.append(last)
     } else {
       self.name.append(Self.index(of: name, in: &names, &nameIndex))
@@ -140,8 +141,9 @@ public struct StepEventColumns: Sendable, Equatable {
   public static func == (lhs: StepEventColumns, rhs: StepEventColumns) -> Bool {
     lhs.count == rhs.count
       && (0..<lhs.count).allSatisfy { event in
-        lhs.devices[Int(lhs.device[event])] == rhs.devices[Int(rhs.device[event])]
-          && lhs.names[Int(lhs.name[event])] == rhs.names[Int(rhs.name[event])] && lhs.time[event] == rhs.time[event]
+        lhs.devices[Int(lhs.device[event])].hasSameBytes(as: rhs.devices[Int(rhs.device[event])])
+          && lhs.names[Int(lhs.name[event])].hasSameBytes(as: rhs.names[Int(rhs.name[event])])
+          && lhs.time[event] == rhs.time[event]
           && lhs.id(event) == rhs.id(event)
       }
   }
@@ -151,11 +153,12 @@ public struct StepEventColumns: Sendable, Equatable {
     idBytes[(event == 0 ? 0 : idEnds[event - 1])..<idEnds[event]]
   }
 
-  private static func index(of value: String, in values: inout [String], _ index: inout [String: Int32]) -> Int32 {
-    if let known = index[value] { return known }
+  private static func index(of value: String, in values: inout [String], _ index: inout [ExactText: Int32]) -> Int32 {
+    let key = ExactText(value)
+    if let known = index[key] { return known }
     let added = Int32(values.count)
     values.append(value)
-    index[value] = added
+    index[key] = added
     return added
   }
 }
