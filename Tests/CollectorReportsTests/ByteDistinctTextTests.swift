@@ -11,7 +11,9 @@ import Testing
 /// app_open, 10:01 add_to_cart (session 1). Device `café` (combining accent), user `zoë`
 /// (combining diaeresis): D0 10:00 app_open, 10:03 add_to_cart (session 1); D1 10:00 app_open
 /// (session 2). Event ids are made of the device id, so they differ by their bytes too. With
-/// `shared`, both devices are of the first user.
+/// `shared`, both devices are of the first user. Each device also views a `vé` (spelt as its own
+/// id spells é) at 10:02 with a `size` of `é`, spelt the same way: two event names, two values.
+/// The SQL engines answer again from their device sets and caches once built.
 @Suite("Text told apart by its bytes on every engine")
 struct ByteDistinctTextTests {
   static let composed = Fixture.Device(id: "caf\u{E9}", platform: "iOS", app: "1.0", os: "17")
@@ -23,6 +25,10 @@ struct ByteDistinctTextTests {
     -> StoredEvent
   {
     var event = Fixture.event(device, name, time, session: session)
+    if name.hasPrefix("v") {
+      // `é` as the device's id spells it: its scalars after `caf`.
+      event.parametersJSON = #"{"size":""# + String(device.id.unicodeScalars.dropFirst(3)) + #""}"#
+    }
     event.userID = shared || device.id.hasSameBytes(as: composed.id) ? "zo\u{EB}" : "zoe\u{308}"
     return event
   }
@@ -34,6 +40,8 @@ struct ByteDistinctTextTests {
       event(decomposed, "app_open", Fixture.at(0, 10, 0), session: 1, shared: shared),
       event(decomposed, "add_to_cart", Fixture.at(0, 10, 3), session: 1, shared: shared),
       event(decomposed, "app_open", Fixture.at(1, 10, 0), session: 2, shared: shared),
+      event(composed, "v\u{E9}", Fixture.at(0, 10, 2), session: 1, shared: shared),
+      event(decomposed, "ve\u{301}", Fixture.at(0, 10, 2), session: 1, shared: shared),
     ])
   }
 
@@ -42,16 +50,32 @@ struct ByteDistinctTextTests {
   func devicesPeopleAndEventsStayTwo(engine: Engine, shared: Bool) async throws {
     #expect(Self.composed.id == Self.decomposed.id && !Self.composed.id.hasSameBytes(as: Self.decomposed.id))
     let (store, reports) = try await engine.openReports([Self.batch(shared: shared)])
+    #expect(try await store.eventCount(app: "shop") == 7)
+    try await Self.expectTwo(reports, shared: shared)
+    if let keeper = store as? any DeviceSetKeeping {
+      #expect(try await keeper.buildDeviceSets(before: .max) > 0)
+      try await Self.expectTwo(reports, shared: shared)
+    }
+    try await store.close()
+  }
+
+  static func expectTwo(_ reports: any ReportEngine, shared: Bool) async throws {
     let people: Int64 = shared ? 1 : 2
-    #expect(try await store.eventCount(app: "shop") == 5)
     let top = try await reports.topEvents(Fixture.twoWeeks)
+    let byBytes = { (rows: [CountRow]) in
+      rows.map { [$0.name, "\($0.count)", "\($0.devices)"] }.sorted { $0[0].utf8.lexicographicallyPrecedes($1[0].utf8) }
+    }
     #expect(
-      top.rows.map { [$0.name, "\($0.count)", "\($0.devices)"] } == [
-        ["app_open", "3", "2"], ["add_to_cart", "2", "2"],
+      byBytes(top.rows) == [
+        ["add_to_cart", "2", "2"], ["app_open", "3", "2"], ["ve\u{301}", "1", "1"], ["v\u{E9}", "1", "1"],
       ])
-    // Sessions: 60 s, 180 s and one of a single event; five events in three.
+    for (name, value) in [("v\u{E9}", "\u{E9}"), ("ve\u{301}", "e\u{301}")] {
+      let values = try await reports.parameterValues(Fixture.twoWeeks, event: name, parameter: "size")
+      #expect(byBytes(values.rows) == [[value, "1", "1"]], "\(name)")
+    }
+    // Sessions: 60 s, 180 s and one of a single event; seven events in three.
     let sessions = try await reports.sessions(Fixture.twoWeeks)
-    #expect(sessions == Sessions(count: 3, medianDuration: 60_000, eventsPerSession: 5.0 / 3))
+    #expect(sessions == Sessions(count: 3, medianDuration: 120_000, eventsPerSession: 7.0 / 3))
     for unit in ReportUnit.allCases {
       var filter = Fixture.twoWeeks
       filter.unit = unit
@@ -60,10 +84,13 @@ struct ByteDistinctTextTests {
       let units = unit == .person ? people : 2
       let funnel = try await reports.funnel(filter, steps: ["app_open", "add_to_cart"], window: 3_600_000)
       #expect(funnel.steps.map(\.devices) == [units, units], "\(unit)")
+      for name in ["v\u{E9}", "ve\u{301}"] {
+        let viewed = try await reports.funnel(filter, steps: ["app_open", name], window: 3_600_000)
+        #expect(viewed.steps.map(\.devices) == [units, 1], "\(unit) \(name)")
+      }
       // Both start on D0; only the device with a combining accent comes back on D1.
       let retention = try await reports.retention(filter, period: .day)
       #expect(retention.cohorts.first.map { Array($0.active.prefix(2)) } == [units, 1], "\(unit): \(retention)")
     }
-    try await store.close()
   }
 }

@@ -12,9 +12,13 @@ window. Answers are compared without `receivedAt` and the `next` cursor (wall-cl
 `occurredAt` rounded to the second. Talks to 127.0.0.1 only; stops the collectors it starts and
 drops what they stored (a run with findings keeps its collectors' folders, logs included).
 """
-import argparse, json, os, random, shutil, subprocess, sys, tempfile, time, urllib.error, urllib.parse, urllib.request, uuid
+import argparse, json, os, random, shutil, socket, subprocess, sys, tempfile, time, urllib.error, urllib.parse, urllib.request, uuid
 
-NAMES = ["screen_view", "purchase", "add_to_cart", "product_viewed", "refund", "Sign Up", "ü名", "a" * 40]
+# "ü名" twice: ü as one code point and as u with a combining diaeresis, equal as Unicode text and
+# two names to every engine (as are the two spellings of the device "dev-é" below).
+NAMES = ["screen_view", "purchase", "add_to_cart", "product_viewed", "refund", "Sign Up", "\u00fc名", "u\u0308名",
+         "a" * 40]
+DEVICES = [f"dev-{n}" for n in range(30)] + ["dev-\u00e9", "dev-e\u0301"]
 VALUES = [1, 0, -1, 2.5, 1e20, 1e-5, 0.30000000000000004, 9223372036854775807, -9223372036854775808,
           "x", "", "ü", True, False, None, [1, "a"], {"k": [1, {"z": 2}]}]
 REPORTS = ["overview", "top-events", "events", "timeseries", "active-devices", "retention", "breakdown",
@@ -38,7 +42,7 @@ def events(rnd, now):
             "kind": rnd.choice(["event", "screen_view", "action"]),
             "timestamp": now - rnd.randrange(0, 10 * 86400) * 1000 + 500,
             "utcOffsetMinutes": rnd.choice([0, 180, -300, 330]), "parameters": parameters,
-            "anonymousId": f"dev-{rnd.randrange(30)}", "userId": rnd.choice([None, None, f"u{rnd.randrange(10)}"]),
+            "anonymousId": rnd.choice(DEVICES), "userId": rnd.choice([None, None, f"u{rnd.randrange(10)}"]),
             "sessionId": rnd.choice([None, rnd.randrange(1, 1 << 40)])})
     return made
 
@@ -102,7 +106,9 @@ def call(base, key, method, path, body=None, timeout=30):
 def run(engine, args, batch, paths):
     """Starts a collector on `engine`, sends the batch, asks every path; the answers and the findings."""
     write, admin, tag = "w" + uuid.uuid4().hex, "a" + uuid.uuid4().hex, uuid.uuid4().hex[:10]
-    port = 20000 + random.randrange(20000)
+    with socket.socket() as probe:  # a port free now, not a random one that may be taken
+        probe.bind(("127.0.0.1", 0))
+        port = probe.getsockname()[1]
     command = [args.collector, "--port", str(port), "--write-keys", f"fuzz={write}", "--admin-keys", admin]
     if engine == "postgres":
         command += ["--postgres-url", os.environ["COLLECTOR_TEST_POSTGRES_URL"], "--postgres-schema", f"fuzz_{tag}"]
@@ -114,15 +120,24 @@ def run(engine, args, batch, paths):
         process = subprocess.Popen(command, cwd=folder, stdout=log, stderr=log)
     base, findings, answers = f"http://127.0.0.1:{port}", [], []
     try:
-        for _ in range(120):
+        # A debug build migrating a fresh store on a busy 2-core machine may take a minute or more.
+        deadline, healthy = time.time() + 300, False
+        while not healthy and time.time() < deadline and process.poll() is None:
             try:
-                if call(base, admin, "GET", "/health", timeout=2)[0] == 200:
-                    break
+                healthy = call(base, admin, "GET", "/health", timeout=2)[0] == 200
             except OSError:
                 pass
-            time.sleep(0.5)
+            if not healthy:
+                time.sleep(0.5)
+        if not healthy:
+            state = f"exited ({process.returncode})" if process.poll() is not None else "still starting after 300 s"
+            findings.append(f"{engine}: the collector never answered /health: {state}; log in {folder}")
+            return [], findings
         batch["sentAt"] = int(time.time() * 1000)
-        status, body = call(base, write, "POST", "/v1/batch", json.dumps(batch).encode())
+        try:
+            status, body = call(base, write, "POST", "/v1/batch", json.dumps(batch).encode())
+        except OSError as error:
+            status, body = -1, str(error)
         if status != 200:
             findings.append(f"{engine}: the batch answered {status}: {body[:300]}")
         for path in paths:
@@ -194,6 +209,9 @@ def main():
     engines = args.engines.split(",")
     results = {engine: run(engine, args, dict(batch), paths) for engine in engines}
     findings = [finding for _, found in results.values() for finding in found]
+    if any(not answers for answers, _ in results.values()):
+        print("\n".join(findings))
+        sys.exit(1)
     first = engines[0]
     for index, path in enumerate(paths):
         status, body = results[first][0][index]

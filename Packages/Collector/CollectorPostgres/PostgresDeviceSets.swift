@@ -236,5 +236,13 @@ private struct SetColumns {
   struct Key: Hashable {
     var hour: Int64
     var name: String
+
+    /// Names are told apart by their bytes (``ExactText``), as the tables key them.
+    static func == (lhs: Key, rhs: Key) -> Bool { lhs.hour == rhs.hour && lhs.name.hasSameBytes(as: rhs.name) }
+
+    func hash(into hasher: inout Hasher) {
+      hasher.combine(hour)
+      hasher.combine(ExactText(name))
+    }
   }
 }

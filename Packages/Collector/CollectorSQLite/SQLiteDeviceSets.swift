@@ -70,7 +70,8 @@ enum SQLiteDeviceSets {
         arguments: [app]) ?? 0
     try db.execute(
       sql: SQLiteSchema.deviceSets.numberDevices(placeholder: SQLiteDialect().placeholder), arguments: range + [next])
-    var sets: [[DatabaseValue]: (events: Int64, numbers: [UInt32])] = [:]
+    // Keyed by their text's bytes, as the tables key their rows (``StepCacheBuild/Key``).
+    var sets: [StepCacheBuild.Key: (events: Int64, numbers: [UInt32])] = [:]
     // The hours' rows in key order, each device's number looked up (`CROSS JOIN` keeps the rollup
     // outside: driven by the numbers, SQLite read every hour of each device to keep the day's).
     let rows = try Row.fetchCursor(
@@ -82,14 +83,12 @@ enum SQLiteDeviceSets {
         """, arguments: range)
     var parameters = ParameterCacheBuild()
     while let row = try rows.next() {
-      let key = (0..<5).map { row[$0] as DatabaseValue }
+      let key = StepCacheBuild.Key(hour: row[0], name: row[1], platform: row[2], appVersion: row[3], osVersion: row[4])
       let number = try DeviceSetCoding.number(row[6], app: app)
       let events: Int64 = row[5]
       sets[key, default: (0, [])].events += events
       sets[key, default: (0, [])].numbers.append(number)
-      parameters.addEvents(
-        StepCacheBuild.Key(hour: row[0], name: row[1], platform: row[2], appVersion: row[3], osVersion: row[4]),
-        number: number, events: events)
+      parameters.addEvents(key, number: number, events: events)
     }
     // Another builder (a second collector on the file) may have built some of these hours since
     // they were found unbuilt: they are built again, from this transaction's rows.
@@ -108,25 +107,26 @@ enum SQLiteDeviceSets {
 
   /// Writes `sets` (keyed by hour, name, platform, app version and OS version) and their totals
   /// by hour and name.
-  private static func write(_ db: Database, app: String, sets: [[DatabaseValue]: (events: Int64, numbers: [UInt32])])
+  private static func write(_ db: Database, app: String, sets: [StepCacheBuild.Key: (events: Int64, numbers: [UInt32])])
     throws
   {
     let insert = try db.cachedStatement(
       sql: "INSERT INTO \(tables.sets) (app, hour, name, platform, app_version, os_version, events, devices) "
         + "VALUES (?, ?, ?, ?, ?, ?, ?, ?)")
-    var totals: [[DatabaseValue]: (events: Int64, numbers: [UInt32])] = [:]
+    var totals: [StepCacheBuild.Key: (events: Int64, numbers: [UInt32])] = [:]
     for (key, set) in sets {
-      var arguments: StatementArguments = [app]
-      arguments += StatementArguments(key)
-      arguments += [set.events, Data(DeviceSetCoding.encode(set.numbers))]
-      try insert.execute(arguments: arguments)
-      totals[Array(key.prefix(2)), default: (0, [])].events += set.events
-      totals[Array(key.prefix(2)), default: (0, [])].numbers += set.numbers
+      try insert.execute(arguments: [
+        app, key.hour, key.name, key.platform, key.appVersion, key.osVersion, set.events,
+        Data(DeviceSetCoding.encode(set.numbers)),
+      ])
+      let total = StepCacheBuild.Key(hour: key.hour, name: key.name, platform: "", appVersion: "", osVersion: "")
+      totals[total, default: (0, [])].events += set.events
+      totals[total, default: (0, [])].numbers += set.numbers
     }
     let total = try db.cachedStatement(
       sql: "INSERT INTO \(tables.totals) (app, hour, name, events, devices) VALUES (?, ?, ?, ?, ?)")
     for (key, set) in totals {
-      try total.execute(arguments: [app, key[0], key[1], set.events, Data(DeviceSetCoding.encode(set.numbers))])
+      try total.execute(arguments: [app, key.hour, key.name, set.events, Data(DeviceSetCoding.encode(set.numbers))])
     }
   }
 

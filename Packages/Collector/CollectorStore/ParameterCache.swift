@@ -70,6 +70,14 @@ public struct ParameterCacheBuild: Sendable {
     public var row: StepCacheBuild.Key
     /// The parameter's key.
     public var key: String
+
+    /// Equal when the rows are and the keys are the same bytes (``ExactText``).
+    public static func == (lhs: Key, rhs: Key) -> Bool { lhs.row == rhs.row && lhs.key.hasSameBytes(as: rhs.key) }
+
+    public func hash(into hasher: inout Hasher) {
+      hasher.combine(row)
+      hasher.combine(ExactText(key))
+    }
   }
 
   /// One row being built: its values in the order met, and the events per (value, device).

@@ -1,4 +1,5 @@
-/// One value of a report query's arguments or results.
+/// One value of a report query's arguments or results. Text values are equal when they are the
+/// same bytes (``ExactText``), as the databases compare them, not when Swift's strings are equal.
 public enum SQLValue: Sendable, Hashable {
   /// An integer.
   case int(Int64)
@@ -8,6 +9,31 @@ public enum SQLValue: Sendable, Hashable {
   case text(String)
   /// `NULL`.
   case null
+
+  public static func == (lhs: SQLValue, rhs: SQLValue) -> Bool {
+    switch (lhs, rhs) {
+    case (.int(let one), .int(let other)): one == other
+    case (.double(let one), .double(let other)): one == other
+    case (.text(let one), .text(let other)): one.hasSameBytes(as: other)
+    case (.null, .null): true
+    default: false
+    }
+  }
+
+  public func hash(into hasher: inout Hasher) {
+    switch self {
+    case .int(let value):
+      hasher.combine(0 as UInt8)
+      hasher.combine(value)
+    case .double(let value):
+      hasher.combine(1 as UInt8)
+      hasher.combine(value)
+    case .text(let value):
+      hasher.combine(2 as UInt8)
+      hasher.combine(ExactText(value))
+    case .null: hasher.combine(3 as UInt8)
+    }
+  }
 
   /// The value as an integer (a whole double counts), or `nil`.
   public var int: Int64? {

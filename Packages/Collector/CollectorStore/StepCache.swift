@@ -73,6 +73,18 @@ public struct StepCacheBuild: Sendable {
       (self.hour, self.name, self.platform) = (hour, name, platform)
       (self.appVersion, self.osVersion) = (appVersion, osVersion)
     }
+
+    /// Equal when the hours are and every text is the same bytes (``ExactText``), as the tables key
+    /// their rows: two names equal only as Swift strings are two rows.
+    public static func == (lhs: Key, rhs: Key) -> Bool {
+      lhs.hour == rhs.hour && lhs.name.hasSameBytes(as: rhs.name) && lhs.platform.hasSameBytes(as: rhs.platform)
+        && lhs.appVersion.hasSameBytes(as: rhs.appVersion) && lhs.osVersion.hasSameBytes(as: rhs.osVersion)
+    }
+
+    public func hash(into hasher: inout Hasher) {
+      hasher.combine(hour)
+      for text in [name, platform, appVersion, osVersion] { hasher.combine(ExactText(text)) }
+    }
   }
 
   /// The events of the millisecond being read, not ranked yet.
