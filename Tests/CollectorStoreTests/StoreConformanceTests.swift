@@ -213,6 +213,36 @@ struct StoreConformanceTests {
     try await store.close()
   }
 
+  /// Two people and two devices whose ids are equal Swift strings but not the same bytes: erasing
+  /// one takes nothing of the other, and leaves nothing of itself (`é`, `ë` as one code point and
+  /// with a combining accent).
+  @Test("erasure tells people and devices apart by their bytes", arguments: Engine.available)
+  func erasureByBytes(engine: Engine) async throws {
+    let store = try await engine.open()
+    let (phone, twin) = ("caf\u{E9}", "cafe\u{301}")
+    let (zoe, other) = ("zo\u{EB}", "zoe\u{308}")
+    _ = try await store.write(
+      StoreBatch(events: [
+        Rows.event("a-1", at: 1_700_000_000_000 + 1_000, device: phone, user: zoe),
+        Rows.event("a-2", at: 1_700_000_000_000 + 2_000, device: phone),
+        Rows.event("b-1", at: 1_700_000_000_000 + 1_000, device: twin, user: other),
+        Rows.event("b-2", at: 1_700_000_000_000 + 2_000, device: twin),
+        // A shared device, the other person's first: erasing `zoe` takes only her event on it.
+        Rows.event("s-1", at: 1_700_000_000_000 + 1_000, device: "shared", user: other),
+        Rows.event("s-2", at: 1_700_000_000_000 + 2_000, device: "shared", user: zoe),
+        Rows.event("s-3", at: 1_700_000_000_000 + 3_000, device: "shared"),
+      ]))
+    let person = try #require(ErasureSubject(app: "ty", deviceID: nil, userID: zoe))
+    #expect(try await store.erase(person) == ErasureReport(events: 3, devices: 2))
+    let left = try await store.events(app: "ty", limit: 10)
+    #expect(left.map(\.eventID).sorted() == ["b-1", "b-2", "s-1", "s-3"])
+    #expect(left.filter { $0.eventID.hasPrefix("b") }.allSatisfy { $0.deviceID.hasSameBytes(as: twin) })
+    let device = try #require(ErasureSubject(app: "ty", deviceID: twin, userID: nil))
+    #expect(try await store.erase(device) == ErasureReport(events: 2, devices: 1))
+    #expect(try await store.eventCount(app: "ty") == 2)
+    try await store.close()
+  }
+
   @Test("retention prunes per app and by default", arguments: Engine.available)
   func prune(engine: Engine) async throws {
     let store = try await engine.open()

@@ -17,30 +17,30 @@ extension ClickHouseEventStore {
     let app = "app = \(ClickHouseSQL.literal(subject.app))"
     var report = ErasureReport()
     var owned: [String] = subject.deviceID.map { [$0] } ?? []
-    var erased = Set<String>()
+    var erased = Set<ExactText>()
     if let user = subject.userID {
       for (device, first) in try await personDevices(app: app, user: user) {
-        if first == user { owned.append(device) }
-        erased.insert(device)
+        if first.hasSameBytes(as: user) { owned.append(device) }
+        erased.insert(ExactText(device))
       }
       // Never a Nullable condition in a mutation: on 18.16 a row where it is NULL (no user) is deleted.
       let theirs = "\(app) AND ifNull(user_id = \(ClickHouseSQL.literal(user)), 0)"
       report.events += try await deleteEvents(where: theirs, facts: theirs)
     }
     if !owned.isEmpty {
-      let devices = "\(app) AND device_id IN \(ClickHouseSQL.list(Set(owned).sorted()))"
+      let devices = "\(app) AND device_id IN \(ClickHouseSQL.list(owned.distinctBytes()))"
       let holding = try await client.rows(
         """
         SELECT DISTINCT device_id FROM \(schema.table("events")) WHERE \(devices)
         UNION ALL SELECT DISTINCT device_id FROM \(schema.table("counters")) WHERE \(devices)
         """)
-      erased.formUnion(holding.compactMap { $0["device_id"].text })
+      erased.formUnion(holding.compactMap { $0["device_id"].text.map { ExactText($0) } })
       report.events += try await deleteEvents(where: devices, facts: devices)
       report.counters += try await delete(from: "counters", where: devices)
       _ = try await delete(from: "persons", where: devices)
     }
     if !erased.isEmpty {
-      let devices = "\(app) AND device_id IN \(ClickHouseSQL.list(erased.sorted()))"
+      let devices = "\(app) AND device_id IN \(ClickHouseSQL.list(erased.map(\.text)))"
       try await rebuildRollups(where: devices, events: devices)
     }
     report.devices = erased.count

@@ -10,7 +10,7 @@ extension PostgresEventStore {
         var report = ErasureReport()
         var owned: [String] = subject.deviceID.map { [$0] } ?? []
         var shared: [String] = []
-        var erased = Set<String>()
+        var erased = Set<ExactText>()
         if let user = subject.userID {
           var binds = PostgresBindings()
           binds.append(subject.app)
@@ -19,13 +19,13 @@ extension PostgresEventStore {
             PostgresQuery(unsafeSQL: tables.persons.devicesOfUser, binds: binds),
             logger: logger)
           for try await (device, first) in found.decode((String, String?).self) {
-            if first == user { owned.append(device) } else { shared.append(device) }
-            erased.insert(device)
+            if first?.hasSameBytes(as: user) == true { owned.append(device) } else { shared.append(device) }
+            erased.insert(ExactText(device))
           }
           report.events += try await Self.deleted(
             connection, "DELETE FROM \(tables.events) WHERE app = $1 AND user_id = $2", [subject.app, user], logger)
         }
-        for device in Set(owned) {
+        for device in owned.distinctBytes() {
           let events = try await Self.deleted(
             connection, "DELETE FROM \(tables.events) WHERE app = $1 AND device_id = $2", [subject.app, device], logger)
           let counters = try await Self.deleted(
@@ -37,14 +37,14 @@ extension PostgresEventStore {
             logger)
           report.events += events
           report.counters += counters
-          if events + counters > 0 { erased.insert(device) }
+          if events + counters > 0 { erased.insert(ExactText(device)) }
         }
         let oneDevice = "app = $1 AND device_id = $2"
-        for device in Set(owned + shared) {
+        for device in (owned + shared).distinctBytes() {
           try await refreshRollups(connection, oneDevice, oneDevice, [subject.app, device])
         }
         // After the refresh took the names rollup's write lock: no build is numbering devices now.
-        for device in Set(owned) {
+        for device in owned.distinctBytes() {
           _ = try await Self.deleted(
             connection, "DELETE FROM \(tables.deviceSets.tables.numbers) WHERE \(oneDevice)", [subject.app, device],
             logger)

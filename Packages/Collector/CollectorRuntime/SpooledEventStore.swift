@@ -154,7 +154,9 @@ public actor SpooledEventStore: ForwardingEventStore {
 
   /// The device's latest submissions, the spooled ones included (newest first).
   public func recentSubmissions(app: String, deviceID: String, limit: Int) async throws -> [StoredSubmission] {
-    let spooled = pending.flatMap(\.batch.submissions).filter { $0.app == app && $0.deviceID == deviceID }
+    let spooled = pending.flatMap(\.batch.submissions).filter {
+      $0.app == app && $0.deviceID.hasSameBytes(as: deviceID)
+    }
     let stored = try await base.recentSubmissions(app: app, deviceID: deviceID, limit: limit)
     return Array((spooled.reversed() + stored).prefix(limit))
   }

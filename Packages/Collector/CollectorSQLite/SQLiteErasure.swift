@@ -12,20 +12,20 @@ extension SQLiteEventStore {
         var shared: [String] = []
         // Every device with one of the person's events loses something; the named device counts if
         // it had anything.
-        var erased = Set<String>()
+        var erased = Set<ExactText>()
         if let user = subject.userID {
           let rows = try Row.fetchAll(
             db, sql: SQLiteSchema.persons.devicesOfUser, arguments: [subject.app, user])
           for row in rows {
             let device: String = row["device_id"]
             let first: String? = row["first_user"]
-            if first == user { owned.append(device) } else { shared.append(device) }
-            erased.insert(device)
+            if first?.hasSameBytes(as: user) == true { owned.append(device) } else { shared.append(device) }
+            erased.insert(ExactText(device))
           }
           try db.execute(sql: "DELETE FROM events WHERE app = ? AND user_id = ?", arguments: [subject.app, user])
           report.events += db.changesCount
         }
-        for device in Set(owned) {
+        for device in owned.distinctBytes() {
           try db.execute(sql: "DELETE FROM events WHERE app = ? AND device_id = ?", arguments: [subject.app, device])
           let events = db.changesCount
           try db.execute(sql: "DELETE FROM counters WHERE app = ? AND device_id = ?", arguments: [subject.app, device])
@@ -36,9 +36,9 @@ extension SQLiteEventStore {
             arguments: [subject.app, device])
           report.events += events
           report.counters += counters
-          if events + counters > 0 { erased.insert(device) }
+          if events + counters > 0 { erased.insert(ExactText(device)) }
         }
-        for device in Set(owned + shared) {
+        for device in (owned + shared).distinctBytes() {
           try Self.refreshRollups(
             db, "app = ?1 AND device_id = ?2", "app = ?1 AND device_id = ?2", [subject.app, device])
         }

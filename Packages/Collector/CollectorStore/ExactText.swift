@@ -35,3 +35,12 @@ extension String {
   /// Whether this text and `other` are the same bytes (``ExactText``), as the databases compare them.
   public func hasSameBytes(as other: String) -> Bool { utf8.elementsEqual(other.utf8) }
 }
+
+extension Sequence<String> {
+  /// The texts, each distinct byte sequence once, in the order first met (``ExactText``): what
+  /// `Set(texts)` would be if it compared as the databases do.
+  public func distinctBytes() -> [String] {
+    var seen: Set<ExactText> = []
+    return filter { seen.insert(ExactText($0)).inserted }
+  }
+}
