@@ -84,6 +84,9 @@ struct ByteDistinctTextTests {
       let units = unit == .person ? people : 2
       let funnel = try await reports.funnel(filter, steps: ["app_open", "add_to_cart"], window: 3_600_000)
       #expect(funnel.steps.map(\.devices) == [units, units], "\(unit)")
+      let paths = try await reports.funnelPaths(
+        filter, steps: ["app_open", "add_to_cart"], window: 3_600_000, droppedAt: nil)
+      #expect(paths.reached == [units, units], "\(unit)")
       for name in ["v\u{E9}", "ve\u{301}"] {
         let viewed = try await reports.funnel(filter, steps: ["app_open", name], window: 3_600_000)
         #expect(viewed.steps.map(\.devices) == [units, 1], "\(unit) \(name)")

@@ -30,7 +30,7 @@ extension Funnel {
     while index < found.count {
       let unit = found[index].unit
       var end = index
-      while end < found.count, found[end].unit == unit { end += 1 }
+      while end < found.count, found[end].unit.hasSameBytes(as: unit) { end += 1 }
       body(unit, found[index..<end])
       index = end
     }
