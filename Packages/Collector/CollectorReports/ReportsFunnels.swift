@@ -86,10 +86,10 @@ extension SQLReports {
     let byDevice = try await readsSessionsByDevice(filter)
     var sql = SQLBuilder(store.dialect)
     var query: String
-    if let rollups = rollups(filter), byDevice, store.dialect.median("d") == nil {
-      return try await sessionsGroupedHere(filter, from: rollups.sessions)
-    }
     if let rollups = rollups(filter) {
+      if byDevice && store.dialect.median("d") == nil {
+        return try await sessionsGroupedHere(filter, from: rollups.sessions)
+      }
       // Read by device and session, the sessions come grouped: only their lengths are sorted.
       query =
         "SELECT max(last_ms) - min(first_ms) AS d, CAST(sum(events) AS BIGINT) AS n FROM \(rollups.sessions) "
@@ -128,9 +128,8 @@ extension SQLReports {
       let (device, session) = (found[start].values[0], found[start].values[1])
       var (first, last) = (Int64.max, Int64.min)
       var end = start
-      while end < found.endIndex && Self.sameBytes(found[end].values[0], device)
-        && Self.sameBytes(found[end].values[1], session)
-      {
+      // `SQLValue`s compare text by its bytes, as the database groups it.
+      while end < found.endIndex && found[end].values[0] == device && found[end].values[1] == session {
         first = min(first, found[end].values[2].int ?? 0)
         last = max(last, found[end].values[3].int ?? 0)
         events += found[end].values[4].int ?? 0
@@ -140,13 +139,6 @@ extension SQLReports {
       start = end
     }
     return Sessions(lengths: lengths.sorted(), events: events)
-  }
-
-  /// Whether two values are the same bytes, as the database groups text (Swift's `==` on strings
-  /// also equates canonically equivalent ones: `é` and `e` with a combining accent).
-  private static func sameBytes(_ one: SQLValue, _ other: SQLValue) -> Bool {
-    if case .text(let one) = one, case .text(let other) = other { return one.utf8.elementsEqual(other.utf8) }
-    return one == other
   }
 
   // MARK: Detail rows
