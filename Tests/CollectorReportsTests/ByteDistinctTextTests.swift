@@ -59,6 +59,33 @@ struct ByteDistinctTextTests {
     try await store.close()
   }
 
+  /// Two devices on app versions `1.é` spelt both ways, both active on D0, the second again on
+  /// D1: retention by app version has a cohort per spelling, in byte order, on every engine.
+  @Test(arguments: Engine.available)
+  func retentionKeepsVersionsApart(engine: Engine) async throws {
+    let versions = ["1.\u{E9}", "1.e\u{301}"]
+    let devices = versions.enumerated().map { Fixture.Device(id: "d\($0)", platform: "iOS", app: $1, os: "17") }
+    let events = [
+      Fixture.event(devices[0], "app_open", Fixture.at(0, 10, 0), session: 1),
+      Fixture.event(devices[1], "app_open", Fixture.at(0, 11, 0), session: 1),
+      Fixture.event(devices[1], "app_open", Fixture.at(1, 10, 0), session: 2),
+    ]
+    let (store, reports) = try await engine.openReports([StoreBatch(events: events)])
+    for unit in ReportUnit.allCases {
+      var filter = Fixture.twoWeeks
+      filter.unit = unit
+      let retention = try await reports.retention(filter, period: .day, byAppVersion: true)
+      let cohorts = retention.cohorts.map {
+        [$0.appVersion ?? "-", "\($0.size)", "\($0.active.dropFirst().first ?? -1)"]
+      }
+      let expected = [["1.e\u{301}", "1", "1"], ["1.\u{E9}", "1", "0"]]
+      #expect(
+        cohorts.count == 2 && zip(cohorts, expected).allSatisfy { zip($0, $1).allSatisfy { $0.hasSameBytes(as: $1) } },
+        "\(unit): \(cohorts)")
+    }
+    try await store.close()
+  }
+
   static func expectTwo(_ reports: any ReportEngine, shared: Bool) async throws {
     let people: Int64 = shared ? 1 : 2
     let top = try await reports.topEvents(Fixture.twoWeeks)

@@ -204,10 +204,18 @@ extension Retention {
   /// its first version) active `offset` periods later.
   package struct Cell {
     /// What a cell is of.
+    /// Versions told apart by their bytes, as the databases group them.
     package struct Key: Hashable {
       package var cohort: Int64
-      package var version: String
+      package var version: ExactText
       package var offset: Int64
+
+      /// Cohort, then version in byte order, then offset: the order of the answer's cohorts.
+      static func < (lhs: Key, rhs: Key) -> Bool {
+        if lhs.cohort != rhs.cohort { return lhs.cohort < rhs.cohort }
+        if lhs.version != rhs.version { return lhs.version.text.utf8.lexicographicallyPrecedes(rhs.version.text.utf8) }
+        return lhs.offset < rhs.offset
+      }
     }
     package var key: Key
     package var units: Int64
@@ -220,7 +228,8 @@ extension Retention {
   ) {
     let cells = found.map { row in
       Cell(
-        key: Cell.Key(cohort: row["cohort"].int ?? 0, version: row["version"].text ?? "", offset: row["k"].int ?? 0),
+        key: Cell.Key(
+          cohort: row["cohort"].int ?? 0, version: ExactText(row["version"].text ?? ""), offset: row["k"].int ?? 0),
         units: row["devices"].int ?? 0)
     }
     self.init(cells: cells, filter: filter, period: period, byAppVersion: byAppVersion, events: events)
@@ -233,18 +242,16 @@ extension Retention {
     let size = period.milliseconds
     let (zone, origin) = (filter.zone, filter.zone.local(filter.from))
     let periods = Int(Self.periods(filter, period))
-    var cohorts: [String: Retention.Cohort] = [:]
-    var order: [String] = []
-    // In the order of their keys: cohorts whose versions compare equal keep one order.
-    for cell in cells.sorted(by: {
-      ($0.key.cohort, $0.key.version, $0.key.offset) < ($1.key.cohort, $1.key.version, $1.key.offset)
-    }) {
-      let (cohort, version, offset) = (cell.key.cohort, cell.key.version, Int(cell.key.offset))
-      let key = "\(cohort)|\(version)"
+    var cohorts: [Cell.Key: Retention.Cohort] = [:]
+    var order: [Cell.Key] = []
+    // In the order of their keys, a cohort per period and version (offset 0 in the key).
+    for cell in cells.sorted(by: { $0.key < $1.key }) {
+      let (cohort, offset) = (cell.key.cohort, Int(cell.key.offset))
+      let key = Cell.Key(cohort: cohort, version: cell.key.version, offset: 0)
       if cohorts[key] == nil {
         order.append(key)
         cohorts[key] = Retention.Cohort(
-          start: zone.utc(local: origin + cohort * size), appVersion: byAppVersion ? version : nil, size: 0,
+          start: zone.utc(local: origin + cohort * size), appVersion: byAppVersion ? key.version.text : nil, size: 0,
           active: Array(repeating: 0, count: max(0, periods - Int(cohort))), retained: [])
       }
       guard offset >= 0, offset < cohorts[key]!.active.count else { continue }

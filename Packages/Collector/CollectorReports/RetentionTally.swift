@@ -37,7 +37,7 @@ struct RetentionTally {
       if let cohort = row["c"].int { unit.cohort = min(unit.cohort ?? cohort, cohort) }
       if let time = row["t"].int {
         let version = row["v"].text ?? ""
-        if unit.first.map({ (time, version) < ($0.time, $0.version) }) ?? true { unit.first = (time, version) }
+        if unit.first.map({ Self.precedes((time, version), $0) }) ?? true { unit.first = (time, version) }
       }
       let base = (row["k"].int ?? 0) * Self.periodsPerMask
       var mask = row["b"].int ?? 0
@@ -47,6 +47,14 @@ struct RetentionTally {
       }
       units[id] = unit
     }
+  }
+
+  /// Whether the start event (`time`, `version`) comes before `other`: by time, then by the
+  /// version's bytes, as the databases order text.
+  private static func precedes(_ event: (time: Int64, version: String), _ other: (time: Int64, version: String)) -> Bool
+  {
+    event.time != other.time
+      ? event.time < other.time : event.version.utf8.lexicographicallyPrecedes(other.version.utf8)
   }
 
   /// Whether `unit` counts in its cohort's period `offset`: always in its cohort's own (0), and in a
@@ -61,7 +69,7 @@ struct RetentionTally {
     var counted: [Retention.Cell.Key: Int64] = [:]
     for unit in units.values {
       guard let cohort = unit.cohort else { continue }
-      let version = byAppVersion ? unit.first?.version ?? "" : ""
+      let version = ExactText(byAppVersion ? unit.first?.version ?? "" : "")
       counted[Retention.Cell.Key(cohort: cohort, version: version, offset: 0), default: 0] += 1
       for period in unit.back where period > cohort {
         counted[Retention.Cell.Key(cohort: cohort, version: version, offset: period - cohort), default: 0] += 1
