@@ -70,11 +70,7 @@ struct DashboardDrillDownTests {
   /// funnel lost there, each opening their page; a step reached shows its median time.
   @Test(arguments: ["person", "device"])
   func aFunnelStepOpensWhoDroppedThere(unit: String) async throws {
-    let collector = try await makeCollector()
-    try await seedDashboard(collector)
-    try await Self.seedDropOffs(collector)
-    try await collector.application(closesStore: false).test(.router) { client async throws in
-      let cookie = try #require(try await signIn(client, key: readKey).cookie)
+    try await onSeededDashboard(seed: DashboardDrillDownTests.seedDropOffs) { client, cookie in
       let steps = ["product_viewed", "add_to_cart", "purchase"].map { "step=\($0)" }.joined(separator: "&")
       let (_, page, _) = try await DashboardTests.get(
         client, "/dashboard/funnel?app=ty&unit=\(unit)&\(steps)&window=7d", cookie: cookie)
@@ -98,18 +94,13 @@ struct DashboardDrillDownTests {
         client, "/dashboard/funnel?app=ty&\(steps)&dropped=7", cookie: cookie)
       #expect(bad == .badRequest)
     }
-    try await collector.store.close()
   }
 
   /// The overview's events figure opens the search that counts them, its counters and quarantined
   /// figures their pages; its chart (and the revenue page's) draws the range before under the range,
   /// point for point.
   @Test func theOverviewsFiguresOpenWhatTheyCountAndItsChartShowsTheRangeBefore() async throws {
-    let collector = try await makeCollector()
-    try await seedDashboard(collector)
-    try await Self.seedDropOffs(collector)
-    try await collector.application(closesStore: false).test(.router) { client async throws in
-      let cookie = try #require(try await signIn(client, key: readKey).cookie)
+    try await onSeededDashboard(seed: DashboardDrillDownTests.seedDropOffs) { client, cookie in
       let (_, page, _) = try await DashboardTests.get(client, "/?app=ty", cookie: cookie)
       let figures = Self.links(page, prefix: "/dashboard/search?", marker: #"<span class="value">"#)
       let events = try #require(figures.first)
@@ -132,18 +123,13 @@ struct DashboardDrillDownTests {
       let (_, revenue, _) = try await DashboardTests.get(client, "/dashboard/revenue?app=ty", cookie: cookie)
       #expect(revenue.contains(#"<polyline class="series previous""#) && revenue.contains("the range before</p>"))
     }
-    try await collector.store.close()
   }
 
   /// Every retention cell opens the people or devices it counts: as many as the cell's title says;
   /// with a start and a return event picked too, and then the cohorts are the API's.
   @Test(arguments: ["person", "device"], ["", "&startEvent=add_to_cart&returnEvent=purchase"])
   func aRetentionCellOpensItsPeople(unit: String, events: String) async throws {
-    let collector = try await makeCollector()
-    try await seedDashboard(collector)
-    try await Self.seedDropOffs(collector)
-    try await collector.application(closesStore: false).test(.router) { client async throws in
-      let cookie = try #require(try await signIn(client, key: readKey).cookie)
+    try await onSeededDashboard(seed: DashboardDrillDownTests.seedDropOffs) { client, cookie in
       let (_, page, _) = try await DashboardTests.get(
         client, "/dashboard/retention?app=ty&unit=\(unit)\(events)", cookie: cookie)
       let cells = Self.links(page, prefix: "/dashboard/retention?", marker: #"title=""#)
@@ -170,7 +156,6 @@ struct DashboardDrillDownTests {
         client, "/dashboard/retention?app=ty&cohort=someday&offset=0", cookie: cookie)
       #expect(bad == .badRequest)
     }
-    try await collector.store.close()
   }
 }
 

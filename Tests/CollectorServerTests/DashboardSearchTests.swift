@@ -47,10 +47,7 @@ struct DashboardSearchTests {
   /// exactly the events the bar counted.
   @Test(arguments: ["/dashboard/events?app=ty", "/dashboard/breakdowns?app=ty&platform=iOS", "/?app=ty"])
   func aBarOpensExactlyTheEventsItCounts(page: String) async throws {
-    let collector = try await makeCollector()
-    try await seedDashboard(collector)
-    try await collector.application(closesStore: false).test(.router) { client async throws in
-      let cookie = try #require(try await signIn(client, key: readKey).cookie)
+    try await onSeededDashboard { client, cookie in
       let (_, html, _) = try await DashboardTests.get(client, page, cookie: cookie)
       let drills = Self.drills(html)
       #expect(drills.count >= 3, "\(page)")
@@ -62,7 +59,6 @@ struct DashboardSearchTests {
         #expect(rows == min(count, 50), "\(link): every event counted is listed (a page of 50)")
       }
     }
-    try await collector.store.close()
   }
 
   /// The search page counts what the API's `events` report lists, for every dimension it offers.
@@ -172,10 +168,7 @@ struct DashboardSearchTests {
   /// The funnel is built by picking: with no steps, the app's three most common events (most
   /// common first) and a picker to add a fourth; picked steps (`step`, repeated) up to twenty.
   @Test func theFunnelIsBuiltByPickingEvents() async throws {
-    let collector = try await makeCollector()
-    try await seedDashboard(collector)
-    try await collector.application(closesStore: false).test(.router) { client async throws in
-      let cookie = try #require(try await signIn(client, key: readKey).cookie)
+    try await onSeededDashboard { client, cookie in
       let (_, start, _) = try await DashboardTests.get(client, "/dashboard/funnel?app=ty", cookie: cookie)
       #expect(
         start.contains("most common events") && start.components(separatedBy: #"<select name="step">"#).count == 5)
@@ -190,16 +183,12 @@ struct DashboardSearchTests {
         client, "/dashboard/funnel?app=ty&\(twentyOne)", cookie: cookie)
       #expect(tooMany == .badRequest)
     }
-    try await collector.store.close()
   }
 
   /// A device's and a person's page: reached from the search's rows, counting what the search
   /// counts for them, with their properties and their timeline by day.
   @Test func devicesAndPeopleHaveAPageWithTheirTimeline() async throws {
-    let collector = try await makeCollector()
-    try await seedDashboard(collector)
-    try await collector.application(closesStore: false).test(.router) { client async throws in
-      let cookie = try #require(try await signIn(client, key: readKey).cookie)
+    try await onSeededDashboard { client, cookie in
       let (_, search, _) = try await DashboardTests.get(
         client, "/dashboard/search?app=ty&device=device-3", cookie: cookie)
       let link = try #require(search.range(of: #"<a href="/dashboard/profile?"#)).upperBound
@@ -217,7 +206,6 @@ struct DashboardSearchTests {
       #expect(missing == .badRequest)
       #expect(!device.contains(#">Profile</a>"#), "not in the navigation")
     }
-    try await collector.store.close()
   }
 
   /// Every card's CSV link answers the same figures from the report API, as CSV, in the session.
@@ -227,10 +215,7 @@ struct DashboardSearchTests {
     "/dashboard/revenue?app=ty&category=Shoes", "/dashboard/search?app=ty&event=purchase",
   ])
   func everyCardExportsWhatItShowsAsCSV(page: String) async throws {
-    let collector = try await makeCollector()
-    try await seedDashboard(collector)
-    try await collector.application(closesStore: false).test(.router) { client async throws in
-      let cookie = try #require(try await signIn(client, key: readKey).cookie)
+    try await onSeededDashboard { client, cookie in
       let (_, html, _) = try await DashboardTests.get(client, page, cookie: cookie)
       let links =
         html.components(separatedBy: #"<a class="csv" href=""#).dropFirst().map {
@@ -246,7 +231,6 @@ struct DashboardSearchTests {
         #expect(body.split(separator: "\n").count >= 1, "\(link)")
       }
     }
-    try await collector.store.close()
   }
 
   /// Releases (versions first seen) and notes mark every time chart; a reader adds a note, which

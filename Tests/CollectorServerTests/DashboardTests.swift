@@ -153,10 +153,7 @@ struct DashboardTests {
   /// The header's Count picker: people by default, devices when picked; the choice follows the
   /// navigation and every page's own form.
   @Test func theCountPickerCountsPeopleOrDevices() async throws {
-    let collector = try await makeCollector()
-    try await seedDashboard(collector)
-    try await collector.application(closesStore: false).test(.router) { client async throws in
-      let cookie = try #require(try await signIn(client, key: adminKey).cookie)
+    try await onSeededDashboard(key: adminKey) { client, cookie in
       let mau = #"<span class="name">MAU</span><span class="value">"#
       let (_, people, _) = try await Self.get(client, "/?app=ty", cookie: cookie)
       #expect(people.contains(mau + "4<") && people.contains(#"<option value="person" selected>People"#))
@@ -178,7 +175,6 @@ struct DashboardTests {
       let (bad, _, _) = try await Self.get(client, "/?app=ty&unit=user", cookie: cookie)
       #expect(bad == .badRequest)
     }
-    try await collector.store.close()
   }
 
   /// The range presets: each link sets only the days (in the page's zone) and keeps every other
@@ -528,4 +524,19 @@ struct DashboardBrowserTests {
     }
     try await collector.store.close()
   }
+}
+
+/// A collector with the dashboard's events (``seedDashboard(_:)``, then `seed`), served to `body`
+/// through the router with the session cookie of `key`; its store is closed afterwards.
+func onSeededDashboard(
+  key: String = readKey, seed: (EventCollector) async throws -> Void = { _ in },
+  _ body: @escaping @Sendable (any TestClientProtocol, _ cookie: String) async throws -> Void
+) async throws {
+  let collector = try await makeCollector()
+  try await seedDashboard(collector)
+  try await seed(collector)
+  try await collector.application(closesStore: false).test(.router) { client async throws in
+    try await body(client, try #require(try await signIn(client, key: key).cookie))
+  }
+  try await collector.store.close()
 }

@@ -98,8 +98,7 @@ struct JSONWriterTests {
   @Test func writesObjectsArraysAndScalars() {
     var json = JSONWriter()
     json.beginObject()
-    json.key("name")
-    json.string("add_to_cart")
+    json.member("name", "add_to_cart")
     json.key("values")
     json.beginArray()
     json.int(1)

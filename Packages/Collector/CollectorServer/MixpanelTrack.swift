@@ -59,8 +59,7 @@ struct MixpanelTrack: Sendable {
     guard verbose else { return Response.json(status, Array((ok ? "1" : "0").utf8)) }
     var json = JSONWriter(capacity: 64)
     json.beginObject()
-    json.key("status")
-    json.int(ok ? 1 : 0)
+    json.member("status", ok ? 1 : 0)
     json.key("error")
     if let error { json.string(error) } else { json.raw(Array("null".utf8)) }
     json.endObject()

@@ -57,8 +57,7 @@ struct Refusal: HTTPResponseError {
   static func messageJSON(_ message: String) -> [UInt8] {
     var json = JSONWriter(capacity: message.utf8.count + 16)
     json.beginObject()
-    json.key("message")
-    json.string(message)
+    json.member("message", message)
     json.endObject()
     return json.bytes
   }

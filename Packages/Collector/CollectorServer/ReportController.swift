@@ -47,8 +47,7 @@ struct ReportController: Sendable {
     json.key("timeZones")
     json.beginObject()
     for app in apps {
-      json.key(app)
-      json.string(collector.configuration.zone(of: app).identifier)
+      json.member(app, collector.configuration.zone(of: app).identifier)
     }
     json.endObject()
     json.key("environments")

@@ -162,12 +162,10 @@ struct GA4Mapper: EventMapper {
   private static func eventJSON(name: String, parameters: [(String, GA4Value)], at timestamp: Date) -> [UInt8] {
     var json = JSONWriter(capacity: 64 + parameters.count * 32)
     json.beginObject()
-    json.key("name")
-    json.string(name)
+    json.member("name", name)
     json.key("params")
     write(parameters, to: &json)
-    json.key("timestamp_micros")
-    json.int(Int64((timestamp.timeIntervalSince1970 * 1_000_000).rounded()))
+    json.member("timestamp_micros", Int64((timestamp.timeIntervalSince1970 * 1_000_000).rounded()))
     json.endObject()
     return json.bytes
   }
@@ -206,8 +204,7 @@ struct GA4Mapper: EventMapper {
     lastRequestKey = key
     var ledger = LimitLedger<GA4Violation>(policy: policy)
     var json = JSONWriter(capacity: 128)
-    json.key("app_instance_id")
-    json.string(key.instance)
+    json.member("app_instance_id", key.instance)
     if var userID = key.userID {
       if userID.count > GA4Limits.maximumUserIDLength,
         let fixed = ledger.fix(
@@ -218,8 +215,7 @@ struct GA4Mapper: EventMapper {
       {
         userID = fixed
       }
-      json.key("user_id")
-      json.string(userID)
+      json.member("user_id", userID)
     }
     let written = Self.userProperties(key.properties, &ledger)
     if !written.isEmpty {
@@ -231,8 +227,7 @@ struct GA4Mapper: EventMapper {
       Self.write(consent.fields.map { ($0.name, .string($0.value)) }, to: &json)
       // The legacy field, for receivers that predate `consent`: the same fact.
       if consent.adPersonalization == GA4Consent.Status.denied.rawValue {
-        json.key("non_personalized_ads")
-        json.bool(true)
+        json.member("non_personalized_ads", true)
       }
     }
     requestJSON = json.bytes

@@ -33,17 +33,13 @@ struct MixpanelMapper: EventMapper {
     }
     var json = JSONWriter(capacity: 192 + kept * 32)
     json.beginObject()
-    json.key("event")
-    json.string(cut(event.name, field: "event", &ledger))
+    json.member("event", cut(event.name, field: "event", &ledger))
     json.key("properties")
     json.beginObject()
-    json.key("time")
-    json.int(Int64((event.timestamp.timeIntervalSince1970 * 1000).rounded()))
-    json.key("$insert_id")
-    json.string(insertID)
+    json.member("time", Int64((event.timestamp.timeIntervalSince1970 * 1000).rounded()))
+    json.member("$insert_id", insertID)
     func property(_ key: String, _ value: String) {
-      json.key(key)
-      json.string(cut(value, field: "properties.\(key)", &ledger))
+      json.member(key, cut(value, field: "properties.\(key)", &ledger))
     }
     property("distinct_id", event.userID ?? event.anonymousID)
     property("$device_id", event.anonymousID)

@@ -20,8 +20,7 @@ public enum BatchWriter {
     var json = JSONWriter(capacity: 512)
     json.beginObject()
     for (field, value) in context.fields {
-      json.key(field.rawValue)
-      json.string(value)
+      json.member(field.rawValue, value)
     }
     json.endObject()
     return json.bytes
@@ -44,8 +43,7 @@ public enum BatchWriter {
   ) -> [UInt8] {
     var json = JSONWriter(capacity: events.reduce(context.count + 64 + counters.count * 128) { $0 + $1.count + 1 })
     json.beginObject()
-    json.key("sentAt")
-    json.int(sentAt)
+    json.member("sentAt", sentAt)
     json.key("context")
     json.raw(context)
     json.key("events")
@@ -78,14 +76,12 @@ public enum BatchWriter {
   public static func response(_ response: BatchResponse) -> [UInt8] {
     var json = JSONWriter(capacity: 32 + response.rejected.count * 96)
     json.beginObject()
-    json.key("accepted")
-    json.int(response.accepted)
+    json.member("accepted", response.accepted)
     json.key("rejected")
     json.beginArray()
     for rejection in response.rejected {
       json.beginObject()
-      json.key("index")
-      json.int(rejection.index)
+      json.member("index", rejection.index)
       json.key("id")
       if let id = rejection.id { json.string(id) } else { json.null() }
       write(field: rejection.field, reason: rejection.reason, to: &json)
@@ -109,27 +105,20 @@ public enum BatchWriter {
   }
 
   private static func write(field: String, reason: String, to json: inout JSONWriter) {
-    json.key("field")
-    json.string(field)
-    json.key("reason")
-    json.string(reason)
+    json.member("field", field)
+    json.member("reason", reason)
   }
 
   private static func write(_ counter: CollectorCounter, to json: inout JSONWriter) {
     json.beginObject()
-    json.key("name")
-    json.string(counter.name)
-    json.key("count")
-    json.int(counter.count)
-    json.key("firstCountedAt")
-    json.int(counter.firstCountedAt)
+    json.member("name", counter.name)
+    json.member("count", counter.count)
+    json.member("firstCountedAt", counter.firstCountedAt)
     if let install = counter.anonymousId {
-      json.key("anonymousId")
-      json.string(install)
+      json.member("anonymousId", install)
     }
     if let id = counter.id {
-      json.key("id")
-      json.string(id)
+      json.member("id", id)
     }
     json.endObject()
   }
@@ -144,43 +133,34 @@ public struct EventWriter: Sendable {
   public init(id: String, name: String, kind: String, timestamp: Int64, utcOffsetMinutes: Int, capacity: Int = 256) {
     json = JSONWriter(capacity: capacity)
     json.beginObject()
-    json.key("id")
-    json.string(id)
-    json.key("name")
-    json.string(name)
-    json.key("kind")
-    json.string(kind)
-    json.key("timestamp")
-    json.int(timestamp)
-    json.key("utcOffsetMinutes")
-    json.int(utcOffsetMinutes)
+    json.member("id", id)
+    json.member("name", name)
+    json.member("kind", kind)
+    json.member("timestamp", timestamp)
+    json.member("utcOffsetMinutes", utcOffsetMinutes)
     json.key("parameters")
     json.beginObject()
   }
 
   /// Adds a string parameter.
   public mutating func parameter(_ key: String, string value: String) {
-    json.key(key)
-    json.string(value)
+    json.member(key, value)
   }
 
   /// Adds an integer parameter.
   public mutating func parameter(_ key: String, int value: Int64) {
-    json.key(key)
-    json.int(value)
+    json.member(key, value)
   }
 
   /// Adds a floating-point parameter (a non-finite one is written as `null`, which the collector
   /// refuses with the event's index: it is not a value the batch can carry).
   public mutating func parameter(_ key: String, double value: Double) {
-    json.key(key)
-    json.double(value)
+    json.member(key, value)
   }
 
   /// Adds a boolean parameter.
   public mutating func parameter(_ key: String, bool value: Bool) {
-    json.key(key)
-    json.bool(value)
+    json.member(key, value)
   }
 
   /// Adds a parameter of the wire's value type (a list, or an object with its keys in order).
@@ -192,15 +172,12 @@ public struct EventWriter: Sendable {
   /// Ends the event with who tracked it and returns its bytes.
   public mutating func finish(anonymousId: String, userId: String?, sessionId: Int64?) -> [UInt8] {
     json.endObject()
-    json.key("anonymousId")
-    json.string(anonymousId)
+    json.member("anonymousId", anonymousId)
     if let userId {
-      json.key("userId")
-      json.string(userId)
+      json.member("userId", userId)
     }
     if let sessionId {
-      json.key("sessionId")
-      json.int(sessionId)
+      json.member("sessionId", sessionId)
     }
     json.endObject()
     return json.bytes

@@ -52,24 +52,18 @@ extension BatchWriter {
   public static func dropReport(_ report: CollectorDropReport) -> [UInt8] {
     var json = JSONWriter(capacity: 96 + report.dropped.count * 64)
     json.beginObject()
-    json.key("id")
-    json.string(report.id)
-    json.key("timestamp")
-    json.int(report.timestamp)
-    json.key("anonymousId")
-    json.string(report.anonymousId)
+    json.member("id", report.id)
+    json.member("timestamp", report.timestamp)
+    json.member("anonymousId", report.anonymousId)
     json.key("dropped")
     json.beginArray()
     for entry in report.dropped {
       json.beginObject()
       if let service = entry.service {
-        json.key("service")
-        json.string(service)
+        json.member("service", service)
       }
-      json.key("reason")
-      json.string(entry.reason)
-      json.key("count")
-      json.int(entry.count)
+      json.member("reason", entry.reason)
+      json.member("count", entry.count)
       json.endObject()
     }
     json.endArray()

@@ -7,8 +7,8 @@
 /// ```swift
 /// var json = JSONWriter()
 /// json.beginObject()
-/// json.key("name"); json.string("add_to_cart")
-/// json.key("quantity"); json.int(2)
+/// json.member("name", "add_to_cart")
+/// json.member("quantity", 2)
 /// json.endObject()
 /// // json.bytes == Array(#"{"name":"add_to_cart","quantity":2}"#.utf8)
 /// ```
@@ -55,6 +55,26 @@ public struct JSONWriter: Sendable {
     writeString(key)
     bytes.append(UInt8(ascii: ":"))
     needsComma = false
+  }
+
+  /// Writes an object member: `key` and its string value.
+  public mutating func member(_ key: String, _ value: String) { member(key) { $0.string(value) } }
+
+  /// Writes an object member: `key` and its integer value.
+  public mutating func member(_ key: String, _ value: Int64) { member(key) { $0.int(value) } }
+
+  /// Writes an object member: `key` and its integer value.
+  public mutating func member(_ key: String, _ value: Int) { member(key) { $0.int(Int64(value)) } }
+
+  /// Writes an object member: `key` and its floating-point value (`null` when not finite).
+  public mutating func member(_ key: String, _ value: Double) { member(key) { $0.double(value) } }
+
+  /// Writes an object member: `key` and `true` or `false`.
+  public mutating func member(_ key: String, _ value: Bool) { member(key) { $0.bool(value) } }
+
+  private mutating func member(_ key: String, value write: (inout JSONWriter) -> Void) {
+    self.key(key)
+    write(&self)
   }
 
   /// Writes a string value.
