@@ -268,6 +268,10 @@ struct RollupEquivalenceTests {
     let filter = Generated.filters[0]
     let honest = try await ClickHouseReports(store: store, rollups: false).topEvents(filter, limit: 100)
     #expect(try await ClickHouseReports(store: store).topEvents(filter, limit: 100) != honest)
+    // One event's reports read the events (sorted by day and name), not the rollup by hour.
+    let oneEvent = try await ClickHouseReports(store: store, rollups: false).timeSeries(
+      filter, bucket: .hour, event: "app_open")
+    #expect(try await ClickHouseReports(store: store).timeSeries(filter, bucket: .hour, event: "app_open") == oneEvent)
     #expect(try await store.reconcile() == 1)
     #expect(try await ClickHouseReports(store: store).topEvents(filter, limit: 100) == honest)
     try await store.close()

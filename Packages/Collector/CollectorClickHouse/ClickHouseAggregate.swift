@@ -8,7 +8,7 @@ extension ClickHouseReports {
   /// The rows of `query`: one per group, the dimensions in `d0`, `d1`, …, each measure in its
   /// ``ReportQuery/Measure/column``.
   public func aggregate(_ query: ReportQuery) async throws -> [SQLRow] {
-    let rollup = usesRollups ? query.rollup : nil
+    let rollup = usesRollups ? Self.rollup(of: query) : nil
     var (table, conditions) =
       switch (query.source, rollup) {
       case (.events, .sessions?): (schema.table("activity"), Self.rollupConditions(query.filter))
@@ -23,6 +23,15 @@ extension ClickHouseReports {
       measures: query.measures.map { expression($0, rollup: rollup) }, from: table, where: conditions,
       limit: query.limit.map(String.init))
     return try await rows(statement)
+  }
+
+  /// The rollup `query` reads here: its own (``ReportQuery/rollup``), except that a query of one
+  /// event name reads the events. They are sorted by (app, day, name), so one name's rows are read
+  /// alone; the names rollup is sorted by hour first, and a name's rows are spread over every hour's
+  /// granules. At 100M events, one name's total: 0.10 s from the events against 0.56 from the
+  /// rollup; its devices per hour 0.28 s against 0.78 (`Docs/Benchmarks.md`).
+  static func rollup(of query: ReportQuery) -> ReportQuery.Rollup? {
+    query.name != nil && query.rollup == .names ? nil : query.rollup
   }
 
   private func expression(_ dimension: ReportQuery.Dimension, of query: ReportQuery, rollup: ReportQuery.Rollup?)
