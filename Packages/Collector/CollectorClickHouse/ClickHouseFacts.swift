@@ -34,13 +34,13 @@ struct ClickHouseFacts {
       let key = ExactText(event.app + "\u{0}" + event.deviceID)
       if let first = firsts[key],
         first.occurredAt < event.occurredAt
-          || (first.occurredAt == event.occurredAt && !event.eventID.utf8.lexicographicallyPrecedes(first.eventID.utf8))
+          || (first.occurredAt == event.occurredAt && !event.eventID.precedesInBytes(first.eventID))
       {
         continue
       }
       firsts[key] = event
     }
-    persons = firsts.sorted { $0.key.text.utf8.lexicographicallyPrecedes($1.key.text.utf8) }.map(\.value).map { event in
+    persons = firsts.sorted { $0.key < $1.key }.map(\.value).map { event in
       [
         "app": event.app, "device_id": event.deviceID, "person": event.userID ?? "", "first_ms": event.occurredAt,
         "first_event": event.eventID,

@@ -227,7 +227,7 @@ struct DeviceTally {
     case (.null, .null): false
     case (.null, _): true
     case (_, .null): false
-    case (.text(let l), .text(let r)): l.utf8.lexicographicallyPrecedes(r.utf8)
+    case (.text(let l), .text(let r)): l.precedesInBytes(r)
     default: (left.double ?? 0) < (right.double ?? 0)
     }
   }

@@ -203,19 +203,11 @@ extension Retention {
   /// One cell of retention: the units of a cohort (its first period from the range's start, and
   /// its first version) active `offset` periods later.
   package struct Cell {
-    /// What a cell is of.
-    /// Versions told apart by their bytes, as the databases group them.
+    /// What a cell is of: versions told apart, and ordered, by their bytes, as the databases do.
     package struct Key: Hashable {
       package var cohort: Int64
       package var version: ExactText
       package var offset: Int64
-
-      /// Cohort, then version in byte order, then offset: the order of the answer's cohorts.
-      static func < (lhs: Key, rhs: Key) -> Bool {
-        if lhs.cohort != rhs.cohort { return lhs.cohort < rhs.cohort }
-        if lhs.version != rhs.version { return lhs.version.text.utf8.lexicographicallyPrecedes(rhs.version.text.utf8) }
-        return lhs.offset < rhs.offset
-      }
     }
     package var key: Key
     package var units: Int64
@@ -245,7 +237,9 @@ extension Retention {
     var cohorts: [Cell.Key: Retention.Cohort] = [:]
     var order: [Cell.Key] = []
     // In the order of their keys, a cohort per period and version (offset 0 in the key).
-    for cell in cells.sorted(by: { $0.key < $1.key }) {
+    for cell in cells.sorted(by: {
+      ($0.key.cohort, $0.key.version, $0.key.offset) < ($1.key.cohort, $1.key.version, $1.key.offset)
+    }) {
       let (cohort, offset) = (cell.key.cohort, Int(cell.key.offset))
       let key = Cell.Key(cohort: cohort, version: cell.key.version, offset: 0)
       if cohorts[key] == nil {

@@ -54,7 +54,7 @@ struct RetentionTally {
   private static func precedes(_ event: (time: Int64, version: String), _ other: (time: Int64, version: String)) -> Bool
   {
     event.time != other.time
-      ? event.time < other.time : event.version.utf8.lexicographicallyPrecedes(other.version.utf8)
+      ? event.time < other.time : event.version.precedesInBytes(other.version)
   }
 
   /// Whether `unit` counts in its cohort's period `offset`: always in its cohort's own (0), and in a
@@ -82,7 +82,7 @@ struct RetentionTally {
   func units(cohort: Int64, offset: Int64) -> [String] {
     units.compactMap { id, unit in
       unit.cohort == cohort && Self.counts(unit, cohort: cohort, offset: offset) ? id.text : nil
-    }.sorted { $0.utf8.lexicographicallyPrecedes($1.utf8) }
+    }.sorted { $0.precedesInBytes($1) }
   }
 }
 

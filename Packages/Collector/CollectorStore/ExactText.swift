@@ -11,7 +11,7 @@
 /// let seen: Set<ExactText> = ["caf\u{E9}"]
 /// seen.contains(ExactText("cafe\u{301}"))  // false, as the databases see it
 /// ```
-public struct ExactText: Hashable, Sendable, ExpressibleByStringLiteral, CustomStringConvertible {
+public struct ExactText: Hashable, Comparable, Sendable, ExpressibleByStringLiteral, CustomStringConvertible {
   /// The text.
   public let text: String
 
@@ -25,6 +25,9 @@ public struct ExactText: Hashable, Sendable, ExpressibleByStringLiteral, CustomS
 
   public static func == (lhs: ExactText, rhs: ExactText) -> Bool { lhs.text.utf8.elementsEqual(rhs.text.utf8) }
 
+  /// Byte order, as the databases sort text (`e` + a combining accent before `é` as one code point).
+  public static func < (lhs: ExactText, rhs: ExactText) -> Bool { lhs.text.precedesInBytes(rhs.text) }
+
   public func hash(into hasher: inout Hasher) {
     var text = text
     text.withUTF8 { hasher.combine(bytes: UnsafeRawBufferPointer($0)) }
@@ -34,6 +37,10 @@ public struct ExactText: Hashable, Sendable, ExpressibleByStringLiteral, CustomS
 extension String {
   /// Whether this text and `other` are the same bytes (``ExactText``), as the databases compare them.
   public func hasSameBytes(as other: String) -> Bool { utf8.elementsEqual(other.utf8) }
+
+  /// Whether this text sorts before `other` by its bytes (``ExactText``'s order), as the databases
+  /// order text.
+  public func precedesInBytes(_ other: String) -> Bool { utf8.lexicographicallyPrecedes(other.utf8) }
 }
 
 extension Sequence<String> {
