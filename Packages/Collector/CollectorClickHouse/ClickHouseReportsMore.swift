@@ -103,24 +103,61 @@ extension ClickHouseReports {
         + "SELECT \(day) AS ms, currency, toInt64(sum(purchase)) AS orders, "
         + "sum(purchase * value) AS gross, toInt64(sum(1 - purchase)) AS refund_count, "
         + "sum((1 - purchase) * value) AS refunds FROM \(schema.orders) "
-        + "WHERE \(Self.conditions(filter, time: "t")) AND \(firstOrder(filter, purchases: false)) "
+        + "WHERE \(Self.conditions(filter, time: "t")) AND \(try await firstOrder(filter)) "
         + "GROUP BY ms, currency) ORDER BY day, currency")
   }
 
   /// The condition keeping the rows of the first order event (by id) of each transaction key among
-  /// the orders of `filter`, over every shard (one transaction may be sent from two devices). The
-  /// firsts are kept as their ids' 64-bit hashes: a set of integers instead of strings (revenue and
-  /// top items at 10M events 1.2–1.25× faster); a later order whose id had a first one's hash would
-  /// count too, a chance of 4 in 10^9 at 300,000 orders.
-  private func firstOrder(_ filter: ReportFilter, purchases: Bool) -> String {
-    "cityHash64(event_id) GLOBAL IN (SELECT cityHash64(min(event_id)) FROM \(schema.orders) "
-      + "WHERE \(Self.conditions(filter, time: "t"))\(purchases ? " AND purchase = 1" : "") GROUP BY k)"
+  /// the orders of `filter`, over every shard (one transaction may be sent from two devices).
+  ///
+  /// Most keys are sent once, and a key whose 64-bit hash is seen once among those orders is sent
+  /// once: its order is its first. So the keys whose hash is seen twice or more (resent, or sharing
+  /// a hash) are read first, and only their orders are grouped by key; the others pass as they are.
+  /// Grouping every order by its key was most of revenue and top items at 100M events (about 1.5 s
+  /// of 2; counting the hashes takes 0.5–0.7, `Docs/Benchmarks.md`). Past
+  /// ``ClickHouseReports/repeatedKeysListed`` such hashes (a list too long for a query's text),
+  /// every order is grouped by key, as before. The firsts are kept as their ids' 64-bit hashes: a
+  /// later order whose id had a first one's hash would count too, a chance of 4 in 10^9 at 300,000
+  /// orders.
+  private func firstOrder(_ filter: ReportFilter) async throws -> String {
+    let orders = "FROM \(schema.orders) WHERE \(Self.conditions(filter, time: "t"))"
+    return try await repeatedKeys(orders)
+      ?? "cityHash64(event_id) GLOBAL IN (SELECT cityHash64(min(event_id)) \(orders) GROUP BY k)"
+  }
+
+  /// The condition keeping, of the orders `orders` (`FROM … WHERE …`), those whose key's hash is
+  /// seen once and the first (by id) of those seen twice or more; `nil` past
+  /// ``ClickHouseReports/repeatedKeysListed`` such hashes.
+  private func repeatedKeys(_ orders: String) async throws -> String? {
+    let repeated = try await rows(
+      "SELECT toString(h) AS h FROM (SELECT cityHash64(k) AS h \(orders) GROUP BY h HAVING count() > 1) "
+        + "LIMIT \(repeatedKeysListed + 1)"
+    ).compactMap { $0["h"].text.flatMap(UInt64.init) }
+    guard repeated.count <= repeatedKeysListed else { return nil }
+    guard !repeated.isEmpty else { return "1" }
+    let list = "(\(repeated.sorted().map(String.init).joined(separator: ", ")))"
+    return "(cityHash64(k) NOT IN \(list) OR cityHash64(event_id) GLOBAL IN "
+      + "(SELECT cityHash64(min(event_id)) \(orders) AND cityHash64(k) IN \(list) GROUP BY k))"
+  }
+
+  /// The condition keeping the items of the first purchase of each transaction key among the
+  /// orders of `filter` (as ``firstOrder(_:)`` keeps orders). Every item belongs to an order, but
+  /// items do not say whether it was a purchase or a refund: those of refunds are left out by their
+  /// ids' hashes (a set of the refunds, a quarter of the orders at 100M, where the purchases' firsts
+  /// would be the rest; a purchase whose id had a refund's hash would be left out, as unlikely as
+  /// the collision above).
+  private func firstPurchaseItems(_ filter: ReportFilter) async throws -> String {
+    let orders = "FROM \(schema.orders) WHERE \(Self.conditions(filter, time: "t"))"
+    guard let first = try await repeatedKeys(orders + " AND purchase = 1") else {
+      return "cityHash64(event_id) GLOBAL IN (SELECT cityHash64(min(event_id)) \(orders) AND purchase = 1 GROUP BY k)"
+    }
+    return "cityHash64(event_id) GLOBAL NOT IN (SELECT cityHash64(event_id) \(orders) AND purchase = 0) AND \(first)"
   }
 
   public func topItemRows(_ filter: ReportFilter, category: String?, brand: String?, limit: Int) async throws
     -> [SQLRow]
   {
-    var conditions = [Self.conditions(filter, time: "t"), firstOrder(filter, purchases: true)]
+    var conditions = [Self.conditions(filter, time: "t"), try await firstPurchaseItems(filter)]
     // A category matches any level of an item's category path (`Kitchen` in `Home > Kitchen`).
     if let category {
       let separator = ClickHouseSQL.literal(CommerceVocabulary.categorySeparator)
