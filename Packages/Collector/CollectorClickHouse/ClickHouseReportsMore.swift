@@ -127,17 +127,29 @@ extension ClickHouseReports {
 
   /// The condition keeping, of the orders `orders` (`FROM … WHERE …`), those whose key's hash is
   /// seen once and the first (by id) of those seen twice or more; `nil` past
-  /// ``ClickHouseReports/repeatedKeysListed`` such hashes.
+  /// ``ClickHouseReports/repeatedKeysListed`` such hashes. Both lists are read first and named in
+  /// the condition, so it sends no subquery to the shards of a cluster.
   private func repeatedKeys(_ orders: String) async throws -> String? {
-    let repeated = try await rows(
+    let repeated = try await hashes(
       "SELECT toString(h) AS h FROM (SELECT cityHash64(k) AS h \(orders) GROUP BY h HAVING count() > 1) "
-        + "LIMIT \(repeatedKeysListed + 1)"
-    ).compactMap { $0["h"].text.flatMap(UInt64.init) }
+        + "LIMIT \(repeatedKeysListed + 1)")
     guard repeated.count <= repeatedKeysListed else { return nil }
     guard !repeated.isEmpty else { return "1" }
-    let list = "(\(repeated.sorted().map(String.init).joined(separator: ", ")))"
-    return "(cityHash64(k) NOT IN \(list) OR cityHash64(event_id) GLOBAL IN "
-      + "(SELECT cityHash64(min(event_id)) \(orders) AND cityHash64(k) IN \(list) GROUP BY k))"
+    let list = Self.list(repeated)
+    // Each repeated hash has two orders or more, so a first: the list is never empty.
+    let firsts = try await hashes(
+      "SELECT toString(cityHash64(min(event_id))) AS h \(orders) AND cityHash64(k) IN \(list) GROUP BY k")
+    return "(cityHash64(k) NOT IN \(list) OR cityHash64(event_id) IN \(Self.list(firsts)))"
+  }
+
+  /// The 64-bit hashes `sql` reads (as text, in column `h`).
+  private func hashes(_ sql: String) async throws -> [UInt64] {
+    try await rows(sql).compactMap { $0["h"].text.flatMap(UInt64.init) }
+  }
+
+  /// `hashes` as a list literal, in order.
+  private static func list(_ hashes: [UInt64]) -> String {
+    "(\(hashes.sorted().map(String.init).joined(separator: ", ")))"
   }
 
   /// The condition keeping the items of the first purchase of each transaction key among the
