@@ -121,8 +121,13 @@ extension ClickHouseReports {
   /// orders.
   private func firstOrder(_ filter: ReportFilter) async throws -> String {
     let orders = "FROM \(schema.orders) WHERE \(Self.conditions(filter, time: "t"))"
-    return try await repeatedKeys(orders)
-      ?? "cityHash64(event_id) GLOBAL IN (SELECT cityHash64(min(event_id)) \(orders) GROUP BY k)"
+    return try await repeatedKeys(orders) ?? Self.groupedFirsts(orders)
+  }
+
+  /// The condition keeping, of the orders `orders` (`FROM … WHERE …`), the first (by id) of each
+  /// key, every order grouped by key over every shard.
+  private static func groupedFirsts(_ orders: String) -> String {
+    "cityHash64(event_id) GLOBAL IN (SELECT cityHash64(min(event_id)) \(orders) GROUP BY k)"
   }
 
   /// The condition keeping, of the orders `orders` (`FROM … WHERE …`), those whose key's hash is
@@ -160,9 +165,8 @@ extension ClickHouseReports {
   /// the collision above).
   private func firstPurchaseItems(_ filter: ReportFilter) async throws -> String {
     let orders = "FROM \(schema.orders) WHERE \(Self.conditions(filter, time: "t"))"
-    guard let first = try await repeatedKeys(orders + " AND purchase = 1") else {
-      return "cityHash64(event_id) GLOBAL IN (SELECT cityHash64(min(event_id)) \(orders) AND purchase = 1 GROUP BY k)"
-    }
+    let purchases = orders + " AND purchase = 1"
+    guard let first = try await repeatedKeys(purchases) else { return Self.groupedFirsts(purchases) }
     return "cityHash64(event_id) GLOBAL NOT IN (SELECT cityHash64(event_id) \(orders) AND purchase = 0) AND \(first)"
   }
 
