@@ -61,13 +61,15 @@ struct EngineEquivalenceTests {
         #expect(got[name] == answer, "\(name), \(filter)")
       }
     }
-    // Orders sent twice (the generated `T-0` … `T-2`) are named in the query by their keys' hashes;
-    // past `repeatedKeysListed` of them, every order is grouped by key: the same answers.
+    // Orders sent twice (the generated `T-0` … `T-2`) are named in the query by their keys' hashes,
+    // and sessions across the top of an hour by theirs; past `repeatedKeysListed` of them, every
+    // order is grouped by key and every session's rows by session: the same answers.
     let listed = ClickHouseReports(store: clickhouse)
     var grouped = listed
     grouped.repeatedKeysListed = 0
     for filter in Generated.filters {
       #expect(try await grouped.revenue(filter) == listed.revenue(filter), "\(filter)")
+      #expect(try await grouped.sessions(filter) == listed.sessions(filter), "\(filter)")
       for (category, brand) in [(nil, nil), ("shoes", nil), (nil, "B")] as [(String?, String?)] {
         #expect(
           try await grouped.topItems(filter, category: category, brand: brand, limit: 100)

@@ -19,9 +19,10 @@ public struct ClickHouseReports: ReportEngine {
   public let usesRollups: Bool
   /// The most step events a funnel query takes; tests make them small to funnel in several parts.
   package var funnelParts = FunnelParts()
-  /// The most transaction key hashes seen more than once that commerce reports name in a query
-  /// (about 20 bytes each, inside the server's 256 KB of query text); past it they group every
-  /// order by key. Tests make it small to take that path.
+  /// The most hashes seen more than once (transaction keys, sessions) that commerce reports and
+  /// sessions name in a query (about 20 bytes each, inside the server's 256 KB of query text); past
+  /// it they group every order by key, every session's rows by session. Tests make it small to take
+  /// that path.
   package var repeatedKeysListed = 2_000
 
   /// The reports of `store`; `rollups: false` reads every event even where the rollups would

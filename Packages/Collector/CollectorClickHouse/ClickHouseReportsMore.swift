@@ -6,17 +6,8 @@ import CollectorWire
 extension ClickHouseReports {
   /// Sessions, counted and their median taken on the server (as ``Sessions/init(_:)`` does
   /// from one row per session): the middle duration, or the mean of the two middle ones, in whole ms.
-  /// A session is grouped by the device's hash and the session key's (two integers, not strings:
-  /// 1.5× faster at 10M events); two sessions of one device with the same key hash would be one.
   public func sessions(_ filter: ReportFilter) async throws -> Sessions {
-    let perSession =
-      if let activity = activity(filter) {
-        "SELECT maxMerge(last_ms) - minMerge(first_ms) AS d, sumMerge(events) AS n FROM \(activity) "
-          + "WHERE \(Self.rollupConditions(filter)) AND session_key != '' GROUP BY device, cityHash64(session_key)"
-      } else {
-        "SELECT max(occurred_at) - min(occurred_at) AS d, count() AS n FROM \(events) "
-          + "WHERE \(Self.conditions(filter)) AND isNotNull(session_id) GROUP BY \(Self.deviceHash), session_id"
-      }
+    let perSession = try await sessionRows(filter)
     let half = "intDiv(c, 2)"
     let found = try await rows(
       "SELECT c, e, if(c = 0, toInt64(0), if(c % 2 = 1, toInt64(s[\(half) + 1]), "
@@ -27,6 +18,33 @@ extension ClickHouseReports {
     return Sessions(
       count: count, medianDuration: found?["m"].int ?? 0,
       eventsPerSession: count == 0 ? 0 : Double(found?["e"].int ?? 0) / Double(count))
+  }
+
+  /// One row per session of `filter`: its duration (`d`) and events (`n`). A session is grouped by
+  /// the device's hash and the session key's (two integers, not strings: 1.5× faster at 10M
+  /// events); two sessions of one device with the same key hash would be one.
+  ///
+  /// On the rollup a session has a row per hour and dimensions it has events in (and per part not
+  /// yet merged), but most have one: a session whose hash is seen once in the range passes as its
+  /// row is, and only those seen twice or more (read first, up to
+  /// ``ClickHouseReports/repeatedKeysListed``; past it every row is grouped) are grouped. Grouping
+  /// every row was 1.2 s of the report's 2.4 at 100M events (`Docs/Benchmarks.md`).
+  private func sessionRows(_ filter: ReportFilter) async throws -> String {
+    guard let activity = activity(filter) else {
+      return "SELECT max(occurred_at) - min(occurred_at) AS d, count() AS n FROM \(events) "
+        + "WHERE \(Self.conditions(filter)) AND isNotNull(session_id) GROUP BY \(Self.deviceHash), session_id"
+    }
+    let rows = "FROM \(activity) WHERE \(Self.rollupConditions(filter)) AND session_key != ''"
+    let session = "cityHash64(device, cityHash64(session_key))"
+    let grouped =
+      "SELECT maxMerge(last_ms) - minMerge(first_ms) AS d, sumMerge(events) AS n \(rows)"
+    let bySession = " GROUP BY device, cityHash64(session_key)"
+    guard let repeated = try await repeatedHashes(of: session, rows) else { return grouped + bySession }
+    let single =
+      "SELECT finalizeAggregation(last_ms) - finalizeAggregation(first_ms) AS d, finalizeAggregation(events) AS n \(rows)"
+    guard !repeated.isEmpty else { return single }
+    let list = Self.list(repeated)
+    return "\(single) AND \(session) NOT IN \(list) UNION ALL \(grouped) AND \(session) IN \(list)\(bySession)"
   }
 
   public func eventRows(_ filter: ReportFilter, search: EventSearch, limit: Int, after: String?) async throws
@@ -135,16 +153,22 @@ extension ClickHouseReports {
   /// ``ClickHouseReports/repeatedKeysListed`` such hashes. Both lists are read first and named in
   /// the condition, so it sends no subquery to the shards of a cluster.
   private func repeatedKeys(_ orders: String) async throws -> String? {
-    let repeated = try await hashes(
-      "SELECT toString(h) AS h FROM (SELECT cityHash64(k) AS h \(orders) GROUP BY h HAVING count() > 1) "
-        + "LIMIT \(repeatedKeysListed + 1)")
-    guard repeated.count <= repeatedKeysListed else { return nil }
+    guard let repeated = try await repeatedHashes(of: "cityHash64(k)", orders) else { return nil }
     guard !repeated.isEmpty else { return "1" }
     let list = Self.list(repeated)
     // Each repeated hash has two orders or more, so a first: the list is never empty.
     let firsts = try await hashes(
       "SELECT toString(cityHash64(min(event_id))) AS h \(orders) AND cityHash64(k) IN \(list) GROUP BY k")
     return "(cityHash64(k) NOT IN \(list) OR cityHash64(event_id) IN \(Self.list(firsts)))"
+  }
+
+  /// The values of the 64-bit hash `hash` seen in two rows or more of `rows` (`FROM … WHERE …`), or
+  /// `nil` past ``ClickHouseReports/repeatedKeysListed`` of them.
+  private func repeatedHashes(of hash: String, _ rows: String) async throws -> [UInt64]? {
+    let repeated = try await hashes(
+      "SELECT toString(h) AS h FROM (SELECT \(hash) AS h \(rows) GROUP BY h HAVING count() > 1) "
+        + "LIMIT \(repeatedKeysListed + 1)")
+    return repeated.count <= repeatedKeysListed ? repeated : nil
   }
 
   /// The 64-bit hashes `sql` reads (as text, in column `h`).
