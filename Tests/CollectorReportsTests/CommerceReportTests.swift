@@ -110,6 +110,10 @@ struct CommerceReportTests {
     (nil, "Puma", [everyItem[1], everyItem[3]]),
     ("Accessories", "Nike", [everyItem[2]]),
     ("Toys", nil, []),
+    // Two items have no category and two no brand: an empty filter matches none of them (the report
+    // fuzz, seed 30, found ClickHouse counting an item without a category under `category=`).
+    ("", nil, []),
+    (nil, "", []),
   ]
 
   @Test(arguments: Engine.available, filters)

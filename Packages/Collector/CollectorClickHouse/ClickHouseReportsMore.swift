@@ -198,11 +198,12 @@ extension ClickHouseReports {
     -> [SQLRow]
   {
     var conditions = [Self.conditions(filter, time: "t"), try await firstPurchaseItems(filter)]
-    // A category matches any level of an item's category path (`Kitchen` in `Home > Kitchen`).
+    // A category matches any level of an item's category path (`Kitchen` in `Home > Kitchen`); an
+    // item without one matches none, not even `""` (as on the SQL engines, where its path is `NULL`).
     if let category {
       let separator = ClickHouseSQL.literal(CommerceVocabulary.categorySeparator)
       conditions.append(
-        "position(concat(\(separator), ifNull(category, ''), \(separator)), "
+        "isNotNull(category) AND position(concat(\(separator), assumeNotNull(category), \(separator)), "
           + "concat(\(separator), \(ClickHouseSQL.literal(category)), \(separator))) > 0")
     }
     if let brand { conditions.append("brand = \(ClickHouseSQL.literal(brand))") }
