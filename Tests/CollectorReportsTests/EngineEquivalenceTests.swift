@@ -76,6 +76,29 @@ struct EngineEquivalenceTests {
             == listed.topItems(filter, category: category, brand: brand, limit: 100), "\(filter)")
       }
     }
+    // Retention by 64-bit masks of each unit's periods, and by arrays (`maskedPeriods = 0`): the
+    // same cells, for any event and named ones, by person and by device, split by version or not.
+    var arrays = listed
+    arrays.maskedPeriods = 0
+    // A cohort's first period counts without a return in it; returns before it (an app open before
+    // the first purchase) do not.
+    let named = RetentionEvents(start: "app_open", back: "purchase")
+    let reversed = RetentionEvents(start: "purchase", back: "app_open")
+    for filter in Generated.filters {
+      for unit in [ReportUnit.person, .device] {
+        var filter = filter
+        filter.unit = unit
+        let cases: [(ReportBucket, Bool, RetentionEvents)] = [
+          (.day, false, .any), (.week, true, .any), (.day, true, named), (.week, false, reversed),
+        ]
+        for (period, byAppVersion, events) in cases {
+          #expect(
+            try await arrays.retention(filter, period: period, byAppVersion: byAppVersion, events: events)
+              == listed.retention(filter, period: period, byAppVersion: byAppVersion, events: events),
+            "\(filter), \(period), \(byAppVersion), \(events)")
+        }
+      }
+    }
     if engine == .clickhouseCluster { try await Self.expectShardedByDevice(clickhouse.database) }
     try await sqlite.close()
   }

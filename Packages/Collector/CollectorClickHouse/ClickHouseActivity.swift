@@ -67,6 +67,11 @@ extension ClickHouseReports {
   ) async throws -> Retention {
     try Retention.check(filter, period: period, events: events)
     let people = try await countsPeople(filter)
+    guard Retention.periods(filter, period) > min(maskedPeriods, 64) else {
+      let found = try await maskedRetention(
+        filter, period: period, byAppVersion: byAppVersion, events: events, people: people)
+      return Retention(found, filter: filter, period: period, byAppVersion: byAppVersion, events: events)
+    }
     let perUnit = perUnit(
       filter, period: period, byAppVersion: byAppVersion, events: events, people: people, key: .hashes)
     // One row per unit, each period in its `periods` once: a count is the distinct units, without

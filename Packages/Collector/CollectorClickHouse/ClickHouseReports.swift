@@ -24,6 +24,9 @@ public struct ClickHouseReports: ReportEngine {
   /// it they group every order by key, every session's rows by session. Tests make it small to take
   /// that path.
   package var repeatedKeysListed = 2_000
+  /// The most periods (days or weeks) a retention counts by 64-bit masks of each unit's periods;
+  /// longer ranges by arrays (`ClickHouseRetentionMasks.swift`). Tests make it 0 to compare the two.
+  package var maskedPeriods: Int64 = 64
 
   /// The reports of `store`; `rollups: false` reads every event even where the rollups would
   /// answer (the same results, slower; for comparisons and benchmarks).
