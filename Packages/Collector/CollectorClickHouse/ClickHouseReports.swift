@@ -66,11 +66,17 @@ public struct ClickHouseReports: ReportEngine {
       parts.append(
         "day >= \(ClickHouseSchema.days([filter.from])) AND day <= \(ClickHouseSchema.days([filter.to - 1]))")
     }
+    return (parts + dimensions(filter)).joined(separator: " AND ")
+  }
+
+  /// The conditions of `filter`'s dimensions (platform, versions, app name), without its app or range.
+  static func dimensions(_ filter: ReportFilter) -> [String] {
+    var parts: [String] = []
     if let platform = filter.platform { parts.append("platform = \(ClickHouseSQL.literal(platform))") }
     if let version = filter.appVersion { parts.append("app_version = \(ClickHouseSQL.literal(version))") }
     if let version = filter.osVersion { parts.append("os_version = \(ClickHouseSQL.literal(version))") }
     if let name = filter.appName { parts.append("app_name = \(ClickHouseSQL.literal(name))") }
-    return parts.joined(separator: " AND ")
+    return parts
   }
 
   /// Events at or after `time` (ms), bounded on `day` too.
