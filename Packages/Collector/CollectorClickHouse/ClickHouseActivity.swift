@@ -67,36 +67,33 @@ extension ClickHouseReports {
   }
 
   /// Active users from the rollup `activity` in one pass over the app's rows before the range's
-  /// end: each device once, with a flag for each span of ``ActiveDevices/activeSpans`` (an event in
-  /// it, of the filter's dimensions), one for the range (the same), and one for any event before
-  /// the range (any dimensions: seen before at all), ORed per unit. Two queries before (a device's
-  /// last hour in the 30 days; the range's units against those seen before), each grouping the
-  /// devices and joining their people: 1.5 s at 100M events (`Docs/Benchmarks.md`).
+  /// end: each device once, with its last hour of the filter's dimensions and its first hour of any
+  /// (a device's hours are of any dimensions when it was seen before: ``ActiveDevices``), each
+  /// unit's the latest and the earliest of its devices'; a unit is active in a span or the range
+  /// when its last hour is in it, returning when its first is before the range. Two queries before
+  /// (a device's last hour in the 30 days; the range's units against those seen before), each
+  /// grouping the devices and joining their people (`Docs/Benchmarks.md`).
   private func activeUnits(_ filter: ReportFilter, _ activity: String, people: Bool) -> String {
-    let dimensions = (["1"] + Self.dimensions(filter)).joined(separator: " AND ")
-    func flag(_ name: String, since: Int64) -> String {
-      "maxIf(toUInt8(1), hour >= \(ClickHouseSQL.literal(since)) AND \(dimensions)) AS \(name)"
-    }
-    let spans = ActiveDevices.activeSpans.map { ActiveDevices.recentColumn($0) }
-    let flags =
-      zip(spans, ActiveDevices.activeSpans).map { flag("d_\($0)", since: filter.zone.days($1, before: filter.to)) }
-      + [
-        flag("d_active", since: filter.from),
-        "maxIf(toUInt8(1), hour < \(ClickHouseSQL.literal(filter.from))) AS d_before",
-      ]
+    let dimensions = Self.dimensions(filter)
+    // Ranges are bounded (years 1653 to 33658: ``ReportFilter``), so no span starts at `Int64.min`.
+    let last =
+      dimensions.isEmpty
+      ? "hour" : "if(\(dimensions.joined(separator: " AND ")), hour, toInt64(-9223372036854775807) - 1)"
     let devices =
-      "SELECT device, \(flags.joined(separator: ", ")) FROM \(activity) WHERE app = "
+      "SELECT device, max(\(last)) AS d_last, min(hour) AS d_first FROM \(activity) WHERE app = "
       + "\(ClickHouseSQL.literal(filter.storedApp)) AND hour < \(ClickHouseSQL.literal(filter.to)) GROUP BY device"
-    // Each unit's flags: its devices' ORed (a device is its own unit when people are not counted).
-    let columns = (spans + ["active", "before"]).map { people ? "max(d_\($0)) AS u_\($0)" : "d_\($0) AS u_\($0)" }
     let perUnit =
       people
-      ? "SELECT \(columns.joined(separator: ", ")) "
+      ? "SELECT max(d_last) AS last, min(d_first) AS first "
         + "FROM (\(units(of: devices, app: filter.storedApp, people: true, key: .hashes))) GROUP BY unit"
-      : "SELECT \(columns.joined(separator: ", ")) FROM (\(devices))"
-    let counts = spans.map { "toInt64(countIf(u_\($0) = 1)) AS \($0)" }
-    return "SELECT \(counts.joined(separator: ", ")), toInt64(countIf(u_active = 1)) AS active_devices, "
-      + "toInt64(countIf(u_active = 1 AND u_before = 1)) AS returning_devices FROM (\(perUnit))"
+      : "SELECT d_last AS last, d_first AS first FROM (\(devices))"
+    let from = ClickHouseSQL.literal(filter.from)
+    let spans = ActiveDevices.activeSpans.map { days in
+      let since = ClickHouseSQL.literal(filter.zone.days(days, before: filter.to))
+      return "toInt64(countIf(last >= \(since))) AS \(ActiveDevices.recentColumn(days))"
+    }
+    return "SELECT \(spans.joined(separator: ", ")), toInt64(countIf(last >= \(from))) AS active_devices, "
+      + "toInt64(countIf(last >= \(from) AND first < \(from))) AS returning_devices FROM (\(perUnit))"
   }
 
   public func retention(
