@@ -68,7 +68,7 @@ extension ClickHouseReports {
 
   /// Active users from the rollup `activity` in one pass over the app's rows before the range's
   /// end: each device once, with its last hour of the filter's dimensions and its first hour of any
-  /// (a device's hours are of any dimensions when it was seen before: ``ActiveDevices``), each
+  /// dimensions (a unit seen before the range returns whatever its dimensions were then), each
   /// unit's the latest and the earliest of its devices'; a unit is active in a span or the range
   /// when its last hour is in it, returning when its first is before the range. Two queries before
   /// (a device's last hour in the 30 days; the range's units against those seen before), each
