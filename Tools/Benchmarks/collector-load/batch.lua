@@ -56,9 +56,11 @@ end
 
 function done(summary, latency, requests)
   local seconds = summary.duration / 1000000
-  local events = summary.requests * 100
+  -- Only the 2xx answers count: wrk counts every answer as a request, a refused batch (503 when
+  -- the spool is full, or any status over 399) too, and it stored nothing.
+  local failed = summary.errors.connect + summary.errors.read + summary.errors.write + summary.errors.timeout
+  local events = (summary.requests - summary.errors.status) * 100
   io.write(string.format("RESULT events_per_s=%.0f p50_ms=%.2f p99_ms=%.2f requests=%d errors=%d non2xx=%d\n",
     events / seconds, latency:percentile(50) / 1000, latency:percentile(99) / 1000, summary.requests,
-    summary.errors.connect + summary.errors.read + summary.errors.write + summary.errors.timeout,
-    summary.errors.status))
+    failed, summary.errors.status))
 end

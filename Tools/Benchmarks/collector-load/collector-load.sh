@@ -16,7 +16,9 @@
 # got there, what did not stays in the spool for a next start). COLLECTOR_BINARY=<path> runs that
 # build instead of building this checkout (to compare two builds in turn). The `cpu` line is the
 # collector's own CPU (user + system) from the ingest route's start to its end (with a spool, to the
-# collector's exit): ÷ the stored count, what the collector spends per event.
+# collector's exit): ÷ the stored count, what the collector spends per event. MALLOC=jemalloc runs
+# the collector with jemalloc (collector-process.sh). The events_per_s of a route counts its 2xx
+# answers only (a 503 of a full spool stored nothing); non2xx says how many were refused.
 set -euo pipefail
 cd "$(dirname "$0")/../../.."
 duration=${1:-20}

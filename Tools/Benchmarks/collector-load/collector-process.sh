@@ -3,10 +3,19 @@
 # $port.
 pid=0
 
+# MALLOC=jemalloc runs the collector with jemalloc instead of glibc's malloc (LD_PRELOAD of Debian's
+# libjemalloc2, as Docs/Collector.md recommends for production); unset, the system's.
+preload=()
+if [ "${MALLOC:-}" = jemalloc ]; then
+  jemalloc=$(ldconfig -p | awk '/libjemalloc\.so\.2 / {print $NF; exit}')
+  [ -n "$jemalloc" ] || { echo "MALLOC=jemalloc: libjemalloc.so.2 is missing (apt-get install libjemalloc2)" >&2; exit 1; }
+  preload=(env "LD_PRELOAD=$jemalloc")
+fi
+
 start_collector() { # start_collector <binary> <collector args...>
   local binary=$1
   shift
-  "$binary" --port 0 --write-keys "bench=$key" --rate-limit 0 "$@" >"$work/out" 2>&1 &
+  "${preload[@]}" "$binary" --port 0 --write-keys "bench=$key" --rate-limit 0 "$@" >"$work/out" 2>&1 &
   pid=$!
   for _ in $(seq 300); do
     port=$(grep -o 'listening on http://127.0.0.1:[0-9]*' "$work/out" | grep -o '[0-9]*$' || true)
