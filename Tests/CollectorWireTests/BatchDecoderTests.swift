@@ -163,6 +163,20 @@ struct BatchDecoderTests {
       agree(decoded.events, reference.events), "\(decoded.events[0].parameters) vs \(reference.events[0].parameters)")
   }
 
+  /// Which numbers are integers: a fraction of zeros or an exponent that makes the value whole
+  /// gives an integer, any other fraction a double (read at once, without the exact check).
+  @Test(arguments: [
+    ("5.0", JSONValue.int(5)), ("2.000", .int(2)), ("0.10e1", .int(1)), ("7.00e0", .int(7)), ("-4.0", .int(-4)),
+    ("129.9", .double(129.9)), ("1.05e1", .double(10.5)), ("-3.50", .double(-3.5)), ("0.001", .double(0.001)),
+  ])
+  func aNumberIsAnIntegerExactlyWhenItIsWhole(number: String, expected: JSONValue) throws {
+    let body = """
+      {"context":\(String(decoding: try JSONEncoder().encode(context), as: UTF8.self)),"events":[
+      {"id":"a","name":"n","kind":"action","timestamp":1,"anonymousId":"x","parameters":{"p":\(number)}}]}
+      """
+    #expect(try BatchDecoder.decode(Array(body.utf8)).events.first?.parameters["p"] == expected)
+  }
+
   @Test func anIntegralTimestampWithAnExponentIsExact() throws {
     let body = """
       {"context":\(String(decoding: try JSONEncoder().encode(context), as: UTF8.self)),"events":[

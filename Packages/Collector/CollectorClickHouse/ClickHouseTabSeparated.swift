@@ -92,7 +92,11 @@ struct ClickHouseTabSeparated {
 
   private mutating func escaped(_ text: String, quote: UInt8?) {
     let utf8 = text.utf8
-    guard utf8.contains(where: { $0 == 0x5C || $0 < 0x20 || $0 == quote }) else {
+    // Nearly every field needs no escape: looked for in the string's own bytes (a native string's
+    // are contiguous), the quote as a plain byte (a backslash again when there is none).
+    let special = quote ?? 0x5C
+    let plain = utf8.withContiguousStorageIfAvailable { Self.isPlain($0, special) } ?? Self.isPlain(utf8, special)
+    guard !plain else {
       bytes.append(contentsOf: utf8)
       return
     }
@@ -107,5 +111,11 @@ struct ClickHouseTabSeparated {
       default: bytes.append(byte)
       }
     }
+  }
+
+  /// Whether `bytes` hold no control byte, no backslash and no `special`.
+  private static func isPlain<Bytes: Sequence<UInt8>>(_ bytes: Bytes, _ special: UInt8) -> Bool {
+    for byte in bytes where byte < 0x20 || byte == 0x5C || byte == special { return false }
+    return true
   }
 }

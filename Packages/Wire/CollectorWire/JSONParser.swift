@@ -126,15 +126,22 @@ extension Parser {
     // Digits after the point and the exponent are kept so an integral value written with a fraction
     // or an exponent ("5.0", "34314401013E8") is read exactly, as Foundation reads it, not via a double.
     var isInteger = true
+    // Without an exponent, a fraction with a digit other than 0 ("129.9") is no integer: read as a
+    // double at once (the exact check works on text, and prices are in most commerce events).
+    var integral = true
     if position < bytes.count, bytes[position] == UInt8(ascii: ".") {
       isInteger = false
       position += 1
       let fraction = position
-      while position < bytes.count, (UInt8(ascii: "0")...UInt8(ascii: "9")).contains(bytes[position]) { position += 1 }
+      while position < bytes.count, (UInt8(ascii: "0")...UInt8(ascii: "9")).contains(bytes[position]) {
+        integral = integral && bytes[position] == UInt8(ascii: "0")
+        position += 1
+      }
       guard position > fraction else { throw fail(field, "invalid number at byte \(start)") }
     }
     if position < bytes.count, bytes[position] == UInt8(ascii: "e") || bytes[position] == UInt8(ascii: "E") {
       isInteger = false
+      integral = true
       position += 1
       if position < bytes.count, bytes[position] == UInt8(ascii: "+") || bytes[position] == UInt8(ascii: "-") {
         position += 1
@@ -147,7 +154,7 @@ extension Parser {
       return .int(negative ? Int64(truncatingIfNeeded: 0 &- magnitude) : Int64(magnitude))
     }
     let text = String(decoding: UnsafeBufferPointer(rebasing: bytes[start..<position]), as: UTF8.self)
-    if !isInteger, let exact = Self.exactInteger(text) { return .int(exact) }
+    if !isInteger, integral, let exact = Self.exactInteger(text) { return .int(exact) }
     // Beyond 64 bits, or not integral: a double (as Foundation reads it). Past Double's range it is
     // ±infinity, which every field's own rule refuses, so one such number rejects its event alone.
     guard let number = Double(text) else { throw fail(field, "invalid number at byte \(start)") }
