@@ -8,6 +8,7 @@ extension ClickHouseReports {
   /// The rows of `query`: one per group, the dimensions in `d0`, `d1`, …, each measure in its
   /// ``ReportQuery/Measure/column``.
   public func aggregate(_ query: ReportQuery) async throws -> [SQLRow] {
+    if let rows = try await fromClosedDays(query) { return rows }
     let rollup = usesRollups ? Self.rollup(of: query) : nil
     var (table, conditions) =
       switch (query.source, rollup) {

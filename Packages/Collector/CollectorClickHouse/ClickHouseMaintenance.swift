@@ -114,6 +114,7 @@ extension ClickHouseEventStore {
       "SELECT partition, toInt64(count()) AS n FROM (SELECT toYYYYMM(day) AS partition, occurred_at FROM \(schema.events)) "
         + "GROUP BY partition HAVING max(occurred_at) < \(ClickHouseSQL.literal(cutoff)) ORDER BY partition")
     var dropped = 0
+    if !parts.isEmpty { try await invalidateClosedDays() }
     for part in parts {
       guard let partition = part["partition"].int else { continue }
       let rows = try await client.rows(
@@ -125,6 +126,7 @@ extension ClickHouseEventStore {
       }
       dropped += Int(rows.first?["n"].int ?? 0)
     }
+    if !parts.isEmpty { try await invalidateClosedDays() }
     return dropped
   }
 

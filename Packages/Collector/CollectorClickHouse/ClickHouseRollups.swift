@@ -102,6 +102,19 @@ extension ClickHouseEventStore {
   /// until the rollups hold exactly those events; throws ``StoreError/unavailable(_:)`` when they
   /// still disagree after five rounds (the write or the deletion is not acknowledged and is retried).
   func rebuildRollups(where rollupCondition: String, events eventCondition: String) async throws {
+    // Before and after, failed or not: no build of the closed days made from the rows in between is
+    // ever read (``invalidateClosedDays()``).
+    try await invalidateClosedDays()
+    do {
+      try await rebuildRollupRows(where: rollupCondition, events: eventCondition)
+    } catch {
+      try? await invalidateClosedDays()
+      throw error
+    }
+    try await invalidateClosedDays()
+  }
+
+  private func rebuildRollupRows(where rollupCondition: String, events eventCondition: String) async throws {
     for round in 0..<5 {
       if round > 0 {
         if try await rollupsAgree(rollupCondition, eventCondition) { return }

@@ -21,6 +21,8 @@ import CollectorWire
 /// - `sessions`: `ReplacingMergeTree(version)` by token hash; `audit`: a `MergeTree` by time.
 /// - `activity` and `activity_names`: the hourly rollups, fed at insert by materialised views
 ///   (``rollups``).
+/// - `closed_name_devices`, `closed_name_days`, `closed_builds` and `closed_drops`: the closed days,
+///   builds of the names rollup over whole UTC days that top events read (``closedDays``).
 /// - `schema_migrations`: one row per applied migration (on every server).
 ///
 /// On a cluster (``cluster`` set), each server keeps the rows in `<table>_local` and `<table>` is a
@@ -174,6 +176,7 @@ struct ClickHouseSchema: Sendable {
       create(Self.savedViews),
       create(Self.annotations),
       eventsByNameMigration,
+      closedDaysMigration,
     ]
   }
 

@@ -6,7 +6,8 @@ public import ServiceLifecycle
 /// Builds the store's device sets (``DeviceSetKeeping``) for the hours that ended `settled` ago or
 /// earlier, once at start and then every `interval`, until graceful shutdown; a no-op on a store
 /// that keeps none. Reports read the sets of built hours and the names rollup for the rest, so the
-/// job only makes them faster: nothing waits for it.
+/// job only makes them faster: nothing waits for it. On ClickHouse it builds the closed days (top
+/// events' devices over whole UTC days) once a day has ended `settled` ago.
 public struct DeviceSetJob: Service {
   private let store: any EventStore
   /// In ms.

@@ -1,0 +1,111 @@
+import CollectorClickHouse
+import CollectorReports
+import CollectorStore
+import Foundation
+import Testing
+
+/// ClickHouse's closed days (top events' devices from a build of whole UTC days) answer as the
+/// events do, whatever is built, through late and resent events, builds beside writes, erasure and
+/// pruning; and reports read them.
+@Suite("ClickHouse's closed days answer exactly as the events do")
+struct ClosedDaysTests {
+  static let day: Int64 = 86_400_000
+
+  static var engines: [Engine] { Engine.available.filter { $0 == .clickhouse || $0 == .clickhouseCluster } }
+
+  /// Top events of every generated filter (by platform and in Kolkata they read the rollup; the
+  /// rest take whole UTC days from the build, Berlin's edges and DST day from the hours), from the
+  /// closed days and from the events.
+  static func expectSame(_ store: ClickHouseEventStore, _ stage: String) async throws {
+    for filter in Generated.filters {
+      for limit in [100, 3] {
+        let served = try await ClickHouseReports(store: store).topEvents(filter, limit: limit)
+        let honest = try await ClickHouseReports(store: store, rollups: false).topEvents(filter, limit: limit)
+        #expect(served == honest, "\(stage), limit \(limit), \(filter)")
+      }
+    }
+  }
+
+  static func open(_ engine: Engine) async throws -> ClickHouseEventStore {
+    let (written, _) = try await engine.openReports(Generated.batches)
+    return try #require(written as? ClickHouseEventStore)
+  }
+
+  @Test(arguments: engines)
+  func closedDaysMatchTheEventsThroughLateEventsErasureAndPruning(engine: Engine) async throws {
+    let store = try await Self.open(engine)
+    // Ten days built: the build ends the day before, and is not made twice.
+    #expect(try await store.buildDeviceSets(before: Generated.start + 10 * Self.day) == 64)
+    #expect(try await store.buildDeviceSets(before: Generated.start + 10 * Self.day + 3_600_000) == 0)
+    try await Self.expectSame(store, "ten days built")
+
+    _ = try await store.write(DeviceSetTests.late())
+    _ = try await store.write(Generated.batches[0])
+    try await Self.expectSame(store, "after late and resent events")
+
+    #expect(try await store.buildDeviceSets(before: .max) == 64)
+    #expect(try await store.buildDeviceSets(before: .max) == 0)
+    try await Self.expectSame(store, "every day built")
+
+    #expect(try await store.erase(ErasureSubject(app: "shop", deviceID: "device-7", userID: nil)!).rows > 0)
+    #expect(try await store.erase(ErasureSubject(app: "shop", deviceID: nil, userID: "user-2")!).rows > 0)
+    try await Self.expectSame(store, "after erasure")
+    // Erasure stopped every build being read: the next one is made again.
+    #expect(try await store.buildDeviceSets(before: .max) == 64)
+    try await Self.expectSame(store, "after erasure, built again")
+
+    let pruned = try await store.prune(
+      PruneCutoffs(defaultCutoff: Generated.start + 2 * Self.day + 90 * 60_000, perApp: [:]))
+    #expect(pruned > 0)
+    try await Self.expectSame(store, "after pruning")
+    #expect(try await store.buildDeviceSets(before: .max) == 64)
+    try await Self.expectSame(store, "after pruning, built again")
+    try await store.close()
+  }
+
+  /// Builds running beside late writes into the days they build leave no stale build read.
+  @Test(arguments: engines)
+  func buildsBesideLateWritesLeaveNothingStale(engine: Engine) async throws {
+    let store = try await Self.open(engine)
+    for round in 0..<4 {
+      async let built = store.buildDeviceSets(before: Generated.start + Int64(5 + round) * Self.day)
+      _ = try await store.write(DeviceSetTests.late(round))
+      _ = try await built
+    }
+    try await Self.expectSame(store, "builds beside late writes")
+    try await store.close()
+  }
+
+  /// Top events read the build: a device added to it on purpose shows, until a late event changes
+  /// that day, which is then read from the hours.
+  @Test(arguments: engines)
+  func topEventsReadTheBuildOfDaysWithoutLateEvents(engine: Engine) async throws {
+    let store = try await Self.open(engine)
+    #expect(try await store.buildDeviceSets(before: .max) == 64)
+    let filter = Generated.filters[0]
+    let honest = try await ClickHouseReports(store: store, rollups: false).topEvents(filter, limit: 100)
+    #expect(try await ClickHouseReports(store: store).topEvents(filter, limit: 100) == honest)
+
+    let client = try ClickHouseClient(url: store.url, database: store.database, http: ClickHouseClient.http)
+    let table = "\(store.database).closed_name_devices"
+    let build = try #require(try await client.rows("SELECT max(build) AS b FROM \(table)").first?["b"].int)
+    // The late events' day (``DeviceSetTests/late(_:)``), as one more device sending `app_open`.
+    let builds = "\(store.database).closed_builds\(engine == .clickhouseCluster ? "_local" : "")"
+    let first = try #require(
+      try await client.rows("SELECT first_day AS f FROM \(builds) WHERE build = \(build)").first?["f"].int)
+    let lateDay = (Generated.start + 3 * Self.day) / Self.day
+    try await client.execute(
+      "INSERT INTO \(table) (build, app, name, device, days) VALUES "
+        + "(\(build), 'shop', 'app_open', 12345, \(UInt64(1) << UInt64(lateDay - first)))",
+      settings: ["insert_distributed_sync": "1"])
+    let damaged = try await ClickHouseReports(store: store).topEvents(filter, limit: 100)
+    #expect(damaged != honest)
+    #expect(try await ClickHouseReports(store: store, rollups: false).topEvents(filter, limit: 100) == honest)
+
+    _ = try await store.write(DeviceSetTests.late())
+    let fixed = try await ClickHouseReports(store: store).topEvents(filter, limit: 100)
+    #expect(fixed == (try await ClickHouseReports(store: store, rollups: false).topEvents(filter, limit: 100)))
+    #expect(fixed != honest)
+    try await store.close()
+  }
+}
