@@ -13,9 +13,9 @@ struct ClosedDaysTests {
 
   static var engines: [Engine] { Engine.available.filter { $0 == .clickhouse || $0 == .clickhouseCluster } }
 
-  /// Top events of every generated filter (by platform and in Kolkata they read the rollup; the
-  /// rest take whole UTC days from the build, Berlin's edges and DST day from the hours), from the
-  /// closed days and from the events.
+  /// Top events, sessions and the overview of every generated filter (by platform and in Kolkata they read the
+  /// rollup; the rest take whole UTC days from the build, Berlin's edges and DST day from the
+  /// hours), from the closed days and from the events.
   static func expectSame(_ store: ClickHouseEventStore, _ stage: String) async throws {
     for filter in Generated.filters {
       for limit in [100, 3] {
@@ -23,6 +23,12 @@ struct ClosedDaysTests {
         let honest = try await ClickHouseReports(store: store, rollups: false).topEvents(filter, limit: limit)
         #expect(served == honest, "\(stage), limit \(limit), \(filter)")
       }
+      let sessions = try await ClickHouseReports(store: store).sessions(filter)
+      #expect(
+        sessions == (try await ClickHouseReports(store: store, rollups: false).sessions(filter)), "\(stage), \(filter)")
+      let overview = try await ClickHouseReports(store: store).overview(filter)
+      #expect(
+        overview == (try await ClickHouseReports(store: store, rollups: false).overview(filter)), "\(stage), \(filter)")
     }
   }
 
@@ -76,10 +82,10 @@ struct ClosedDaysTests {
     try await store.close()
   }
 
-  /// Top events read the build: a device added to it on purpose shows, until a late event changes
-  /// that day, which is then read from the hours.
+  /// Top events, sessions and the overview read the build: a device and a session added to it on purpose show,
+  /// until a late event changes that day, which is then read from the hours.
   @Test(arguments: engines)
-  func topEventsReadTheBuildOfDaysWithoutLateEvents(engine: Engine) async throws {
+  func reportsReadTheBuildOfDaysWithoutLateEvents(engine: Engine) async throws {
     let store = try await Self.open(engine)
     #expect(try await store.buildDeviceSets(before: .max) == 64)
     let filter = Generated.filters[0]
@@ -98,14 +104,28 @@ struct ClosedDaysTests {
       "INSERT INTO \(table) (build, app, name, device, days) VALUES "
         + "(\(build), 'shop', 'app_open', 12345, \(UInt64(1) << UInt64(lateDay - first)))",
       settings: ["insert_distributed_sync": "1"])
+    // And one more session that day, of no events (so the day's totals stay those of the rollups).
+    let sessions = try await ClickHouseReports(store: store, rollups: false).sessions(filter)
+    #expect(try await ClickHouseReports(store: store).sessions(filter) == sessions)
+    try await client.execute(
+      "INSERT INTO \(store.database).closed_sessions (build, app, day, session, keyed, alone, first_ms, last_ms, "
+        + "events) VALUES (\(build), 'shop', \(lateDay), 12345, 1, 1, 0, 0, 0)",
+      settings: ["insert_distributed_sync": "1"])
     let damaged = try await ClickHouseReports(store: store).topEvents(filter, limit: 100)
     #expect(damaged != honest)
     #expect(try await ClickHouseReports(store: store, rollups: false).topEvents(filter, limit: 100) == honest)
+    #expect(try await ClickHouseReports(store: store).sessions(filter).count == sessions.count + 1)
+    let overview = try await ClickHouseReports(store: store, rollups: false).overview(filter)
+    #expect(
+      try await ClickHouseReports(store: store).overview(filter).current.sessions == overview.current.sessions + 1)
 
     _ = try await store.write(DeviceSetTests.late())
     let fixed = try await ClickHouseReports(store: store).topEvents(filter, limit: 100)
     #expect(fixed == (try await ClickHouseReports(store: store, rollups: false).topEvents(filter, limit: 100)))
     #expect(fixed != honest)
+    let late = try await ClickHouseReports(store: store, rollups: false).sessions(filter)
+    #expect(try await ClickHouseReports(store: store).sessions(filter) == late)
+    #expect(late != sessions)
     try await store.close()
   }
 }

@@ -8,6 +8,8 @@ import Foundation
 /// - `closed_name_devices`: one row per (build, app, name, device) with a 64-bit mask of the days
 ///   (from the build's first day) the device sent the name on.
 /// - `closed_name_days`: the events per (build, app, day, name).
+/// - `closed_sessions`: one row per (build, app, day, session) from the `activity` rollup: its
+///   first and last time and events that day, and whether that day is its only one in the build.
 /// - `closed_builds` (on the server reads go to): one row per finished build, its first and last day.
 /// - `closed_drops` (the same): a row per invalidation; a build that sees their count change while
 ///   it runs throws itself away.
@@ -30,6 +32,13 @@ extension ClickHouseSchema {
     Table(
       name: "closed_name_devices", columns: "build Int64, app String, name String, device UInt64, days UInt64",
       engine: "MergeTree PARTITION BY build ORDER BY (app, name, device)", shardBy: "device"),
+    Table(
+      name: "closed_sessions",
+      columns: """
+        build Int64, app String, day Int64, session UInt64, keyed UInt8, alone UInt8, first_ms Int64, last_ms Int64,
+        events UInt64
+        """,
+      engine: "MergeTree PARTITION BY build ORDER BY (app, day, session)", shardBy: "session"),
   ]
 
   /// Migration 10: the built tables, the builds and the invalidations.
@@ -38,6 +47,36 @@ extension ClickHouseSchema {
       "CREATE TABLE IF NOT EXISTS \(local("closed_builds")) (build Int64, first_day Int64, last_day Int64) "
         + "ENGINE = MergeTree ORDER BY build",
       "CREATE TABLE IF NOT EXISTS \(local("closed_drops")) (at DateTime DEFAULT now()) ENGINE = MergeTree ORDER BY at",
+    ]
+  }
+
+  /// The statements filling build `id` of `days` from each server's own rollups, in order.
+  func closedBuild(id: Int64, days: ClosedRange<Int64>) -> [String] {
+    let day = Self.dayLength
+    let range = "hour >= \(days.lowerBound * day) AND hour < \((days.upperBound + 1) * day)"
+    let session = "if(session_key = '', cityHash64(device), cityHash64(device, cityHash64(session_key)))"
+    return [
+      """
+      INSERT INTO \(local("closed_name_days")) SELECT \(id), app, intDiv(hour, \(day)) AS d, name, sum(events)
+      FROM \(local("activity_names")) WHERE \(range) GROUP BY app, d, name
+      """,
+      """
+      INSERT INTO \(local("closed_name_devices")) SELECT \(id), app, name, device,
+        groupBitOr(bitShiftLeft(toUInt64(1), toUInt64(intDiv(hour, \(day)) - \(days.lowerBound))))
+      FROM \(local("activity_names")) WHERE \(range) GROUP BY app, name, device
+      """,
+      // A session's rows per day; `alone`: its only day in the build. Events without a session
+      // are rows too (`keyed = 0`, per device and day), so every day's events are counted.
+      """
+      INSERT INTO \(local("closed_sessions")) SELECT \(id), app, tupleElement(x, 1), s, keyed, toUInt8(length(per) = 1),
+        tupleElement(x, 2), tupleElement(x, 3), tupleElement(x, 4)
+      FROM (SELECT app, s, keyed, groupArray((d, f, l, n)) AS per FROM (
+          SELECT app, intDiv(hour, \(day)) AS d, \(session) AS s, toUInt8(session_key != '') AS keyed,
+            minMerge(first_ms) AS f, maxMerge(last_ms) AS l, sumMerge(events) AS n
+          FROM \(local("activity")) WHERE \(range) GROUP BY app, d, s, keyed)
+        GROUP BY app, s, keyed)
+      ARRAY JOIN per AS x
+      """,
     ]
   }
 
@@ -74,20 +113,13 @@ extension ClickHouseEventStore: DeviceSetKeeping {
     if latest?.days.upperBound == last { return 0 }
     let drops = try await invalidations()
     let id = max(Int64(Date().timeIntervalSince1970 * 1000), (latest?.id ?? 0) + 1)
-    let range = "hour >= \(first * day) AND hour < \((last + 1) * day)"
-    // The days' totals on every server before any device: an event landing between the two is in
-    // the devices and not in the totals, so reports read its day from the hours.
-    for server in servers {
-      try await server.execute(
-        "INSERT INTO \(schema.local("closed_name_days")) SELECT \(id), app, intDiv(hour, \(day)) AS d, name, "
-          + "sum(events) FROM \(schema.local("activity_names")) WHERE \(range) GROUP BY app, d, name")
-    }
-    for server in servers {
-      try await server.execute(
-        "INSERT INTO \(schema.local("closed_name_devices")) SELECT \(id), app, name, device, "
-          + "groupBitOr(bitShiftLeft(toUInt64(1), toUInt64(intDiv(hour, \(day)) - \(first)))) "
-          + "FROM \(schema.local("activity_names")) WHERE \(range) GROUP BY app, name, device",
-        settings: ["max_bytes_before_external_group_by": "1000000000"])
+    // Each statement on every server before the next: the totals of the days first, so that an
+    // event landing during the build is in a later table and not in the totals, and reports read
+    // its day from the hours.
+    for statement in schema.closedBuild(id: id, days: first...last) {
+      for server in servers {
+        try await server.execute(statement, settings: ["max_bytes_before_external_group_by": "1000000000"])
+      }
     }
     try await client.execute(
       "INSERT INTO \(schema.local("closed_builds")) (build, first_day, last_day) VALUES (\(id), \(first), \(last))")

@@ -1,7 +1,8 @@
 import CollectorReports
 import CollectorStore
 
-/// Top events from the closed days (``ClickHouseSchema/closedDays``): a name's devices over the
+/// Top events, sessions and the overview's events and sessions from the closed days
+/// (``ClickHouseSchema/closedDays``). A name's devices over the
 /// range are its build rows whose mask meets the range's clean built days, less those also among the
 /// rest of the range's (name, device) pairs in the names rollup (matched by `cityHash64(name,
 /// device)`), plus the distinct devices of that rest; its events are the built days' totals plus the
@@ -19,42 +20,56 @@ extension ClickHouseReports {
     return ClosedBuild(id: id, days: first...last)
   }
 
-  /// The rows of `query` from the closed days, or `nil` when they do not answer it: a query by name
-  /// alone counting devices (and events), with no platform or version, a build holding a whole UTC
-  /// day of the range whose events equal the rollups'. The range's other hours (its edges in any
-  /// zone, days after the build, days with late events) are read from the names rollup.
-  func fromClosedDays(_ query: ReportQuery) async throws -> [SQLRow]? {
-    let filter = query.filter
-    guard usesRollups, Self.rollup(of: query) == .names, query.name == nil, query.dimensions == [.name],
-      query.measures.contains(.devices), Set(query.measures).isSubset(of: [.events, .devices]),
-      Self.dimensions(filter).isEmpty, let build = try await Self.closedBuild(client, schema)
+  /// The newest build and the whole UTC days of `filter`'s range it answers (its days whose events
+  /// equal the `activity` rollup's in both the names' totals and the sessions'), or `nil` when
+  /// there are none, the filter has a platform or version, or the rollups do not answer it.
+  func closedDays(_ filter: ReportFilter) async throws -> (build: ClosedBuild, days: [Int64])? {
+    guard activity(filter) != nil, Self.dimensions(filter).isEmpty,
+      let build = try await Self.closedBuild(client, schema)
     else { return nil }
     let day = ClickHouseSchema.dayLength
     let start = max(build.days.lowerBound, filter.from <= 0 ? 0 : (filter.from + day - 1) / day)
     let end = min(build.days.upperBound, filter.to / day - 1)
     guard start <= end else { return nil }
     let app = ClickHouseSQL.literal(filter.storedApp)
-    let ofBuild = "build = \(build.id) AND app = \(app)"
-    // The days whose events differ from the `activity` rollup's (late events, or rows removed since).
+    let ofBuild = "build = \(build.id) AND app = \(app) AND day >= \(start) AND day <= \(end)"
+    // The days whose events differ (late events, or rows removed since).
     let changed = try await rows(
       """
-      SELECT d, toInt64(sum(n)) AS n, toInt64(sum(b)) AS b FROM (
-        SELECT intDiv(hour, \(day)) AS d, toInt64(sumMerge(events)) AS n, toInt64(0) AS b
+      SELECT d, toInt64(sum(n)) AS n, toInt64(sum(b)) AS b, toInt64(sum(s)) AS s FROM (
+        SELECT intDiv(hour, \(day)) AS d, toInt64(sumMerge(events)) AS n, toInt64(0) AS b, toInt64(0) AS s
         FROM \(schema.table("activity")) WHERE app = \(app) AND hour >= \(start * day) AND hour < \((end + 1) * day)
         GROUP BY d
         UNION ALL
-        SELECT day AS d, toInt64(0) AS n, toInt64(sum(events)) AS b FROM \(schema.table("closed_name_days"))
-        WHERE \(ofBuild) AND day >= \(start) AND day <= \(end) GROUP BY d
-      ) GROUP BY d HAVING n != b
+        SELECT day AS d, toInt64(0) AS n, toInt64(sum(events)) AS b, toInt64(0) AS s
+        FROM \(schema.table("closed_name_days")) WHERE \(ofBuild) GROUP BY d
+        UNION ALL
+        SELECT day AS d, toInt64(0) AS n, toInt64(0) AS b, toInt64(sum(events)) AS s
+        FROM \(schema.table("closed_sessions")) WHERE \(ofBuild) GROUP BY d
+      ) GROUP BY d HAVING n != b OR n != s
       """
     ).compactMap { $0["d"].int }
     let changedDays = Set(changed)
     let clean = (start...end).filter { !changedDays.contains($0) }
-    guard !clean.isEmpty else { return nil }
+    return clean.isEmpty ? nil : (build, clean)
+  }
+
+  /// The rows of `query` from the closed days, or `nil` when they do not answer it: a query by name
+  /// alone counting devices (and events), over whole UTC days the build answers
+  /// (``closedDays(_:)``). The range's other hours (its edges in any zone, days after the build,
+  /// days with late events) are read from the names rollup.
+  func fromClosedDays(_ query: ReportQuery) async throws -> [SQLRow]? {
+    if let totals = try await closedTotals(query) { return totals }
+    guard usesRollups, Self.rollup(of: query) == .names, query.name == nil, query.dimensions == [.name],
+      query.measures.contains(.devices), Set(query.measures).isSubset(of: [.events, .devices]),
+      let (build, clean) = try await closedDays(query.filter)
+    else { return nil }
+    let day = ClickHouseSchema.dayLength
     let mask = clean.reduce(UInt64(0)) { $0 | (UInt64(1) << UInt64($1 - build.days.lowerBound)) }
     let days = "(\(clean.map(String.init).joined(separator: ", ")))"
+    let ofBuild = "build = \(build.id) AND app = \(ClickHouseSQL.literal(query.filter.storedApp))"
     let names = schema.table("activity_names")
-    let rest = "\(Self.rollupConditions(filter)) AND intDiv(hour, \(day)) NOT IN \(days)"
+    let rest = "\(Self.rollupConditions(query.filter)) AND intDiv(hour, \(day)) NOT IN \(days)"
     let parts = """
       SELECT name, toInt64(sum(events)) AS e, toInt64(0) AS dv FROM \(schema.table("closed_name_days"))
       WHERE \(ofBuild) AND day IN \(days) GROUP BY name
@@ -70,5 +85,88 @@ extension ClickHouseReports {
     return try await rows(
       query.statement(
         dimensions: ["name"], measures: measures, from: "(\(parts))", where: "1", limit: query.limit.map(String.init)))
+  }
+
+  /// The sessions of `filter` from the closed days, or `nil` when they do not answer it
+  /// (``closedDays(_:)``): one query; the median's two middle values are the 0.5 quantiles of the
+  /// durations and of their negatives (`quantileExact` takes the value at rank ⌊0.5 × count⌋ of
+  /// each order), so the count is not needed first.
+  func closedSessions(_ filter: ReportFilter) async throws -> Sessions? {
+    guard usesRollups, let (build, clean) = try await closedDays(filter) else { return nil }
+    let sql = ClosedSessionsSQL(self, filter, build: build, days: clean)
+    let perSession = """
+      SELECT last_ms - first_ms AS d, events AS n \(sql.alone)
+      UNION ALL
+      SELECT max(l) - min(f) AS d, sum(e) AS n FROM (\(sql.grouped(times: true))) GROUP BY s
+      """
+    return Self.sessions(
+      try await rows(
+        "SELECT toInt64(count()) AS c, toInt64(sum(n)) AS e, "
+          + "toInt64(intDiv(quantileExact(0.5)(d) - quantileExact(0.5)(-d), 2)) AS m FROM (\(perSession))"
+      ).first)
+  }
+
+  /// The events and sessions of `query` (no dimension: the overview's) from the closed days, in the
+  /// columns ``aggregate(_:)`` answers, or `nil` when they do not answer it.
+  func closedTotals(_ query: ReportQuery) async throws -> [SQLRow]? {
+    guard usesRollups, query.source == .events, query.name == nil, query.dimensions.isEmpty,
+      query.measures.contains(.sessions), Set(query.measures).isSubset(of: [.events, .sessions]),
+      let (build, clean) = try await closedDays(query.filter)
+    else { return nil }
+    let sql = ClosedSessionsSQL(self, query.filter, build: build, days: clean)
+    let parts = """
+      SELECT toInt64(sum(events)) AS e, toInt64(0) AS c \(sql.builtDays)
+      UNION ALL
+      SELECT toInt64(sumMerge(events)) AS e, toInt64(0) AS c \(sql.restHours)
+      UNION ALL
+      SELECT toInt64(0) AS e, toInt64(count()) AS c \(sql.alone)
+      UNION ALL
+      SELECT toInt64(0) AS e, toInt64(uniqExact(s)) AS c FROM (\(sql.grouped(times: false)))
+      """
+    let columns = query.measures.map { "toInt64(sum(\($0 == .events ? "e" : "c"))) AS \($0.column)" }
+    return try await rows("SELECT \(columns.joined(separator: ", ")) FROM (\(parts))")
+  }
+}
+
+/// The parts of a sessions query over the closed days: a session whose only day in the build is one
+/// of the range's clean days, and which has no row in the rest of the range, is its row as built
+/// (``alone``: most sessions, no grouping); the others' rows of the clean days and the rest's rollup
+/// rows are grouped by session (``grouped(times:)``).
+struct ClosedSessionsSQL {
+  /// The rows of the clean days (`FROM … WHERE …`), with or without a session.
+  let builtDays: String
+  /// The rollup rows of the rest of the range (`FROM … WHERE …`), with or without a session.
+  let restHours: String
+  private let session = "cityHash64(device, cityHash64(session_key))"
+
+  init(_ reports: ClickHouseReports, _ filter: ReportFilter, build: ClosedBuild, days: [Int64]) {
+    let list = "(\(days.map(String.init).joined(separator: ", ")))"
+    builtDays =
+      "FROM \(reports.schema.table("closed_sessions")) WHERE build = \(build.id) "
+      + "AND app = \(ClickHouseSQL.literal(filter.storedApp)) AND day IN \(list)"
+    restHours =
+      "FROM \(reports.schema.table("activity")) WHERE \(ClickHouseReports.rollupConditions(filter)) "
+      + "AND intDiv(hour, \(ClickHouseSchema.dayLength)) NOT IN \(list)"
+  }
+
+  private var inRest: String { "session IN (SELECT \(session) \(restHours) AND session_key != '')" }
+
+  /// The sessions passing as built (`FROM … WHERE …`).
+  var alone: String { "\(builtDays) AND keyed = 1 AND alone = 1 AND NOT \(inRest)" }
+
+  /// The rows of the other sessions, `s` the session's hash, with their times and events (`f`, `l`,
+  /// `e`) when `times`.
+  func grouped(times: Bool) -> String {
+    let (built, rest) =
+      times
+      ? (
+        ", first_ms AS f, last_ms AS l, events AS e",
+        ", finalizeAggregation(first_ms) AS f, finalizeAggregation(last_ms) AS l, finalizeAggregation(events) AS e"
+      ) : ("", "")
+    return """
+      SELECT session AS s\(built) \(builtDays) AND keyed = 1 AND (alone = 0 OR \(inRest))
+      UNION ALL
+      SELECT \(session) AS s\(rest) \(restHours) AND session_key != ''
+      """
   }
 }

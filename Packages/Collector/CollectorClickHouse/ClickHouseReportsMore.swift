@@ -7,6 +7,7 @@ extension ClickHouseReports {
   /// Sessions, counted and their median taken on the server (as ``Sessions/init(_:)`` does
   /// from one row per session): the middle duration, or the mean of the two middle ones, in whole ms.
   public func sessions(_ filter: ReportFilter) async throws -> Sessions {
+    if let found = try await closedSessions(filter) { return found }
     let (perSession, expected) = try await sessionRows(filter)
     if let expected, let found = try await sessions(perSession, ranked: expected) { return found }
     let half = "intDiv(c, 2)"
@@ -33,7 +34,7 @@ extension ClickHouseReports {
   }
 
   /// The report from its row: `c` sessions, `e` events, median `m`.
-  private static func sessions(_ found: SQLRow?) -> Sessions {
+  static func sessions(_ found: SQLRow?) -> Sessions {
     let count = found?["c"].int ?? 0
     return Sessions(
       count: count, medianDuration: count == 0 ? 0 : found?["m"].int ?? 0,
