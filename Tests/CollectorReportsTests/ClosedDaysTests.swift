@@ -115,14 +115,23 @@ struct ClosedDaysTests {
     #expect(damaged != honest)
     #expect(try await ClickHouseReports(store: store, rollups: false).topEvents(filter, limit: 100) == honest)
     #expect(try await ClickHouseReports(store: store).sessions(filter).count == sessions.count + 1)
+    try await client.execute(
+      "INSERT INTO \(store.database).closed_devices (build, app, device, days) VALUES "
+        + "(\(build), 'shop', 12345, \(UInt64(1) << UInt64(lateDay - first)))",
+      settings: ["insert_distributed_sync": "1"])
     let overview = try await ClickHouseReports(store: store, rollups: false).overview(filter)
-    #expect(
-      try await ClickHouseReports(store: store).overview(filter).current.sessions == overview.current.sessions + 1)
+    let damagedOverview = try await ClickHouseReports(store: store).overview(filter).current
+    #expect(damagedOverview.sessions == overview.current.sessions + 1)
+    #expect(damagedOverview.devices == overview.current.devices + 1)
+    #expect(damagedOverview.people == overview.current.people + 1)
 
     _ = try await store.write(DeviceSetTests.late())
     let fixed = try await ClickHouseReports(store: store).topEvents(filter, limit: 100)
     #expect(fixed == (try await ClickHouseReports(store: store, rollups: false).topEvents(filter, limit: 100)))
     #expect(fixed != honest)
+    #expect(
+      try await ClickHouseReports(store: store).overview(filter)
+        == ClickHouseReports(store: store, rollups: false).overview(filter))
     let late = try await ClickHouseReports(store: store, rollups: false).sessions(filter)
     #expect(try await ClickHouseReports(store: store).sessions(filter) == late)
     #expect(late != sessions)

@@ -8,8 +8,11 @@ import Foundation
 /// - `closed_name_devices`: one row per (build, app, name, device) with a 64-bit mask of the days
 ///   (from the build's first day) the device sent the name on.
 /// - `closed_name_days`: the events per (build, app, day, name).
+/// - `closed_devices`: one row per (build, app, device) with the mask of its days, and
+///   `closed_day_events` the events per (build, app, day), both from the sessions as built.
 /// - `closed_sessions`: one row per (build, app, day, session) from the `activity` rollup: its
-///   first and last time and events that day, and whether that day is its only one in the build.
+///   device, first and last time and events that day, and whether that day is its only one in the
+///   build.
 /// - `closed_builds` (on the server reads go to): one row per finished build, its first and last day.
 /// - `closed_drops` (the same): a row per invalidation; a build that sees their count change while
 ///   it runs throws itself away.
@@ -33,12 +36,18 @@ extension ClickHouseSchema {
       name: "closed_name_devices", columns: "build Int64, app String, name String, device UInt64, days UInt64",
       engine: "MergeTree PARTITION BY build ORDER BY (app, name, device)", shardBy: "device"),
     Table(
+      name: "closed_devices", columns: "build Int64, app String, device UInt64, days UInt64",
+      engine: "MergeTree PARTITION BY build ORDER BY (app, device)", shardBy: "device"),
+    Table(
       name: "closed_sessions",
       columns: """
-        build Int64, app String, day Int64, session UInt64, keyed UInt8, alone UInt8, first_ms Int64, last_ms Int64,
-        events UInt64
+        build Int64, app String, day Int64, session UInt64, device UInt64, keyed UInt8, alone UInt8, first_ms Int64,
+        last_ms Int64, events UInt64
         """,
-      engine: "MergeTree PARTITION BY build ORDER BY (app, day, session)", shardBy: "session"),
+      engine: "MergeTree PARTITION BY build ORDER BY (app, day, session)", shardBy: "device"),
+    Table(
+      name: "closed_day_events", columns: "build Int64, app String, day Int64, events UInt64",
+      engine: "MergeTree PARTITION BY build ORDER BY (app, day)", shardBy: "day"),
   ]
 
   /// Migration 10: the built tables, the builds and the invalidations.
@@ -68,14 +77,24 @@ extension ClickHouseSchema {
       // A session's rows per day; `alone`: its only day in the build. Events without a session
       // are rows too (`keyed = 0`, per device and day), so every day's events are counted.
       """
-      INSERT INTO \(local("closed_sessions")) SELECT \(id), app, tupleElement(x, 1), s, keyed, toUInt8(length(per) = 1),
-        tupleElement(x, 2), tupleElement(x, 3), tupleElement(x, 4)
-      FROM (SELECT app, s, keyed, groupArray((d, f, l, n)) AS per FROM (
-          SELECT app, intDiv(hour, \(day)) AS d, \(session) AS s, toUInt8(session_key != '') AS keyed,
+      INSERT INTO \(local("closed_sessions")) SELECT \(id), app, tupleElement(x, 1), s, device, keyed,
+        toUInt8(length(per) = 1), tupleElement(x, 2), tupleElement(x, 3), tupleElement(x, 4)
+      FROM (SELECT app, s, device, keyed, groupArray((d, f, l, n)) AS per FROM (
+          SELECT app, intDiv(hour, \(day)) AS d, \(session) AS s, device, toUInt8(session_key != '') AS keyed,
             minMerge(first_ms) AS f, maxMerge(last_ms) AS l, sumMerge(events) AS n
-          FROM \(local("activity")) WHERE \(range) GROUP BY app, d, s, keyed)
-        GROUP BY app, s, keyed)
+          FROM \(local("activity")) WHERE \(range) GROUP BY app, d, s, device, keyed)
+        GROUP BY app, s, device, keyed)
       ARRAY JOIN per AS x
+      """,
+      // The devices and the days' events from the sessions as built, so all three agree.
+      """
+      INSERT INTO \(local("closed_devices")) SELECT \(id), app, device,
+        groupBitOr(bitShiftLeft(toUInt64(1), toUInt64(day - \(days.lowerBound))))
+      FROM \(local("closed_sessions")) WHERE build = \(id) GROUP BY app, device
+      """,
+      """
+      INSERT INTO \(local("closed_day_events")) SELECT \(id), app, day, sum(events)
+      FROM \(local("closed_sessions")) WHERE build = \(id) GROUP BY app, day
       """,
     ]
   }

@@ -45,7 +45,7 @@ extension ClickHouseReports {
         FROM \(schema.table("closed_name_days")) WHERE \(ofBuild) GROUP BY d
         UNION ALL
         SELECT day AS d, toInt64(0) AS n, toInt64(0) AS b, toInt64(sum(events)) AS s
-        FROM \(schema.table("closed_sessions")) WHERE \(ofBuild) GROUP BY d
+        FROM \(schema.table("closed_day_events")) WHERE \(ofBuild) GROUP BY d
       ) GROUP BY d HAVING n != b OR n != s
       """
     ).compactMap { $0["d"].int }
@@ -66,7 +66,7 @@ extension ClickHouseReports {
     else { return nil }
     let day = ClickHouseSchema.dayLength
     let mask = clean.reduce(UInt64(0)) { $0 | (UInt64(1) << UInt64($1 - build.days.lowerBound)) }
-    let days = "(\(clean.map(String.init).joined(separator: ", ")))"
+    let days = Self.list(clean)
     let ofBuild = "build = \(build.id) AND app = \(ClickHouseSQL.literal(query.filter.storedApp))"
     let names = schema.table("activity_names")
     let rest = "\(Self.rollupConditions(query.filter)) AND intDiv(hour, \(day)) NOT IN \(days)"
@@ -86,6 +86,27 @@ extension ClickHouseReports {
       query.statement(
         dimensions: ["name"], measures: measures, from: "(\(parts))", where: "1", limit: query.limit.map(String.init)))
   }
+
+  /// The distinct devices (column `device`, their hashes) of `filter`'s range from the closed days,
+  /// or `nil` when they do not answer it: the build's devices whose mask meets the clean days, less
+  /// those also in the rest of the range, and the rest's.
+  func closedDevices(_ filter: ReportFilter) async throws -> String? {
+    guard usesRollups, let (build, clean) = try await closedDays(filter) else { return nil }
+    let mask = clean.reduce(UInt64(0)) { $0 | (UInt64(1) << UInt64($1 - build.days.lowerBound)) }
+    let rest =
+      "FROM \(schema.table("activity")) WHERE \(Self.rollupConditions(filter)) "
+      + "AND intDiv(hour, \(ClickHouseSchema.dayLength)) NOT IN \(Self.list(clean))"
+    return """
+      SELECT device FROM \(schema.table("closed_devices")) WHERE build = \(build.id)
+        AND app = \(ClickHouseSQL.literal(filter.storedApp)) AND bitAnd(days, toUInt64(\(mask))) != 0
+        AND device NOT IN (SELECT device \(rest))
+      UNION ALL
+      SELECT DISTINCT device \(rest)
+      """
+  }
+
+  /// `days` as a list literal.
+  static func list(_ days: [Int64]) -> String { "(\(days.map(String.init).joined(separator: ", ")))" }
 
   /// The sessions of `filter` from the closed days, or `nil` when they do not answer it
   /// (``closedDays(_:)``): one query; the median's two middle values are the 0.5 quantiles of the
@@ -115,7 +136,7 @@ extension ClickHouseReports {
     else { return nil }
     let sql = ClosedSessionsSQL(self, query.filter, build: build, days: clean)
     let parts = """
-      SELECT toInt64(sum(events)) AS e, toInt64(0) AS c \(sql.builtDays)
+      SELECT toInt64(sum(events)) AS e, toInt64(0) AS c \(sql.builtDayEvents)
       UNION ALL
       SELECT toInt64(sumMerge(events)) AS e, toInt64(0) AS c \(sql.restHours)
       UNION ALL
@@ -135,15 +156,17 @@ extension ClickHouseReports {
 struct ClosedSessionsSQL {
   /// The rows of the clean days (`FROM … WHERE …`), with or without a session.
   let builtDays: String
+  /// The events of the clean days (`FROM … WHERE …`, column `events`).
+  let builtDayEvents: String
   /// The rollup rows of the rest of the range (`FROM … WHERE …`), with or without a session.
   let restHours: String
   private let session = "cityHash64(device, cityHash64(session_key))"
 
   init(_ reports: ClickHouseReports, _ filter: ReportFilter, build: ClosedBuild, days: [Int64]) {
-    let list = "(\(days.map(String.init).joined(separator: ", ")))"
-    builtDays =
-      "FROM \(reports.schema.table("closed_sessions")) WHERE build = \(build.id) "
-      + "AND app = \(ClickHouseSQL.literal(filter.storedApp)) AND day IN \(list)"
+    let list = ClickHouseReports.list(days)
+    let ofBuild = "WHERE build = \(build.id) AND app = \(ClickHouseSQL.literal(filter.storedApp)) AND day IN \(list)"
+    builtDays = "FROM \(reports.schema.table("closed_sessions")) \(ofBuild)"
+    builtDayEvents = "FROM \(reports.schema.table("closed_day_events")) \(ofBuild)"
     restHours =
       "FROM \(reports.schema.table("activity")) WHERE \(ClickHouseReports.rollupConditions(filter)) "
       + "AND intDiv(hour, \(ClickHouseSchema.dayLength)) NOT IN \(list)"

@@ -97,7 +97,8 @@ public struct ClickHouseReports: ReportEngine {
     // their hashes.
     let activity = activity(filter)
     let devices =
-      "SELECT DISTINCT \(UnitKey.hashes.deviceColumn(rollup: activity != nil)) FROM \(activity ?? events) "
+      try await closedDevices(filter)
+      ?? "SELECT DISTINCT \(UnitKey.hashes.deviceColumn(rollup: activity != nil)) FROM \(activity ?? events) "
       + "WHERE \(activity == nil ? Self.conditions(filter) : Self.rollupConditions(filter))"
     let row = try await rows(
       "SELECT toInt64(count()) AS devices, toInt64(uniqExact(unit)) AS people "
