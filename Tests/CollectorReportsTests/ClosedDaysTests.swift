@@ -32,6 +32,23 @@ struct ClosedDaysTests {
     }
   }
 
+  /// The hours a report reads from the rollup beside the clean days: edges, gaps, nothing.
+  @Test(
+    arguments: [
+      (from: 0, to: 3 * day, days: [0, 1, 2], rest: []),
+      (from: 5 * hour, to: 3 * day, days: [1, 2], rest: [5 * hour..<day]),
+      (from: 5 * hour, to: 3 * day + 7 * hour, days: [1, 2], rest: [5 * hour..<day, 3 * day..<3 * day + 7 * hour]),
+      (from: 0, to: 5 * day, days: [3, 1], rest: [0..<day, 2 * day..<3 * day, 4 * day..<5 * day]),
+      (from: 0, to: 2 * day, days: [], rest: [0..<2 * day]),
+    ] as [(from: Int64, to: Int64, days: [Int64], rest: [Range<Int64>])])
+  func theRestOfARangeIsItsHoursOutsideTheCleanDays(
+    range: (from: Int64, to: Int64, days: [Int64], rest: [Range<Int64>])
+  ) {
+    #expect(ClickHouseReports.restRanges(from: range.from, to: range.to, outside: range.days) == range.rest)
+  }
+
+  static let hour: Int64 = 3_600_000
+
   static func open(_ engine: Engine) async throws -> ClickHouseEventStore {
     let (written, _) = try await engine.openReports(Generated.batches)
     return try #require(written as? ClickHouseEventStore)

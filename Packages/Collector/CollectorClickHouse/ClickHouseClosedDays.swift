@@ -111,6 +111,11 @@ struct ClosedBuild: Sendable, Hashable {
   var id: Int64
   /// Its first and last UTC day (days since 1970), both included.
   var days: ClosedRange<Int64>
+
+  /// The mask of `days` (of ``days``): bit 0 its first day.
+  func mask(_ days: [Int64]) -> UInt64 {
+    days.reduce(0) { $0 | (UInt64(1) << UInt64($1 - self.days.lowerBound)) }
+  }
 }
 
 extension ClickHouseEventStore: DeviceSetKeeping {

@@ -64,12 +64,11 @@ extension ClickHouseReports {
       query.measures.contains(.devices), Set(query.measures).isSubset(of: [.events, .devices]),
       let (build, clean) = try await closedDays(query.filter)
     else { return nil }
-    let day = ClickHouseSchema.dayLength
-    let mask = clean.reduce(UInt64(0)) { $0 | (UInt64(1) << UInt64($1 - build.days.lowerBound)) }
+    let mask = build.mask(clean)
     let days = Self.list(clean)
     let ofBuild = "build = \(build.id) AND app = \(ClickHouseSQL.literal(query.filter.storedApp))"
     let names = schema.table("activity_names")
-    let rest = "\(Self.rollupConditions(query.filter)) AND intDiv(hour, \(day)) NOT IN \(days)"
+    let rest = Self.restHours(query.filter, clean)
     let parts = """
       SELECT name, toInt64(sum(events)) AS e, toInt64(0) AS dv FROM \(schema.table("closed_name_days"))
       WHERE \(ofBuild) AND day IN \(days) GROUP BY name
@@ -92,10 +91,9 @@ extension ClickHouseReports {
   /// those also in the rest of the range, and the rest's.
   func closedDevices(_ filter: ReportFilter) async throws -> String? {
     guard usesRollups, let (build, clean) = try await closedDays(filter) else { return nil }
-    let mask = clean.reduce(UInt64(0)) { $0 | (UInt64(1) << UInt64($1 - build.days.lowerBound)) }
+    let mask = build.mask(clean)
     let rest =
-      "FROM \(schema.table("activity")) WHERE \(Self.rollupConditions(filter)) "
-      + "AND intDiv(hour, \(ClickHouseSchema.dayLength)) NOT IN \(Self.list(clean))"
+      "FROM \(schema.table("activity")) WHERE \(Self.restHours(filter, clean))"
     return """
       SELECT device FROM \(schema.table("closed_devices")) WHERE build = \(build.id)
         AND app = \(ClickHouseSQL.literal(filter.storedApp)) AND bitAnd(days, toUInt64(\(mask))) != 0
@@ -103,6 +101,29 @@ extension ClickHouseReports {
       UNION ALL
       SELECT DISTINCT device \(rest)
       """
+  }
+
+  /// The rollup conditions of `filter` on the hours of its range outside the clean `days`, as
+  /// ranges of `hour` (the sort key's second column, so only their rows are read; none when the
+  /// days cover the range).
+  static func restHours(_ filter: ReportFilter, _ days: [Int64]) -> String {
+    let ranges = restRanges(from: filter.from, to: filter.to, outside: days).map {
+      "(hour >= \($0.lowerBound) AND hour < \($0.upperBound))"
+    }
+    return "\(rollupConditions(filter)) AND (\(ranges.isEmpty ? "0" : ranges.joined(separator: " OR ")))"
+  }
+
+  /// The parts of `from..<to` (ms) outside the UTC days `days` (days since 1970, inside the range).
+  package static func restRanges(from: Int64, to: Int64, outside days: [Int64]) -> [Range<Int64>] {
+    let day = ClickHouseSchema.dayLength
+    var ranges: [Range<Int64>] = []
+    var start = from
+    for clean in days.sorted() {
+      if start < min(clean * day, to) { ranges.append(start..<min(clean * day, to)) }
+      start = max(start, clean * day + day)
+    }
+    if start < to { ranges.append(start..<to) }
+    return ranges
   }
 
   /// `days` as a list literal.
@@ -168,8 +189,7 @@ struct ClosedSessionsSQL {
     builtDays = "FROM \(reports.schema.table("closed_sessions")) \(ofBuild)"
     builtDayEvents = "FROM \(reports.schema.table("closed_day_events")) \(ofBuild)"
     restHours =
-      "FROM \(reports.schema.table("activity")) WHERE \(ClickHouseReports.rollupConditions(filter)) "
-      + "AND intDiv(hour, \(ClickHouseSchema.dayLength)) NOT IN \(list)"
+      "FROM \(reports.schema.table("activity")) WHERE \(ClickHouseReports.restHours(filter, days))"
   }
 
   private var inRest: String { "session IN (SELECT \(session) \(restHours) AND session_key != '')" }
