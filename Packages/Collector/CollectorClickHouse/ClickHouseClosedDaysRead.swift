@@ -156,16 +156,20 @@ extension ClickHouseReports {
       let (build, clean) = try await closedDays(query.filter)
     else { return nil }
     let sql = ClosedSessionsSQL(self, query.filter, build: build, days: clean)
+    // One pass over the built sessions: those alone counted, the others' hashes kept in a state
+    // merged with the rest's.
     let parts = """
-      SELECT toInt64(sum(events)) AS e, toInt64(0) AS c \(sql.builtDayEvents)
+      SELECT toInt64(sum(events)) AS e, toInt64(0) AS c, uniqExactIfState(toUInt64(0), 0) AS st \(sql.builtDayEvents)
       UNION ALL
-      SELECT toInt64(sumMerge(events)) AS e, toInt64(0) AS c \(sql.restHours)
+      SELECT toInt64(sumMerge(events)) AS e, toInt64(0) AS c,
+        uniqExactIfState(\(ClosedSessionsSQL.session), session_key != '') AS st \(sql.restHours)
       UNION ALL
-      SELECT toInt64(0) AS e, toInt64(count()) AS c \(sql.alone)
-      UNION ALL
-      SELECT toInt64(0) AS e, toInt64(uniqExact(s)) AS c FROM (\(sql.grouped(times: false)))
+      SELECT toInt64(0) AS e, toInt64(countIf(alone = 1 AND NOT r)) AS c, uniqExactIfState(session, alone = 0 OR r) AS st
+      FROM (SELECT session, alone, \(sql.inRest) AS r \(sql.builtDays) AND keyed = 1)
       """
-    let columns = query.measures.map { "toInt64(sum(\($0 == .events ? "e" : "c"))) AS \($0.column)" }
+    let columns = query.measures.map {
+      "\($0 == .events ? "toInt64(sum(e))" : "toInt64(sum(c)) + toInt64(uniqExactIfMerge(st))") AS \($0.column)"
+    }
     return try await rows("SELECT \(columns.joined(separator: ", ")) FROM (\(parts))")
   }
 }
@@ -181,7 +185,8 @@ struct ClosedSessionsSQL {
   let builtDayEvents: String
   /// The rollup rows of the rest of the range (`FROM … WHERE …`), with or without a session.
   let restHours: String
-  private let session = "cityHash64(device, cityHash64(session_key))"
+  /// A session's hash on the `activity` rollup, as the build names it.
+  static let session = "cityHash64(device, cityHash64(session_key))"
 
   init(_ reports: ClickHouseReports, _ filter: ReportFilter, build: ClosedBuild, days: [Int64]) {
     let list = ClickHouseReports.list(days)
@@ -192,7 +197,8 @@ struct ClosedSessionsSQL {
       "FROM \(reports.schema.table("activity")) WHERE \(ClickHouseReports.restHours(filter, days))"
   }
 
-  private var inRest: String { "session IN (SELECT \(session) \(restHours) AND session_key != '')" }
+  /// Whether the row's session has rows in the rest of the range.
+  var inRest: String { "session IN (SELECT \(Self.session) \(restHours) AND session_key != '')" }
 
   /// The sessions passing as built (`FROM … WHERE …`).
   var alone: String { "\(builtDays) AND keyed = 1 AND alone = 1 AND NOT \(inRest)" }
@@ -209,7 +215,7 @@ struct ClosedSessionsSQL {
     return """
       SELECT session AS s\(built) \(builtDays) AND keyed = 1 AND (alone = 0 OR \(inRest))
       UNION ALL
-      SELECT \(session) AS s\(rest) \(restHours) AND session_key != ''
+      SELECT \(Self.session) AS s\(rest) \(restHours) AND session_key != ''
       """
   }
 }
