@@ -86,7 +86,8 @@ struct ClosedDaysTests {
     try await store.close()
   }
 
-  /// Builds running beside late writes into the days they build leave no stale build read.
+  /// Builds running beside late writes into the days they build, or beside each other, leave no
+  /// stale build read.
   @Test(arguments: engines)
   func buildsBesideLateWritesLeaveNothingStale(engine: Engine) async throws {
     let store = try await Self.open(engine)
@@ -96,6 +97,11 @@ struct ClosedDaysTests {
       _ = try await built
     }
     try await Self.expectSame(store, "builds beside late writes")
+    // Two collectors building the same days at once: two builds, the newer one read.
+    async let one = store.buildDeviceSets(before: Generated.start + 12 * Self.day)
+    async let two = store.buildDeviceSets(before: Generated.start + 12 * Self.day)
+    #expect(try await [one, two].max() == 64)
+    try await Self.expectSame(store, "two builds at once")
     try await store.close()
   }
 

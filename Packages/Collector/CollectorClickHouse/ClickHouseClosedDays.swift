@@ -107,8 +107,11 @@ extension ClickHouseSchema {
 
 /// One recorded build of the closed days.
 struct ClosedBuild: Sendable, Hashable {
-  /// Its id: the partition of its rows (ms since 1970 when it started).
+  /// Its id: the partition of its rows; its start in ms since 1970 times ``perMillisecond``, plus a
+  /// random number below that.
   var id: Int64
+  /// Ids per millisecond of a build's start.
+  static let perMillisecond: Int64 = 1_000_000
   /// Its first and last UTC day (days since 1970), both included.
   var days: ClosedRange<Int64>
 
@@ -136,7 +139,11 @@ extension ClickHouseEventStore: DeviceSetKeeping {
     let latest = try await ClickHouseReports.closedBuild(client, schema)
     if latest?.days.upperBound == last { return 0 }
     let drops = try await invalidations()
-    let id = max(Int64(Date().timeIntervalSince1970 * 1000), (latest?.id ?? 0) + 1)
+    // Two collectors building at once never share an id (the random part), and a later build has a
+    // larger one.
+    let started = Int64(Date().timeIntervalSince1970 * 1000)
+    let id = max(
+      started * ClosedBuild.perMillisecond + Int64.random(in: 0..<ClosedBuild.perMillisecond), (latest?.id ?? 0) + 1)
     // Each statement on every server before the next: the totals of the days first, so that an
     // event landing during the build is in a later table and not in the totals, and reports read
     // its day from the hours.
@@ -152,7 +159,7 @@ extension ClickHouseEventStore: DeviceSetKeeping {
       try await deleteClosedBuilds(where: "build = \(id)")
       return 0
     }
-    try await dropStaleClosedBuilds(now: id)
+    try await dropStaleClosedBuilds(now: started)
     return Int(last - first + 1)
   }
 
@@ -186,7 +193,7 @@ extension ClickHouseEventStore: DeviceSetKeeping {
     }
     let everRecorded = Set(recorded)
     func stale(_ build: Int64) -> Bool {
-      !kept.contains(build) && (everRecorded.contains(build) || build < now - 3_600_000)
+      !kept.contains(build) && (everRecorded.contains(build) || build / ClosedBuild.perMillisecond < now - 3_600_000)
     }
     for server in servers {
       for table in ClickHouseSchema.closedDays {
