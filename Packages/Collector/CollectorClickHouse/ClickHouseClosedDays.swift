@@ -1,9 +1,9 @@
 public import CollectorStore
 import Foundation
 
-/// The closed days of ClickHouse (migration 10): the names rollup (`activity_names`) of up to 64
-/// whole UTC days, built once into tables no write touches, so that top events count a name's
-/// devices as its rows instead of in a hash set of every (hour, device) row.
+/// The closed days of ClickHouse (migration 10): the rollups of up to 64 whole UTC days, built
+/// once into tables no write touches, so that top events, sessions and the overview read a name's
+/// devices, a session or a device as one row instead of grouping every hourly row of the range.
 ///
 /// - `closed_name_devices`: one row per (build, app, name, device) with a 64-bit mask of the days
 ///   (from the build's first day) the device sent the name on.
@@ -17,15 +17,15 @@ import Foundation
 /// - `closed_drops` (the same): a row per invalidation; a build that sees their count change while
 ///   it runs throws itself away.
 ///
-/// A build never changes: every build is a partition of its own, recorded once both tables are
-/// filled, and dropped two builds later. Reports read the newest recorded build
-/// (``ClickHouseReports``'s top events) and take a day from it only when the build's events of
-/// that day equal the `activity` rollup's (the sessions rollup: a fifth of the names rollup's rows),
-/// else that day's hours from the names rollup, as every other day of the range. A late event (one
-/// stored into a built day) is seen so: the build's counts can only be lower than the rollups', since
-/// everything that removes rollup rows (erasure, retention, a repair) first and last invalidates every
-/// build (``invalidateClosedDays()``). On a cluster each server builds from its own shard, as the
-/// rollups are sharded by device.
+/// A build never changes: every build is a partition of its own, recorded once every table is
+/// filled, and dropped two builds later. Reports read the newest recorded build and take a day from
+/// it only when the build's events of that day, in the names' totals and in the sessions', equal
+/// the `activity` rollup's; every other hour of the range from the rollups
+/// (`ClickHouseClosedDaysRead.swift`). A late event (one stored into a built day) is seen so: a
+/// build's counts can only be lower than the rollups', since everything that removes rollup rows
+/// (erasure, retention, a repair) invalidates every build before and after it
+/// (``ClickHouseEventStore/invalidateClosedDays()``). On a cluster each server builds from its own
+/// shard, as the rollups are sharded by device.
 extension ClickHouseSchema {
   /// The built tables of migration 10.
   static let closedDays = [
@@ -124,8 +124,8 @@ struct ClosedBuild: Sendable, Hashable {
 extension ClickHouseEventStore: DeviceSetKeeping {
   /// Builds the closed days ending the UTC day before `before` (ms; `Int64.max`: up to the newest
   /// event's day) unless the newest build ends there already; returns the days built (0 when none).
-  /// The collector's ``DeviceSetKeeping`` job calls it every ten minutes; a build reads the names
-  /// rollup of 64 days once (at 100M events, 26 s on two cores).
+  /// The collector's ``DeviceSetKeeping`` job calls it every ten minutes; a build reads the rollups
+  /// of 64 days once (at 100M events, 44–56 s on two cores).
   @discardableResult
   public func buildDeviceSets(before: Int64) async throws -> Int {
     let day = ClickHouseSchema.dayLength
