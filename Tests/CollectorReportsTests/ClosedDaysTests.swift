@@ -32,6 +32,29 @@ struct ClosedDaysTests {
     }
   }
 
+  /// A build is read only for ranges it covers at least half of: a device added to it on purpose
+  /// shows in a 6-day range holding its 4 days, not in the 21-day one.
+  @Test(arguments: engines)
+  func aBuildIsReadForRangesItMostlyCovers(engine: Engine) async throws {
+    let store = try await Self.open(engine)
+    #expect(try await store.buildDeviceSets(before: Generated.start + 4 * Self.day) == 64)
+    let long = Generated.filters[0]
+    let short = try ReportFilter(app: "shop", from: Generated.start, to: Generated.start + 6 * Self.day)
+    let honest = (
+      long: try await ClickHouseReports(store: store, rollups: false).topEvents(long, limit: 100),
+      short: try await ClickHouseReports(store: store, rollups: false).topEvents(short, limit: 100)
+    )
+    let client = try ClickHouseClient(url: store.url, database: store.database, http: ClickHouseClient.http)
+    let table = "\(store.database).closed_name_devices"
+    let build = try #require(try await client.rows("SELECT max(build) AS b FROM \(table)").first?["b"].int)
+    try await client.execute(
+      "INSERT INTO \(table) (build, app, name, device, days) VALUES (\(build), 'shop', 'app_open', 12345, \(UInt64.max))",
+      settings: ["insert_distributed_sync": "1"])
+    #expect(try await ClickHouseReports(store: store).topEvents(long, limit: 100) == honest.long)
+    #expect(try await ClickHouseReports(store: store).topEvents(short, limit: 100) != honest.short)
+    try await store.close()
+  }
+
   /// The hours a report reads from the rollup beside the clean days: edges, gaps, nothing.
   @Test(
     arguments: [
