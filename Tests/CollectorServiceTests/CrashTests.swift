@@ -113,7 +113,10 @@ struct CrashTests {
     )
     #expect(returned > 1000)
     #expect(lost.isEmpty, "lost: \(lost.prefix(20))")
-    #expect(arrived.isSubset(of: Set(0..<returned)))
+    // The index the last run was tracking when it was killed may arrive too: its `track` wrote it
+    // to the journal, and the kill came before the helper stored its progress (no later run tracks
+    // it again). Nothing past it was ever tracked.
+    #expect(arrived.isSubset(of: Set(0...returned)), "past \(returned): \(arrived.filter { $0 > returned }.prefix(20))")
     #expect(sessionStarts.count == 1)
   }
 
