@@ -8,7 +8,12 @@ extension ClickHouseReports {
   /// The rows of `query`: one per group, the dimensions in `d0`, `d1`, …, each measure in its
   /// ``ReportQuery/Measure/column``.
   public func aggregate(_ query: ReportQuery) async throws -> [SQLRow] {
-    if let rows = try await fromClosedDays(query) { return rows }
+    try await aggregate(query, closed: closedDaysAnswer(query) ? try await closedDays(query.filter) : nil)
+  }
+
+  /// The rows of `query`, from the clean days `closed` where they answer it.
+  func aggregate(_ query: ReportQuery, closed: CleanDays?) async throws -> [SQLRow] {
+    if let rows = try await fromClosedDays(query, closed) { return rows }
     let rollup = usesRollups ? Self.rollup(of: query) : nil
     var (table, conditions) =
       switch (query.source, rollup) {

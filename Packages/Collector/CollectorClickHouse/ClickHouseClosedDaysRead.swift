@@ -10,6 +10,9 @@ import CollectorStore
 /// overview 0.72–0.81, against 2.4–3.4, 1.1–1.3 and 1.1–1.2 over the rollups' hours
 /// (`Docs/Benchmarks.md`).
 extension ClickHouseReports {
+  /// The newest build and the whole UTC days of a report's range it answers (``closedDays(_:)``).
+  typealias CleanDays = (build: ClosedBuild, days: [Int64])
+
   /// The newest recorded build, read from the server reads go to.
   static func closedBuild(_ client: ClickHouseClient, _ schema: ClickHouseSchema) async throws -> ClosedBuild? {
     let row = try await client.rows(
@@ -25,7 +28,7 @@ extension ClickHouseReports {
   /// equal the `activity` rollup's in both the names' totals and the sessions'), or `nil` when
   /// they are less than half the range, the filter has a platform or version, or the rollups do
   /// not answer it.
-  func closedDays(_ filter: ReportFilter) async throws -> (build: ClosedBuild, days: [Int64])? {
+  func closedDays(_ filter: ReportFilter) async throws -> CleanDays? {
     guard activity(filter) != nil, Self.dimensions(filter).isEmpty,
       let build = try await Self.closedBuild(client, schema)
     else { return nil }
@@ -58,18 +61,25 @@ extension ClickHouseReports {
     return Int64(clean.count) * day * 2 >= filter.to - filter.from ? (build, clean) : nil
   }
 
-  /// The rows of `query` from the closed days, or `nil` when they do not answer it: a query by name
-  /// alone counting devices (and events), over whole UTC days the build answers
-  /// (``closedDays(_:)``). The range's other hours (its edges in any zone, days after the build,
-  /// days with late events) are read from the names rollup.
-  func fromClosedDays(_ query: ReportQuery) async throws -> [SQLRow]? {
-    if let totals = try await closedTotals(query) { return totals }
-    guard usesRollups, Self.rollup(of: query) == .names, query.name == nil, query.dimensions == [.name],
-      query.measures.contains(.devices), Set(query.measures).isSubset(of: [.events, .devices]),
-      let (build, clean) = try await closedDays(query.filter)
-    else { return nil }
+  /// Whether the closed days may answer `query` (``fromClosedDays(_:_:)``): the overview's totals,
+  /// or a query by name alone counting devices (and events).
+  func closedDaysAnswer(_ query: ReportQuery) -> Bool {
+    guard usesRollups, query.source == .events, query.name == nil else { return false }
+    let measures = Set(query.measures)
+    return query.dimensions.isEmpty
+      ? measures.contains(.sessions) && measures.isSubset(of: [.events, .sessions])
+      : Self.rollup(of: query) == .names && query.dimensions == [.name] && measures.contains(.devices)
+        && measures.isSubset(of: [.events, .devices])
+  }
+
+  /// The rows of `query` from the clean days `closed` (``closedDays(_:)``), or `nil` when they do
+  /// not answer it (``closedDaysAnswer(_:)``). The range's other hours (its edges in any zone, days
+  /// after the build, days with late events) are read from the rollups.
+  func fromClosedDays(_ query: ReportQuery, _ closed: CleanDays?) async throws -> [SQLRow]? {
+    guard let (build, clean) = closed, closedDaysAnswer(query) else { return nil }
+    if query.dimensions.isEmpty { return try await closedTotals(query, build: build, clean: clean) }
     let mask = build.mask(clean)
-    let days = Self.list(clean)
+    let days = ClickHouseSQL.list(clean)
     let ofBuild = "build = \(build.id) AND app = \(ClickHouseSQL.literal(query.filter.storedApp))"
     let names = schema.table("activity_names")
     let rest = Self.restHours(query.filter, clean)
@@ -90,11 +100,11 @@ extension ClickHouseReports {
         dimensions: ["name"], measures: measures, from: "(\(parts))", where: "1", limit: query.limit.map(String.init)))
   }
 
-  /// The distinct devices (column `device`, their hashes) of `filter`'s range from the closed days,
-  /// or `nil` when they do not answer it: the build's devices whose mask meets the clean days, less
-  /// those also in the rest of the range, and the rest's.
-  func closedDevices(_ filter: ReportFilter) async throws -> String? {
-    guard usesRollups, let (build, clean) = try await closedDays(filter) else { return nil }
+  /// The distinct devices (column `device`, their hashes) of `filter`'s range from its clean days
+  /// `closed`, or `nil` when none: the build's devices whose mask meets the clean days, less those
+  /// also in the rest of the range, and the rest's.
+  func closedDevices(_ filter: ReportFilter, _ closed: CleanDays?) -> String? {
+    guard let (build, clean) = closed else { return nil }
     let mask = build.mask(clean)
     let rest =
       "FROM \(schema.table("activity")) WHERE \(Self.restHours(filter, clean))"
@@ -130,9 +140,6 @@ extension ClickHouseReports {
     return ranges
   }
 
-  /// `days` as a list literal.
-  static func list(_ days: [Int64]) -> String { "(\(days.map(String.init).joined(separator: ", ")))" }
-
   /// The sessions of `filter` from the closed days, or `nil` when they do not answer it
   /// (``closedDays(_:)``): one query; the median's two middle values are the 0.5 quantiles of the
   /// durations and of their negatives (`quantileExact` takes the value at rank ⌊0.5 × count⌋ of
@@ -152,13 +159,9 @@ extension ClickHouseReports {
       ).first)
   }
 
-  /// The events and sessions of `query` (no dimension: the overview's) from the closed days, in the
-  /// columns ``aggregate(_:)`` answers, or `nil` when they do not answer it.
-  func closedTotals(_ query: ReportQuery) async throws -> [SQLRow]? {
-    guard usesRollups, query.source == .events, query.name == nil, query.dimensions.isEmpty,
-      query.measures.contains(.sessions), Set(query.measures).isSubset(of: [.events, .sessions]),
-      let (build, clean) = try await closedDays(query.filter)
-    else { return nil }
+  /// The events and sessions of `query` (no dimension: the overview's) from the clean days, in the
+  /// columns ``aggregate(_:)`` answers.
+  private func closedTotals(_ query: ReportQuery, build: ClosedBuild, clean: [Int64]) async throws -> [SQLRow] {
     let sql = ClosedSessionsSQL(self, query.filter, build: build, days: clean)
     // One pass over the built sessions: those alone counted, the others' hashes kept in a state
     // merged with the rest's.
@@ -193,7 +196,7 @@ struct ClosedSessionsSQL {
   static let session = "cityHash64(device, cityHash64(session_key))"
 
   init(_ reports: ClickHouseReports, _ filter: ReportFilter, build: ClosedBuild, days: [Int64]) {
-    let list = ClickHouseReports.list(days)
+    let list = ClickHouseSQL.list(days)
     let ofBuild = "WHERE build = \(build.id) AND app = \(ClickHouseSQL.literal(filter.storedApp)) AND day IN \(list)"
     builtDays = "FROM \(reports.schema.table("closed_sessions")) \(ofBuild)"
     builtDayEvents = "FROM \(reports.schema.table("closed_day_events")) \(ofBuild)"

@@ -93,11 +93,25 @@ public struct ClickHouseReports: ReportEngine {
   }
 
   public func population(_ filter: ReportFilter) async throws -> (devices: Int64, people: Int64) {
+    try await population(filter, closed: closedDays(filter))
+  }
+
+  /// The overview's figures of one range, the closed days' check (``closedDays(_:)``: the range's
+  /// rollup read by day) taken once for its devices and its totals.
+  public func overviewFigures(_ filter: ReportFilter) async throws -> Overview.Figures {
+    let closed = try await closedDays(filter)
+    return try await Overview.Figures(
+      filter, population: { try await population($0, closed: closed) },
+      aggregate: { try await aggregate($0, closed: closed) })
+  }
+
+  /// The devices and people of `filter`, from its clean days `closed` where there are some.
+  private func population(_ filter: ReportFilter, closed: CleanDays?) async throws -> (devices: Int64, people: Int64) {
     // Devices and people from one distinct-device query, each device with its person, both by
     // their hashes.
     let activity = activity(filter)
     let devices =
-      try await closedDevices(filter)
+      closedDevices(filter, closed)
       ?? "SELECT DISTINCT \(UnitKey.hashes.deviceColumn(rollup: activity != nil)) FROM \(activity ?? events) "
       + "WHERE \(activity == nil ? Self.conditions(filter) : Self.rollupConditions(filter))"
     let row = try await rows(

@@ -69,7 +69,7 @@ extension ClickHouseReports {
     let single =
       "SELECT finalizeAggregation(last_ms) - finalizeAggregation(first_ms) AS d, finalizeAggregation(events) AS n \(rows)"
     guard !repeated.isEmpty else { return (single, count) }
-    let list = Self.list(Array(repeated.keys))
+    let list = ClickHouseSQL.list(repeated.keys)
     return ("\(single) AND \(session) NOT IN \(list) UNION ALL \(grouped) AND \(session) IN \(list)\(bySession)", count)
   }
 
@@ -181,11 +181,11 @@ extension ClickHouseReports {
   private func repeatedKeys(_ orders: String) async throws -> String? {
     guard let repeated = try await repeatedHashes(of: "cityHash64(k)", orders) else { return nil }
     guard !repeated.isEmpty else { return "1" }
-    let list = Self.list(Array(repeated.keys))
+    let list = ClickHouseSQL.list(repeated.keys)
     // Each repeated hash has two orders or more, so a first: the list is never empty.
     let firsts = try await hashes(
       "SELECT toString(cityHash64(min(event_id))) AS h \(orders) AND cityHash64(k) IN \(list) GROUP BY k")
-    return "(cityHash64(k) NOT IN \(list) OR cityHash64(event_id) IN \(Self.list(firsts)))"
+    return "(cityHash64(k) NOT IN \(list) OR cityHash64(event_id) IN \(ClickHouseSQL.list(firsts)))"
   }
 
   /// The values of the 64-bit hash `hash` seen in two rows or more of `rows` (`FROM … WHERE …`),
@@ -203,11 +203,6 @@ extension ClickHouseReports {
   /// The 64-bit hashes `sql` reads (as text, in column `h`).
   private func hashes(_ sql: String) async throws -> [UInt64] {
     try await rows(sql).compactMap { $0["h"].text.flatMap(UInt64.init) }
-  }
-
-  /// `hashes` as a list literal, in order.
-  private static func list(_ hashes: [UInt64]) -> String {
-    "(\(hashes.sorted().map(String.init).joined(separator: ", ")))"
   }
 
   /// The condition keeping the items of the first purchase of each transaction key among the

@@ -43,6 +43,13 @@ public enum ClickHouseSQL {
     return items.isEmpty ? "(NULL)" : "(" + items.joined(separator: ", ") + ")"
   }
 
+  /// A list of integer literals for `IN (…)` (hashes, days), in ascending order; an empty list is
+  /// `(NULL)`, which matches nothing.
+  public static func list<Number: BinaryInteger>(_ numbers: some Sequence<Number>) -> String {
+    let items = numbers.sorted().map { String($0) }
+    return items.isEmpty ? "(NULL)" : "(" + items.joined(separator: ", ") + ")"
+  }
+
   /// Whether `name` can be a database or table name written into SQL as is: 1–63 characters,
   /// lowercase ASCII letters, digits and `_`, not starting with a digit.
   public static func isValidIdentifier(_ name: String) -> Bool {

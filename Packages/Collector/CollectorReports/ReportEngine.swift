@@ -35,6 +35,10 @@ public protocol ReportEngine: Sendable {
   /// ``ReportQuery/column(of:)``, each measure in its ``ReportQuery/Measure/column``. Top events,
   /// breakdowns, parameter values, counters and time series are written once over it.
   func aggregate(_ query: ReportQuery) async throws -> [SQLRow]
+  /// The overview's figures of one range. The default asks ``population(_:)`` and ``aggregate(_:)``
+  /// at once (``Overview/Figures/init(_:population:aggregate:)``); an engine whose two answers
+  /// share a step gives its own, taking that step once.
+  func overviewFigures(_ filter: ReportFilter) async throws -> Overview.Figures
   /// DAU, WAU and MAU at the end of the range; new against returning users in the range; in people
   /// or devices (``ReportFilter/unit``).
   func activeDevices(_ filter: ReportFilter) async throws -> ActiveDevices

@@ -7,19 +7,14 @@ import Foundation
 extension ReportEngine {
   /// Events, devices, people, sessions and counter increments, for the range and the range before it.
   public func overview(_ filter: ReportFilter) async throws -> Overview {
-    async let current = figures(filter)
-    async let previous = figures(filter.previous)
+    async let current = overviewFigures(filter)
+    async let previous = overviewFigures(filter.previous)
     return Overview(current: try await current, previous: try await previous)
   }
 
-  private func figures(_ filter: ReportFilter) async throws -> Overview.Figures {
-    async let population = population(filter)
-    let events = try await aggregate(ReportQuery(filter, by: [], measuring: [.events, .sessions])).first
-    let counters = try await aggregate(ReportQuery(filter, of: .counters, by: [], measuring: [.total])).first
-    let (devices, people) = try await population
-    return Overview.Figures(
-      events: events?[.events] ?? 0, devices: devices, people: people, sessions: events?[.sessions] ?? 0,
-      counters: counters?[.total] ?? 0)
+  public func overviewFigures(_ filter: ReportFilter) async throws -> Overview.Figures {
+    try await Overview.Figures(
+      filter, population: { try await population($0) }, aggregate: { try await aggregate($0) })
   }
 
   /// Events by name: count and devices, most frequent first.
@@ -104,5 +99,22 @@ extension ReportTime {
   /// `value` rounded down to a multiple of `size` (towards the past, also before 1970).
   package static func floor(_ value: Int64, _ size: Int64) -> Int64 {
     value >= 0 ? value / size * size : -((-value + size - 1) / size) * size
+  }
+}
+
+extension Overview.Figures {
+  /// The figures of `filter`'s range from an engine's `population` and `aggregate`, asked at once.
+  public init(
+    _ filter: ReportFilter,
+    population: @escaping @Sendable (ReportFilter) async throws -> (devices: Int64, people: Int64),
+    aggregate: @escaping @Sendable (ReportQuery) async throws -> [SQLRow]
+  ) async throws {
+    async let counted = population(filter)
+    let events = try await aggregate(ReportQuery(filter, by: [], measuring: [.events, .sessions])).first
+    let counters = try await aggregate(ReportQuery(filter, of: .counters, by: [], measuring: [.total])).first
+    let (devices, people) = try await counted
+    self.init(
+      events: events?[.events] ?? 0, devices: devices, people: people, sessions: events?[.sessions] ?? 0,
+      counters: counters?[.total] ?? 0)
   }
 }
