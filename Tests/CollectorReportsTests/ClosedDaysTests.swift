@@ -13,7 +13,7 @@ struct ClosedDaysTests {
 
   static var engines: [Engine] { Engine.available.filter { $0 == .clickhouse || $0 == .clickhouseCluster } }
 
-  /// Top events, sessions and the overview of every generated filter (by platform and in Kolkata they read the
+  /// Top events, sessions, top items and the overview of every generated filter (by platform and in Kolkata they read the
   /// rollup; the rest take whole UTC days from the build, Berlin's edges and DST day from the
   /// hours), from the closed days and from the events.
   static func expectSame(_ store: ClickHouseEventStore, _ stage: String) async throws {
@@ -26,6 +26,9 @@ struct ClosedDaysTests {
       let sessions = try await ClickHouseReports(store: store).sessions(filter)
       #expect(
         sessions == (try await ClickHouseReports(store: store, rollups: false).sessions(filter)), "\(stage), \(filter)")
+      #expect(
+        try await ClosedItemsTests.items(store, filter, rollups: true)
+          == ClosedItemsTests.items(store, filter, rollups: false), "\(stage), \(filter)")
       let overview = try await ClickHouseReports(store: store).overview(filter)
       #expect(
         overview == (try await ClickHouseReports(store: store, rollups: false).overview(filter)), "\(stage), \(filter)")

@@ -1,3 +1,4 @@
+import CollectorReports
 public import CollectorStore
 import Foundation
 
@@ -29,26 +30,24 @@ import Foundation
 extension ClickHouseSchema {
   /// The built tables of migration 10.
   static let closedDays = [
-    Table(
-      name: "closed_name_days", columns: "build Int64, app String, day Int64, name String, events UInt64",
-      engine: "MergeTree PARTITION BY build ORDER BY (app, day, name)", shardBy: "cityHash64(name)"),
-    Table(
-      name: "closed_name_devices", columns: "build Int64, app String, name String, device UInt64, days UInt64",
-      engine: "MergeTree PARTITION BY build ORDER BY (app, name, device)", shardBy: "device"),
-    Table(
-      name: "closed_devices", columns: "build Int64, app String, device UInt64, days UInt64",
-      engine: "MergeTree PARTITION BY build ORDER BY (app, device)", shardBy: "device"),
-    Table(
-      name: "closed_sessions",
-      columns: """
-        build Int64, app String, day Int64, session UInt64, device UInt64, keyed UInt8, alone UInt8, first_ms Int64,
-        last_ms Int64, events UInt64
-        """,
-      engine: "MergeTree PARTITION BY build ORDER BY (app, day, session)", shardBy: "device"),
-    Table(
-      name: "closed_day_events", columns: "build Int64, app String, day Int64, events UInt64",
-      engine: "MergeTree PARTITION BY build ORDER BY (app, day)", shardBy: "day"),
+    closed(
+      "closed_name_days", "day Int64, name String, events UInt64", order: "day, name", shardBy: "cityHash64(name)"),
+    closed("closed_name_devices", "name String, device UInt64, days UInt64", order: "name, device", shardBy: "device"),
+    closed("closed_devices", "device UInt64, days UInt64", order: "device", shardBy: "device"),
+    closed(
+      "closed_sessions",
+      "day Int64, session UInt64, device UInt64, keyed UInt8, alone UInt8, first_ms Int64, last_ms Int64, events UInt64",
+      order: "day, session", shardBy: "device"),
+    closed("closed_day_events", "day Int64, events UInt64", order: "day", shardBy: "day"),
   ]
+
+  /// A table of builds: `columns` after the build and the app, each build a partition, sorted by
+  /// the app and `order`.
+  static func closed(_ name: String, _ columns: String, order: String, shardBy: String = "") -> Table {
+    Table(
+      name: name, columns: "build Int64, app String, \(columns)",
+      engine: "MergeTree PARTITION BY build ORDER BY (app, \(order))", shardBy: shardBy)
+  }
 
   /// Migration 10: the built tables, the builds and the invalidations.
   var closedDaysMigration: [String] {
@@ -115,6 +114,14 @@ struct ClosedBuild: Sendable, Hashable {
   /// Its first and last UTC day (days since 1970), both included.
   var days: ClosedRange<Int64>
 
+  /// Its days wholly inside `filter`'s range (UTC), or `nil` when none.
+  func wholeDays(of filter: ReportFilter) -> ClosedRange<Int64>? {
+    let day = ClickHouseSchema.dayLength
+    let start = max(days.lowerBound, filter.from <= 0 ? 0 : (filter.from + day - 1) / day)
+    let end = min(days.upperBound, filter.to / day - 1)
+    return start <= end ? start...end : nil
+  }
+
   /// The mask of `days` (of ``days``): bit 0 its first day.
   func mask(_ days: [Int64]) -> UInt64 {
     days.reduce(0) { $0 | (UInt64(1) << UInt64($1 - self.days.lowerBound)) }
@@ -147,10 +154,12 @@ extension ClickHouseEventStore: DeviceSetKeeping {
     // Each statement on every server before the next: the totals of the days first, so that an
     // event landing during the build is in a later table and not in the totals, and reports read
     // its day from the hours.
+    let settings = ["max_bytes_before_external_group_by": "1000000000"]
     for statement in schema.closedBuild(id: id, days: first...last) {
-      for server in servers {
-        try await server.execute(statement, settings: ["max_bytes_before_external_group_by": "1000000000"])
-      }
+      for server in servers { try await server.execute(statement, settings: settings) }
+    }
+    for statement in schema.closedItemsBuild(id: id, days: first...last) {
+      try await client.execute(statement, settings: settings)
     }
     try await client.execute(
       "INSERT INTO \(schema.local("closed_builds")) (build, first_day, last_day) VALUES (\(id), \(first), \(last))")
@@ -196,7 +205,7 @@ extension ClickHouseEventStore: DeviceSetKeeping {
       !kept.contains(build) && (everRecorded.contains(build) || build / ClosedBuild.perMillisecond < now - 3_600_000)
     }
     for server in servers {
-      for table in ClickHouseSchema.closedDays {
+      for table in ClickHouseSchema.closedDays + ClickHouseSchema.closedItems {
         let name = schema.local(table.name).split(separator: ".").last.map(String.init) ?? table.name
         let partitions = try await server.rows(
           "SELECT DISTINCT partition FROM system.parts WHERE database = \(ClickHouseSQL.literal(schema.database)) "

@@ -30,12 +30,10 @@ extension ClickHouseReports {
   /// not answer it.
   func closedDays(_ filter: ReportFilter) async throws -> CleanDays? {
     guard activity(filter) != nil, Self.dimensions(filter).isEmpty,
-      let build = try await Self.closedBuild(client, schema)
+      let build = try await Self.closedBuild(client, schema), let whole = build.wholeDays(of: filter)
     else { return nil }
     let day = ClickHouseSchema.dayLength
-    let start = max(build.days.lowerBound, filter.from <= 0 ? 0 : (filter.from + day - 1) / day)
-    let end = min(build.days.upperBound, filter.to / day - 1)
-    guard start <= end else { return nil }
+    let (start, end) = (whole.lowerBound, whole.upperBound)
     let app = ClickHouseSQL.literal(filter.storedApp)
     let ofBuild = "build = \(build.id) AND app = \(app) AND day >= \(start) AND day <= \(end)"
     // The days whose events differ (late events, or rows removed since).

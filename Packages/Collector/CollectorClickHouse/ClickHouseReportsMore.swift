@@ -205,14 +205,13 @@ extension ClickHouseReports {
     try await rows(sql).compactMap { $0["h"].text.flatMap(UInt64.init) }
   }
 
-  /// The condition keeping the items of the first purchase of each transaction key among the
-  /// orders of `filter` (as ``firstOrder(_:)`` keeps orders). Every item belongs to an order, but
+  /// The condition keeping the items of the first purchase of each transaction key among `orders`
+  /// (`FROM … WHERE …`; as ``firstOrder(_:)`` keeps orders). Every item belongs to an order, but
   /// items do not say whether it was a purchase or a refund: those of refunds are left out by their
   /// ids' hashes (a set of the refunds, a quarter of the orders at 100M, where the purchases' firsts
   /// would be the rest; a purchase whose id had a refund's hash would be left out, as unlikely as
   /// the collision above).
-  private func firstPurchaseItems(_ filter: ReportFilter) async throws -> String {
-    let orders = "FROM \(schema.orders) WHERE \(Self.conditions(filter, time: "t"))"
+  func firstPurchaseItems(orders: String) async throws -> String {
     let purchases = orders + " AND purchase = 1"
     guard let first = try await repeatedKeys(purchases) else { return Self.groupedFirsts(purchases) }
     return "cityHash64(event_id) GLOBAL NOT IN (SELECT cityHash64(event_id) \(orders) AND purchase = 0) AND \(first)"
@@ -221,7 +220,9 @@ extension ClickHouseReports {
   public func topItemRows(_ filter: ReportFilter, category: String?, brand: String?, limit: Int) async throws
     -> [SQLRow]
   {
-    var conditions = [Self.conditions(filter, time: "t"), try await firstPurchaseItems(filter)]
+    if category == nil, brand == nil, let closed = try await closedTopItems(filter, limit: limit) { return closed }
+    let orders = "FROM \(schema.orders) WHERE \(Self.conditions(filter, time: "t"))"
+    var conditions = [Self.conditions(filter, time: "t"), try await firstPurchaseItems(orders: orders)]
     // A category matches any level of an item's category path (`Kitchen` in `Home > Kitchen`); an
     // item without one matches none, not even `""` (as on the SQL engines, where its path is `NULL`).
     if let category {
@@ -231,10 +232,9 @@ extension ClickHouseReports {
           + "concat(\(separator), \(ClickHouseSQL.literal(category)), \(separator))) > 0")
     }
     if let brand { conditions.append("brand = \(ClickHouseSQL.literal(brand))") }
-    // The latest name: the time behind a fixed 16-digit offset sorts as text (as on the SQL engines).
     return try await rows(
       "SELECT item, latest AS name, currency, units, revenue, orders, buyers FROM ("
-        + "SELECT item, substring(max(concat(toString(t + 2000000000000000), ifNull(name, ''))), 17, 1000000) AS latest, "
+        + "SELECT item, substring(\(ClickHouseSchema.latestName), 17, 1000000) AS latest, "
         + "currency, sum(quantity) AS units, sum(quantity * ifNull(price, 0)) AS revenue, "
         + "toInt64(uniqExact(cityHash64(k))) AS orders, toInt64(uniqExact(cityHash64(device_id))) AS buyers "
         + "FROM \(schema.items) "

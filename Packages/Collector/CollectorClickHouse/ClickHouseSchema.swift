@@ -177,6 +177,7 @@ struct ClickHouseSchema: Sendable {
       create(Self.annotations),
       eventsByNameMigration,
       closedDaysMigration,
+      closedItemsMigration,
     ]
   }
 
