@@ -65,6 +65,13 @@ struct ConfigurationTests {
     #expect(spooled.spoolDirectory == "/var/spool/collector" && spooled.spoolMaximumRows == 20_000)
   }
 
+  @Test("the report caches are built every ten minutes unless told")
+  func reportCacheInterval() throws {
+    #expect(try CollectorConfiguration.resolve(arguments: [:], environment: [:]).reportCacheIntervalSeconds == 600)
+    let often = try CollectorConfiguration.resolve(arguments: [:], environment: ["COLLECTOR_REPORT_CACHE_INTERVAL": "5"])
+    #expect(often.reportCacheIntervalSeconds == 5)
+  }
+
   @Test("a PostgreSQL URL selects PostgreSQL")
   func postgres() throws {
     let configuration = try CollectorConfiguration.resolve(
@@ -122,6 +129,10 @@ struct ConfigurationTests {
       (
         ["spool-max-rows": "10"], [:],
         "--spool-max-rows: spool-max-rows must be a whole number in 1000...100000000, not \"10\""
+      ),
+      (
+        ["report-cache-interval": "0"], [:],
+        "--report-cache-interval: report-cache-interval must be a whole number in 1...86400, not \"0\""
       ),
       (
         ["retention": "ty=forever"], [:],

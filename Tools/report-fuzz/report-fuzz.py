@@ -9,7 +9,9 @@ report requests (hostile parameters included) to each; fails on any 5xx, any req
 Every engine gets one batch (one clock-skew correction for all its events) of events at whole
 seconds plus 500 ms, so the skew's few milliseconds move no event across a bucket or a funnel
 window. Answers are compared without `receivedAt` and the `next` cursor (wall-clock times), with
-`occurredAt` rounded to the second. Talks to 127.0.0.1 only; stops the collectors it starts and
+`occurredAt` rounded to the second. Each collector builds its report caches every second, and the
+requests start once it has logged a build after the batch, so they read the SQL stores' device sets
+and ClickHouse's closed days (the days before yesterday). Talks to 127.0.0.1 only; stops the collectors it starts and
 drops what they stored (a run with findings keeps its collectors' folders, logs included).
 """
 import argparse, json, os, random, shutil, socket, subprocess, sys, tempfile, time, urllib.error, urllib.parse, urllib.request, uuid
@@ -27,7 +29,8 @@ REPORTS = ["overview", "top-events", "events", "timeseries", "active-devices", "
 
 
 def events(rnd, now):
-    """The batch every engine gets: varied names, parameters of every JSON type, orders and items."""
+    """The batch every engine gets: varied names, parameters of every JSON type, orders and items
+    (malformed ones, and one event in ten a well-formed order)."""
     keys = ["price", "product_id", "currency", "value", "transaction_id", "items", "q u", "we\"ird", "€"]
     made = []
     for _ in range(600):
@@ -37,8 +40,17 @@ def events(rnd, now):
                 {"item_id": rnd.choice(["s1", "s2", "", None, 3]), "price": rnd.choice(VALUES),
                  "quantity": rnd.choice([1, 0, -2, 2.5, "3", None]), "item_brand": rnd.choice(["b", "", None])}
                 for _ in range(rnd.randrange(0, 3))]
+        name = rnd.choice(NAMES)
+        if rnd.random() < 0.1:
+            # A well-formed order too (a few transaction ids sent again), so that top items has rows.
+            name = rnd.choice(["purchase", "purchase", "refund"])
+            parameters = {"transaction_id": f"T{rnd.randrange(40)}", "currency": rnd.choice(["TRY", "EUR"]),
+                          "value": rnd.randrange(400) / 4,
+                          "items": [{"item_id": f"i{rnd.randrange(6)}", "item_name": rnd.choice(["A", "B"]),
+                                     "price": rnd.randrange(1, 400) / 4, "quantity": rnd.randrange(1, 4)}
+                                    for _ in range(rnd.randrange(1, 3))]}
         made.append({
-            "id": str(uuid.UUID(int=rnd.getrandbits(128), version=4)), "name": rnd.choice(NAMES),
+            "id": str(uuid.UUID(int=rnd.getrandbits(128), version=4)), "name": name,
             "kind": rnd.choice(["event", "screen_view", "action"]),
             "timestamp": now - rnd.randrange(0, 10 * 86400) * 1000 + 500,
             "utcOffsetMinutes": rnd.choice([0, 180, -300, 330]), "parameters": parameters,
@@ -109,7 +121,10 @@ def run(engine, args, batch, paths):
     with socket.socket() as probe:  # a port free now, not a random one that may be taken
         probe.bind(("127.0.0.1", 0))
         port = probe.getsockname()[1]
-    command = [args.collector, "--port", str(port), "--write-keys", f"fuzz={write}", "--admin-keys", admin]
+    # The report caches (device sets, ClickHouse's closed days) built every second, so that the
+    # requests read them: the batch's days before yesterday are built before the first request.
+    command = [args.collector, "--port", str(port), "--write-keys", f"fuzz={write}", "--admin-keys", admin,
+               "--report-cache-interval", "1"]
     if engine == "postgres":
         command += ["--postgres-url", os.environ["COLLECTOR_TEST_POSTGRES_URL"], "--postgres-schema", f"fuzz_{tag}"]
     if engine == "clickhouse":
@@ -140,6 +155,8 @@ def run(engine, args, batch, paths):
             status, body = -1, str(error)
         if status != 200:
             findings.append(f"{engine}: the batch answered {status}: {body[:300]}")
+        elif not built(os.path.join(folder, "collector.log"), process, time.time() + 120):
+            findings.append(f"{engine}: no report cache was built within 120 s of the batch; log in {folder}")
         for path in paths:
             started = time.time()
             try:
@@ -156,6 +173,17 @@ def run(engine, args, batch, paths):
         process.wait(timeout=30)
         remove(engine, tag, folder, keep=bool(findings))
     return answers, findings
+
+
+def built(log, process, deadline):
+    """Whether the collector logs a build of its report caches (the first after the batch: the one
+    at start found an empty store) before `deadline`."""
+    while time.time() < deadline and process.poll() is None:
+        with open(log, encoding="utf-8", errors="replace") as text:
+            if "report caches built" in text.read():
+                return True
+        time.sleep(0.2)
+    return False
 
 
 def remove(engine, tag, folder, keep):

@@ -7,7 +7,7 @@ public import ServiceLifecycle
 /// earlier, once at start and then every `interval`, until graceful shutdown; a no-op on a store
 /// that keeps none. Reports read the sets of built hours and the names rollup for the rest, so the
 /// job only makes them faster: nothing waits for it. On ClickHouse it builds the closed days (top
-/// events' devices over whole UTC days) once a day has ended `settled` ago.
+/// events, sessions, devices and top items over whole UTC days) once a day has ended `settled` ago.
 public struct DeviceSetJob: Service {
   private let store: any EventStore
   /// In ms.
@@ -32,7 +32,8 @@ public struct DeviceSetJob: Service {
     guard let keeper = store as? any DeviceSetKeeping else { return 0 }
     let now = now ?? Int64(Date().timeIntervalSince1970 * 1000)
     let built = try await keeper.buildDeviceSets(before: now - settled)
-    if built > 0 { logger.info("device sets built for \(built) hours") }
+    // Hours of device sets on the SQL stores, days on ClickHouse (its closed days).
+    if built > 0 { logger.info("report caches built", metadata: ["built": "\(built)"]) }
     return built
   }
 

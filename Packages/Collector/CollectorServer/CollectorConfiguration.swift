@@ -52,6 +52,9 @@ public struct CollectorConfiguration: Sendable {
   public var spoolDirectory: String?
   /// The most rows the spool holds for the store before requests are refused with 503.
   public var spoolMaximumRows = 500_000
+  /// Seconds between builds of the report caches (`report-cache-interval`): the SQL stores' device
+  /// sets and step cache, ClickHouse's closed days (``DeviceSetJob``).
+  public var reportCacheIntervalSeconds = 600
   /// The longest a request may take to arrive, head to last body byte, before its connection is
   /// closed (seconds).
   public var readTimeoutSeconds = 30.0
@@ -112,6 +115,9 @@ public struct CollectorConfiguration: Sendable {
         key: "spool-directory",
         help: "directory of a durable ingest spool: 2xx once fsynced there, the store written behind it (default none)"),
       Setting(key: "spool-max-rows", help: "rows the spool holds for the store before answering 503 (default 500000)"),
+      Setting(
+        key: "report-cache-interval",
+        help: "seconds between builds of the report caches (device sets, closed days; default 600)"),
       Setting(key: "benchmark-routes", help: "true to serve /bench/body and /bench/jsondecoder (default false)"),
       Setting(key: "read-timeout", help: "seconds a request may take to arrive, head to body end (default 30)"),
       Setting(key: "idle-timeout", help: "seconds an idle connection is kept open (default 60)"),
@@ -300,6 +306,7 @@ public struct CollectorConfiguration: Sendable {
     if let rows = try settings.integer("max-queued-rows", 1000...100_000_000) { maximumQueuedRows = rows }
     if let directory = settings.value("spool-directory")?.value, !directory.isEmpty { spoolDirectory = directory }
     if let rows = try settings.integer("spool-max-rows", 1000...100_000_000) { spoolMaximumRows = rows }
+    if let seconds = try settings.integer("report-cache-interval", 1...86_400) { reportCacheIntervalSeconds = seconds }
     if let days = try settings.integer("quarantine-retention-days", 0...36500) {
       retention.quarantineDays = days == 0 ? nil : days
     }

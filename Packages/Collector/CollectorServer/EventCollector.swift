@@ -206,7 +206,7 @@ public final class EventCollector: Sendable {
         StoreLifecycle(collector: self, closesStore: closesStore),
         RetentionJob(store: spool ?? store, policy: configuration.retention, logger: logger),
         ReconcileJob(store: store, logger: logger),
-        DeviceSetJob(store: store, logger: logger),
+        DeviceSetJob(store: store, interval: .seconds(configuration.reportCacheIntervalSeconds), logger: logger),
       ],
       onServerRunning: { channel in await onListening(channel.localAddress?.port ?? 0) },
       logger: logger
