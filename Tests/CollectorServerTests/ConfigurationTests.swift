@@ -68,7 +68,8 @@ struct ConfigurationTests {
   @Test("the report caches are built every ten minutes unless told")
   func reportCacheInterval() throws {
     #expect(try CollectorConfiguration.resolve(arguments: [:], environment: [:]).reportCacheIntervalSeconds == 600)
-    let often = try CollectorConfiguration.resolve(arguments: [:], environment: ["COLLECTOR_REPORT_CACHE_INTERVAL": "5"])
+    let often = try CollectorConfiguration.resolve(
+      arguments: [:], environment: ["COLLECTOR_REPORT_CACHE_INTERVAL": "5"])
     #expect(often.reportCacheIntervalSeconds == 5)
   }
 
