@@ -166,17 +166,21 @@ extension ClickHouseEventStore: DeviceSetKeeping {
     if try await invalidations() != drops {
       // Rows removed while it read: never read it.
       try await deleteClosedBuilds(where: "build = \(id)")
+      try await dropClosedPartitions { $0 == id }
       return 0
     }
     try await dropStaleClosedBuilds(now: started)
     return Int(last - first + 1)
   }
 
-  /// Stops every report reading any build (before and after anything that removes rollup rows); the
+  /// Stops every report reading any build (before and after anything that removes rollup rows) and
+  /// drops the rows of every build started before, so nothing erased or pruned stays in them; the
   /// next build makes a new one.
   func invalidateClosedDays() async throws {
+    let now = Int64(Date().timeIntervalSince1970 * 1000) * ClosedBuild.perMillisecond
     try await client.execute("INSERT INTO \(schema.local("closed_drops")) (at) VALUES (now())")
     try await deleteClosedBuilds(where: "build >= -9223372036854775807")
+    try await dropClosedPartitions { $0 < now }
   }
 
   private func invalidations() async throws -> Int64 {
@@ -189,9 +193,9 @@ extension ClickHouseEventStore: DeviceSetKeeping {
     try await waitForMutations(of: table, on: client)
   }
 
-  /// Drops the rows of every build but the newest two recorded ones, on every server: a build no
-  /// longer recorded (invalidated, or the third newest) at once, one never recorded an hour after
-  /// it started (it may still be running, on another collector).
+  /// Drops the rows of every build but the newest two recorded ones, on every server: the third
+  /// newest at once, one never recorded an hour after it started (it may still be running, on
+  /// another collector). Invalidated builds are dropped when invalidated.
   private func dropStaleClosedBuilds(now: Int64) async throws {
     let recorded = try await client.rows(
       "SELECT build FROM \(schema.local("closed_builds")) ORDER BY build DESC"
@@ -204,16 +208,22 @@ extension ClickHouseEventStore: DeviceSetKeeping {
     func stale(_ build: Int64) -> Bool {
       !kept.contains(build) && (everRecorded.contains(build) || build / ClosedBuild.perMillisecond < now - 3_600_000)
     }
+    try await dropClosedPartitions(stale)
+  }
+
+  /// Drops, on every server, the rows of the builds `dropped` picks from every built table.
+  private func dropClosedPartitions(_ dropped: (Int64) -> Bool) async throws {
+    let tables = (ClickHouseSchema.closedDays + ClickHouseSchema.closedItems).map {
+      schema.local($0.name).split(separator: ".").last.map(String.init) ?? $0.name
+    }
     for server in servers {
-      for table in ClickHouseSchema.closedDays + ClickHouseSchema.closedItems {
-        let name = schema.local(table.name).split(separator: ".").last.map(String.init) ?? table.name
-        let partitions = try await server.rows(
-          "SELECT DISTINCT partition FROM system.parts WHERE database = \(ClickHouseSQL.literal(schema.database)) "
-            + "AND table = \(ClickHouseSQL.literal(name)) AND active"
-        ).compactMap { $0["partition"].text.flatMap { Int64($0) } }
-        for build in partitions where stale(build) {
-          try await server.execute("ALTER TABLE \(schema.local(table.name)) DROP PARTITION \(build)")
-        }
+      let parts = try await server.rows(
+        "SELECT DISTINCT table, partition FROM system.parts WHERE database = \(ClickHouseSQL.literal(schema.database)) "
+          + "AND table IN \(ClickHouseSQL.list(tables)) AND active")
+      for part in parts {
+        guard let table = part["table"].text, let build = part["partition"].text.flatMap({ Int64($0) }), dropped(build)
+        else { continue }
+        try await server.execute("ALTER TABLE \(schema.database).\(table) DROP PARTITION \(build)")
       }
     }
   }

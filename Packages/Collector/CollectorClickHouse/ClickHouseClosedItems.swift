@@ -29,15 +29,21 @@ extension ClickHouseSchema {
       order: "item, currency, device"),
     closed("closed_repeat_orders", "day Int64, t Int64, event_id String, k String", order: "day"),
     closed(
-      "closed_repeat_items", "day Int64, " + repeatItemColumns.map { "\($0.name) \($0.type)" }.joined(separator: ", "),
+      "closed_repeat_items",
+      "day Int64, " + repeatItemColumns.map { "\($0.name) \($0.type)" }.joined(separator: ", "),
       order: "day"),
   ]
 
-  /// The columns of `items` that top items reads, kept as they are for repeated keys.
-  static let repeatItemColumns: [(name: String, type: String)] = [
-    ("t", "Int64"), ("k", "String"), ("device_id", "String"), ("event_id", "String"), ("item", "String"),
-    ("name", "Nullable(String)"), ("currency", "String"), ("price", "Nullable(Float64)"), ("quantity", "Float64"),
+  /// What top items reads of `items`, kept for repeated keys: each column's name, type and value
+  /// from `items` (the device as its hash, as every report counts it: no device id is copied).
+  static let repeatItemColumns: [(name: String, type: String, value: String)] = [
+    ("t", "Int64", "t"), ("k", "String", "k"), ("device", "UInt64", "cityHash64(device_id)"),
+    ("event_id", "String", "event_id"), ("item", "String", "item"), ("name", "Nullable(String)", "name"),
+    ("currency", "String", "currency"), ("price", "Nullable(Float64)", "price"), ("quantity", "Float64", "quantity"),
   ]
+
+  /// ``repeatItemColumns`` read from `items`.
+  static let repeatItemValues = repeatItemColumns.map { "\($0.value) AS \($0.name)" }.joined(separator: ", ")
 
   /// Migration 11: the tables of the items' closed days, on each server (only the first's are filled).
   var closedItemsMigration: [String] {
@@ -61,7 +67,6 @@ extension ClickHouseSchema {
       "(app, cityHash64(event_id)) GLOBAL IN "
         + "(SELECT app, event FROM \(local("closed_purchases")) WHERE build = \(id) AND alone = \(alone))"
     }
-    let columns = Self.repeatItemColumns.map(\.name).joined(separator: ", ")
     return [
       """
       INSERT INTO \(local("closed_commerce_days")) SELECT \(id), app, d, sum(o), sum(i) FROM (
@@ -92,7 +97,7 @@ extension ClickHouseSchema {
       FROM \(orders) WHERE \(inDays) AND purchase = 1 AND \(purchases(alone: 0))
       """,
       """
-      INSERT INTO \(local("closed_repeat_items")) SELECT \(id), app, intDiv(t, \(day)), \(columns)
+      INSERT INTO \(local("closed_repeat_items")) SELECT \(id), app, intDiv(t, \(day)), \(Self.repeatItemValues)
       FROM \(items) WHERE \(inDays) AND \(purchases(alone: 0))
       """,
     ]
@@ -120,7 +125,7 @@ extension ClickHouseReports {
     let columns = ClickHouseSchema.repeatItemColumns.map(\.name).joined(separator: ", ")
     let counted = """
       SELECT * FROM (
-        SELECT \(columns) FROM \(schema.items) WHERE \(rest)
+        SELECT \(ClickHouseSchema.repeatItemValues) FROM \(schema.items) WHERE \(rest)
         UNION ALL
         SELECT \(columns) FROM \(schema.local("closed_repeat_items")) WHERE \(ofBuild) AND day IN \(list))
       WHERE \(first)
@@ -132,11 +137,11 @@ extension ClickHouseReports {
       SELECT item, currency, '' AS latest, toFloat64(0) AS u, toFloat64(0) AS r, toUInt64(0) AS o, count() AS b
       FROM \(schema.local("closed_item_buyers")) WHERE \(ofBuild) AND bitAnd(days, toUInt64(\(build.mask(days)))) != 0
         AND cityHash64(item, currency, device) NOT IN
-          (SELECT cityHash64(item, currency, cityHash64(device_id)) FROM (\(counted)))
+          (SELECT cityHash64(item, currency, device) FROM (\(counted)))
       GROUP BY item, currency
       UNION ALL
       SELECT item, currency, \(ClickHouseSchema.latestName) AS latest, sum(quantity) AS u,
-        sum(quantity * ifNull(price, 0)) AS r, uniqExact(cityHash64(k)) AS o, uniqExact(cityHash64(device_id)) AS b
+        sum(quantity * ifNull(price, 0)) AS r, uniqExact(cityHash64(k)) AS o, uniqExact(device) AS b
       FROM (\(counted)) GROUP BY item, currency
       """
     return try await rows(
