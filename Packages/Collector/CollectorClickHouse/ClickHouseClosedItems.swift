@@ -191,11 +191,13 @@ extension ClickHouseReports {
     return Int64(clean.count) * day * 2 >= filter.to - filter.from && !clean.isEmpty ? (build, clean) : nil
   }
 
-  /// The facts (orders or items) of `filter`'s app in its range outside the UTC days `days`.
+  /// The facts (orders or items) of `filter`'s app in its range outside the UTC days `days`, as one
+  /// parenthesised condition.
   static func restTimes(_ filter: ReportFilter, _ days: [Int64]) -> String {
-    let ranges = restRanges(from: filter.from, to: filter.to, outside: days)
-    return ranges.isEmpty
-      ? "0" : ranges.map { "(\(times(app: ClickHouseSQL.literal(filter.storedApp), $0)))" }.joined(separator: " OR ")
+    let ranges = restRanges(from: filter.from, to: filter.to, outside: days).map {
+      "(\(times(app: ClickHouseSQL.literal(filter.storedApp), $0)))"
+    }
+    return "(\(ranges.isEmpty ? "0" : ranges.joined(separator: " OR ")))"
   }
 
   /// The facts of `app` (a literal) in `range` (ms), bounded on their `day` too.

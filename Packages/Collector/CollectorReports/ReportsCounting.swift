@@ -12,6 +12,7 @@ extension ReportEngine {
     return Overview(current: try await current, previous: try await previous)
   }
 
+  /// The overview's figures of one range: ``population(_:)`` and ``aggregate(_:)`` asked at once.
   public func overviewFigures(_ filter: ReportFilter) async throws -> Overview.Figures {
     try await Overview.Figures(
       filter, population: { try await population($0) }, aggregate: { try await aggregate($0) })
