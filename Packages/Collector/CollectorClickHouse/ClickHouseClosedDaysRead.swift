@@ -54,9 +54,14 @@ extension ClickHouseReports {
     ).compactMap { $0["d"].int }
     let changedDays = Set(changed)
     let clean = (start...end).filter { !changedDays.contains($0) }
-    // Only when they are most of the range: the rest is read from the rollups twice (its pairs as a
-    // set, and counted), so a range mostly outside the clean days costs less as it always did.
-    return Int64(clean.count) * day * 2 >= filter.to - filter.from ? (build, clean) : nil
+    return Self.mostlyCovered(filter, by: clean) ? (build, clean) : nil
+  }
+
+  /// Whether the clean UTC `days` are at least half of `filter`'s range: a build is read only then,
+  /// as the rest is read twice (its pairs or keys as a set, and counted), so a range mostly outside
+  /// the clean days costs less as it always did.
+  static func mostlyCovered(_ filter: ReportFilter, by days: [Int64]) -> Bool {
+    !days.isEmpty && Int64(days.count) * ClickHouseSchema.dayLength * 2 >= filter.to - filter.from
   }
 
   /// Whether the closed days may answer `query` (``fromClosedDays(_:_:)``): the overview's totals,

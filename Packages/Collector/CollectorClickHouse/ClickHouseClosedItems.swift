@@ -160,7 +160,7 @@ extension ClickHouseReports {
     else { return nil }
     let day = ClickHouseSchema.dayLength
     let app = ClickHouseSQL.literal(filter.storedApp)
-    let facts = Self.times(app: app, whole.lowerBound * day..<(whole.upperBound + 1) * day)
+    let facts = Self.times(filter, whole.lowerBound * day..<(whole.upperBound + 1) * day)
     let changed = Set(
       try await rows(
         """
@@ -188,21 +188,20 @@ extension ClickHouseReports {
         ).compactMap { $0["d"].int })
       clean.removeAll { boughtAgain.contains($0) }
     }
-    return Int64(clean.count) * day * 2 >= filter.to - filter.from && !clean.isEmpty ? (build, clean) : nil
+    return Self.mostlyCovered(filter, by: clean) ? (build, clean) : nil
   }
 
   /// The facts (orders or items) of `filter`'s app in its range outside the UTC days `days`, as one
   /// parenthesised condition.
   static func restTimes(_ filter: ReportFilter, _ days: [Int64]) -> String {
-    let ranges = restRanges(from: filter.from, to: filter.to, outside: days).map {
-      "(\(times(app: ClickHouseSQL.literal(filter.storedApp), $0)))"
-    }
+    let ranges = restRanges(from: filter.from, to: filter.to, outside: days).map { "(\(times(filter, $0)))" }
     return "(\(ranges.isEmpty ? "0" : ranges.joined(separator: " OR ")))"
   }
 
-  /// The facts of `app` (a literal) in `range` (ms), bounded on their `day` too.
-  private static func times(app: String, _ range: Range<Int64>) -> String {
-    "app = \(app) AND t >= \(range.lowerBound) AND t < \(range.upperBound) "
-      + "AND day >= \(ClickHouseSchema.days([range.lowerBound])) AND day <= \(ClickHouseSchema.days([range.upperBound - 1]))"
+  /// The facts of `filter` in `range` (ms) instead of its own range (``conditions(_:time:dated:)``).
+  private static func times(_ filter: ReportFilter, _ range: Range<Int64>) -> String {
+    var part = filter
+    (part.from, part.to) = (range.lowerBound, range.upperBound)
+    return conditions(part, time: "t")
   }
 }
