@@ -25,7 +25,6 @@ extension ClickHouseReports {
 
   public func activeDevices(_ filter: ReportFilter) async throws -> ActiveDevices {
     let people = try await countsPeople(filter)
-    let app = ClickHouseSQL.literal(filter.storedApp)
     // DAU, WAU and MAU in one pass: each device's last active time in the 30 days, with its unit.
     var window = filter
     window.from = filter.zone.days(ActiveDevices.activeSpans.last ?? 0, before: filter.to)
@@ -52,48 +51,56 @@ extension ClickHouseReports {
     // person when any of their devices has.
     let rollup = activity(filter)
     let device = UnitKey.hashes.deviceColumn(rollup: rollup != nil)
-    let earlier =
-      "SELECT DISTINCT \(device) FROM \(rollup ?? schema.events) WHERE app = \(app) "
-      + "AND \(rollup == nil ? "occurred_at" : "hour") < \(ClickHouseSQL.literal(filter.from))"
     let active =
       "SELECT DISTINCT \(device) FROM \(rollup ?? events) "
       + "WHERE \(rollup == nil ? Self.conditions(filter) : Self.rollupConditions(filter))"
     async let split = rows(
-      "SELECT toInt64(count()) AS active_devices, toInt64(countIf(unit IN (SELECT unit FROM "
-        + "(\(units(of: earlier, app: filter.storedApp, people: people, key: .hashes)))))) AS returning_devices "
+      "SELECT toInt64(count()) AS active_devices, toInt64(countIf(\(seenBefore(filter, people: people)))) "
+        + "AS returning_devices "
         + "FROM (SELECT DISTINCT unit FROM (\(units(of: active, app: filter.storedApp, people: people, key: .hashes))))"
     )
     return ActiveDevices(try await split.first, recent: try await recent.first, unit: filter.unit)
   }
 
-  /// Active users from the rollup `activity` in one pass over the app's rows before the range's
-  /// end: each device once, with its last hour of the filter's dimensions and its first hour of any
-  /// dimensions (a unit seen before the range returns whatever its dimensions were then), each
-  /// unit's the latest and the earliest of its devices'; a unit is active in a span or the range
-  /// when its last hour is in it, returning when its first is before the range. Two queries before
-  /// (a device's last hour in the 30 days; the range's units against those seen before), each
-  /// grouping the devices and joining their people (`Docs/Benchmarks.md`).
+  /// Active users from the rollup `activity` in one pass over the app's rows of the range and the
+  /// 30 days before its end (the longest span): each device once, with its last hour of the
+  /// filter's dimensions and whether it was seen before the range (``ClickHouseSchema/firstSeen``,
+  /// of any dimensions: a unit seen before the range returns whatever its dimensions were then),
+  /// each unit's the latest and any of its devices'; a unit is active in a span or the range when
+  /// its last hour is in it, returning when it was seen before. What it reads grows with the range,
+  /// not with the app's history (`Docs/Benchmarks.md`).
   private func activeUnits(_ filter: ReportFilter, _ activity: String, people: Bool) -> String {
     let dimensions = Self.dimensions(filter)
     // Ranges are bounded (years 1653 to 33658: ``ReportFilter``), so no span starts at `Int64.min`.
     let last =
       dimensions.isEmpty
       ? "hour" : "if(\(dimensions.joined(separator: " AND ")), hour, toInt64(-9223372036854775807) - 1)"
+    let app = ClickHouseSQL.literal(filter.storedApp)
+    let from = ClickHouseSQL.literal(filter.from)
+    let start = min(filter.from, filter.zone.days(ActiveDevices.activeSpans.last ?? 0, before: filter.to))
     let devices =
-      "SELECT device, max(\(last)) AS d_last, min(hour) AS d_first FROM \(activity) WHERE app = "
-      + "\(ClickHouseSQL.literal(filter.storedApp)) AND hour < \(ClickHouseSQL.literal(filter.to)) GROUP BY device"
+      "SELECT device, max(\(last)) AS d_last FROM \(activity) WHERE app = \(app) "
+      + "AND hour >= \(ClickHouseSQL.literal(start)) AND hour < \(ClickHouseSQL.literal(filter.to)) GROUP BY device"
+    let units = units(of: devices, app: filter.storedApp, people: people, key: .hashes)
     let perUnit =
       people
-      ? "SELECT max(d_last) AS last, min(d_first) AS first "
-        + "FROM (\(units(of: devices, app: filter.storedApp, people: true, key: .hashes))) GROUP BY unit"
-      : "SELECT d_last AS last, d_first AS first FROM (\(devices))"
-    let from = ClickHouseSQL.literal(filter.from)
+      ? "SELECT unit, max(d_last) AS last FROM (\(units)) GROUP BY unit" : "SELECT unit, d_last AS last FROM (\(units))"
     let spans = ActiveDevices.activeSpans.map { days in
       let since = ClickHouseSQL.literal(filter.zone.days(days, before: filter.to))
       return "toInt64(countIf(last >= \(since))) AS \(ActiveDevices.recentColumn(days))"
     }
     return "SELECT \(spans.joined(separator: ", ")), toInt64(countIf(last >= \(from))) AS active_devices, "
-      + "toInt64(countIf(last >= \(from) AND first < \(from))) AS returning_devices FROM (\(perUnit))"
+      + "toInt64(countIf(last >= \(from) AND \(seenBefore(filter, people: people)))) AS returning_devices "
+      + "FROM (\(perUnit))"
+  }
+
+  /// Whether the row's `unit` was seen before `filter`'s range: a device first seen before it
+  /// (``ClickHouseSchema/firstSeen``), or with `people` a person one of whose devices was. Read on
+  /// the server reads go to, over every shard: a person's devices may be on several.
+  private func seenBefore(_ filter: ReportFilter, people: Bool) -> String {
+    let devices = schema.devicesSeen(
+      app: ClickHouseSQL.literal(filter.storedApp), before: ClickHouseSQL.literal(filter.from))
+    return "unit IN (SELECT unit FROM (\(units(of: devices, app: filter.storedApp, people: people, key: .hashes))))"
   }
 
   public func retention(

@@ -42,6 +42,7 @@ extension ClickHouseEventStore {
     if !erased.isEmpty {
       let devices = "\(app) AND device_id IN \(ClickHouseSQL.list(erased.map(\.text)))"
       try await rebuildRollups(where: devices, events: devices)
+      try await repairFirstSeen(where: devices)
     }
     report.devices = erased.count
     return report
@@ -93,11 +94,13 @@ extension ClickHouseEventStore {
   }
 
   /// Rebuilds the rollup hours of the apps of `apps` (a condition) before `cutoff`'s next whole
-  /// hour: those before it lose their rows, the hour holding it keeps the events left in it.
+  /// hour: those before it lose their rows, the hour holding it keeps the events left in it; then
+  /// the first-seen times of the devices seen before `cutoff`, from the rebuilt rollup.
   private func rebuildRollups(before cutoff: Int64, _ apps: String) async throws {
     let hour = RollupSQL.hour(of: cutoff)
     let end = ClickHouseSQL.literal(hour == cutoff ? hour : hour + RollupTables.hour)
     try await rebuildRollups(where: "\(apps) AND hour < \(end)", events: "\(apps) AND occurred_at < \(end)")
+    try await repairFirstSeen(where: "\(apps) AND seen_ms < \(ClickHouseSQL.literal(cutoff))")
   }
 
   /// Deletes the events matching `condition` and the commerce facts matching `facts` (the same

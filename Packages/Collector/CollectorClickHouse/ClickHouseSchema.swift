@@ -23,6 +23,7 @@ import CollectorWire
 ///   (``rollups``).
 /// - `closed_name_devices`, `closed_name_days`, `closed_builds` and `closed_drops`: the closed days,
 ///   builds of the names rollup over whole UTC days that top events read (``closedDays``).
+/// - `device_first`: when each device was first seen, fed at insert (``firstSeen``).
 /// - `schema_migrations`: one row per applied migration (on every server).
 ///
 /// On a cluster (``cluster`` set), each server keeps the rows in `<table>_local` and `<table>` is a
@@ -178,6 +179,7 @@ struct ClickHouseSchema: Sendable {
       eventsByNameMigration,
       closedDaysMigration,
       closedItemsMigration,
+      firstSeenMigration,
     ]
   }
 
