@@ -298,11 +298,11 @@ struct ClickHouseSchema: Sendable {
   }
 
   /// Each device's person in `app` (a literal): the user of its earliest row; the device as `key`
-  /// names it.
-  func personOfDevice(app: String, key: UnitKey) -> String {
+  /// names it. With `among` (a query of device hashes), only those devices'.
+  func personOfDevice(app: String, key: UnitKey, among devices: String? = nil) -> String {
     """
     SELECT \(key.deviceColumn(rollup: false)), argMin(person, (first_ms, first_event)) AS person
-    FROM \(persons) WHERE app = \(app) GROUP BY device_id
+    FROM \(persons) WHERE app = \(app)\(devices.map { " AND cityHash64(device_id) IN (\($0))" } ?? "") GROUP BY device_id
     """
   }
 
