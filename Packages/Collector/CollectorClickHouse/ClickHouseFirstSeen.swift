@@ -72,8 +72,11 @@ extension ClickHouseEventStore {
   /// `seen_ms`: the devices an erasure or a retention cut touched) with each of those devices'
   /// earliest time in `activity`, rebuilt before this is called. On each server, from its own
   /// shard: the new rows are written first, under a generation of their own, then the old ones
-  /// deleted; a device left without events keeps no row.
-  func repairFirstSeen(where stale: String) async throws {
+  /// deleted; a device left without events keeps no row. A write storing one of those devices'
+  /// events meanwhile may have its view's row deleted with the old ones: the rollup's rows matching
+  /// `recheck` (over `app`, `device_id` and `hour`: where such an event's rows are) are written
+  /// again after the deletion.
+  func repairFirstSeen(where stale: String, recheck: String) async throws {
     let generation = UInt64.random(in: 1...UInt64.max)
     let table = schema.local("device_first")
     for server in servers {
@@ -83,6 +86,7 @@ extension ClickHouseEventStore {
             of: "(app, device_id) IN (SELECT app, device_id FROM \(table) WHERE \(stale))", generation: generation))
       try await server.execute("ALTER TABLE \(table) DELETE WHERE (\(stale)) AND generation != \(generation)")
       try await waitForMutations(of: table, on: server)
+      try await server.execute("INSERT INTO \(table) " + schema.firstSeenRows(of: recheck, generation: generation))
     }
   }
 }

@@ -42,7 +42,7 @@ extension ClickHouseEventStore {
     if !erased.isEmpty {
       let devices = "\(app) AND device_id IN \(ClickHouseSQL.list(erased.map(\.text)))"
       try await rebuildRollups(where: devices, events: devices)
-      try await repairFirstSeen(where: devices)
+      try await repairFirstSeen(where: devices, recheck: devices)
     }
     report.devices = erased.count
     return report
@@ -100,7 +100,8 @@ extension ClickHouseEventStore {
     let hour = RollupSQL.hour(of: cutoff)
     let end = ClickHouseSQL.literal(hour == cutoff ? hour : hour + RollupTables.hour)
     try await rebuildRollups(where: "\(apps) AND hour < \(end)", events: "\(apps) AND occurred_at < \(end)")
-    try await repairFirstSeen(where: "\(apps) AND seen_ms < \(ClickHouseSQL.literal(cutoff))")
+    try await repairFirstSeen(
+      where: "\(apps) AND seen_ms < \(ClickHouseSQL.literal(cutoff))", recheck: "\(apps) AND hour < \(end)")
   }
 
   /// Deletes the events matching `condition` and the commerce facts matching `facts` (the same
