@@ -13,10 +13,11 @@ import CollectorStore
 ///   when any of its rows is: rows not merged yet answer the same.
 /// - Exact under duplicates and any insert order: a copy or a late event can only repeat or lower
 ///   a minimum, which is what the rows keep.
-/// - Erasure and retention (``ClickHouseEventStore/repairFirstSeen(where:)``) replace the rows of
+/// - Erasure and retention (``ClickHouseEventStore/repairFirstSeen(where:recheck:)``) replace the rows of
 ///   the devices they touch with their earliest time in the rebuilt `activity` rollup, written
-///   under a generation of their own before the old rows are deleted, so a device is never without
-///   a row while it has events.
+///   under a generation of their own before the old rows are deleted, then the rollup's rows of
+///   those devices written again (a write meanwhile keeps its row), so a device is never without a
+///   row while it has events.
 ///
 /// Sharded by device, as the events: a device's rows are on its events' shard.
 extension ClickHouseSchema {
