@@ -5,10 +5,8 @@ import TestSupport
 import Testing
 
 /// Funnels that name a step more than once (`view → cart → view → cart → buy`), on every engine.
-/// One event never counts as two steps; where no two neighbouring steps share a name ClickHouse's
-/// `windowFunnel` answers (whether it takes one event matching steps `k` and `k + 1` as both rests
-/// on the order it takes that event's matches in), and the answers must equal the walk's
-/// (``Funnel/reached(_:steps:window:)``) either way.
+/// One event never counts as two steps, and the answers must equal the walk's
+/// (``Funnel/reached(_:steps:window:)``), on ClickHouse too (whose collector walks packed events).
 @Suite("Funnels with a step named twice")
 struct FunnelRepeatTests {
   /// One event of `device` at minute `minute` of D3 10:00.
@@ -30,9 +28,9 @@ struct FunnelRepeatTests {
   @Test(
     arguments: Engine.available,
     [
-      // Neighbours differ (ClickHouse: `windowFunnel`): A reaches 5, B 2, C 2, D 3, E 4.
+      // Neighbours differ: A reaches 5, B 2, C 2, D 3, E 4.
       (["view", "cart", "view", "cart", "buy"], [5, 5, 3, 2, 1]),
-      // A step named twice in a row (ClickHouse: the walk): a single view is not two steps, so B
+      // A step named twice in a row: a single view is not two steps, so B
       // stops at 1; A, C, D and E view twice; only A and C buy within the hour of a view.
       (["view", "view", "buy"], [5, 4, 2]),
     ] as [([String], [Int64])])
@@ -45,21 +43,19 @@ struct FunnelRepeatTests {
     #expect(found.steps.map(\.devices) == expected)
     let events = try await reports.funnelEvents(filter, steps: steps, limit: nil)
     #expect(Funnel.reached(events, steps: steps, window: 3_600_000) == expected)
-    if let parts = Self.inParts(reports) {
-      #expect(try await parts.funnel(filter, steps: steps, window: 3_600_000).steps.map(\.devices) == expected)
+    if let limited = Self.withSmallLimits(reports) {
+      #expect(try await limited.funnel(filter, steps: steps, window: 3_600_000).steps.map(\.devices) == expected)
     }
     try await store.close()
   }
 
-  /// `reports`, on ClickHouse, taking a funnel's units in parts of a few step events (a query each),
-  /// as a large store does; `nil` on the SQL engines.
-  static func inParts(_ reports: any ReportEngine, tiedListed: Int = 0) -> (any ReportEngine)? {
+  /// `reports`, on ClickHouse, walking the units tied in one millisecond `tiedListed` to a query
+  /// and spilling the grouping of step events to the server's disk past a byte, as a large store
+  /// does; `nil` on the SQL engines.
+  static func withSmallLimits(_ reports: any ReportEngine, tiedListed: Int = 1) -> (any ReportEngine)? {
     guard var clickHouse = reports as? ClickHouseReports else { return nil }
-    clickHouse.funnelParts.onServer = 4
-    clickHouse.funnelParts.walked = 3
-    // Units tied in one millisecond: past `tiedListed` in a part, picked by a query and walked with
-    // the part; else named, and walked with the other parts', `tiedListed` to a query.
-    clickHouse.funnelParts.tiedListed = tiedListed
+    clickHouse.funnelLimits.spillBytes = 1
+    clickHouse.funnelLimits.tiedListed = tiedListed
     return clickHouse
   }
 
@@ -94,8 +90,8 @@ struct FunnelRepeatTests {
       let expected = Funnel.reached(walked, steps: steps, window: window)
       let found = try await reports.funnel(filter, steps: steps, window: window)
       #expect(found.steps.map(\.devices) == expected, "\(steps) \(window)")
-      if let parts = Self.inParts(reports) {
-        #expect(try await parts.funnel(filter, steps: steps, window: window).steps.map(\.devices) == expected)
+      if let limited = Self.withSmallLimits(reports) {
+        #expect(try await limited.funnel(filter, steps: steps, window: window).steps.map(\.devices) == expected)
       }
     }
     try await store.close()

@@ -16,7 +16,7 @@ public struct ClickHouseClient: Sendable {
   public let url: URL
   /// The database this client's statements name (`database.events`).
   public let database: String
-  private let http: HTTPClient
+  let http: HTTPClient
   private let user: String?
   private let password: String?
   /// How long one statement may take before it is abandoned.
@@ -120,9 +120,9 @@ public struct ClickHouseClient: Sendable {
     case failed(StoreError)
   }
 
-  private func attempt(_ sql: String, body: ByteBuffer?, settings: [String: String]) async throws(Failure)
-    -> ByteBuffer
-  {
+  /// The request running `sql` with `settings` as URL parameters (`body`, if given, is the data of an
+  /// `INSERT … FORMAT …`, and the statement goes in the URL).
+  func request(_ sql: String, body: ByteBuffer?, settings: [String: String]) throws(StoreError) -> HTTPClientRequest {
     var components = URLComponents(url: url, resolvingAgainstBaseURL: false)
     // Statements name their tables with the database (`db.events`), so one client can also create it.
     // A write's lookups name every event id of its batch (up to the group committer's 20,000 rows):
@@ -135,15 +135,21 @@ public struct ClickHouseClient: Sendable {
     if body != nil { settings["query"] = settings["query"] ?? sql }
     let items = settings.sorted { $0.key < $1.key }.map { URLQueryItem(name: $0.key, value: $0.value) }
     components?.queryItems = items
-    guard let address = components?.url?.absoluteString else {
-      throw .failed(.unavailable("ClickHouse URL \(url) is invalid"))
-    }
+    guard let address = components?.url?.absoluteString else { throw .unavailable("ClickHouse URL \(url) is invalid") }
     var request = HTTPClientRequest(url: address)
     request.method = .POST
     if let user { request.headers.add(name: "X-ClickHouse-User", value: user) }
     if let password { request.headers.add(name: "X-ClickHouse-Key", value: password) }
     if let contentType { request.headers.add(name: "Content-Type", value: contentType) }
     request.body = .bytes(body ?? ByteBuffer(string: sql))
+    return request
+  }
+
+  private func attempt(_ sql: String, body: ByteBuffer?, settings: [String: String]) async throws(Failure)
+    -> ByteBuffer
+  {
+    let request: HTTPClientRequest
+    do { request = try self.request(sql, body: body, settings: settings) } catch { throw .failed(error) }
     do {
       let deadline = NIODeadline.now() + timeout
       let response = try await http.execute(request, deadline: deadline)
@@ -172,7 +178,7 @@ public struct ClickHouseClient: Sendable {
 }
 
 /// An answer whose body had not come by the statement's deadline.
-private struct ClickHouseAnswerLate: Error {}
+struct ClickHouseAnswerLate: Error {}
 
 extension ClickHouseClient {
   /// The answer's body, up to ``largestAnswer`` bytes, by `deadline`: AsyncHTTPClient's deadline
@@ -181,8 +187,16 @@ extension ClickHouseClient {
   /// the read is cancelled (which closes the connection) and ``ClickHouseAnswerLate`` thrown; the
   /// statement is sent once more.
   static func collect(_ body: HTTPClientResponse.Body, by deadline: NIODeadline) async throws -> ByteBuffer {
-    try await withThrowingTaskGroup(of: ByteBuffer?.self) { group in
-      group.addTask { try await body.collect(upTo: largestAnswer) }
+    try await reading(by: deadline) { try await body.collect(upTo: largestAnswer) }
+  }
+
+  /// What `read` gives (an answer's body, read), if it ends by `deadline`; past it, `read` is
+  /// cancelled (which closes the connection) and ``ClickHouseAnswerLate`` thrown.
+  static func reading<Read: Sendable>(by deadline: NIODeadline, _ read: @escaping @Sendable () async throws -> Read)
+    async throws -> Read
+  {
+    try await withThrowingTaskGroup(of: Read?.self) { group in
+      group.addTask { try await read() }
       group.addTask {
         try await Task.sleep(nanoseconds: UInt64(max(0, (deadline - .now()).nanoseconds)))
         return nil

@@ -2,6 +2,7 @@ public import CollectorReports
 import CollectorStore
 import CollectorWire
 import Foundation
+import NIOCore
 
 /// The reports of the ClickHouse engine, in ClickHouse's SQL (the subset 18.16 and current releases
 /// share; ``ClickHouseSQL``), with the same answers as the SQL engines on the same events: the same
@@ -17,8 +18,8 @@ public struct ClickHouseReports: ReportEngine {
   let schema: ClickHouseSchema
   /// Whether reports read the rollups where they can (``ReportFilter/rollupsAnswer``).
   public let usesRollups: Bool
-  /// The most step events a funnel query takes; tests make them small to funnel in several parts.
-  package var funnelParts = FunnelParts()
+  /// What one funnel asks of the server at most (``FunnelLimits``); tests make them small.
+  package var funnelLimits = FunnelLimits()
   /// The most hashes seen more than once (transaction keys, sessions) that commerce reports and
   /// sessions name in a query (about 20 bytes each, inside the server's 256 KB of query text); past
   /// it they group every order by key, every session's rows by session. Tests make it small to take
@@ -52,6 +53,16 @@ public struct ClickHouseReports: ReportEngine {
   /// are on its own shard; subqueries that must see every shard say `GLOBAL IN`.
   func rows(_ sql: String, settings: [String: String] = [:]) async throws -> [SQLRow] {
     try await client.rows(sql, settings: settings.merging(["distributed_product_mode": "local"]) { $1 })
+  }
+
+  /// The answer of `sql` (naming its `FORMAT`) handed to `consume` as it arrives
+  /// (``ClickHouseClient/stream(_:settings:from:_:)``), with ``rows(_:settings:)``'s settings.
+  func stream<State: Sendable>(
+    _ sql: String, settings: [String: String] = [:], from state: State,
+    _ consume: @escaping @Sendable (inout State, ByteBuffer) throws -> Void
+  ) async throws -> State {
+    try await client.stream(
+      sql, settings: settings.merging(["distributed_product_mode": "local"]) { $1 }, from: state, consume)
   }
 
   /// The events of `filter` in ClickHouse's SQL: app, time range (ms in `time`) and dimensions.

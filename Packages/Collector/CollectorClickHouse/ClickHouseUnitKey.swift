@@ -34,7 +34,10 @@ enum UnitKey {
   var unitOfPerson: String {
     switch self {
     case .ids: "if(person = '', concat('d:', device_id), concat('u:', person))"
-    case .hashes: "if(person = '', device, cityHash64('u', person))"
+    case .hashes: "if(person = '', device, \(Self.personHash))"
     }
   }
+
+  /// The hash of the unit a person is (`person` a column).
+  static let personHash = "cityHash64('u', person)"
 }

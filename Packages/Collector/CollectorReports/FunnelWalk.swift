@@ -6,8 +6,8 @@ import Foundation
 public typealias FunnelEvent = (unit: String, name: String, time: Int64)
 
 /// The funnel walked by the collector, from each unit's step events in order: the SQL engines'
-/// funnel, the drill-down's paths on every engine, and the units ClickHouse's `windowFunnel`
-/// cannot settle.
+/// funnel, ClickHouse's (``PackedFunnelWalk``, the same walk), the drill-down's paths on every
+/// engine, and the units ClickHouse's packed events cannot order (ties in one millisecond).
 extension Funnel {
   /// Rows of (`unit_key`, `name`, `t`) as step events, in their order.
   package static func events(_ rows: [SQLRow]) -> [FunnelEvent] {
@@ -155,7 +155,7 @@ struct FunnelWalker {
 
 /// Each name's steps, the last first, in one array: name `n`'s are `matching[bounds[n]..<bounds[n + 1]]`
 /// (an array per name cost a retain and a release per event: a tenth of a 20-step funnel).
-private struct StepsOfNames: Sendable {
+struct StepsOfNames: Sendable {
   /// How many steps the funnel has.
   let count: Int
   private var matching: [Int] = []
@@ -170,18 +170,21 @@ private struct StepsOfNames: Sendable {
     }
   }
 
+  /// Name `name`'s steps, the last first (valid inside `body`).
+  func withSteps<Result>(_ body: (_ of: (Int) -> UnsafeBufferPointer<Int>) -> Result) -> Result {
+    matching.withUnsafeBufferPointer { matching in
+      body { name in UnsafeBufferPointer(rebasing: matching[bounds[name]..<bounds[name + 1]]) }
+    }
+  }
+
   /// How many of `part`'s units reached each step.
   func reached(_ part: UnitOrder.Part, window: Int64) -> [Int64] {
     var reached = Array(repeating: Int64(0), count: count)
     var walker = FunnelWalker(steps: count, window: window, timed: false)
-    matching.withUnsafeBufferPointer { matching in
+    withSteps { stepsOf in
       for unit in part.units {
         walker.reset()
-        for event in part.events(of: unit) {
-          let name = Int(event.name)
-          let steps = UnsafeBufferPointer(rebasing: matching[bounds[name]..<bounds[name + 1]])
-          if walker.advance(steps, at: event.time) { break }
-        }
+        for event in part.events(of: unit) where walker.advance(stepsOf(Int(event.name)), at: event.time) { break }
         for step in 0..<walker.best { reached[step] += 1 }
       }
     }

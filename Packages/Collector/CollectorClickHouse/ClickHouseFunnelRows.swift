@@ -1,0 +1,135 @@
+import CollectorReports
+import CollectorStore
+import NIOCore
+
+/// A funnel's units read as the server sends them, each walked as it arrives
+/// (``PackedFunnelWalk``): rows of `RowBinary`, each a unit's 64-bit hash (`UInt64`) and its step
+/// events packed (`Array(Int64)`: a LEB128 length, then 8 bytes each, little-endian).
+///
+/// Counting people, the server groups by device and the devices of people with two or more
+/// (``owners``) are held until the answer ends, then walked as their person, all devices' events
+/// together; every other device is its own unit (a person with one device reaches what it reaches).
+///
+/// A row may be cut between two pieces of the answer: its bytes wait in ``pending`` until the rest
+/// comes. Only one unit's events and the held people's are kept, whatever the answer's size.
+struct FunnelRows: Sendable {
+  /// The walk, and how many units it counted at each step.
+  private(set) var walk: PackedFunnelWalk
+  /// The units `walk` could not order (two step events of different names in one millisecond), by
+  /// hash: walked from their rows.
+  private(set) var tied: [UInt64] = []
+  /// The person (their unit's hash) of each device (its hash) of a person with two or more devices.
+  private let owners: [UInt64: UInt64]
+  /// The events of those people's devices read so far, by person.
+  private var held: [UInt64: [Int64]] = [:]
+  private var pending = ByteBuffer()
+  private var events: [Int64] = []
+
+  init(walk: PackedFunnelWalk, owners: [UInt64: UInt64] = [:]) {
+    self.walk = walk
+    self.owners = owners
+  }
+
+  /// Takes the answer's next piece.
+  mutating func take(_ piece: ByteBuffer) throws {
+    if pending.readableBytes == 0 {
+      pending = piece
+    } else {
+      var piece = piece
+      pending.writeBuffer(&piece)
+    }
+    while let unit = try nextUnit() {
+      if let person = owners[unit] {
+        held[person, default: []].append(contentsOf: events)
+      } else {
+        walkEvents(of: unit)
+      }
+    }
+    pending.discardReadBytes()
+  }
+
+  /// The walk once the answer has ended, the held people walked (a row cut short is an error).
+  func finished() throws -> FunnelRows {
+    guard pending.readableBytes == 0 else { throw Malformed(reason: "its last row is cut short") }
+    var finished = self
+    finished.held = [:]
+    for (person, events) in held {
+      finished.events = events
+      finished.walkEvents(of: person)
+    }
+    return finished
+  }
+
+  /// Walks ``events``, unit `unit`'s, or names the unit tied.
+  private mutating func walkEvents(of unit: UInt64) {
+    let walked = events.withUnsafeMutableBufferPointer { walk.walk($0) }
+    if !walked { tied.append(unit) }
+  }
+
+  /// The next whole row's unit, its events in ``events``; `nil` (nothing read) when the row is not
+  /// all there yet.
+  private mutating func nextUnit() throws -> UInt64? {
+    let start = pending.readerIndex
+    guard let unit = pending.readInteger(endianness: .little, as: UInt64.self), let count = try readLength(),
+      pending.readableBytes >= count * 8
+    else {
+      pending.moveReaderIndex(to: start)
+      return nil
+    }
+    let names = Int64(walk.names.count)
+    let mask = Int64(1) << PackedFunnelWalk.nameBits - 1
+    let packed = pending.readSlice(length: count * 8) ?? ByteBuffer()
+    events.removeAll(keepingCapacity: true)
+    try packed.withUnsafeReadableBytes { bytes in
+      for index in 0..<count {
+        let event = Int64(littleEndian: bytes.loadUnaligned(fromByteOffset: index * 8, as: Int64.self))
+        guard event >= 0, event & mask < names else { throw Malformed(reason: "an event packed as \(event)") }
+        events.append(event)
+      }
+    }
+    return unit
+  }
+
+  /// A LEB128 length, or `nil` when its bytes are not all there.
+  private mutating func readLength() throws -> Int? {
+    var (value, shift) = (0, 0)
+    while let byte = pending.readInteger(as: UInt8.self) {
+      guard shift < 35 else { throw Malformed(reason: "an array longer than any answer") }
+      value |= Int(byte & 0x7F) << shift
+      if byte & 0x80 == 0 { return value }
+      shift += 7
+    }
+    return nil
+  }
+
+  /// An answer that is not the rows asked for.
+  struct Malformed: Error, CustomStringConvertible {
+    let reason: String
+    var description: String { "the funnel's rows are not unit hashes and packed events: \(reason)" }
+  }
+}
+
+/// Rows of two `UInt64`s (`RowBinary`), read as a dictionary from the first to the second: each
+/// device's person, by their hashes (``FunnelRows``' owners).
+struct HashPairs: Sendable {
+  private(set) var pairs: [UInt64: UInt64] = [:]
+  private var pending = ByteBuffer()
+
+  /// Takes the answer's next piece.
+  mutating func take(_ piece: ByteBuffer) {
+    var piece = piece
+    pending.writeBuffer(&piece)
+    while pending.readableBytes >= 16, let key = pending.readInteger(endianness: .little, as: UInt64.self),
+      let value = pending.readInteger(endianness: .little, as: UInt64.self)
+    {
+      pairs[key] = value
+    }
+    pending.discardReadBytes()
+  }
+
+  /// The pairs once the answer has ended (a row cut short is an error).
+  func finished() throws -> [UInt64: UInt64] {
+    guard pending.readableBytes == 0 else { throw FunnelRows.Malformed(reason: "a pair of hashes is cut short") }
+    return pairs
+  }
+}

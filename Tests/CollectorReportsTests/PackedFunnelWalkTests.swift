@@ -1,0 +1,92 @@
+import CollectorReports
+import NIOCore
+import TestSupport
+import Testing
+
+@testable import CollectorClickHouse
+
+/// ClickHouse's funnel rows (a unit's hash and its step events packed, `RowBinary`) read in pieces
+/// cut anywhere and walked unit by unit: the counts equal the walk over the same events as
+/// ``FunnelEvent``s, and only units with two step events of different names in one millisecond are
+/// left for their rows.
+@Suite("A funnel's packed step events")
+struct PackedFunnelWalkTests {
+  static let steps = ["view", "cart", "view", "buy"]
+  static let window: Int64 = 600_000
+
+  /// Seeded random units of 0–12 step events over four names (one in no step), in minutes and
+  /// seconds with repeats, so that some share a millisecond; returned as (hash, events by time).
+  static func units(seed: UInt64) -> [(hash: UInt64, events: [(name: String, time: Int64)])] {
+    var random = SeededRandom(seed: seed)
+    let names = ["view", "cart", "buy", "open"]
+    return (0..<300).map { unit in
+      let events = (0..<Int.random(in: 0...12, using: &random)).map { _ in
+        (
+          name: names[Int.random(in: 0..<4, using: &random)],
+          time: Int64(Int.random(in: 0..<40, using: &random)) * 30_000
+        )
+      }
+      return (hash: UInt64(unit) &* 0x9E37_79B9_7F4A_7C15, events: events)
+    }
+  }
+
+  /// `units` as the server sends them, for `walk`'s names.
+  static func rowBinary(_ units: [(hash: UInt64, events: [(name: String, time: Int64)])], names: [String]) -> ByteBuffer
+  {
+    var buffer = ByteBuffer()
+    for unit in units {
+      buffer.writeInteger(unit.hash, endianness: .little)
+      var length = unit.events.count
+      repeat {
+        buffer.writeInteger(UInt8(length & 0x7F) | (length > 0x7F ? 0x80 : 0))
+        length >>= 7
+      } while length > 0
+      for event in unit.events {
+        let name = Int64(names.firstIndex(of: event.name) ?? 0)
+        buffer.writeInteger(event.time << PackedFunnelWalk.nameBits | name, endianness: .little)
+      }
+    }
+    return buffer
+  }
+
+  @Test(arguments: [1, 3, 8, 17, 1_000_000], [UInt64(1), 2, 3])
+  func piecesCutAnywhereWalkAsTheRows(piece: Int, seed: UInt64) throws {
+    let units = Self.units(seed: seed)
+    var rows = FunnelRows(walk: PackedFunnelWalk(steps: Self.steps, window: Self.window))
+    let answer = Self.rowBinary(units, names: rows.walk.names)
+    var start = 0
+    while start < answer.readableBytes {
+      let length = min(piece, answer.readableBytes - start)
+      try rows.take(answer.getSlice(at: start, length: length) ?? ByteBuffer())
+      start += length
+    }
+    let read = try rows.finished()
+    // Tied: two events of different names in one millisecond.
+    let tied = units.filter { unit in
+      Dictionary(grouping: unit.events, by: \.time).values.contains { Set($0.map(\.name)).count > 1 }
+    }
+    #expect(Set(read.tied) == Set(tied.map(\.hash)))
+    #expect(!tied.isEmpty && tied.count < units.count)
+    let walked = units.filter { unit in !tied.contains { $0.hash == unit.hash } }.flatMap { unit in
+      unit.events.sorted { $0.time < $1.time }.map { (unit: String(unit.hash), name: $0.name, time: $0.time) }
+    }
+    let expected = Funnel.reached(walked, steps: Self.steps, window: Self.window)
+    #expect(read.walk.reached == expected)
+    #expect(expected[0] > 0 && expected[3] > 0)
+  }
+
+  @Test func aRowCutShortOrANameOutOfPlaceIsAnError() throws {
+    let walk = PackedFunnelWalk(steps: Self.steps, window: Self.window)
+    var rows = FunnelRows(walk: walk)
+    let answer = Self.rowBinary(
+      [(hash: 7, events: [(name: "view", time: 0), (name: "buy", time: 1)])], names: walk.names)
+    try rows.take(answer.getSlice(at: 0, length: answer.readableBytes - 1) ?? ByteBuffer())
+    #expect(throws: FunnelRows.Malformed.self) { try rows.finished() }
+    var outOfPlace = ByteBuffer()
+    outOfPlace.writeInteger(UInt64(7), endianness: .little)
+    outOfPlace.writeInteger(UInt8(1))
+    outOfPlace.writeInteger(Int64(walk.names.count), endianness: .little)
+    var other = FunnelRows(walk: walk)
+    #expect(throws: FunnelRows.Malformed.self) { try other.take(outOfPlace) }
+  }
+}
