@@ -12,7 +12,7 @@ import Testing
 /// A ClickHouse that sends an answer's head and then nothing (an answer stalled after its head):
 /// the client gives up at the statement's deadline, sends it once more, and then fails with a
 /// clear error, instead of waiting for the rows forever.
-@Suite("ClickHouse client deadlines")
+@Suite("ClickHouse client deadlines", .serialized)
 struct ClickHouseClientDeadlineTests {
   /// An HTTP server (Python's standard library) that answers every request, on every connection,
   /// with a head promising 100 bytes and sends none; it ends 60 s after its last connection.
@@ -31,18 +31,27 @@ struct ClickHouseClientDeadlineTests {
         held.append(connection)
     """
 
-  @Test(.timeLimit(.minutes(1)))
-  func anAnswerThatStallsAfterItsHeadIsSentOnceMoreThenFails() async throws {
+  /// The stalling server, and a client of it whose statements may take 2 s.
+  private static func stalled() async throws -> (ChildProcess, ClickHouseClient) {
     let output = Pipe()
     let server = try ChildProcess(
       "/usr/bin/env", arguments: ["python3", "-c", Self.stallingServer], output: .pipe(output))
-    defer { server.send(SIGKILL) }
     let line = await offThePool { output.fileHandleForReading.availableData }
     let printed = String(decoding: line, as: UTF8.self).trimmingCharacters(in: .whitespacesAndNewlines)
-    let port = try #require(Int(printed))
+    guard let port = Int(printed) else {
+      server.send(SIGKILL)
+      throw StoreError.unavailable("the stalling server printed no port: \(printed)")
+    }
     var client = try ClickHouseClient(
       url: URL(string: "http://127.0.0.1:\(port)")!, database: "t_deadline", http: ClickHouseClient.http)
     client.timeout = .seconds(2)
+    return (server, client)
+  }
+
+  @Test(.timeLimit(.minutes(1)))
+  func anAnswerThatStallsAfterItsHeadIsSentOnceMoreThenFails() async throws {
+    let (server, client) = try await Self.stalled()
+    defer { server.send(SIGKILL) }
     let started = ContinuousClock.now
     let error = await #expect(throws: StoreError.self) { _ = try await client.rows("SELECT 1") }
     let message = error.map { "\($0)" } ?? ""
@@ -50,5 +59,23 @@ struct ClickHouseClientDeadlineTests {
     // Two attempts of 2 s each, then the error.
     let elapsed = ContinuousClock.now - started
     #expect(elapsed >= .seconds(4) && elapsed < .seconds(30), "\(elapsed)")
+  }
+
+  /// A streamed answer is not sent again once its head has come (its pieces may have been taken):
+  /// it fails at the one deadline.
+  @Test(.timeLimit(.minutes(1)))
+  func aStreamedAnswerThatStallsAfterItsHeadFailsAtItsDeadline() async throws {
+    let (server, client) = try await Self.stalled()
+    defer { server.send(SIGKILL) }
+    let started = ContinuousClock.now
+    let error = await #expect(throws: StoreError.self) {
+      _ = try await client.stream("SELECT 1 FORMAT RowBinary", from: 0) { (count: inout Int, piece) in
+        count += piece.readableBytes
+      }
+    }
+    let message = error.map { "\($0)" } ?? ""
+    #expect(message.contains("did not finish its answer within 2 s"), "\(message)")
+    let elapsed = ContinuousClock.now - started
+    #expect(elapsed >= .seconds(2) && elapsed < .seconds(4), "\(elapsed)")
   }
 }

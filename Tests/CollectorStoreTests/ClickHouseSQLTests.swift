@@ -3,6 +3,7 @@ import CollectorClickHouse
 import CollectorStore
 import CollectorWire
 import Foundation
+import NIOCore
 import TestSupport
 import Testing
 
@@ -49,6 +50,34 @@ struct ClickHouseSQLTests {
       #expect(rows.first?["same"].int == 1)
       #expect(rows.first?["bytes"].int == Int64(text.utf8.count))
     }
+  }
+
+  /// A streamed answer arrives in pieces, each taken as it comes, and adds up to the whole (3M
+  /// numbers, 24 MB); a statement the server refuses fails with its message.
+  @Test(.enabled(if: ClickHouseTestServer.url != nil))
+  func aStreamedAnswerIsTakenPieceByPiece() async throws {
+    let client = try ClickHouseClient(
+      url: URL(string: ClickHouseTestServer.url!)!, database: "system", http: ClickHouseClient.http)
+    let count = 3_000_000
+    let (pieces, bytes, sum) = try await client.stream(
+      "SELECT number FROM system.numbers LIMIT \(count) FORMAT RowBinary", from: (0, 0, UInt64(0))
+    ) { (state: inout (Int, Int, UInt64), piece) in
+      var (piece, offset) = (piece, state.1)
+      state.0 += 1
+      state.1 += piece.readableBytes
+      // Pieces are cut at no row's edge in particular: each byte added at its place in its number.
+      while let byte = piece.readInteger(as: UInt8.self) {
+        state.2 &+= UInt64(byte) << (UInt64(offset % 8) * 8)
+        offset += 1
+      }
+    }
+    #expect(pieces > 1)
+    #expect(bytes == count * 8)
+    #expect(sum == UInt64(count) * UInt64(count - 1) / 2)
+    let error = await #expect(throws: StoreError.self) {
+      _ = try await client.stream("SELECT nonsense FROM nowhere FORMAT RowBinary", from: 0) { (_: inout Int, _) in }
+    }
+    #expect("\(error.map { "\($0)" } ?? "")".contains("nowhere"))
   }
 
   /// Every hostile text sent as external data (the write's id lists) arrives byte for byte, and is

@@ -17,7 +17,17 @@ extension ClickHouseClient {
     _ sql: String, settings: [String: String] = [:], from state: State,
     _ consume: @escaping @Sendable (inout State, ByteBuffer) throws -> Void
   ) async throws(StoreError) -> State {
+    try await stream(sql, settings: settings, from: { state }, consume)
+  }
+
+  /// ``stream(_:settings:from:_:)`` from the state `start` makes while the server runs `sql` (a
+  /// lookup the answer's reading needs, made in the time the server takes to its first row).
+  public func stream<State: Sendable>(
+    _ sql: String, settings: [String: String] = [:], from start: @escaping @Sendable () async throws -> State,
+    _ consume: @escaping @Sendable (inout State, ByteBuffer) throws -> Void
+  ) async throws(StoreError) -> State {
     let request = try self.request(sql, body: nil, settings: settings)
+    async let started = start()
     for round in 0..<2 {
       let deadline = NIODeadline.now() + timeout
       let response: HTTPClientResponse
@@ -32,6 +42,10 @@ extension ClickHouseClient {
         let text = (try? await Self.collect(response.body, by: deadline)).map { String(buffer: $0) } ?? ""
         throw .unavailable(
           "ClickHouse \(response.status.code): \(text.trimmingCharacters(in: .whitespacesAndNewlines).prefix(2_000))")
+      }
+      let state: State
+      do { state = try await started } catch let error as StoreError { throw error } catch {
+        throw .unavailable("ClickHouse's answer from \(url.absoluteString) could not be read: \(error)")
       }
       do {
         return try await Self.reading(by: deadline) { [body = response.body] in

@@ -39,12 +39,6 @@ extension ClickHouseReports {
     let filter = try Funnel.filter(filter, steps: steps, window: window, appVersion: appVersion)
     let matching = Self.matching(filter, steps: steps)
     let people = try await countsPeople(filter)
-    let owners =
-      people
-      ? try await stream(
-        "SELECT \(Self.deviceHash), \(UnitKey.personHash) FROM (\(sharedPersons(filter))) FORMAT RowBinary",
-        from: HashPairs()
-      ) { $0.take($1) }.finished() : [:]
     let walk = PackedFunnelWalk(steps: steps, window: window)
     let packed =
       "toInt64((occurred_at - \(ClickHouseSQL.literal(filter.from))) * \(1 << PackedFunnelWalk.nameBits) "
@@ -53,7 +47,7 @@ extension ClickHouseReports {
       "SELECT \(Self.deviceHash) AS unit, groupArray(\(packed)) FROM \(events) WHERE \(matching) GROUP BY unit "
         + "FORMAT RowBinary",
       settings: ["max_bytes_before_external_group_by": String(funnelLimits.spillBytes)],
-      from: FunnelRows(walk: walk, owners: owners)
+      from: { [self] in FunnelRows(walk: walk, owners: people ? try await owners(filter) : [:]) }
     ) { try $0.take($1) }.finished()
     var reached = walked.walk.reached
     // The tied units, walked from their rows (their events by time and id).
@@ -118,6 +112,13 @@ extension ClickHouseReports {
       + "SELECT \(UnitKey.ids.unitOfPerson) AS unit_id, \(UnitKey.hashes.unitOfPerson) AS unit_hash, name, occurred_at, "
       + "event_id FROM (SELECT device_id, \(Self.deviceHash) AS device, name, occurred_at, event_id "
       + "FROM \(self.events) WHERE \(part.matching)) ANY LEFT JOIN (\(sharedPersons(filter))) USING device_id)\(part.units)"
+  }
+
+  /// The person of each device of a person with two or more devices, by their hashes (as
+  /// ``FunnelRows`` maps them): read while the server groups the step events.
+  private func owners(_ filter: ReportFilter) async throws -> [UInt64: UInt64] {
+    let sql = "SELECT \(Self.deviceHash), \(UnitKey.personHash) FROM (\(sharedPersons(filter))) FORMAT RowBinary"
+    return try await stream(sql, from: { HashPairs() }) { $0.take($1) }.finished()
   }
 
   /// Each device of a person with two or more devices, and its person (`device_id`, `person`).

@@ -55,14 +55,15 @@ public struct ClickHouseReports: ReportEngine {
     try await client.rows(sql, settings: settings.merging(["distributed_product_mode": "local"]) { $1 })
   }
 
-  /// The answer of `sql` (naming its `FORMAT`) handed to `consume` as it arrives
-  /// (``ClickHouseClient/stream(_:settings:from:_:)``), with ``rows(_:settings:)``'s settings.
+  /// The answer of `sql` (naming its `FORMAT`) handed to `consume` as it arrives, from the state
+  /// `start` makes meanwhile (``ClickHouseClient/stream(_:settings:from:_:)``), with
+  /// ``rows(_:settings:)``'s settings.
   func stream<State: Sendable>(
-    _ sql: String, settings: [String: String] = [:], from state: State,
+    _ sql: String, settings: [String: String] = [:], from start: @escaping @Sendable () async throws -> State,
     _ consume: @escaping @Sendable (inout State, ByteBuffer) throws -> Void
   ) async throws -> State {
     try await client.stream(
-      sql, settings: settings.merging(["distributed_product_mode": "local"]) { $1 }, from: state, consume)
+      sql, settings: settings.merging(["distributed_product_mode": "local"]) { $1 }, from: start, consume)
   }
 
   /// The events of `filter` in ClickHouse's SQL: app, time range (ms in `time`) and dimensions.
