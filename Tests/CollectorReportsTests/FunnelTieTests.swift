@@ -25,6 +25,7 @@ struct FunnelTieTests {
   /// - T: the cart (tracked first) and the view in one millisecond, then the purchase: the cart came
   ///   before the view, so T reaches the first step only.
   /// - W: the view (tracked first) and the cart in one millisecond, then the purchase: all three.
+  ///   Z the same, and Z1 as T (two devices whose 64-bit hashes are above `Int64.max`, as half are).
   /// - U: view, cart and purchase a minute apart: all three. V, u2's only device: a view only.
   /// - u1's phone P1 views; their tablet P2 adds to the cart and buys: the person reaches all three,
   ///   the phone the first step, the tablet none.
@@ -39,6 +40,10 @@ struct FunnelTieTests {
       event("T", "purchase", 1, id: "T-3"),
       event("W", "product_viewed", 0, id: "W-1"), event("W", "add_to_cart", 0, id: "W-2"),
       event("W", "purchase", 1, id: "W-3"),
+      event("Z", "product_viewed", 0, id: "Z-1"), event("Z", "add_to_cart", 0, id: "Z-2"),
+      event("Z", "purchase", 1, id: "Z-3"),
+      event("Z1", "add_to_cart", 0, id: "Z1-1"), event("Z1", "product_viewed", 0, id: "Z1-2"),
+      event("Z1", "purchase", 1, id: "Z1-3"),
       event("U", "product_viewed", 0, id: "U-1"), event("U", "add_to_cart", 1, id: "U-2"),
       event("U", "purchase", 2, id: "U-3"),
       event("V", "product_viewed", 0, id: "V-1", user: "u2"),
@@ -54,8 +59,9 @@ struct FunnelTieTests {
     var filter = Fixture.twoWeeks
     filter.unit = unit
     let funnel = try await reports.funnel(filter, steps: Self.steps, window: 3_600_000)
-    // Devices: T, W, U, V, P1, X and Q1 view; W, U and Q1 add; W and U buy. People: u1 and u3 too.
-    #expect(funnel.steps.map(\.devices) == (unit == .device ? [7, 3, 2] : [7, 4, 4]))
+    // Devices: T, W, Z, Z1, U, V, P1, X and Q1 view; W, Z, U and Q1 add; W, Z and U buy. People:
+    // u1 and u3 too.
+    #expect(funnel.steps.map(\.devices) == (unit == .device ? [9, 4, 3] : [9, 5, 5]))
     for listed in [1, 2, 3] {
       guard let limited = FunnelRepeatTests.withSmallLimits(reports, tiedListed: listed) else { break }
       let inBatches = try await limited.funnel(filter, steps: Self.steps, window: 3_600_000)

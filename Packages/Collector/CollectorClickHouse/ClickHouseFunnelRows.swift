@@ -60,6 +60,26 @@ struct FunnelRows: Sendable {
     return finished
   }
 
+  /// The devices (hashes) of the tied `units`: a person's devices, by ``owners``; any other unit is
+  /// its device.
+  func devices(of units: some Collection<UInt64>) -> [UInt64] {
+    let wanted = Set(units)
+    let ofPeople = owners.filter { wanted.contains($0.value) }
+    let people = Set(ofPeople.values)
+    return units.filter { !people.contains($0) } + ofPeople.keys
+  }
+
+  /// Rows of (`device`: its hash as `Int64`, `name`, `t`) ordered by time and id, as step events grouped by unit
+  /// (a device of ``owners`` is its person), each unit's in the rows' order.
+  func byUnit(_ rows: [SQLRow]) -> [FunnelEvent] {
+    let events = rows.map { row -> FunnelEvent in
+      let device = UInt64(bitPattern: row["device"].int ?? 0)
+      return (unit: String(owners[device] ?? device), name: row["name"].text ?? "", time: row["t"].int ?? 0)
+    }
+    // Grouping keeps each unit's events in their order.
+    return Dictionary(grouping: events, by: \.unit).values.flatMap { $0 }
+  }
+
   /// Walks ``events``, unit `unit`'s, or names the unit tied.
   private mutating func walkEvents(of unit: UInt64) {
     let walked = events.withUnsafeMutableBufferPointer { walk.walk($0) }
