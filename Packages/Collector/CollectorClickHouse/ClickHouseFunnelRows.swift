@@ -69,8 +69,8 @@ struct FunnelRows: Sendable {
     return units.filter { !people.contains($0) } + ofPeople.keys
   }
 
-  /// Rows of (`device`: its hash as `Int64`, `name`, `t`) ordered by time and id, as step events grouped by unit
-  /// (a device of ``owners`` is its person), each unit's in the rows' order.
+  /// Rows of (`device`: its hash as `Int64`, `name`, `t`) ordered by time and id, as step events
+  /// grouped by unit (a device of ``owners`` is its person), each unit's in the rows' order.
   func byUnit(_ rows: [SQLRow]) -> [FunnelEvent] {
     let events = rows.map { row -> FunnelEvent in
       let device = UInt64(bitPattern: row["device"].int ?? 0)
