@@ -32,9 +32,10 @@ struct StepCacheTests {
     filter.unit = unit
     let fromEvents = SQLReports(store: store, rollups: false)
     let honest = try await fromEvents.funnel(filter, steps: Self.steps, window: 3_600_000)
-    // Devices: T, W, U, V, P1, X, Q2, R2 view; W, U add and buy (Q1 and R1 never view).
-    // People: u1 and u3 add and buy too, u4 views only (its cart came before its view).
-    #expect(honest.steps.map(\.devices) == (unit == .device ? [8, 2, 2] : [8, 4, 4]))
+    // Devices: T, W, K3, K4, U, V, P1, X, H1, Q2, R2 view; W, K3, U and H1 add; W, K3 and U buy
+    // (Q1 and R1 never view). People: u1, u3 and u5 add and buy too, u4 views only (its cart came
+    // before its view).
+    #expect(honest.steps.map(\.devices) == (unit == .device ? [11, 4, 3] : [11, 6, 6]))
     #expect(try await keeper.buildDeviceSets(before: .max) > 0)
     let cached = try #require(try await store.read("SELECT count(*) AS n FROM \(tables.steps)", []).first?["n"].int)
     #expect(cached > 0)
