@@ -52,23 +52,23 @@ struct ClickHouseSQLTests {
     }
   }
 
-  /// A streamed answer arrives in pieces, each taken as it comes, and adds up to the whole (3M
-  /// numbers, 24 MB); a statement the server refuses fails with its message.
+  /// A streamed answer arrives in pieces, each taken as it comes, and adds up to the whole (200,000
+  /// numbers, 1.6 MB); a statement the server refuses fails with its message.
   @Test(.enabled(if: ClickHouseTestServer.url != nil))
   func aStreamedAnswerIsTakenPieceByPiece() async throws {
     let client = try ClickHouseClient(
       url: URL(string: ClickHouseTestServer.url!)!, database: "system", http: ClickHouseClient.http)
-    let count = 3_000_000
+    let count = 200_000
     let (pieces, bytes, sum) = try await client.stream(
       "SELECT number FROM system.numbers LIMIT \(count) FORMAT RowBinary", from: (0, 0, UInt64(0))
     ) { (state: inout (Int, Int, UInt64), piece) in
-      var (piece, offset) = (piece, state.1)
       state.0 += 1
-      state.1 += piece.readableBytes
       // Pieces are cut at no row's edge in particular: each byte added at its place in its number.
-      while let byte = piece.readInteger(as: UInt8.self) {
-        state.2 &+= UInt64(byte) << (UInt64(offset % 8) * 8)
-        offset += 1
+      piece.withUnsafeReadableBytes { piece in
+        for byte in piece {
+          state.2 &+= UInt64(byte) << (UInt64(state.1 % 8) * 8)
+          state.1 += 1
+        }
       }
     }
     #expect(pieces > 1)
