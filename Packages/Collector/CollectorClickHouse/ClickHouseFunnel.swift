@@ -51,17 +51,17 @@ extension ClickHouseReports {
       from: { [self] in FunnelRows(walk: walk, owners: people ? try await owners(filter) : [:]) }
     ) { try $0.take($1) }.finished()
     var reached = walked.walk.reached
-    // The tied units, walked from their devices' rows (their events by time and id), a few a query.
+    // The tied units, walked from their devices' rows as the SQL engines walk (by time and id), a few
+    // a query.
     let listed = max(1, funnelLimits.tiedListed)
     for start in stride(from: 0, to: walked.tied.count, by: listed) {
       let units = walked.tied[start..<min(walked.tied.count, start + listed)]
-      let devices = ClickHouseSQL.list(walked.devices(of: units))
+      let (devices, persons) = walked.devices(of: units)
       let found = try await rows(
-        "SELECT toInt64(\(Self.deviceHash)) AS device, name, occurred_at AS t FROM \(events) "
-          + "WHERE \(matching) AND \(Self.deviceHash) IN \(devices) ORDER BY t, event_id")
-      for (step, count) in Funnel.reached(walked.byUnit(found), steps: steps, window: window).enumerated() {
-        reached[step] += count
-      }
+        "SELECT toString(hash) AS device_id, name, t, event_id FROM (SELECT \(Self.deviceHash) AS hash, name, "
+          + "occurred_at AS t, event_id FROM \(events) WHERE \(matching) AND hash IN \(ClickHouseSQL.list(devices)))")
+      let counted = await Funnel.reached(StepEventColumns(found), persons: persons, steps: steps, window: window)
+      for (step, count) in counted.enumerated() { reached[step] += count }
     }
     return Funnel(reached: reached, steps: steps, window: window, appVersion: appVersion, unit: filter.unit)
   }

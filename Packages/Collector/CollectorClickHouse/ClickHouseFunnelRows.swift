@@ -60,24 +60,15 @@ struct FunnelRows: Sendable {
     return finished
   }
 
-  /// The devices (hashes) of the tied `units`: a person's devices, by ``owners``; any other unit is
-  /// its device.
-  func devices(of units: some Collection<UInt64>) -> [UInt64] {
+  /// The devices (hashes) of the tied `units`, and the person of each of them that has one (as
+  /// ``Funnel/reached(_:persons:steps:window:parts:)`` maps devices, hashes written as text): a
+  /// person's devices by ``owners``; any other unit is its device.
+  func devices(of units: some Collection<UInt64>) -> (devices: [UInt64], persons: [ExactText: String]) {
     let wanted = Set(units)
     let ofPeople = owners.filter { wanted.contains($0.value) }
     let people = Set(ofPeople.values)
-    return units.filter { !people.contains($0) } + ofPeople.keys
-  }
-
-  /// Rows of (`device`: its hash as `Int64`, `name`, `t`) ordered by time and id, as step events
-  /// grouped by unit (a device of ``owners`` is its person), each unit's in the rows' order.
-  func byUnit(_ rows: [SQLRow]) -> [FunnelEvent] {
-    let events = rows.map { row -> FunnelEvent in
-      let device = UInt64(bitPattern: row["device"].int ?? 0)
-      return (unit: String(owners[device] ?? device), name: row["name"].text ?? "", time: row["t"].int ?? 0)
-    }
-    // Grouping keeps each unit's events in their order.
-    return Dictionary(grouping: events, by: \.unit).values.flatMap { $0 }
+    let persons = Dictionary(uniqueKeysWithValues: ofPeople.map { (ExactText(String($0.key)), String($0.value)) })
+    return (units.filter { !people.contains($0) } + ofPeople.keys, persons)
   }
 
   /// Walks ``events``, unit `unit`'s, or names the unit tied.
