@@ -13,9 +13,11 @@ struct ClosedDaysTests {
 
   static var engines: [Engine] { Engine.available.filter { $0 == .clickhouse || $0 == .clickhouseCluster } }
 
-  /// Top events, sessions, top items and the overview of every generated filter (by platform and in Kolkata they read the
-  /// rollup; the rest take whole UTC days from the build, Berlin's edges and DST day from the
-  /// hours), from the closed days and from the events.
+  /// Top events, sessions, top items, the overview, active users (by person and by device) and
+  /// retention (weekly by person, daily by device) of every generated filter (by platform and in Kolkata they read the rollup; the rest
+  /// take whole UTC days from the build, Berlin's edges and DST day from the hours; Berlin's weeks
+  /// start at 23:00 or 22:00 UTC, so the UTC day each week starts in is read from the hours too),
+  /// from the closed days and from the events.
   static func expectSame(_ store: ClickHouseEventStore, _ stage: String) async throws {
     for filter in Generated.filters {
       for limit in [100, 3] {
@@ -32,7 +34,25 @@ struct ClosedDaysTests {
       let overview = try await ClickHouseReports(store: store).overview(filter)
       #expect(
         overview == (try await ClickHouseReports(store: store, rollups: false).overview(filter)), "\(stage), \(filter)")
+      for (unit, period) in [(ReportUnit.person, ReportBucket.week), (.device, .day)] {
+        var filter = filter
+        filter.unit = unit
+        #expect(
+          try await retention(store, filter, period, rollups: true)
+            == retention(store, filter, period, rollups: false), "\(stage), \(period), \(filter)")
+        #expect(
+          try await ClickHouseReports(store: store).activeDevices(filter)
+            == ClickHouseReports(store: store, rollups: false).activeDevices(filter), "\(stage), \(filter)")
+      }
     }
+  }
+
+  /// Retention of any event, not by version, read as served or from the events.
+  static func retention(
+    _ store: ClickHouseEventStore, _ filter: ReportFilter, _ period: ReportBucket, rollups: Bool
+  ) async throws -> Retention {
+    try await ClickHouseReports(store: store, rollups: rollups).retention(
+      filter, period: period, byAppVersion: false, events: .any)
   }
 
   /// A build is read only for ranges it covers at least half of: a device added to it on purpose
@@ -173,6 +193,15 @@ struct ClosedDaysTests {
     #expect(damagedOverview.sessions == overview.current.sessions + 1)
     #expect(damagedOverview.devices == overview.current.devices + 1)
     #expect(damagedOverview.people == overview.current.people + 1)
+    // Retention reads the devices' masks: the added device is one more unit in its day's cohort.
+    let retention = try await Self.retention(store, filter, .day, rollups: false)
+    let damagedRetention = try await Self.retention(store, filter, .day, rollups: true)
+    let size = { (found: Retention) in found.cohorts.first { $0.start == lateDay * Self.day }?.size ?? 0 }
+    #expect(size(damagedRetention) == size(retention) + 1)
+    // Active users read the devices' masks too: the added device is one more active in the range.
+    let active = try await ClickHouseReports(store: store, rollups: false).activeDevices(filter)
+    let damagedActive = try await ClickHouseReports(store: store).activeDevices(filter)
+    #expect(damagedActive.monthly == active.monthly + 1 && damagedActive.new == active.new + 1, "\(damagedActive)")
 
     _ = try await store.write(DeviceSetTests.late())
     let fixed = try await ClickHouseReports(store: store).topEvents(filter, limit: 100)
@@ -181,6 +210,13 @@ struct ClosedDaysTests {
     #expect(
       try await ClickHouseReports(store: store).overview(filter)
         == ClickHouseReports(store: store, rollups: false).overview(filter))
+    // The late day from the hours: were the build still read, the added device would count too.
+    #expect(
+      try await ClickHouseReports(store: store).activeDevices(filter)
+        == ClickHouseReports(store: store, rollups: false).activeDevices(filter))
+    #expect(
+      try await Self.retention(store, filter, .day, rollups: true)
+        == Self.retention(store, filter, .day, rollups: false))
     let late = try await ClickHouseReports(store: store, rollups: false).sessions(filter)
     #expect(try await ClickHouseReports(store: store).sessions(filter) == late)
     #expect(late != sessions)

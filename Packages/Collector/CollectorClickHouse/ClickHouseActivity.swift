@@ -29,7 +29,7 @@ extension ClickHouseReports {
     var window = filter
     window.from = filter.zone.days(ActiveDevices.activeSpans.last ?? 0, before: filter.to)
     if let activity = activity(filter), self.activity(window) != nil {
-      let found = try await rows(activeUnits(filter, activity, people: people)).first
+      let found = try await rows(activeUnits(filter, activity, people: people, closed: closedLastActive(filter))).first
       return ActiveDevices(found, recent: found, unit: filter.unit)
     }
     // On the rollup, a device's last hour: every span starts on a whole hour where it answers.
@@ -68,8 +68,9 @@ extension ClickHouseReports {
   /// of any dimensions: a unit seen before the range returns whatever its dimensions were then),
   /// each unit's the latest and any of its devices'; a unit is active in a span or the range when
   /// its last hour is in it, returning when it was seen before. What it reads grows with the range,
-  /// not with the app's history (`Docs/Benchmarks.md`).
-  private func activeUnits(_ filter: ReportFilter, _ activity: String, people: Bool) -> String {
+  /// not with the app's history (`Docs/Benchmarks.md`). `closed`: each device's last active time
+  /// from the closed days instead (``closedLastActive(_:)``).
+  private func activeUnits(_ filter: ReportFilter, _ activity: String, people: Bool, closed: String?) -> String {
     let dimensions = Self.dimensions(filter)
     // Ranges are bounded (years 1653 to 33658: ``ReportFilter``), so no span starts at `Int64.min`.
     let last =
@@ -79,7 +80,8 @@ extension ClickHouseReports {
     let from = ClickHouseSQL.literal(filter.from)
     let start = min(filter.from, filter.zone.days(ActiveDevices.activeSpans.last ?? 0, before: filter.to))
     let devices =
-      "SELECT device, max(\(last)) AS d_last FROM \(activity) WHERE app = \(app) "
+      closed
+      ?? "SELECT device, max(\(last)) AS d_last FROM \(activity) WHERE app = \(app) "
       + "AND hour >= \(ClickHouseSQL.literal(start)) AND hour < \(ClickHouseSQL.literal(filter.to)) GROUP BY device"
     let units = units(of: devices, app: filter.storedApp, people: people, key: .hashes)
     let perUnit =
@@ -92,6 +94,34 @@ extension ClickHouseReports {
     return "SELECT \(spans.joined(separator: ", ")), toInt64(countIf(last >= \(from))) AS active_devices, "
       + "toInt64(countIf(last >= \(from) AND \(seenBefore(filter, people: people)))) AS returning_devices "
       + "FROM (\(perUnit))"
+  }
+
+  /// Each device's last active time (`d_last`) in `filter`'s range and the 30 days before its end
+  /// (``activeUnits(_:_:people:closed:)``'s span) from the closed days (``closedDays(_:)``), with no
+  /// dimension: a clean UTC day no span starts inside stands for the device's hours in it (each
+  /// `last >= start` of a span reads the same for any time of that day), as the day's start, the
+  /// latest of its days in the build mask (one row a device, where the rollup has one a device and
+  /// hour); the rest of the span from the rollup's hours. `nil` when no build answers, or those
+  /// days are under half the span. At 100M events: 2.2–4× less than the hours, by hand
+  /// (`Docs/Benchmarks.md`).
+  private func closedLastActive(_ filter: ReportFilter) async throws -> String? {
+    let starts = [filter.from] + ActiveDevices.activeSpans.map { filter.zone.days($0, before: filter.to) }
+    var span = filter
+    span.from = starts.min() ?? filter.from
+    guard let (build, clean) = try await closedDays(span) else { return nil }
+    let day = ClickHouseSchema.dayLength
+    let days = clean.filter { clean in !starts.contains { $0 > clean * day && $0 < clean * day + day } }
+    guard Self.mostlyCovered(span, by: days) else { return nil }
+    let latest = days.sorted(by: >).map { "bitAnd(days, toUInt64(\(build.mask([$0])))) != 0, toInt64(\($0 * day))" }
+    return """
+      SELECT device, max(l) AS d_last FROM (
+        SELECT device, multiIf(\(latest.joined(separator: ", ")), toInt64(0)) AS l FROM \(schema.table("closed_devices"))
+        WHERE build = \(build.id) AND app = \(ClickHouseSQL.literal(filter.storedApp))
+          AND bitAnd(days, toUInt64(\(build.mask(days)))) != 0
+        UNION ALL
+        SELECT device, max(hour) AS l FROM \(schema.table("activity")) WHERE \(Self.restHours(span, days)) GROUP BY device
+      ) GROUP BY device
+      """
   }
 
   /// Whether the row's `unit` was seen before `filter`'s range: a device first seen before it

@@ -11,14 +11,17 @@ import CollectorStore
 /// they are counted per (starts, backs, version): a few hundred rows, whose bits are the cohort
 /// (the lowest start) and the periods it counts in (the cohort, and each later return). Weekly
 /// retention by device at 100M events: 1.9–2.1 s by (device, period) and arrays, 0.32–0.33 s by
-/// masks, the same answer (`Docs/Benchmarks.md`).
+/// masks, the same answer (`Docs/Benchmarks.md`). Over the rollup (any event, not by version) each
+/// device's masks take the range's clean closed days from the newest build where they are most of
+/// it (``closedPeriodMasks(_:period:)``).
 extension ClickHouseReports {
   /// The rows of ``Retention/init(_:filter:period:byAppVersion:events:)`` (cohort, version, k,
   /// devices) from masks; the range must have at most 64 periods (``maskedPeriods``).
   func maskedRetention(
     _ filter: ReportFilter, period: ReportBucket, byAppVersion: Bool, events: RetentionEvents, people: Bool
   ) async throws -> [SQLRow] {
-    let masks = periodMasks(filter, period: period, byAppVersion: byAppVersion, events: events)
+    let closed = events.isAny && !byAppVersion ? try await closedPeriodMasks(filter, period: period) : nil
+    let masks = closed ?? periodMasks(filter, period: period, byAppVersion: byAppVersion, events: events)
     let units = units(of: masks, app: filter.storedApp, people: people, key: .hashes)
     // A unit's version: its first start event's, over its devices (the smallest at one time).
     let version = byAppVersion ? "argMinIf(v, (t, v), device_starts != 0)" : "''"
@@ -69,5 +72,35 @@ extension ClickHouseReports {
       "SELECT \(UnitKey.hashes.deviceColumn(rollup: false)), groupBitOrIf(\(bit), \(isStart)) AS device_starts, "
       + "groupBitOrIf(\(bit), \(isBack)) AS device_backs\(version) FROM \(self.events) "
       + "WHERE \(Self.conditions(filter))\(named) GROUP BY device"
+  }
+
+  /// ``periodMasks(_:period:byAppVersion:events:)`` for any event, not by version, from the closed
+  /// days (``closedDays(_:)``): a device's bits of the clean UTC days that lie wholly in one period
+  /// of the filter's zone come from its build mask (one row a device, where the rollup has one a
+  /// device and hour), the rest of the range from the rollup's hours, ORed by device. `nil` when no
+  /// build answers, or its days that lie in one period are under half the range.
+  private func closedPeriodMasks(_ filter: ReportFilter, period: ReportBucket) async throws -> String? {
+    guard let (build, clean) = try await closedDays(filter) else { return nil }
+    let day = ClickHouseSchema.dayLength
+    let periodOf = { (utc: Int64) in (filter.zone.local(utc) - filter.zone.local(filter.from)) / period.milliseconds }
+    let days = clean.filter { periodOf($0 * day) == periodOf($0 * day + day - 1) }
+    guard Self.mostlyCovered(filter, by: days) else { return nil }
+    // Each period's bit when the device's mask meets that period's days: distinct bits, so their
+    // sum is their OR.
+    let periods = Dictionary(grouping: days) { periodOf($0 * day) }.sorted { $0.key < $1.key }
+    let bits = periods.map {
+      "if(bitAnd(days, toUInt64(\(build.mask($0.value)))) != 0, toUInt64(\(UInt64(1) << UInt64($0.key))), toUInt64(0))"
+    }
+    let bit =
+      "bitShiftLeft(toUInt64(1), toUInt64(intDiv(\(Retention.localOffset("hour", filter)), \(period.milliseconds))))"
+    return """
+      SELECT device, groupBitOr(b) AS device_starts, device_starts AS device_backs FROM (
+        SELECT device, \(bits.joined(separator: " + ")) AS b FROM \(schema.table("closed_devices"))
+        WHERE build = \(build.id) AND app = \(ClickHouseSQL.literal(filter.storedApp))
+          AND bitAnd(days, toUInt64(\(build.mask(days)))) != 0
+        UNION ALL
+        SELECT device, \(bit) AS b FROM \(schema.table("activity")) WHERE \(Self.restHours(filter, days))
+      ) GROUP BY device
+      """
   }
 }
