@@ -2,6 +2,7 @@ import CollectorClickHouse
 import CollectorReports
 import CollectorStore
 import Foundation
+import TestSupport
 import Testing
 
 /// ClickHouse's closed days (top events' devices from a build of whole UTC days) answer as the
@@ -13,8 +14,8 @@ struct ClosedDaysTests {
 
   static var engines: [Engine] { Engine.available.filter { $0 == .clickhouse || $0 == .clickhouseCluster } }
 
-  /// Top events, sessions, top items, the overview, active users (by person and by device) and
-  /// retention (weekly by person, daily by device) of every generated filter (by platform and in Kolkata they read the rollup; the rest
+  /// Top events, sessions, top items, the overview, active users, funnels (by person and by
+  /// device) and retention (weekly by person, daily by device) of every generated filter (by platform and in Kolkata they read the rollup; the rest
   /// take whole UTC days from the build, Berlin's edges and DST day from the hours; Berlin's weeks
   /// start at 23:00 or 22:00 UTC, so the UTC day each week starts in is read from the hours too),
   /// from the closed days and from the events.
@@ -43,9 +44,22 @@ struct ClosedDaysTests {
         #expect(
           try await ClickHouseReports(store: store).activeDevices(filter)
             == ClickHouseReports(store: store, rollups: false).activeDevices(filter), "\(stage), \(filter)")
+        for (steps, window) in Self.funnels {
+          #expect(
+            try await ClickHouseReports(store: store).funnel(filter, steps: steps, window: window, appVersion: nil)
+              == ClickHouseReports(store: store, rollups: false).funnel(
+                filter, steps: steps, window: window, appVersion: nil), "\(stage), \(steps), \(filter)")
+        }
       }
     }
   }
+
+  /// Funnels read from the build's step times where it answers: three steps in an hour, and four in
+  /// a day with a step named twice.
+  static let funnels: [([String], Int64)] = [
+    (["app_open", "product_viewed", "purchase"], hour),
+    (["screen_view", "add_to_cart", "screen_view", "purchase"], day),
+  ]
 
   /// Retention of any event, not by version, read as served or from the events.
   static func retention(
@@ -75,6 +89,43 @@ struct ClosedDaysTests {
       settings: ["insert_distributed_sync": "1"])
     #expect(try await ClickHouseReports(store: store).topEvents(long, limit: 100) == honest.long)
     #expect(try await ClickHouseReports(store: store).topEvents(short, limit: 100) != honest.short)
+    try await store.close()
+  }
+
+  /// Funnels read the build's step times: a device added to them on purpose is counted. A build
+  /// without step times (one made before migration 13, emulated by dropping them) is not read by
+  /// funnels, and the next job run builds again at once.
+  @Test(arguments: engines)
+  func funnelsReadTheBuildsStepTimesWhenItHasThem(engine: Engine) async throws {
+    let store = try await Self.open(engine)
+    #expect(try await store.buildDeviceSets(before: .max) == 64)
+    let filter = Generated.filters[0]
+    let (steps, window) = Self.funnels[0]
+    let honest = try await ClickHouseReports(store: store, rollups: false).funnel(
+      filter, steps: steps, window: window, appVersion: nil)
+    let served = {
+      try await ClickHouseReports(store: store).funnel(filter, steps: steps, window: window, appVersion: nil)
+    }
+    #expect(try await served() == honest)
+    let client = try ClickHouseClient(url: store.url, database: store.database, http: ClickHouseClient.http)
+    let table = "\(store.database).closed_name_times"
+    let build = try #require(try await client.rows("SELECT max(build) AS b FROM \(table)").first?["b"].int)
+    let time = Generated.start + 2 * Self.day
+    try await client.execute(
+      "INSERT INTO \(table) (build, app, name, device, times) VALUES (\(build), 'shop', 'app_open', 12345, [\(time)])",
+      settings: ["insert_distributed_sync": "1"])
+    #expect(try await served().steps.first?.devices == (honest.steps.first?.devices ?? 0) + 1)
+    let servers =
+      engine == .clickhouseCluster ? (ClickHouseTestServer.shardURLs ?? []).compactMap(URL.init(string:)) : [store.url]
+    for server in servers {
+      let local = try ClickHouseClient(url: server, database: store.database, http: ClickHouseClient.http)
+      try await local.execute(
+        "ALTER TABLE \(store.database).closed_name_times\(engine == .clickhouseCluster ? "_local" : "") DROP PARTITION \(build)"
+      )
+    }
+    #expect(try await served() == honest)
+    #expect(try await store.buildDeviceSets(before: .max) == 64)
+    #expect(try await served() == honest)
     try await store.close()
   }
 

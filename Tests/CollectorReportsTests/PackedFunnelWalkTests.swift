@@ -75,6 +75,41 @@ struct PackedFunnelWalkTests {
     #expect(expected[0] > 0 && expected[3] > 0)
   }
 
+  /// A unit's events in consecutive rows (the closed days' rows: one per step name and device, and
+  /// the rest of the range's, sorted by device) are its events; and the devices of people with two
+  /// or more devices (the last row's among them) are walked as their person, at the end.
+  @Test(arguments: [UInt64(1), 2, 3])
+  func aUnitsRowsInARowAreOneUnitAndPeopleAreWalkedTogether(seed: UInt64) throws {
+    let units = Self.units(seed: seed).filter { unit in
+      Dictionary(grouping: unit.events, by: \.time).values.allSatisfy { Set($0.map(\.name)).count == 1 }
+    }
+    // Every third device is a person's, two devices a person; the last device among them.
+    let owners = Dictionary(
+      uniqueKeysWithValues: units.indices.reversed().filter { $0 % 3 == (units.count - 1) % 3 }.map {
+        (units[$0].hash, UInt64.max - UInt64($0 / 6))
+      })
+    #expect(owners[units[units.count - 1].hash] != nil)
+    var rows = FunnelRows(walk: PackedFunnelWalk(steps: Self.steps, window: Self.window), owners: owners)
+    let split = units.flatMap { unit in
+      stride(from: 0, to: max(1, unit.events.count), by: 2).map {
+        (hash: unit.hash, events: Array(unit.events[$0..<min(unit.events.count, $0 + 2)]))
+      }
+    }
+    try rows.take(Self.rowBinary(split, names: rows.walk.names))
+    let read = try rows.finished()
+    // Each unit (a person's hash, or a device's) and its events; a person whose two devices sent
+    // different names in one millisecond is tied.
+    let byUnit = Dictionary(grouping: units) { owners[$0.hash] ?? $0.hash }.mapValues { $0.flatMap(\.events) }
+    let tied = byUnit.filter { _, events in
+      Dictionary(grouping: events, by: \.time).values.contains { Set($0.map(\.name)).count > 1 }
+    }
+    #expect(Set(read.tied) == Set(tied.keys))
+    let walked = byUnit.filter { tied[$0.key] == nil }.flatMap { unit, events in
+      events.map { (unit: String(unit), name: $0.name, time: $0.time) }
+    }.sorted { ($0.unit, $0.time) < ($1.unit, $1.time) }
+    #expect(read.walk.reached == Funnel.reached(walked, steps: Self.steps, window: Self.window))
+  }
+
   @Test func aRowCutShortOrANameOutOfPlaceIsAnError() throws {
     let walk = PackedFunnelWalk(steps: Self.steps, window: Self.window)
     var rows = FunnelRows(walk: walk)

@@ -144,7 +144,9 @@ extension ClickHouseEventStore: DeviceSetKeeping {
     let first = max(0, last - ClickHouseSchema.closedSpan + 1)
     guard last >= 0 else { return 0 }
     let latest = try await ClickHouseReports.closedBuild(client, schema)
-    if latest?.days.upperBound == last { return 0 }
+    if let latest, latest.days.upperBound == last, try await ClickHouseReports.hasStepTimes(latest, client, schema) {
+      return 0
+    }
     let drops = try await invalidations()
     // Two collectors building at once never share an id (the random part), and a later build has a
     // larger one.
@@ -155,7 +157,9 @@ extension ClickHouseEventStore: DeviceSetKeeping {
     // event landing during the build is in a later table and not in the totals, and reports read
     // its day from the hours.
     let settings = ["max_bytes_before_external_group_by": "1000000000"]
-    for statement in schema.closedBuild(id: id, days: first...last) {
+    for statement in schema.closedBuild(id: id, days: first...last) + [
+      schema.closedStepsBuild(id: id, days: first...last)
+    ] {
       for server in servers { try await server.execute(statement, settings: settings) }
     }
     for statement in schema.closedItemsBuild(id: id, days: first...last) {
@@ -213,7 +217,7 @@ extension ClickHouseEventStore: DeviceSetKeeping {
 
   /// Drops, on every server, the rows of the builds `dropped` picks from every built table.
   private func dropClosedPartitions(_ dropped: (Int64) -> Bool) async throws {
-    let tables = (ClickHouseSchema.closedDays + ClickHouseSchema.closedItems).map {
+    let tables = (ClickHouseSchema.closedDays + ClickHouseSchema.closedSteps + ClickHouseSchema.closedItems).map {
       schema.local($0.name).split(separator: ".").last.map(String.init) ?? $0.name
     }
     for server in servers {

@@ -41,13 +41,21 @@ extension ClickHouseReports {
     let matching = Self.matching(filter, steps: steps)
     let people = try await countsPeople(filter)
     let walk = PackedFunnelWalk(steps: steps, window: window)
+    let place = "indexOf([\(walk.names.dropFirst().map(ClickHouseSQL.literal).joined(separator: ", "))], name)"
     let packed =
-      "toInt64((occurred_at - \(ClickHouseSQL.literal(filter.from))) * \(1 << PackedFunnelWalk.nameBits) "
-      + "+ indexOf([\(walk.names.dropFirst().map(ClickHouseSQL.literal).joined(separator: ", "))], name))"
+      "toInt64((occurred_at - \(ClickHouseSQL.literal(filter.from))) * \(1 << PackedFunnelWalk.nameBits) + \(place))"
+    // The clean closed days' step times where a build answers (no grouping of their events).
+    var closed = try await closedDays(filter)
+    if let build = closed?.build, try await !Self.hasStepTimes(build, app: filter.storedApp, client, schema) {
+      closed = nil
+    }
+    let stepRows =
+      closed.map { closedStepRows(filter, steps: steps, place: place, packed: packed, closed: $0) }
+      ?? "SELECT \(Self.deviceHash) AS unit, groupArray(\(packed)) FROM \(events) WHERE \(matching) GROUP BY unit"
+    let spill = String(funnelLimits.spillBytes)
     let walked = try await stream(
-      "SELECT \(Self.deviceHash) AS unit, groupArray(\(packed)) FROM \(events) WHERE \(matching) GROUP BY unit "
-        + "FORMAT RowBinary",
-      settings: ["max_bytes_before_external_group_by": String(funnelLimits.spillBytes)],
+      stepRows + " FORMAT RowBinary",
+      settings: ["max_bytes_before_external_group_by": spill, "max_bytes_before_external_sort": spill],
       from: { [self] in FunnelRows(walk: walk, owners: people ? try await owners(filter) : [:]) }
     ) { try $0.take($1) }.finished()
     var reached = walked.walk.reached

@@ -10,8 +10,10 @@ import NIOCore
 /// (``owners``) are held until the answer ends, then walked as their person, all devices' events
 /// together; every other device is its own unit (a person with one device reaches what it reaches).
 ///
-/// A row may be cut between two pieces of the answer: its bytes wait in ``pending`` until the rest
-/// comes. Only one unit's events and the held people's are kept, whatever the answer's size.
+/// A unit's rows come one after another (the server grouped or sorted by it): consecutive rows of
+/// one hash are one unit's events. A row may be cut between two pieces of the answer: its bytes wait
+/// in ``pending`` until the rest comes. Only one unit's events and the held people's are kept,
+/// whatever the answer's size.
 struct FunnelRows: Sendable {
   /// The walk, and how many units it counted at each step.
   private(set) var walk: PackedFunnelWalk
@@ -23,6 +25,8 @@ struct FunnelRows: Sendable {
   /// The events of those people's devices read so far, by person.
   private var held: [UInt64: [Int64]] = [:]
   private var pending = ByteBuffer()
+  /// The unit whose rows are being read, and its events so far.
+  private var current: UInt64?
   private var events: [Int64] = []
 
   init(walk: PackedFunnelWalk, owners: [UInt64: UInt64] = [:]) {
@@ -38,13 +42,7 @@ struct FunnelRows: Sendable {
       var piece = piece
       pending.writeBuffer(&piece)
     }
-    while let unit = try nextUnit() {
-      if let person = owners[unit] {
-        held[person, default: []].append(contentsOf: events)
-      } else {
-        walkEvents(of: unit)
-      }
-    }
+    while try nextRow() {}
     pending.discardReadBytes()
   }
 
@@ -52,6 +50,8 @@ struct FunnelRows: Sendable {
   func finished() throws -> FunnelRows {
     guard pending.readableBytes == 0 else { throw Malformed(reason: "its last row is cut short") }
     var finished = self
+    finished.endUnit()
+    let held = finished.held
     finished.held = [:]
     for (person, events) in held {
       finished.events = events
@@ -71,26 +71,42 @@ struct FunnelRows: Sendable {
     return (units.filter { !people.contains($0) } + ofPeople.keys, persons)
   }
 
+  /// Ends the unit being read: its events held as its person's (a person with two or more devices),
+  /// or walked.
+  private mutating func endUnit() {
+    guard let unit = current else { return }
+    if let person = owners[unit] {
+      held[person, default: []].append(contentsOf: events)
+    } else {
+      walkEvents(of: unit)
+    }
+    current = nil
+    events.removeAll(keepingCapacity: true)
+  }
+
   /// Walks ``events``, unit `unit`'s, or names the unit tied.
   private mutating func walkEvents(of unit: UInt64) {
     let walked = events.withUnsafeMutableBufferPointer { walk.walk($0) }
     if !walked { tied.append(unit) }
   }
 
-  /// The next whole row's unit, its events in ``events``; `nil` (nothing read) when the row is not
-  /// all there yet.
-  private mutating func nextUnit() throws -> UInt64? {
+  /// Reads the next whole row, its events added to its unit's (the unit before it ended when this
+  /// is another); `false` (nothing read) when the row is not all there yet.
+  private mutating func nextRow() throws -> Bool {
     let start = pending.readerIndex
     guard let unit = pending.readInteger(endianness: .little, as: UInt64.self), let count = try readLength(),
       pending.readableBytes >= count * 8
     else {
       pending.moveReaderIndex(to: start)
-      return nil
+      return false
+    }
+    if unit != current {
+      endUnit()
+      current = unit
     }
     let names = Int64(walk.names.count)
     let mask = Int64(1) << PackedFunnelWalk.nameBits - 1
     let packed = pending.readSlice(length: count * 8) ?? ByteBuffer()
-    events.removeAll(keepingCapacity: true)
     try packed.withUnsafeReadableBytes { bytes in
       for index in 0..<count {
         let event = Int64(littleEndian: bytes.loadUnaligned(fromByteOffset: index * 8, as: Int64.self))
@@ -98,7 +114,7 @@ struct FunnelRows: Sendable {
         events.append(event)
       }
     }
-    return unit
+    return true
   }
 
   /// A LEB128 length, or `nil` when its bytes are not all there.

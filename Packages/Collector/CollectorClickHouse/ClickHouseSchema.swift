@@ -180,6 +180,7 @@ struct ClickHouseSchema: Sendable {
       closedDaysMigration,
       closedItemsMigration,
       firstSeenMigration,
+      closedStepsMigration,
     ]
   }
 

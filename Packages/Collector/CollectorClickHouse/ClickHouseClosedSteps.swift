@@ -1,0 +1,95 @@
+import CollectorReports
+
+/// The funnel's part of the closed days (migration 13): `closed_name_times`, one row per (build,
+/// app, name, device) with the times of every event of that name the device sent in the build's
+/// days, built from each server's own events after the days' totals (so an event stored during the
+/// build makes its day differ from the rollups and be read from the events, as for every closed
+/// table). A funnel over the build's clean days then reads one row per (step name, device) instead
+/// of grouping every step event of the range by device: the 3-step funnel at 10M events reads
+/// 275,000 rows where it grouped 3.3M events (`Docs/Benchmarks.md`). A build made before this
+/// table existed holds no times: funnels read the events until the job builds again (at its next
+/// run, ``ClickHouseReports/hasStepTimes(_:app:_:_:)``).
+extension ClickHouseSchema {
+  /// The built table of migration 13.
+  static let closedSteps = [
+    closed(
+      "closed_name_times", "name String, device UInt64, times Array(Int64)", order: "name, device", shardBy: "device")
+  ]
+
+  /// Migration 13: the funnel's built table (filled by the next build).
+  var closedStepsMigration: [String] { Self.closedSteps.flatMap(create) }
+
+  /// The statement filling build `id`'s event times of `days` from this server's events.
+  func closedStepsBuild(id: Int64, days: ClosedRange<Int64>) -> String {
+    let day = Self.dayLength
+    return """
+      INSERT INTO \(local("closed_name_times")) SELECT \(id), app, name, cityHash64(device_id) AS device,
+        groupArray(occurred_at)
+      FROM \(local("events"))
+      WHERE day >= \(Self.days([days.lowerBound * day])) AND day <= \(Self.days([days.upperBound * day]))
+        AND occurred_at >= \(days.lowerBound * day) AND occurred_at < \((days.upperBound + 1) * day)
+      GROUP BY app, name, device
+      """
+  }
+}
+
+extension ClickHouseReports {
+  /// Whether `build` holds step times (of `app`, when given): a build recorded before migration 13
+  /// holds none, so funnels read the events until the next build, which the job makes at once
+  /// (``ClickHouseEventStore/buildDeviceSets(before:)``).
+  static func hasStepTimes(
+    _ build: ClosedBuild, app: String? = nil, _ client: ClickHouseClient, _ schema: ClickHouseSchema
+  ) async throws -> Bool {
+    let ofApp = app.map { " AND app = \(ClickHouseSQL.literal($0))" } ?? ""
+    return try await !client.rows(
+      "SELECT 1 AS x FROM \(schema.table("closed_name_times")) WHERE build = \(build.id)\(ofApp) LIMIT 1"
+    ).isEmpty
+  }
+
+  /// The step events of `filter`'s range, one row per device or more, sorted by device
+  /// (``FunnelRows``' rows: each device's hash and its events packed as `packed` packs an event, by
+  /// its name's place `place`): the clean days `closed` from the build's times of each step name
+  /// (`arrayFilter` to those days, no grouping), the rest of the range (its edges, days after the
+  /// build, days with late events) from the events, grouped by device. The lambdas read only their
+  /// arguments (18.16 loses the columns a lambda reads in a subquery), so each row's place is an
+  /// array beside its times.
+  func closedStepRows(
+    _ filter: ReportFilter, steps: [String], place: String, packed: String, closed: CleanDays
+  ) -> String {
+    let (build, days) = closed
+    let day = ClickHouseSchema.dayLength
+    let built = Self.runs(of: days).map { "(t >= \($0.lowerBound * day) AND t < \($0.upperBound * day))" }
+    let rest = Self.restRanges(from: filter.from, to: filter.to, outside: days).map {
+      "(occurred_at >= \($0.lowerBound) AND occurred_at < \($0.upperBound))"
+    }
+    let names = ClickHouseSQL.list(Set(steps).sorted())
+    let shift = "\(1 << PackedFunnelWalk.nameBits)"
+    return """
+      SELECT device, p FROM (
+        SELECT device, arrayMap((t, i) -> toInt64((t - \(ClickHouseSQL.literal(filter.from))) * \(shift) + i), ts,
+          arrayResize([place], length(ts), place)) AS p FROM (
+          SELECT device, toInt64(\(place)) AS place, arrayFilter(t -> \(built.joined(separator: " OR ")), times) AS ts
+          FROM \(schema.table("closed_name_times"))
+          WHERE build = \(build.id) AND app = \(ClickHouseSQL.literal(filter.storedApp)) AND name IN \(names))
+        WHERE notEmpty(ts)
+        UNION ALL
+        SELECT \(Self.deviceHash) AS device, groupArray(\(packed)) AS p FROM \(events)
+        WHERE \(Self.conditions(filter)) AND name IN \(names) AND (\(rest.isEmpty ? "0" : rest.joined(separator: " OR ")))
+        GROUP BY device
+      ) ORDER BY device
+      """
+  }
+
+  /// `days` (UTC days since 1970) as runs of consecutive days, each `first..<last + 1`.
+  static func runs(of days: [Int64]) -> [Range<Int64>] {
+    var runs: [Range<Int64>] = []
+    for day in days.sorted() {
+      if let last = runs.last, last.upperBound == day {
+        runs[runs.count - 1] = last.lowerBound..<day + 1
+      } else {
+        runs.append(day..<day + 1)
+      }
+    }
+    return runs
+  }
+}
