@@ -107,11 +107,16 @@ struct FunnelRows: Sendable {
     let names = Int64(walk.names.count)
     let mask = Int64(1) << PackedFunnelWalk.nameBits - 1
     let packed = pending.readSlice(length: count * 8) ?? ByteBuffer()
-    try packed.withUnsafeReadableBytes { bytes in
-      for index in 0..<count {
-        let event = Int64(littleEndian: bytes.loadUnaligned(fromByteOffset: index * 8, as: Int64.self))
-        guard event >= 0, event & mask < names else { throw Malformed(reason: "an event packed as \(event)") }
-        events.append(event)
+    // The row's events in place at the end of the unit's, the array grown once.
+    let first = events.count
+    events.append(contentsOf: repeatElement(0, count: count))
+    try events.withUnsafeMutableBufferPointer { added in
+      try packed.withUnsafeReadableBytes { bytes in
+        for index in 0..<count {
+          let event = Int64(littleEndian: bytes.loadUnaligned(fromByteOffset: index * 8, as: Int64.self))
+          guard event >= 0, event & mask < names else { throw Malformed(reason: "an event packed as \(event)") }
+          added[first + index] = event
+        }
       }
     }
     return true
