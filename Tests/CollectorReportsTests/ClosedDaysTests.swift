@@ -144,6 +144,16 @@ struct ClosedDaysTests {
     #expect(ClickHouseReports.restRanges(from: range.from, to: range.to, outside: range.days) == range.rest)
   }
 
+  /// The clean days as runs of consecutive days (the funnel's step times cut to them).
+  @Test(
+    arguments: [
+      (days: [], runs: []), (days: [4], runs: [4..<5]), (days: [3, 1, 2], runs: [1..<4]),
+      (days: [7, 1, 2, 5], runs: [1..<3, 5..<6, 7..<8]),
+    ] as [(days: [Int64], runs: [Range<Int64>])])
+  func cleanDaysAreReadAsRunsOfDays(case: (days: [Int64], runs: [Range<Int64>])) {
+    #expect(ClickHouseReports.runs(of: `case`.days) == `case`.runs)
+  }
+
   static let hour: Int64 = 3_600_000
 
   static func open(_ engine: Engine) async throws -> ClickHouseEventStore {

@@ -20,8 +20,7 @@ extension ClickHouseSchema {
   var closedStepsMigration: [String] { Self.closedSteps.flatMap(create) }
 
   /// The statement filling build `id`'s event times of `days` from this server's events, each row's
-  /// sorted: a device's events then come as a few sorted runs, which the walk's sort merges (a
-  /// third of the collector's time went to sorting them, `Docs/Benchmarks.md`).
+  /// sorted, so a device's events come to the walk's sort as a few sorted runs.
   func closedStepsBuild(id: Int64, days: ClosedRange<Int64>) -> String {
     let day = Self.dayLength
     return """
@@ -52,11 +51,12 @@ extension ClickHouseReports {
   /// (``FunnelRows``' rows: each device's hash and its events packed as `packed` packs an event, by
   /// its name's place `place`): the clean days `closed` from the build's times of each step name
   /// (`arrayFilter` to those days, no grouping), the rest of the range (its edges, days after the
-  /// build, days with late events) from the events, grouped by device. The lambdas read only their
+  /// build, days with late events) from the events `matching` the filter and the steps, grouped by
+  /// device. The lambdas read only their
   /// arguments (18.16 loses the columns a lambda reads in a subquery), so each row's place is an
   /// array beside its times.
   func closedStepRows(
-    _ filter: ReportFilter, steps: [String], place: String, packed: String, closed: CleanDays
+    _ filter: ReportFilter, steps: [String], matching: String, place: String, packed: String, closed: CleanDays
   ) -> String {
     let (build, days) = closed
     let day = ClickHouseSchema.dayLength
@@ -76,14 +76,14 @@ extension ClickHouseReports {
         WHERE notEmpty(ts)
         UNION ALL
         SELECT \(Self.deviceHash) AS device, arraySort(groupArray(\(packed))) AS p FROM \(events)
-        WHERE \(Self.conditions(filter)) AND name IN \(names) AND (\(rest.isEmpty ? "0" : rest.joined(separator: " OR ")))
+        WHERE \(matching) AND (\(rest.isEmpty ? "0" : rest.joined(separator: " OR ")))
         GROUP BY device
       ) ORDER BY device
       """
   }
 
   /// `days` (UTC days since 1970) as runs of consecutive days, each `first..<last + 1`.
-  static func runs(of days: [Int64]) -> [Range<Int64>] {
+  package static func runs(of days: [Int64]) -> [Range<Int64>] {
     var runs: [Range<Int64>] = []
     for day in days.sorted() {
       if let last = runs.last, last.upperBound == day {

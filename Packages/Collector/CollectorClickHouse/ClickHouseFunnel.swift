@@ -12,7 +12,9 @@ import CollectorWire
 /// (``ClickHouseClient/stream(_:settings:from:_:)``), so the collector holds one device's events at
 /// a time and the server's grouping spills to its disk past ``FunnelLimits/spillBytes``. The walk
 /// is the SQL engines' (a step named again, any window, any range), so the answers are theirs by
-/// construction.
+/// construction. Where the closed days answer, their clean days come from the build's step times
+/// instead, one row per step name and device, sorted by device with the rest of the range's
+/// (``closedStepRows(_:steps:matching:place:packed:closed:)``): 2–2.5× faster at 10M and 100M events.
 ///
 /// Counting people, only the devices of people with two or more devices are mapped to their person,
 /// by the collector (read while the server groups, by hash; their events are held until the answer
@@ -50,7 +52,9 @@ extension ClickHouseReports {
       closed = nil
     }
     let stepRows =
-      closed.map { closedStepRows(filter, steps: steps, place: place, packed: packed, closed: $0) }
+      closed.map {
+        closedStepRows(filter, steps: steps, matching: matching, place: place, packed: packed, closed: $0)
+      }
       ?? "SELECT \(Self.deviceHash) AS unit, groupArray(\(packed)) FROM \(events) WHERE \(matching) GROUP BY unit"
     let spill = String(funnelLimits.spillBytes)
     let walked = try await stream(
