@@ -108,20 +108,14 @@ extension ClickHouseReports {
     let starts = [filter.from] + ActiveDevices.activeSpans.map { filter.zone.days($0, before: filter.to) }
     var span = filter
     span.from = starts.min() ?? filter.from
-    guard let (build, clean) = try await closedDays(span) else { return nil }
     let day = ClickHouseSchema.dayLength
-    let days = clean.filter { clean in !starts.contains { $0 > clean * day && $0 < clean * day + day } }
-    guard Self.mostlyCovered(span, by: days) else { return nil }
-    let latest = days.sorted(by: >).map { "bitAnd(days, toUInt64(\(build.mask([$0])))) != 0, toInt64(\($0 * day))" }
-    return """
-      SELECT device, max(l) AS d_last FROM (
-        SELECT device, multiIf(\(latest.joined(separator: ", ")), toInt64(0)) AS l FROM \(schema.table("closed_devices"))
-        WHERE build = \(build.id) AND app = \(ClickHouseSQL.literal(filter.storedApp))
-          AND bitAnd(days, toUInt64(\(build.mask(days)))) != 0
-        UNION ALL
-        SELECT device, max(hour) AS l FROM \(schema.table("activity")) WHERE \(Self.restHours(span, days)) GROUP BY device
-      ) GROUP BY device
-      """
+    let rows = try await closedDeviceRows(
+      span, keeps: { clean in !starts.contains { $0 > clean * day && $0 < clean * day + day } },
+      built: { build, days in
+        let latest = days.sorted(by: >).map { "bitAnd(days, toUInt64(\(build.mask([$0])))) != 0, toInt64(\($0 * day))" }
+        return "multiIf(\(latest.joined(separator: ", ")), toInt64(0))"
+      }, hours: "hour")
+    return rows.map { "SELECT device, max(v) AS d_last FROM (\($0)) GROUP BY device" }
   }
 
   /// Whether the row's `unit` was seen before `filter`'s range: a device first seen before it

@@ -120,6 +120,28 @@ extension ClickHouseReports {
       """
   }
 
+  /// Each device's value over `filter`'s range from the closed days, as rows (`device`, `v`) to be
+  /// combined per device: the build's devices whose mask meets the clean UTC days that `keeps`
+  /// (a day a report's bucket or span starts inside is read from the hours), valued by `built` (an
+  /// expression of the mask `days` and the days kept, ``ClosedBuild/mask(_:)``), and the rest of
+  /// the range's rollup rows valued by `hours` (an expression of `hour`). `nil` when no build
+  /// answers, or the days kept are under half the range. One row a device for most of the range,
+  /// where the rollup has one a device and hour.
+  func closedDeviceRows(
+    _ filter: ReportFilter, keeps: (Int64) -> Bool, built: (ClosedBuild, [Int64]) -> String, hours: String
+  ) async throws -> String? {
+    guard let (build, clean) = try await closedDays(filter) else { return nil }
+    let days = clean.filter(keeps)
+    guard Self.mostlyCovered(filter, by: days) else { return nil }
+    return """
+      SELECT device, \(built(build, days)) AS v FROM \(schema.table("closed_devices"))
+      WHERE build = \(build.id) AND app = \(ClickHouseSQL.literal(filter.storedApp))
+        AND bitAnd(days, toUInt64(\(build.mask(days)))) != 0
+      UNION ALL
+      SELECT device, \(hours) AS v FROM \(schema.table("activity")) WHERE \(Self.restHours(filter, days))
+      """
+  }
+
   /// The rollup conditions of `filter` on the hours of its range outside the clean `days`, as
   /// ranges of `hour` (the sort key's second column, so only their rows are read; none when the
   /// days cover the range).

@@ -52,8 +52,7 @@ extension ClickHouseReports {
   ) -> String {
     let rollup = events.isAny ? activity(filter) : nil
     let time = rollup == nil ? "occurred_at" : "hour"
-    let bit =
-      "bitShiftLeft(toUInt64(1), toUInt64(intDiv(\(Retention.localOffset(time, filter)), \(period.milliseconds))))"
+    let bit = Self.periodBit(time, filter, period)
     if let rollup {
       let version = byAppVersion ? ", min(f) AS t, argMin(app_version, (f, app_version)) AS v" : ""
       return
@@ -80,27 +79,25 @@ extension ClickHouseReports {
   /// device and hour), the rest of the range from the rollup's hours, ORed by device. `nil` when no
   /// build answers, or its days that lie in one period are under half the range.
   private func closedPeriodMasks(_ filter: ReportFilter, period: ReportBucket) async throws -> String? {
-    guard let (build, clean) = try await closedDays(filter) else { return nil }
     let day = ClickHouseSchema.dayLength
     let periodOf = { (utc: Int64) in (filter.zone.local(utc) - filter.zone.local(filter.from)) / period.milliseconds }
-    let days = clean.filter { periodOf($0 * day) == periodOf($0 * day + day - 1) }
-    guard Self.mostlyCovered(filter, by: days) else { return nil }
-    // Each period's bit when the device's mask meets that period's days: distinct bits, so their
-    // sum is their OR.
-    let periods = Dictionary(grouping: days) { periodOf($0 * day) }.sorted { $0.key < $1.key }
-    let bits = periods.map {
-      "if(bitAnd(days, toUInt64(\(build.mask($0.value)))) != 0, toUInt64(\(UInt64(1) << UInt64($0.key))), toUInt64(0))"
+    let rows = try await closedDeviceRows(
+      filter, keeps: { periodOf($0 * day) == periodOf($0 * day + day - 1) },
+      built: { build, days in
+        // Each period's bit when the device's mask meets that period's days: distinct bits, so
+        // their sum is their OR.
+        Dictionary(grouping: days) { periodOf($0 * day) }.sorted { $0.key < $1.key }.map {
+          "if(bitAnd(days, toUInt64(\(build.mask($0.value)))) != 0, toUInt64(\(UInt64(1) << UInt64($0.key))), toUInt64(0))"
+        }.joined(separator: " + ")
+      },
+      hours: Self.periodBit("hour", filter, period))
+    return rows.map {
+      "SELECT device, groupBitOr(v) AS device_starts, device_starts AS device_backs FROM (\($0)) GROUP BY device"
     }
-    let bit =
-      "bitShiftLeft(toUInt64(1), toUInt64(intDiv(\(Retention.localOffset("hour", filter)), \(period.milliseconds))))"
-    return """
-      SELECT device, groupBitOr(b) AS device_starts, device_starts AS device_backs FROM (
-        SELECT device, \(bits.joined(separator: " + ")) AS b FROM \(schema.table("closed_devices"))
-        WHERE build = \(build.id) AND app = \(ClickHouseSQL.literal(filter.storedApp))
-          AND bitAnd(days, toUInt64(\(build.mask(days)))) != 0
-        UNION ALL
-        SELECT device, \(bit) AS b FROM \(schema.table("activity")) WHERE \(Self.restHours(filter, days))
-      ) GROUP BY device
-      """
+  }
+
+  /// The bit of the period (from `filter`'s start, in its zone) of `time`, an SQL expression of ms.
+  private static func periodBit(_ time: String, _ filter: ReportFilter, _ period: ReportBucket) -> String {
+    "bitShiftLeft(toUInt64(1), toUInt64(intDiv(\(Retention.localOffset(time, filter)), \(period.milliseconds))))"
   }
 }
