@@ -14,12 +14,15 @@ import Foundation
 /// - `closed_sessions`: one row per (build, app, day, session) from the `activity` rollup: its
 ///   device, first and last time and events that day, and whether that day is its only one in the
 ///   build.
-/// - `closed_builds` (on the server reads go to): one row per finished build, its first and last day.
+/// - `closed_records` (on the server reads go to; migration 14, replacing migration 10's
+///   `closed_builds`): one row per finished build, its first and last day and the format of what it
+///   holds (``closedFormat``).
 /// - `closed_drops` (the same): a row per invalidation; a build that sees their count change while
 ///   it runs throws itself away.
 ///
 /// A build never changes: every build is a partition of its own, recorded once every table is
-/// filled, and dropped two builds later. Reports read the newest recorded build and take a day from
+/// filled, and dropped two builds later. Reports read the newest recorded build of this schema's
+/// ``closedFormat`` (an older one lacks tables they read) and take a day from
 /// it only when the build's events of that day, in the names' totals and in the sessions', equal
 /// the `activity` rollup's; every other hour of the range from the rollups
 /// (`ClickHouseClosedDaysRead.swift`). A late event (one stored into a built day) is seen so: a
@@ -98,6 +101,23 @@ extension ClickHouseSchema {
     ]
   }
 
+  /// Migration 14: the record of builds with the format of each (``closedFormat``). The builds
+  /// recorded before it (in `closed_builds`, dropped) are never read again, and their rows are
+  /// dropped as stale by the next build (``ClickHouseEventStore/buildDeviceSets(before:)``).
+  var closedRecordsMigration: [String] {
+    [
+      "CREATE TABLE IF NOT EXISTS \(local("closed_records")) (build Int64, first_day Int64, last_day Int64, "
+        + "format Int64) ENGINE = MergeTree ORDER BY build",
+      "DROP TABLE IF EXISTS \(local("closed_builds"))",
+    ]
+  }
+
+  /// What a build holds, as the number of the last migration that changed it (14: the step times
+  /// of migration 13, recorded with the format since 14). Reports and the job read only the builds
+  /// of this format, so a migration that adds or changes a built table raises it and the job builds
+  /// again at its next run, while reports read the rollups.
+  static let closedFormat: Int64 = 14
+
   /// The most days one build holds (the bits of its masks).
   static let closedSpan: Int64 = 64
   /// A UTC day in ms.
@@ -144,9 +164,7 @@ extension ClickHouseEventStore: DeviceSetKeeping {
     let first = max(0, last - ClickHouseSchema.closedSpan + 1)
     guard last >= 0 else { return 0 }
     let latest = try await ClickHouseReports.closedBuild(client, schema)
-    if let latest, latest.days.upperBound == last, try await ClickHouseReports.hasStepTimes(latest, client, schema) {
-      return 0
-    }
+    if let latest, latest.days.upperBound == last { return 0 }
     let drops = try await invalidations()
     // Two collectors building at once never share an id (the random part), and a later build has a
     // larger one.
@@ -166,7 +184,8 @@ extension ClickHouseEventStore: DeviceSetKeeping {
       try await client.execute(statement, settings: settings)
     }
     try await client.execute(
-      "INSERT INTO \(schema.local("closed_builds")) (build, first_day, last_day) VALUES (\(id), \(first), \(last))")
+      "INSERT INTO \(schema.local("closed_records")) (build, first_day, last_day, format) "
+        + "VALUES (\(id), \(first), \(last), \(ClickHouseSchema.closedFormat))")
     if try await invalidations() != drops {
       // Rows removed while it read: never read it.
       try await deleteClosedBuilds(where: "build = \(id)")
@@ -192,7 +211,7 @@ extension ClickHouseEventStore: DeviceSetKeeping {
   }
 
   private func deleteClosedBuilds(where condition: String) async throws {
-    let table = schema.local("closed_builds")
+    let table = schema.local("closed_records")
     try await client.execute("ALTER TABLE \(table) DELETE WHERE \(condition)")
     try await waitForMutations(of: table, on: client)
   }
@@ -202,7 +221,7 @@ extension ClickHouseEventStore: DeviceSetKeeping {
   /// another collector). Invalidated builds are dropped when invalidated.
   private func dropStaleClosedBuilds(now: Int64) async throws {
     let recorded = try await client.rows(
-      "SELECT build FROM \(schema.local("closed_builds")) ORDER BY build DESC"
+      "SELECT build FROM \(schema.local("closed_records")) ORDER BY build DESC"
     ).compactMap { $0["build"].int }
     let kept = Set(recorded.prefix(2))
     if let oldest = kept.min(), recorded.count > kept.count {

@@ -13,10 +13,12 @@ extension ClickHouseReports {
   /// The newest build and the whole UTC days of a report's range it answers (``closedDays(_:)``).
   typealias CleanDays = (build: ClosedBuild, days: [Int64])
 
-  /// The newest recorded build, read from the server reads go to.
+  /// The newest recorded build of this schema's format (``ClickHouseSchema/closedFormat``), read
+  /// from the server reads go to.
   static func closedBuild(_ client: ClickHouseClient, _ schema: ClickHouseSchema) async throws -> ClosedBuild? {
     let row = try await client.rows(
-      "SELECT build, first_day, last_day FROM \(schema.local("closed_builds")) ORDER BY build DESC LIMIT 1"
+      "SELECT build, first_day, last_day FROM \(schema.local("closed_records")) "
+        + "WHERE format = \(ClickHouseSchema.closedFormat) ORDER BY build DESC LIMIT 1"
     ).first
     guard let id = row?["build"].int, let first = row?["first_day"].int, let last = row?["last_day"].int,
       first <= last

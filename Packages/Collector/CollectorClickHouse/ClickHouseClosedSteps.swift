@@ -7,8 +7,8 @@ import CollectorReports
 /// table). A funnel over the build's clean days then reads one row per (step name, device) instead
 /// of grouping every step event of the range by device: the 3-step funnel at 10M events reads
 /// 275,000 rows where it grouped 3.3M events (`Docs/Benchmarks.md`). A build made before this
-/// table existed holds no times: funnels read the events until the job builds again (at its next
-/// run, ``ClickHouseReports/hasStepTimes(_:app:_:_:)``).
+/// table existed holds no times, and is not read: builds are recorded with their format since
+/// migration 14 (``ClickHouseSchema/closedFormat``).
 extension ClickHouseSchema {
   /// The built table of migration 13.
   static let closedSteps = [
@@ -35,28 +35,16 @@ extension ClickHouseSchema {
 }
 
 extension ClickHouseReports {
-  /// Whether `build` holds step times (of `app`, when given): a build recorded before migration 13
-  /// holds none, so funnels read the events until the next build, which the job makes at once
-  /// (``ClickHouseEventStore/buildDeviceSets(before:)``).
-  static func hasStepTimes(
-    _ build: ClosedBuild, app: String? = nil, _ client: ClickHouseClient, _ schema: ClickHouseSchema
-  ) async throws -> Bool {
-    let ofApp = app.map { " AND app = \(ClickHouseSQL.literal($0))" } ?? ""
-    return try await !client.rows(
-      "SELECT 1 AS x FROM \(schema.table("closed_name_times")) WHERE build = \(build.id)\(ofApp) LIMIT 1"
-    ).isEmpty
-  }
-
   /// The step events of `filter`'s range, one row per device or more, sorted by device
   /// (``FunnelRows``' rows: each device's hash and its events packed as `packed` packs an event, by
-  /// its name's place `place`): the clean days `closed` from the build's times of each step name
-  /// (`arrayFilter` to those days, no grouping), the rest of the range (its edges, days after the
-  /// build, days with late events) from the events `matching` the filter and the steps, grouped by
-  /// device. The lambdas read only their
+  /// its name's place `place`): the clean days `closed` from the build's times of the step `names`
+  /// (a list; `arrayFilter` to those days, no grouping), the rest of the range (its edges, days
+  /// after the build, days with late events) from the events `matching` the filter and the names,
+  /// grouped by device. The lambdas read only their
   /// arguments (18.16 loses the columns a lambda reads in a subquery), so each row's place is an
   /// array beside its times.
   func closedStepRows(
-    _ filter: ReportFilter, steps: [String], matching: String, place: String, packed: String, closed: CleanDays
+    _ filter: ReportFilter, names: String, matching: String, place: String, packed: String, closed: CleanDays
   ) -> String {
     let (build, days) = closed
     let day = ClickHouseSchema.dayLength
@@ -64,7 +52,6 @@ extension ClickHouseReports {
     let rest = Self.restRanges(from: filter.from, to: filter.to, outside: days).map {
       "(occurred_at >= \($0.lowerBound) AND occurred_at < \($0.upperBound))"
     }
-    let names = ClickHouseSQL.list(Set(steps).sorted())
     let shift = "\(1 << PackedFunnelWalk.nameBits)"
     return """
       SELECT device, p FROM (

@@ -21,7 +21,7 @@ import CollectorWire
 /// - `sessions`: `ReplacingMergeTree(version)` by token hash; `audit`: a `MergeTree` by time.
 /// - `activity` and `activity_names`: the hourly rollups, fed at insert by materialised views
 ///   (``rollups``).
-/// - `closed_name_devices`, `closed_name_days`, `closed_builds` and `closed_drops`: the closed days,
+/// - `closed_name_devices`, `closed_name_days`, `closed_records` and `closed_drops`: the closed days,
 ///   builds of the names rollup over whole UTC days that top events read (``closedDays``).
 /// - `device_first`: when each device was first seen, fed at insert (``firstSeen``).
 /// - `schema_migrations`: one row per applied migration (on every server).
@@ -181,6 +181,7 @@ struct ClickHouseSchema: Sendable {
       closedItemsMigration,
       firstSeenMigration,
       closedStepsMigration,
+      closedRecordsMigration,
     ]
   }
 
