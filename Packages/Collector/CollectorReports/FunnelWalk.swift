@@ -138,6 +138,9 @@ struct FunnelWalker {
   /// `true` once nothing later can change the answer (every step reached, untimed).
   mutating func advance(_ matching: some Sequence<Int>, at time: Int64) -> Bool {
     for step in matching {
+      // No chain has reached the step before one past `best`: a 20-step funnel that names a step
+      // nine times looks at the few a unit can take, not at nine.
+      if step > best { continue }
       if step == 0 {
         latest[0] = time
         best = max(best, 1)
