@@ -49,37 +49,53 @@ struct PackedFunnelWalkTests {
     return buffer
   }
 
-  @Test(arguments: [1, 3, 8, 17, 1_000_000], [UInt64(1), 2, 3])
-  func piecesCutAnywhereWalkAsTheRows(piece: Int, seed: UInt64) throws {
-    let units = Self.units(seed: seed)
-    var rows = FunnelRows(walk: PackedFunnelWalk(steps: Self.steps, window: Self.window))
-    let answer = Self.rowBinary(units, names: rows.walk.names)
+  /// `answer` read in pieces of `piece` bytes, one unit after another (``FunnelRows``) or gathered
+  /// in any order (``GatheredFunnelRows``).
+  static func read(
+    _ answer: ByteBuffer, piece: Int = 1 << 20, gathered: Bool, owners: [UInt64: UInt64] = [:]
+  ) async throws -> WalkedFunnel? {
+    let walk = PackedFunnelWalk(steps: Self.steps, window: Self.window)
+    var streamed = FunnelRows(walk: walk, owners: owners)
+    var gathering = GatheredFunnelRows(walk: walk, owners: owners, most: 1 << 20)
     var start = 0
     while start < answer.readableBytes {
       let length = min(piece, answer.readableBytes - start)
-      try rows.take(answer.getSlice(at: start, length: length) ?? ByteBuffer())
+      let slice = answer.getSlice(at: start, length: length) ?? ByteBuffer()
+      try gathered ? gathering.take(slice) : streamed.take(slice)
       start += length
     }
-    let read = try rows.finished()
+    return gathered ? try await gathering.finished() : try streamed.finished()
+  }
+
+  @Test(arguments: [1, 3, 8, 17, 1_000_000], [UInt64(1), 2, 3])
+  func piecesCutAnywhereWalkAsTheRows(piece: Int, seed: UInt64) async throws {
+    let units = Self.units(seed: seed)
+    let names = PackedFunnelWalk(steps: Self.steps, window: Self.window).names
     // Tied: two events of different names in one millisecond.
     let tied = units.filter { unit in
       Dictionary(grouping: unit.events, by: \.time).values.contains { Set($0.map(\.name)).count > 1 }
     }
-    #expect(Set(read.tied) == Set(tied.map(\.hash)))
     #expect(!tied.isEmpty && tied.count < units.count)
     let walked = units.filter { unit in !tied.contains { $0.hash == unit.hash } }.flatMap { unit in
       unit.events.sorted { $0.time < $1.time }.map { (unit: String(unit.hash), name: $0.name, time: $0.time) }
     }
     let expected = Funnel.reached(walked, steps: Self.steps, window: Self.window)
-    #expect(read.walk.reached == expected)
     #expect(expected[0] > 0 && expected[3] > 0)
+    for gathered in [false, true] {
+      let answer = Self.rowBinary(units, names: names)
+      let read = try #require(try await Self.read(answer, piece: piece, gathered: gathered))
+      #expect(Set(read.tied) == Set(tied.map(\.hash)))
+      #expect(read.reached == expected)
+    }
   }
 
-  /// A unit's events in consecutive rows (the closed days' rows: one per step name and device, and
-  /// the rest of the range's, sorted by device) are its events; and the devices of people with two
-  /// or more devices (the last row's among them) are walked as their person, at the end.
-  @Test(arguments: [UInt64(1), 2, 3])
-  func aUnitsRowsInARowAreOneUnitAndPeopleAreWalkedTogether(seed: UInt64) throws {
+  /// A unit's events in several rows (the closed days' rows: one per step name and device, and
+  /// the rest of the range's) are its events, whether its rows come one after another (sorted by
+  /// device) or anywhere (gathered); and the devices of people with two or more devices (the last
+  /// row's among them) are walked as their person.
+  @Test(arguments: [UInt64(1), 2, 3], [false, true])
+  func aUnitsRowsAreOneUnitAndPeopleAreWalkedTogether(seed: UInt64, gathered: Bool) async throws {
+    var random = SeededRandom(seed: seed)
     let units = Self.units(seed: seed).filter { unit in
       Dictionary(grouping: unit.events, by: \.time).values.allSatisfy { Set($0.map(\.name)).count == 1 }
     }
@@ -89,14 +105,15 @@ struct PackedFunnelWalkTests {
         (units[$0].hash, UInt64.max - UInt64($0 / 6))
       })
     #expect(owners[units[units.count - 1].hash] != nil)
-    var rows = FunnelRows(walk: PackedFunnelWalk(steps: Self.steps, window: Self.window), owners: owners)
-    let split = units.flatMap { unit in
+    var split = units.flatMap { unit in
       stride(from: 0, to: max(1, unit.events.count), by: 2).map {
         (hash: unit.hash, events: Array(unit.events[$0..<min(unit.events.count, $0 + 2)]))
       }
     }
-    try rows.take(Self.rowBinary(split, names: rows.walk.names))
-    let read = try rows.finished()
+    if gathered { split.shuffle(using: &random) }
+    let names = PackedFunnelWalk(steps: Self.steps, window: Self.window).names
+    let read = try #require(
+      try await Self.read(Self.rowBinary(split, names: names), gathered: gathered, owners: owners))
     // Each unit (a person's hash, or a device's) and its events; a person whose two devices sent
     // different names in one millisecond is tied.
     let byUnit = Dictionary(grouping: units) { owners[$0.hash] ?? $0.hash }.mapValues { $0.flatMap(\.events) }
@@ -107,7 +124,19 @@ struct PackedFunnelWalkTests {
     let walked = byUnit.filter { tied[$0.key] == nil }.flatMap { unit, events in
       events.map { (unit: String(unit), name: $0.name, time: $0.time) }
     }.sorted { ($0.unit, $0.time) < ($1.unit, $1.time) }
-    #expect(read.walk.reached == Funnel.reached(walked, steps: Self.steps, window: Self.window))
+    #expect(read.reached == Funnel.reached(walked, steps: Self.steps, window: Self.window))
+  }
+
+  /// Gathering stops past its most events and answers nothing, so the funnel reads its rows sorted.
+  @Test(arguments: [0, 5, 1_000_000])
+  func gatheringPastItsMostAnswersNothing(most: Int) async throws {
+    let walk = PackedFunnelWalk(steps: Self.steps, window: Self.window)
+    let units = Self.units(seed: 1)
+    let events = units.map(\.events.count).reduce(0, +)
+    var rows = GatheredFunnelRows(walk: walk, owners: [:], most: most)
+    try rows.take(Self.rowBinary(units, names: walk.names))
+    let walked = try await rows.finished()
+    #expect((walked == nil) == (events > most))
   }
 
   @Test func aRowCutShortOrANameOutOfPlaceIsAnError() throws {

@@ -35,8 +35,9 @@ extension ClickHouseSchema {
 }
 
 extension ClickHouseReports {
-  /// The step events of `filter`'s range, one row per device or more, sorted by device
-  /// (``FunnelRows``' rows: each device's hash and its events packed as `packed` packs an event, by
+  /// The step events of `filter`'s range, one row per device or more, sorted by device when
+  /// `sorted` (``FunnelRows``' rows, else ``GatheredFunnelRows``': each device's hash and its events
+  /// packed as `packed` packs an event, by
   /// its name's place `place`): the clean days `closed` from the build's times of the step `names`
   /// (a list; `arrayFilter` to those days, no grouping), the rest of the range (its edges, days
   /// after the build, days with late events) from the events `matching` the filter and the names,
@@ -44,7 +45,8 @@ extension ClickHouseReports {
   /// arguments (18.16 loses the columns a lambda reads in a subquery), so each row's place is an
   /// array beside its times.
   func closedStepRows(
-    _ filter: ReportFilter, names: String, matching: String, place: String, packed: String, closed: CleanDays
+    _ filter: ReportFilter, names: String, matching: String, place: String, packed: String, closed: CleanDays,
+    sorted: Bool
   ) -> String {
     let (build, days) = closed
     let day = ClickHouseSchema.dayLength
@@ -65,7 +67,7 @@ extension ClickHouseReports {
         SELECT \(Self.deviceHash) AS device, arraySort(groupArray(\(packed))) AS p FROM \(events)
         WHERE \(matching) AND (\(rest.isEmpty ? "0" : rest.joined(separator: " OR ")))
         GROUP BY device
-      ) ORDER BY device
+      )\(sorted ? " ORDER BY device" : "")
       """
   }
 

@@ -13,8 +13,12 @@ import CollectorWire
 /// a time and the server's grouping spills to its disk past ``FunnelLimits/spillBytes``. The walk
 /// is the SQL engines' (a step named again, any window, any range), so the answers are theirs by
 /// construction. Where the closed days answer, their clean days come from the build's step times
-/// instead, one row per step name and device, sorted by device with the rest of the range's
-/// (``closedStepRows(_:names:matching:place:packed:closed:)``): 2–2.5× faster at 10M and 100M events.
+/// instead, one row per step name and device, with the rest of the range's
+/// (``closedStepRows(_:names:matching:place:packed:closed:sorted:)``): 2–2.5× faster at 10M and
+/// 100M events. Those rows are read as the server reads them, not sorted, and gathered by the
+/// collector, which walks them on every core once the answer ends (``GatheredFunnelRows``; up to
+/// ``FunnelLimits/gatheredEvents``, past which they are read again sorted by device, a unit at a
+/// time): the server's sort waited for every row before sending one (`Docs/Benchmarks.md`).
 ///
 /// Counting people, only the devices of people with two or more devices are mapped to their person,
 /// by the collector (read while the server groups, by hash; their events are held until the answer
@@ -34,6 +38,11 @@ extension ClickHouseReports {
     /// How many tied units one query walking them names, at most (their devices' hashes, about 20
     /// bytes each).
     package var tiedListed = 2_000
+    /// How many step events the collector gathers from the closed days' rows before walking them
+    /// (8 bytes each: 1 GB; the 20-step funnel at 100M events reads 73M), at most
+    /// ``GatheredFunnelRows/mostEver``. A funnel with more reads its rows sorted by the server
+    /// instead, one unit at a time.
+    package var gatheredEvents = 125_000_000
   }
 
   public func funnel(_ filter: ReportFilter, steps: [String], window: Int64, appVersion: String?) async throws
@@ -47,19 +56,14 @@ extension ClickHouseReports {
     let place = "indexOf([\(walk.names.dropFirst().map(ClickHouseSQL.literal).joined(separator: ", "))], name)"
     let packed =
       "toInt64((occurred_at - \(ClickHouseSQL.literal(filter.from))) * \(1 << PackedFunnelWalk.nameBits) + \(place))"
-    // The clean closed days' step times where a build answers (no grouping of their events).
-    let stepRows =
-      try await closedDays(filter).map {
-        closedStepRows(filter, names: names, matching: matching, place: place, packed: packed, closed: $0)
+    let closed: ((_ sorted: Bool) -> String)? = try await closedDays(filter).map { days in
+      { [self] in
+        closedStepRows(filter, names: names, matching: matching, place: place, packed: packed, closed: days, sorted: $0)
       }
-      ?? "SELECT \(Self.deviceHash) AS unit, groupArray(\(packed)) FROM \(events) WHERE \(matching) GROUP BY unit"
-    let spill = String(funnelLimits.spillBytes)
-    let walked = try await stream(
-      stepRows + " FORMAT RowBinary",
-      settings: ["max_bytes_before_external_group_by": spill, "max_bytes_before_external_sort": spill],
-      from: { [self] in FunnelRows(walk: walk, owners: people ? try await owners(filter) : [:]) }
-    ) { try $0.take($1) }.finished()
-    var reached = walked.walk.reached
+    }
+    let walked = try await walkedRows(
+      filter, matching: matching, packed: packed, people: people, walk: walk, closed: closed)
+    var reached = walked.reached
     // The tied units, walked from their devices' rows as the SQL engines walk (by time and id), a few
     // a query.
     let listed = max(1, funnelLimits.tiedListed)
@@ -73,6 +77,37 @@ extension ClickHouseReports {
       for (step, count) in counted.enumerated() { reached[step] += count }
     }
     return Funnel(reached: reached, steps: steps, window: window, appVersion: appVersion, unit: filter.unit)
+  }
+
+  /// The funnel's units walked: where a build answers, its rows (`closed`, sorted or not) gathered
+  /// in the order read and walked at once (``GatheredFunnelRows``), unless more than
+  /// ``FunnelLimits/gatheredEvents`` come; then, or without a build, the rows of one unit after
+  /// another, each walked as it arrives (``FunnelRows``): the closed rows sorted, or the events
+  /// `matching` the funnel grouped by device.
+  private func walkedRows(
+    _ filter: ReportFilter, matching: String, packed: String, people: Bool, walk: PackedFunnelWalk,
+    closed: ((Bool) -> String)?
+  ) async throws -> WalkedFunnel {
+    let spill = String(funnelLimits.spillBytes)
+    let settings = ["max_bytes_before_external_group_by": spill, "max_bytes_before_external_sort": spill]
+    let ofPeople: @Sendable () async throws -> [UInt64: UInt64] = { [self] in
+      people ? try await owners(filter) : [:]
+    }
+    if let closed {
+      let most = funnelLimits.gatheredEvents
+      let gathered = try await stream(
+        closed(false) + " FORMAT RowBinary", settings: settings,
+        from: { GatheredFunnelRows(walk: walk, owners: try await ofPeople(), most: most) },
+        { try $0.take($1) })
+      if let walked = try await gathered.finished() { return walked }
+    }
+    let rows =
+      closed?(true)
+      ?? "SELECT \(Self.deviceHash) AS unit, groupArray(\(packed)) FROM \(events) WHERE \(matching) GROUP BY unit"
+    return try await stream(
+      rows + " FORMAT RowBinary", settings: settings,
+      from: { FunnelRows(walk: walk, owners: try await ofPeople()) }
+    ) { try $0.take($1) }.finished()
   }
 
   public func funnelEvents(_ filter: ReportFilter, steps: [String], limit: Int?) async throws -> [FunnelEvent] {
@@ -110,9 +145,11 @@ extension ClickHouseReports {
   /// ``FunnelRows`` maps them): read while the server groups the step events.
   private func owners(_ filter: ReportFilter) async throws -> [UInt64: UInt64] {
     let persons = schema.personOfDevice(app: ClickHouseSQL.literal(filter.storedApp), key: .ids)
+    // Each person's devices read once, grouped (reading the devices twice, to find the people with
+    // two and then their devices, took twice as long: 94–106 ms against 47–62 at 10M events).
     let shared =
-      "SELECT device_id, person FROM (\(persons)) WHERE person IN "
-      + "(SELECT person FROM (\(persons)) GROUP BY person HAVING count() > 1)"
+      "SELECT device_id, person FROM (SELECT person, groupArray(device_id) AS ids FROM (\(persons)) "
+      + "GROUP BY person HAVING length(ids) > 1) ARRAY JOIN ids AS device_id"
     let sql = "SELECT \(Self.deviceHash), \(UnitKey.personHash) FROM (\(shared)) FORMAT RowBinary"
     return try await stream(sql, from: { HashPairs() }) { $0.take($1) }.finished()
   }

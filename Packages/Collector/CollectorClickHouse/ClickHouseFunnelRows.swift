@@ -24,7 +24,7 @@ struct FunnelRows: Sendable {
   private let owners: [UInt64: UInt64]
   /// The events of those people's devices read so far, by person.
   private var held: [UInt64: [Int64]] = [:]
-  private var pending = ByteBuffer()
+  private var reader: UnitRowReader
   /// The unit whose rows are being read, and its events so far.
   private var current: UInt64?
   private var events: [Int64] = []
@@ -32,43 +32,32 @@ struct FunnelRows: Sendable {
   init(walk: PackedFunnelWalk, owners: [UInt64: UInt64] = [:]) {
     self.walk = walk
     self.owners = owners
+    reader = UnitRowReader(names: walk.names.count)
   }
 
   /// Takes the answer's next piece.
   mutating func take(_ piece: ByteBuffer) throws {
-    if pending.readableBytes == 0 {
-      pending = piece
-    } else {
-      var piece = piece
-      pending.writeBuffer(&piece)
+    reader.append(piece)
+    while let row = try reader.next() {
+      if row.unit != current {
+        endUnit()
+        current = row.unit
+      }
+      try reader.add(row, to: &events)
     }
-    while try nextRow() {}
-    pending.discardReadBytes()
+    reader.compact()
   }
 
   /// The walk once the answer has ended, the held people walked (a row cut short is an error).
-  func finished() throws -> FunnelRows {
-    guard pending.readableBytes == 0 else { throw Malformed(reason: "its last row is cut short") }
+  func finished() throws -> WalkedFunnel {
+    try reader.finished()
     var finished = self
     finished.endUnit()
-    let held = finished.held
-    finished.held = [:]
-    for (person, events) in held {
+    for (person, events) in finished.held {
       finished.events = events
       finished.walkEvents(of: person)
     }
-    return finished
-  }
-
-  /// The devices (hashes) of the tied `units`, and the person of each of them that has one (as
-  /// ``Funnel/reached(_:persons:steps:window:parts:)`` maps devices, hashes written as text): a
-  /// person's devices by ``owners``; any other unit is its device.
-  func devices(of units: some Collection<UInt64>) -> (devices: [UInt64], persons: [ExactText: String]) {
-    let wanted = Set(units)
-    let ofPeople = owners.filter { wanted.contains($0.value) }
-    let people = Set(ofPeople.values)
-    let persons = Dictionary(uniqueKeysWithValues: ofPeople.map { (ExactText(String($0.key)), String($0.value)) })
-    return (units.filter { !people.contains($0) } + ofPeople.keys, persons)
+    return WalkedFunnel(reached: finished.walk.reached, tied: finished.tied, owners: owners)
   }
 
   /// Ends the unit being read: its events held as its person's (a person with two or more devices),
@@ -90,54 +79,110 @@ struct FunnelRows: Sendable {
     if !walked { tied.append(unit) }
   }
 
-  /// Reads the next whole row, its events added to its unit's (the unit before it ended when this
-  /// is another); `false` (nothing read) when the row is not all there yet.
-  private mutating func nextRow() throws -> Bool {
+  /// An answer that is not the rows asked for.
+  struct Malformed: Error, CustomStringConvertible {
+    let reason: String
+    var description: String { "the funnel's rows are not unit hashes and packed events: \(reason)" }
+  }
+}
+
+/// What a funnel's rows came to: how many units reached each step, and the units the packed walk
+/// could not order (``PackedFunnelWalk/walk(_:)``), walked again from their rows.
+struct WalkedFunnel: Sendable {
+  /// How many units reached each step.
+  var reached: [Int64]
+  /// The units with two step events of different names in one millisecond, by hash.
+  var tied: [UInt64]
+  /// The person (their unit's hash) of each device of a person with two or more devices.
+  var owners: [UInt64: UInt64]
+
+  /// The devices (hashes) of the tied `units`, and the person of each of them that has one (as
+  /// ``Funnel/reached(_:persons:steps:window:parts:)`` maps devices, hashes written as text): a
+  /// person's devices by ``owners``; any other unit is its device.
+  func devices(of units: some Collection<UInt64>) -> (devices: [UInt64], persons: [ExactText: String]) {
+    let wanted = Set(units)
+    let ofPeople = owners.filter { wanted.contains($0.value) }
+    let people = Set(ofPeople.values)
+    let persons = Dictionary(uniqueKeysWithValues: ofPeople.map { (ExactText(String($0.key)), String($0.value)) })
+    return (units.filter { !people.contains($0) } + ofPeople.keys, persons)
+  }
+}
+
+/// Reads a funnel's `RowBinary` rows (a unit's hash, then its packed events) from the pieces of an
+/// answer: a row cut between two pieces waits for the rest.
+struct UnitRowReader: Sendable {
+  /// One whole row: its unit and its events' bytes.
+  struct Row {
+    var unit: UInt64
+    var packed: ByteBuffer
+  }
+
+  /// How many names a packed event may name (``PackedFunnelWalk/names``).
+  let names: Int
+  private var pending = ByteBuffer()
+
+  init(names: Int) { self.names = names }
+
+  /// Adds the answer's next piece.
+  mutating func append(_ piece: ByteBuffer) {
+    if pending.readableBytes == 0 {
+      pending = piece
+    } else {
+      var piece = piece
+      pending.writeBuffer(&piece)
+    }
+  }
+
+  /// The next whole row, or `nil` when it is not all there yet.
+  mutating func next() throws -> Row? {
     let start = pending.readerIndex
     guard let unit = pending.readInteger(endianness: .little, as: UInt64.self), let count = try readLength(),
-      pending.readableBytes >= count * 8
+      let packed = pending.readSlice(length: count * 8)
     else {
       pending.moveReaderIndex(to: start)
-      return false
+      return nil
     }
-    if unit != current {
-      endUnit()
-      current = unit
-    }
-    let names = Int64(walk.names.count)
-    let mask = Int64(1) << PackedFunnelWalk.nameBits - 1
-    let packed = pending.readSlice(length: count * 8) ?? ByteBuffer()
-    // The row's events in place at the end of the unit's, the array grown once.
+    return Row(unit: unit, packed: packed)
+  }
+
+  /// Appends `row`'s events to `events`, each checked (a time from the range's start, a name among
+  /// the funnel's); the array grows once.
+  func add(_ row: Row, to events: inout [Int64]) throws {
+    let count = row.packed.readableBytes / 8
+    let (names, mask) = (Int64(names), Int64(1) << PackedFunnelWalk.nameBits - 1)
     let first = events.count
     events.append(contentsOf: repeatElement(0, count: count))
     try events.withUnsafeMutableBufferPointer { added in
-      try packed.withUnsafeReadableBytes { bytes in
+      try row.packed.withUnsafeReadableBytes { bytes in
         for index in 0..<count {
           let event = Int64(littleEndian: bytes.loadUnaligned(fromByteOffset: index * 8, as: Int64.self))
-          guard event >= 0, event & mask < names else { throw Malformed(reason: "an event packed as \(event)") }
+          guard event >= 0, event & mask < names else {
+            throw FunnelRows.Malformed(reason: "an event packed as \(event)")
+          }
           added[first + index] = event
         }
       }
     }
-    return true
+  }
+
+  /// Drops the bytes of the rows read.
+  mutating func compact() { pending.discardReadBytes() }
+
+  /// Throws when the answer ended inside a row.
+  func finished() throws {
+    guard pending.readableBytes == 0 else { throw FunnelRows.Malformed(reason: "its last row is cut short") }
   }
 
   /// A LEB128 length, or `nil` when its bytes are not all there.
   private mutating func readLength() throws -> Int? {
     var (value, shift) = (0, 0)
     while let byte = pending.readInteger(as: UInt8.self) {
-      guard shift < 35 else { throw Malformed(reason: "an array longer than any answer") }
+      guard shift < 35 else { throw FunnelRows.Malformed(reason: "an array longer than any answer") }
       value |= Int(byte & 0x7F) << shift
       if byte & 0x80 == 0 { return value }
       shift += 7
     }
     return nil
-  }
-
-  /// An answer that is not the rows asked for.
-  struct Malformed: Error, CustomStringConvertible {
-    let reason: String
-    var description: String { "the funnel's rows are not unit hashes and packed events: \(reason)" }
   }
 }
 
