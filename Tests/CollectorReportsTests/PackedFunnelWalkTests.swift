@@ -56,7 +56,7 @@ struct PackedFunnelWalkTests {
   ) async throws -> WalkedFunnel? {
     let walk = PackedFunnelWalk(steps: Self.steps, window: Self.window)
     var streamed = FunnelRows(walk: walk, owners: owners)
-    var gathering = GatheredFunnelRows(walk: walk, owners: owners, most: 1 << 20)
+    var gathering = GatheredFunnelRows(walk: walk, most: 1 << 20)
     var start = 0
     while start < answer.readableBytes {
       let length = min(piece, answer.readableBytes - start)
@@ -64,7 +64,7 @@ struct PackedFunnelWalkTests {
       try gathered ? gathering.take(slice) : streamed.take(slice)
       start += length
     }
-    return gathered ? try await gathering.finished() : try streamed.finished()
+    return gathered ? try await gathering.finished(owners: owners) : try streamed.finished()
   }
 
   @Test(arguments: [1, 3, 8, 17, 1_000_000], [UInt64(1), 2, 3])
@@ -133,9 +133,9 @@ struct PackedFunnelWalkTests {
     let walk = PackedFunnelWalk(steps: Self.steps, window: Self.window)
     let units = Self.units(seed: 1)
     let events = units.map(\.events.count).reduce(0, +)
-    var rows = GatheredFunnelRows(walk: walk, owners: [:], most: most)
+    var rows = GatheredFunnelRows(walk: walk, most: most)
     try rows.take(Self.rowBinary(units, names: walk.names))
-    let walked = try await rows.finished()
+    let walked = try await rows.finished(owners: [:])
     #expect((walked == nil) == (events > most))
   }
 

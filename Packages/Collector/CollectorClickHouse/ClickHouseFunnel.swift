@@ -39,7 +39,8 @@ extension ClickHouseReports {
     /// bytes each).
     package var tiedListed = 2_000
     /// How many step events the collector gathers from the closed days' rows before walking them
-    /// (8 bytes each: 1 GB; the 20-step funnel at 100M events reads 73M), at most
+    /// (8 bytes each: 1 GB, and up to as much again while the array grows; the 20-step funnel at
+    /// 100M events reads 73M), at most
     /// ``GatheredFunnelRows/mostEver``. A funnel with more reads its rows sorted by the server
     /// instead, one unit at a time.
     package var gatheredEvents = 125_000_000
@@ -94,12 +95,13 @@ extension ClickHouseReports {
       people ? try await owners(filter) : [:]
     }
     if let closed {
+      // The people's devices are read beside the rows, needed only once they have all come.
+      async let owners = ofPeople()
       let most = funnelLimits.gatheredEvents
       let gathered = try await stream(
-        closed(false) + " FORMAT RowBinary", settings: settings,
-        from: { GatheredFunnelRows(walk: walk, owners: try await ofPeople(), most: most) },
+        closed(false) + " FORMAT RowBinary", settings: settings, from: { GatheredFunnelRows(walk: walk, most: most) },
         { try $0.take($1) })
-      if let walked = try await gathered.finished() { return walked }
+      if let walked = try await gathered.finished(owners: try await owners) { return walked }
     }
     let rows =
       closed?(true)

@@ -9,9 +9,10 @@ import NIOCore
 /// core take its place (`Docs/Benchmarks.md`).
 ///
 /// The events are held until the answer ends, 8 bytes each: past ``most`` events nothing more is
-/// kept and ``finished()`` answers `nil`, so the funnel reads its rows sorted instead, a unit at a
-/// time (``FunnelRows``). A person with two or more devices (``owners``) is gathered as their
-/// person's hash, all devices' rows together.
+/// kept and ``finished(owners:)`` answers `nil`, so the funnel reads its rows sorted instead, a unit
+/// at a time (``FunnelRows``). Rows are gathered by device, so the people's devices (read beside the
+/// answer) are needed only at the end: the devices of a person with two or more are then walked
+/// as their person, all devices' rows together, on a task of their own.
 struct GatheredFunnelRows: Sendable {
   /// A row's events, where they are in ``events``.
   struct Row: Sendable {
@@ -26,7 +27,6 @@ struct GatheredFunnelRows: Sendable {
   static let mostEver = Int(UInt32.max)
 
   private let walk: PackedFunnelWalk
-  private let owners: [UInt64: UInt64]
   private let most: Int
   private var reader: UnitRowReader
   private var events: [Int64] = []
@@ -34,10 +34,9 @@ struct GatheredFunnelRows: Sendable {
   /// Whether more than ``most`` events came (nothing is kept then).
   private(set) var overflowed = false
 
-  /// Gathers the rows of `walk`'s funnel, each person with two or more devices by ``owners``, up to
-  /// `most` events (at most ``mostEver``).
-  init(walk: PackedFunnelWalk, owners: [UInt64: UInt64], most: Int) {
-    (self.walk, self.owners, self.most) = (walk, owners, min(most, Self.mostEver))
+  /// Gathers the rows of `walk`'s funnel, up to `most` events (at most ``mostEver``).
+  init(walk: PackedFunnelWalk, most: Int) {
+    (self.walk, self.most) = (walk, min(most, Self.mostEver))
     reader = UnitRowReader(names: walk.names.count)
   }
 
@@ -52,22 +51,30 @@ struct GatheredFunnelRows: Sendable {
         (overflowed, events, buckets) = (true, [], [])
         return
       }
-      let unit = owners[row.unit] ?? row.unit
-      buckets[Int(unit >> UInt64(64 - Self.bucketBits))].append(
-        Row(unit: unit, start: UInt32(start), count: UInt32(events.count - start)))
+      buckets[Int(row.unit >> UInt64(64 - Self.bucketBits))].append(
+        Row(unit: row.unit, start: UInt32(start), count: UInt32(events.count - start)))
     }
     reader.compact()
   }
 
-  /// Every unit walked once the answer has ended (a row cut short is an error), or `nil` when more
-  /// than ``most`` events came.
-  func finished() async throws -> WalkedFunnel? {
+  /// Every unit walked once the answer has ended (a row cut short is an error), the devices of
+  /// each person with two or more as their person (`owners`: the person's hash by the device's), or
+  /// `nil` when more than ``most`` events came.
+  func finished(owners: [UInt64: UInt64]) async throws -> WalkedFunnel? {
     guard !overflowed else { return nil }
     try reader.finished()
     let (events, walk) = (events, walk)
     return await withTaskGroup(of: (reached: [Int64], tied: [UInt64]).self) { group in
       for bucket in buckets where !bucket.isEmpty {
-        group.addTask { Self.walk(bucket, events, walk) }
+        group.addTask { Self.walk(bucket.filter { owners[$0.unit] == nil }, events, walk) }
+      }
+      if !owners.isEmpty {
+        group.addTask {
+          let ofPeople = buckets.joined().compactMap { row in
+            owners[row.unit].map { Row(unit: $0, start: row.start, count: row.count) }
+          }
+          return Self.walk(ofPeople, events, walk)
+        }
       }
       var walked = WalkedFunnel(reached: walk.reached, tied: [], owners: owners)
       for await part in group {
