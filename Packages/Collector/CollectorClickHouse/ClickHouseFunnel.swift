@@ -26,8 +26,8 @@ import CollectorWire
 /// it counts once either way, and the server joins nothing.
 ///
 /// A packed event has no id, which orders one millisecond's events (tracking order): a unit with
-/// two step events of different names in one millisecond is walked again from its devices' rows,
-/// ordered by time and id, ``FunnelLimits/tiedListed`` units to a query.
+/// two step events of different names in one millisecond is walked again with the ids of those
+/// milliseconds' events (``tiedReached(_:_:matching:walk:window:steps:)``).
 extension ClickHouseReports {
   /// What one funnel asks of the server (``ClickHouseReports/funnelLimits``).
   package struct FunnelLimits: Sendable {
@@ -64,19 +64,9 @@ extension ClickHouseReports {
     }
     let walked = try await walkedRows(
       filter, matching: matching, packed: packed, people: people, walk: walk, closed: closed)
-    var reached = walked.reached
-    // The tied units, walked from their devices' rows as the SQL engines walk (by time and id), a few
-    // a query.
-    let listed = max(1, funnelLimits.tiedListed)
-    for start in stride(from: 0, to: walked.tied.count, by: listed) {
-      let units = walked.tied[start..<min(walked.tied.count, start + listed)]
-      let (devices, persons) = walked.devices(of: units)
-      let found = try await rows(
-        "SELECT toString(hash) AS device_id, name, t, event_id FROM (SELECT \(Self.deviceHash) AS hash, name, "
-          + "occurred_at AS t, event_id FROM \(events) WHERE \(matching) AND hash IN \(ClickHouseSQL.list(devices)))")
-      let counted = await Funnel.reached(StepEventColumns(found), persons: persons, steps: steps, window: window)
-      for (step, count) in counted.enumerated() { reached[step] += count }
-    }
+    // The tied units, walked with their tied events' ids as the SQL engines walk (by time and id).
+    let tied = try await tiedReached(walked, filter, matching: matching, walk: walk, window: window, steps: steps)
+    let reached = zip(walked.reached, tied).map { $0 + $1 }
     return Funnel(reached: reached, steps: steps, window: window, appVersion: appVersion, unit: filter.unit)
   }
 

@@ -18,8 +18,8 @@ struct FunnelRows: Sendable {
   /// The walk, and how many units it counted at each step.
   private(set) var walk: PackedFunnelWalk
   /// The units `walk` could not order (two step events of different names in one millisecond), by
-  /// hash: walked from their rows.
-  private(set) var tied: [UInt64] = []
+  /// hash, with their packed events: walked again with their ids.
+  private(set) var tied: [UInt64: [Int64]] = [:]
   /// The person (their unit's hash) of each device (its hash) of a person with two or more devices.
   private let owners: [UInt64: UInt64]
   /// The events of those people's devices read so far, by person.
@@ -76,7 +76,7 @@ struct FunnelRows: Sendable {
   /// Walks ``events``, unit `unit`'s, or names the unit tied.
   private mutating func walkEvents(of unit: UInt64) {
     let walked = events.withUnsafeMutableBufferPointer { walk.walk($0) }
-    if !walked { tied.append(unit) }
+    if !walked { tied[unit] = events }
   }
 
   /// An answer that is not the rows asked for.
@@ -87,12 +87,13 @@ struct FunnelRows: Sendable {
 }
 
 /// What a funnel's rows came to: how many units reached each step, and the units the packed walk
-/// could not order (``PackedFunnelWalk/walk(_:)``), walked again from their rows.
+/// could not order (``PackedFunnelWalk/walk(_:)``), walked again with the ids of their tied events.
 struct WalkedFunnel: Sendable {
   /// How many units reached each step.
   var reached: [Int64]
-  /// The units with two step events of different names in one millisecond, by hash.
-  var tied: [UInt64]
+  /// The units with two step events of different names in one millisecond, by hash, and their
+  /// packed events, sorted.
+  var tied: [UInt64: [Int64]]
   /// The person (their unit's hash) of each device of a person with two or more devices.
   var owners: [UInt64: UInt64]
 

@@ -64,7 +64,7 @@ struct GatheredFunnelRows: Sendable {
     guard !overflowed else { return nil }
     try reader.finished()
     let (events, walk) = (events, walk)
-    return await withTaskGroup(of: (reached: [Int64], tied: [UInt64]).self) { group in
+    return await withTaskGroup(of: (reached: [Int64], tied: [UInt64: [Int64]]).self) { group in
       for bucket in buckets where !bucket.isEmpty {
         group.addTask { Self.walk(bucket.filter { owners[$0.unit] == nil }, events, walk) }
       }
@@ -76,21 +76,21 @@ struct GatheredFunnelRows: Sendable {
           return Self.walk(ofPeople, events, walk)
         }
       }
-      var walked = WalkedFunnel(reached: walk.reached, tied: [], owners: owners)
+      var walked = WalkedFunnel(reached: walk.reached, tied: [:], owners: owners)
       for await part in group {
         for step in walked.reached.indices { walked.reached[step] += part.reached[step] }
-        walked.tied += part.tied
+        walked.tied.merge(part.tied) { $1 }
       }
       return walked
     }
   }
 
   /// `rows`' units walked by `walk` (rows of one unit together once sorted): how many reached each
-  /// step, and the units it could not order.
+  /// step, and the units it could not order, with their events.
   private static func walk(_ rows: [Row], _ events: [Int64], _ walk: PackedFunnelWalk)
-    -> (reached: [Int64], tied: [UInt64])
+    -> (reached: [Int64], tied: [UInt64: [Int64]])
   {
-    var (walk, tied, unit) = (walk, [UInt64](), [Int64]())
+    var (walk, tied, unit) = (walk, [UInt64: [Int64]](), [Int64]())
     let rows = rows.sorted { $0.unit < $1.unit }
     var index = 0
     while index < rows.count {
@@ -101,7 +101,7 @@ struct GatheredFunnelRows: Sendable {
         unit.append(contentsOf: events[start..<start + Int(rows[index].count)])
         index += 1
       }
-      if !unit.withUnsafeMutableBufferPointer({ walk.walk($0) }) { tied.append(id) }
+      if !unit.withUnsafeMutableBufferPointer({ walk.walk($0) }) { tied[id] = unit }
     }
     return (walk.reached, tied)
   }
