@@ -66,7 +66,7 @@ struct GatheredFunnelRows: Sendable {
     let (events, walk) = (events, walk)
     return await withTaskGroup(of: (reached: [Int64], tied: [UInt64: [Int64]]).self) { group in
       for bucket in buckets where !bucket.isEmpty {
-        group.addTask { Self.walk(bucket.filter { owners[$0.unit] == nil }, events, walk) }
+        group.addTask { Self.walk(owners.isEmpty ? bucket : bucket.filter { owners[$0.unit] == nil }, events, walk) }
       }
       if !owners.isEmpty {
         group.addTask {
