@@ -61,7 +61,7 @@ struct ClosedItemsTests {
     // An erasure drops every build's rows at once: nothing erased stays in them.
     let built =
       "SELECT toInt64(count()) AS n FROM system.parts WHERE database = '\(store.database)' AND active "
-      + "AND table LIKE 'closed\\_%' AND table NOT LIKE 'closed\\_builds%' AND table NOT LIKE 'closed\\_drops%'"
+      + "AND table LIKE 'closed\\_%' AND table NOT LIKE 'closed\\_records%' AND table NOT LIKE 'closed\\_drops%'"
     #expect(try await client.rows(built).first?["n"].int ?? 0 > 0)
     #expect(try await store.erase(ErasureSubject(app: "shop", deviceID: "device-again", userID: nil)!).rows > 0)
     #expect(try await client.rows(built).first?["n"].int == 0)
