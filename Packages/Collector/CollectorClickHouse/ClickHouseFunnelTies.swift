@@ -60,11 +60,9 @@ extension ClickHouseReports {
 
   /// The times (ms from the range's start) at which packed `events` (sorted) hold two names.
   static func tiedTimes(_ events: [Int64]) -> Set<Int64> {
-    let bits = PackedFunnelWalk.nameBits
     var times = Set<Int64>()
-    for index in events.indices.dropFirst()
-    where events[index] != events[index - 1] && events[index] >> bits == events[index - 1] >> bits {
-      times.insert(events[index] >> bits)
+    for index in events.indices.dropFirst() where PackedFunnelWalk.tied(events[index - 1], events[index]) {
+      times.insert(events[index] >> PackedFunnelWalk.nameBits)
     }
     return times
   }

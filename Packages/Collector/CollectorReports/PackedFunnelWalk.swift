@@ -40,17 +40,20 @@ package struct PackedFunnelWalk: Sendable {
   package mutating func walk(_ events: UnsafeMutableBufferPointer<Int64>) -> Bool {
     var events = events
     events.sort()
-    let bits = Self.nameBits
-    for index in events.indices.dropFirst()
-    where events[index] != events[index - 1] && events[index] >> bits == events[index - 1] >> bits {
-      return false
-    }
+    for index in events.indices.dropFirst() where Self.tied(events[index - 1], events[index]) { return false }
     walker.reset()
+    let bits = Self.nameBits
     let mask = Int64(1) << bits - 1
     steps.withSteps { stepsOf in
       for event in events where walker.advance(stepsOf(Int(event & mask)), at: event >> bits) { break }
     }
     for step in 0..<walker.best { reached[step] += 1 }
     return true
+  }
+
+  /// Whether two packed events are of different names in one millisecond (which the walk cannot
+  /// order: their ids do).
+  package static func tied(_ one: Int64, _ other: Int64) -> Bool {
+    one != other && one >> nameBits == other >> nameBits
   }
 }
