@@ -105,7 +105,8 @@ public struct ClickHouseClient: Sendable {
         return try await attempt(sql, body: body, settings: settings)
       } catch {
         switch error {
-        case .connectionClosed(let reason), .late(let reason): if round == 1 { throw .unavailable(reason) }
+        case .connectionClosed(let reason), .late(let reason), .lostBetweenServers(let reason):
+          if round == 1 { throw .unavailable(reason) }
         case .failed(let storeError): throw storeError
         }
       }
@@ -117,6 +118,8 @@ public struct ClickHouseClient: Sendable {
     case connectionClosed(String)
     /// The answer had begun and not ended by the statement's deadline.
     case late(String)
+    /// The server failed passing the statement to another server (``isLostBetweenServers(_:)``).
+    case lostBetweenServers(String)
     case failed(StoreError)
   }
 
@@ -156,7 +159,9 @@ public struct ClickHouseClient: Sendable {
       let answer = try await Self.collect(response.body, by: deadline)
       guard (200..<300).contains(response.status.code) else {
         let text = String(buffer: answer).trimmingCharacters(in: .whitespacesAndNewlines)
-        throw Failure.failed(.unavailable("ClickHouse \(response.status.code): \(text.prefix(2_000))"))
+        let reason = "ClickHouse \(response.status.code): \(text.prefix(2_000))"
+        if Self.isLostBetweenServers(text) { throw Failure.lostBetweenServers(reason) }
+        throw Failure.failed(.unavailable(reason))
       }
       return answer
     } catch let error as Failure {
@@ -174,6 +179,19 @@ public struct ClickHouseClient: Sendable {
       }
       throw .failed(.unavailable(reason))
     }
+  }
+}
+
+extension ClickHouseClient {
+  /// Whether the error text `text` a server answered is ClickHouse's `UNEXPECTED_PACKET_FROM_CLIENT`
+  /// (code 101): a fault between two servers of a cluster, not in the statement. ClickHouse 18.16
+  /// sometimes loses its place in the exchange when a query sends a `GLOBAL` subquery's rows to the
+  /// shards (`Unexpected packet Data received from client`; fixed upstream in ClickHouse PR #17254),
+  /// and the same statement succeeds when sent again. Such a statement is sent once more, as one
+  /// whose connection closed is; every other error is the statement's and fails it at once.
+  static func isLostBetweenServers(_ text: String) -> Bool {
+    // 18.16 writes `Code: 101, e.displayText() = …`; later versions `Code: 101. DB::Exception: …`.
+    text.hasPrefix("Code: 101,") || text.hasPrefix("Code: 101.")
   }
 }
 

@@ -11,8 +11,8 @@ extension ClickHouseClient {
   /// the server writes the rest (a funnel's step events at 100M: 270 MB, ``ClickHouseReports``).
   ///
   /// The statement is sent again, once, only when the connection closed before its answer began
-  /// (a pooled connection the server closed as the request left): once `consume` has had a piece,
-  /// a failure ends the read. The answer must end by ``timeout`` after the request left.
+  /// (a pooled connection the server closed as the request left) or the server failed between
+  /// servers (``isLostBetweenServers(_:)``): once `consume` has had a piece, a failure ends the read. The answer must end by ``timeout`` after the request left.
   public func stream<State: Sendable>(
     _ sql: String, settings: [String: String] = [:], from state: State,
     _ consume: @escaping @Sendable (inout State, ByteBuffer) throws -> Void
@@ -39,9 +39,11 @@ extension ClickHouseClient {
         throw .unavailable("ClickHouse at \(url.absoluteString) cannot be reached: \(error)")
       }
       guard (200..<300).contains(response.status.code) else {
-        let text = (try? await Self.collect(response.body, by: deadline)).map { String(buffer: $0) } ?? ""
-        throw .unavailable(
-          "ClickHouse \(response.status.code): \(text.trimmingCharacters(in: .whitespacesAndNewlines).prefix(2_000))")
+        let answer = (try? await Self.collect(response.body, by: deadline)).map { String(buffer: $0) } ?? ""
+        let text = answer.trimmingCharacters(in: .whitespacesAndNewlines)
+        // Nothing of the answer has been consumed: a fault between servers is sent again, once.
+        if Self.isLostBetweenServers(text) && round == 0 { continue }
+        throw .unavailable("ClickHouse \(response.status.code): \(text.prefix(2_000))")
       }
       let state: State
       do { state = try await started } catch let error as StoreError { throw error } catch {
