@@ -1,13 +1,7 @@
 import CollectorClickHouse
 import CollectorStore
-import Foundation
 import NIOCore
-import TestSupport
 import Testing
-
-#if canImport(Glibc)
-  import Glibc
-#endif
 
 /// A ClickHouse whose first answer is an error and whose later answers are one row: a fault
 /// between the servers of a cluster (code 101, which ClickHouse 18.16 sometimes answers to a query
@@ -51,29 +45,9 @@ struct ClickHouseClientRetryTests {
   static let unknownTable =
     "Code: 60, e.displayText() = DB::Exception: Table t.nonexist doesn't exist., e.what() = DB::Exception"
 
-  /// The failing-once server answering `error` first, what it prints after its port, and a client.
-  private static func failingOnce(with error: String) async throws -> (ChildProcess, FileHandle, ClickHouseClient) {
-    let output = Pipe()
-    let server = try ChildProcess(
-      "/usr/bin/env", arguments: ["python3", "-c", Self.failingOnceServer, error], output: .pipe(output))
-    let line = await offThePool { output.fileHandleForReading.availableData }
-    let printed = String(decoding: line, as: UTF8.self).trimmingCharacters(in: .whitespacesAndNewlines)
-    guard let port = Int(printed) else {
-      server.send(SIGKILL)
-      throw StoreError.unavailable("the failing server printed no port: \(printed)")
-    }
-    var client = try ClickHouseClient(
-      url: URL(string: "http://127.0.0.1:\(port)")!, database: "t_retry", http: ClickHouseClient.http)
-    client.timeout = .seconds(10)
-    return (server, output.fileHandleForReading, client)
-  }
-
-  /// How many requests `server` took, once it has ended.
-  private static func requests(_ server: ChildProcess, _ printed: FileHandle) async -> Int {
-    server.send(SIGKILL)
-    await server.exit()
-    let text = String(decoding: await printed.readToEndOffThePool(), as: UTF8.self)
-    return text.split(separator: "\n").filter { $0 == "request" }.count
+  /// The failing-once server answering `error` first, with a client.
+  private static func failingOnce(with error: String) async throws -> ScriptedServer {
+    try await ScriptedServer(failingOnceServer, arguments: [error], timeout: .seconds(10))
   }
 
   @Test(
@@ -81,8 +55,9 @@ struct ClickHouseClientRetryTests {
     .timeLimit(.minutes(1)),
     arguments: [(lostBetweenServers, true), (lostBetweenServersLater, true), (unknownTable, false)])
   func rowsAfterAFirstError(error: String, sentAgain: Bool) async throws {
-    let (server, printed, client) = try await Self.failingOnce(with: error)
-    defer { server.send(SIGKILL) }
+    let server = try await Self.failingOnce(with: error)
+    defer { server.end() }
+    let client = server.client
     if sentAgain {
       let rows = try await client.rows("SELECT 1 AS x")
       #expect(rows.count == 1 && rows[0]["x"].int == 1)
@@ -90,7 +65,7 @@ struct ClickHouseClientRetryTests {
       let thrown = await #expect(throws: StoreError.self) { _ = try await client.rows("SELECT 1 AS x") }
       #expect("\(thrown.map { "\($0)" } ?? "")".contains("Code: 60"))
     }
-    #expect(await Self.requests(server, printed) == (sentAgain ? 2 : 1))
+    #expect(await server.requests() == (sentAgain ? 2 : 1))
   }
 
   @Test(
@@ -98,8 +73,9 @@ struct ClickHouseClientRetryTests {
     .timeLimit(.minutes(1)),
     arguments: [(lostBetweenServers, true), (unknownTable, false)])
   func streamAfterAFirstError(error: String, sentAgain: Bool) async throws {
-    let (server, printed, client) = try await Self.failingOnce(with: error)
-    defer { server.send(SIGKILL) }
+    let server = try await Self.failingOnce(with: error)
+    defer { server.end() }
+    let client = server.client
     let read = { @Sendable () async throws -> Int in
       try await client.stream("SELECT 1 AS x FORMAT JSONCompact", from: 0) { (count: inout Int, piece) in
         count += piece.readableBytes
@@ -110,6 +86,6 @@ struct ClickHouseClientRetryTests {
     } else {
       await #expect(throws: StoreError.self) { _ = try await read() }
     }
-    #expect(await Self.requests(server, printed) == (sentAgain ? 2 : 1))
+    #expect(await server.requests() == (sentAgain ? 2 : 1))
   }
 }
