@@ -113,10 +113,12 @@ struct SpoolTests {
     let rows = Self.batch(0, size: 199).rowCount
     let spool = try Self.spool(directory.url.appendingPathComponent("spool").path, store, maximumRows: 5 * rows)
     for number in 0..<5 { _ = try await spool.write(Self.batch(number, size: 199)) }
+    #expect(!spool.isFull, "at its bound, not past it")
     do {
       _ = try await spool.write(Self.batch(5, size: 199))
       Issue.record("a write past the spool's bound was taken")
     } catch GroupCommitter.CommitError.overloaded {}
+    #expect(spool.isFull, "refused for room: full until the drain makes room")
     // What a request's answer depends on is read from the spool too.
     #expect(try await spool.storedEventIDs(app: "ty", among: ["b2-e7", "b5-e0", "nope"]) == ["b2-e7"])
     #expect(
@@ -130,6 +132,7 @@ struct SpoolTests {
     store.refusing.withLock { $0 = false }
     try await spool.flush()
     #expect(try await store.eventCount(app: "ty") == 5 * 199, "every acknowledged row, none of the refused batch")
+    #expect(!spool.isFull)
     #expect(try await store.counters(app: "ty").count == 5)
     try await spool.close()
   }

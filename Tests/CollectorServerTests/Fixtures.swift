@@ -33,10 +33,10 @@ func signIn(_ client: some TestClientProtocol, key: String, next: String = "/", 
 }
 
 /// A collector on a fresh SQLite file with one write key (app `ty`) and one admin key; with an
-/// ingest spool in `spoolDirectory` when given.
+/// ingest spool in `spoolDirectory` when given, holding at most `spoolRows`.
 func makeCollector(
   rateLimit: Double? = nil, maximumQueuedRows: Int = 200_000, store: ((any EventStore) -> any EventStore)? = nil,
-  path: String? = nil, spoolDirectory: String? = nil, logger: Logger = Logger(label: "test"),
+  path: String? = nil, spoolDirectory: String? = nil, spoolRows: Int = 500_000, logger: Logger = Logger(label: "test"),
   configure: (inout CollectorConfiguration) -> Void = { _ in }
 ) async throws -> EventCollector {
   var configuration = CollectorConfiguration()
@@ -64,7 +64,9 @@ func makeCollector(
     }
   let metrics = CollectorMetrics()
   let spool = try spoolDirectory.map {
-    try SpooledEventStore(directory: $0, base: chosen, retryDelay: .milliseconds(50), metrics: metrics, logger: logger)
+    try SpooledEventStore(
+      directory: $0, base: chosen, maximumRows: spoolRows, retryDelay: .milliseconds(50), metrics: metrics,
+      logger: logger)
   }
   let collector = EventCollector(
     configuration: configuration, store: chosen, reports: reports, logger: logger, metrics: metrics, spool: spool)

@@ -140,19 +140,12 @@ public final class ClickHouseEventStore: EventStore {
     if !batch.events.isEmpty {
       var found: Set<ExactText> = []
       var fresh: [StoredEvent] = []
-      fresh.reserveCapacity(batch.events.count)
       // Before the lookup: any copy of an event inserted below lies in a part not among these.
       let partsBefore = try await eventParts()
       for (app, events) in Self.byApp(batch.events) {
         let stored = try await storedEventIDs(app: app, among: events.map(\.eventID), days: events.map(\.occurredAt))
         found.formUnion(stored.map { ExactText("\(app)\u{0}\($0.text)") })
-        // The apps' groups are apart: an id is seen again only within its app's. Ids are told apart
-        // by their bytes, as the events table keeps them (``ExactText``).
-        var seen = Set<ExactText>(minimumCapacity: events.count)
-        for event in events {
-          let id = ExactText(event.eventID)
-          if !stored.contains(id) && seen.insert(id).inserted { fresh.append(event) }
-        }
+        fresh = fresh.isEmpty ? Self.fresh(events, stored: stored) : fresh + Self.fresh(events, stored: stored)
       }
       if !fresh.isEmpty {
         let facts = ClickHouseFacts(fresh)
@@ -192,6 +185,19 @@ public final class ClickHouseEventStore: EventStore {
     try await insertQuarantine(batch)
     try await insertClientDrops(batch)
     return summary
+  }
+
+  /// The events of one app's `events` not among `stored` ids, each id once. The apps' groups are
+  /// apart: an id is seen again only within its app's. Ids are told apart by their bytes, as the
+  /// events table keeps them (``ExactText``).
+  static func fresh(_ events: [StoredEvent], stored: Set<ExactText>) -> [StoredEvent] {
+    var seen = Set<ExactText>(minimumCapacity: events.count)
+    let kept = events.map { event in
+      let id = ExactText(event.eventID)
+      return !stored.contains(id) && seen.insert(id).inserted
+    }
+    // Nearly always every event is new: the events are then taken as they are, uncopied.
+    return kept.allSatisfy { $0 } ? events : zip(events, kept).filter(\.1).map(\.0)
   }
 
   /// `events` grouped by app, apps in order: a batch of one app (nearly every batch) as it is,

@@ -47,6 +47,10 @@ public actor GroupCommitter {
     self.maximumRowsPerCommit = maximumRowsPerCommit
   }
 
+  /// Whether the store has no room for writes now (``EventStore/isFull``): a request the
+  /// committer would have refused is better refused before its body is read and decoded.
+  public nonisolated var isFull: Bool { store.isFull }
+
   /// Commits `rows`; returns when they are durable, throws when they are not stored.
   public func commit(_ rows: StoreBatch) async throws {
     if rows.isEmpty { return }

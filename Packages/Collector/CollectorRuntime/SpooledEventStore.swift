@@ -1,4 +1,5 @@
 public import CollectorStore
+import Foundation
 public import Logging
 import Prometheus
 
@@ -13,6 +14,10 @@ import Prometheus
 ///   (the store's writes skip rows stored before, so a record written twice is stored once).
 /// - **Nothing waits without bound.** Past ``maximumRows`` waiting (the store down or slower than the
 ///   clients), ``write(_:)`` refuses with `CommitError.overloaded` (503, retry) and keeps nothing.
+///   The spool is then ``isFull`` until the drain has written one write's worth of rows
+///   (``rowsPerWrite``), and the ingest routes refuse before reading a body: a request refused
+///   after it was decoded took the time the drain needed (under a sustained load, 40% of the
+///   requests were decoded only to be refused).
 /// - **Reports lag by one drain** (about a second under load; longer while the store refuses); the
 ///   ids and SimpleAnalytics submissions a request's answer depends on are read from the spool too.
 /// - **Erasure and pruning wait for the drain** first, so no spooled row of an erased person is
@@ -28,6 +33,7 @@ public actor SpooledEventStore: ForwardingEventStore {
   /// The most rows in one write to ``base``.
   public nonisolated let rowsPerWrite: Int
   private let segments: SpoolSegments
+  private let fullness = Fullness()
   private let metrics: CollectorMetrics?
   private let logger: Logger
   private let retryDelay: Duration
@@ -90,12 +96,19 @@ public actor SpooledEventStore: ForwardingEventStore {
   /// Rows in the spool that the store has not taken yet.
   public var depth: Int { pendingRows }
 
+  /// Whether the spool has refused a write for room and the drain has not yet made room for
+  /// ``rowsPerWrite`` rows (or half the spool, if that is less) since.
+  public nonisolated var isFull: Bool { fullness.value }
+
   /// Appends `batch` to the spool and returns once it is on disk; the counts say what was spooled
   /// (the store counts duplicates when it takes them: `collector_events_duplicate_total`).
   public func write(_ batch: StoreBatch) async throws -> WriteSummary {
     guard !closing else { throw StoreError.unavailable("the spool is closed") }
     let rows = batch.rowCount
-    guard pendingRows == 0 || pendingRows + rows <= maximumRows else { throw GroupCommitter.CommitError.overloaded }
+    guard pendingRows == 0 || pendingRows + rows <= maximumRows else {
+      fullness.set(true)
+      throw GroupCommitter.CommitError.overloaded
+    }
     if segments.size >= segmentBytes { try segments.rotate() }
     try segments.append(try SpoolCoding.record(batch))
     appended += 1
@@ -233,6 +246,7 @@ public actor SpooledEventStore: ForwardingEventStore {
     pending.removeFirst(count)
     pendingRows -= rows
     metrics?.spoolDepth.set(Double(pendingRows))
+    if pendingRows <= maximumRows - min(rowsPerWrite, maximumRows / 2) { fullness.set(false) }
     if let oldest = pending.first {
       segments.remove(below: oldest.segment)
     } else {
@@ -240,4 +254,13 @@ public actor SpooledEventStore: ForwardingEventStore {
       segments.truncateCurrent()
     }
   }
+}
+
+/// A flag the spool's actor sets and any thread reads (``SpooledEventStore/isFull``).
+private final class Fullness: @unchecked Sendable {
+  private let lock = NSLock()
+  private var full = false
+
+  var value: Bool { lock.withLock { full } }
+  func set(_ value: Bool) { lock.withLock { full = value } }
 }

@@ -168,15 +168,22 @@ struct KeyMiddleware: RouterMiddleware {
 
 /// Body limits and gzip: the body, at most `limit` bytes as sent and
 /// ``CollectorLimits/maximumDecompressedBytes`` inflated (``RequestBody``), into the context.
+///
+/// A write route's (``EventCollector/writeBody(limit:inflatedLimit:)``) first asks `isFull`
+/// whether the store has room: when it has none, the request is refused (503, `Retry-After`)
+/// before its body is read, as the store would refuse it after it was decoded.
 struct BodyMiddleware: RouterMiddleware {
   typealias Context = CollectorRequestContext
   var limit: Int = CollectorLimits.maximumRequestBytes
   /// The most bytes a gzip body may inflate to (a vendor's own body limit where it has one).
   var inflatedLimit: Int = CollectorLimits.maximumDecompressedBytes
+  /// Whether the store refuses writes now; `nil` for routes that write nothing.
+  var isFull: (@Sendable () -> Bool)? = nil
 
   func handle(
     _ request: Request, context: Context, next: (Request, Context) async throws -> Response
   ) async throws -> Response {
+    if let isFull, isFull() { throw Refusal.busy }
     var context = context
     context.body = try await RequestBody.read(request, limit: limit, inflatedLimit: inflatedLimit)
     return try await next(request, context)

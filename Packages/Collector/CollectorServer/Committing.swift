@@ -21,7 +21,7 @@ extension EventCollector {
     do {
       try await committer.commit(rows)
     } catch GroupCommitter.CommitError.overloaded {
-      throw Refusal(.serviceUnavailable, "", "the collector is busy; retry", retryAfter: 1)
+      throw Refusal.busy
     } catch {
       logger.error("commit failed: \(error)")
       throw Refusal.storage()
@@ -63,6 +63,14 @@ extension EventCollector {
     answer: @escaping @Sendable (Refusal) -> Response = { $0.response(body: BatchWriter.refusal($0.error)) }
   ) -> SurfaceMiddleware {
     SurfaceMiddleware(route: route, metrics: metrics, answer: answer)
+  }
+
+  /// The body of a write route, refused before it is read while the store has no room
+  /// (``GroupCommitter/isFull``).
+  func writeBody(
+    limit: Int = CollectorLimits.maximumRequestBytes, inflatedLimit: Int = CollectorLimits.maximumDecompressedBytes
+  ) -> BodyMiddleware {
+    BodyMiddleware(limit: limit, inflatedLimit: inflatedLimit) { [committer] in committer.isFull }
   }
 
   /// Authentication for `scope` with keys presented as `source`, or (`sessions`) a dashboard

@@ -15,7 +15,7 @@ struct IngestController: Sendable {
   let collector: EventCollector
 
   func register(on router: some RouterMethods<CollectorRequestContext>) {
-    router.behind(collector.surface("batch"), collector.keys(.write, from: .segment), BodyMiddleware())
+    router.behind(collector.surface("batch"), collector.keys(.write, from: .segment), collector.writeBody())
       .post("/v1/batch") { _, context in
         if SegmentController.isSegmentBatch(context.body) {
           return try await SegmentController(collector: collector).receive(context, call: nil)
@@ -24,7 +24,7 @@ struct IngestController: Sendable {
       }
     router.behind(
       collector.surface("simple_analytics") { $0.response(body: Refusal.messageJSON($0.message)) },
-      collector.keys(.write, from: .query("key")), BodyMiddleware()
+      collector.keys(.write, from: .query("key")), collector.writeBody()
     )
     .post("/v1/simple-analytics") { _, context in try await self.simpleAnalytics(context) }
   }

@@ -32,6 +32,10 @@ struct Refusal: HTTPResponseError {
     }
   }
 
+  /// A 503 when the collector has no room for more rows now (the group committer's queue or the
+  /// store's spool is full); nothing was stored, and the client retries after a second.
+  static let busy = Refusal(.serviceUnavailable, "", "the collector is busy; retry", retryAfter: 1)
+
   /// A 503 when the store does not answer; nothing was done.
   static func storage(_ what: String = "nothing was stored") -> Refusal {
     Refusal(.serviceUnavailable, "", "storage unavailable; \(what)", retryAfter: 5)
@@ -48,7 +52,12 @@ struct Refusal: HTTPResponseError {
 
   /// This refusal's status and `Retry-After` with `body` (JSON).
   func response(body: [UInt8]) -> Response {
-    var response = Response.json(status, body)
+    answering(Response.json(status, body))
+  }
+
+  /// `response` (a route's own form of this refusal) with the refusal's `Retry-After`, if any.
+  func answering(_ response: Response) -> Response {
+    var response = response
     if let retryAfter { response.headers[.retryAfter] = String(retryAfter) }
     return response
   }

@@ -24,14 +24,14 @@ struct SegmentController: Sendable {
     for path in ["/v1/b", "/b"] {
       router.behind(
         collector.surface("segment_batch", answer: Self.answer), collector.keys(.write, from: .segment),
-        BodyMiddleware()
+        collector.writeBody()
       )
       .post(RouterPath(path)) { _, context in try await self.receive(context, call: nil) }
     }
     for call in SegmentCall.allCases {
       router.behind(
         collector.surface("segment_\(call.rawValue)", answer: Self.answer), collector.keys(.write, from: .segment),
-        BodyMiddleware(limit: SegmentIngest.maximumCallBytes)
+        collector.writeBody(limit: SegmentIngest.maximumCallBytes)
       )
       .post(RouterPath("/v1/\(call.rawValue)")) { _, context in try await self.receive(context, call: call) }
     }

@@ -33,7 +33,10 @@ struct VendorController: Sendable {
           return refusal.response(body: Self.json(GA4ValidationResponse([violation])))
         },
         collector.keys(.write, from: .query("api_secret")),
-        BodyMiddleware(inflatedLimit: GA4Limits.requestBodyLimit)
+        // The validation server writes nothing: it answers whether the store has room or not.
+        validationOnly
+          ? BodyMiddleware(inflatedLimit: GA4Limits.requestBodyLimit)
+          : collector.writeBody(inflatedLimit: GA4Limits.requestBodyLimit)
       )
       .post(RouterPath(path)) { request, context in
         try await self.ga4(request, context, route: route, validationOnly: validationOnly)
@@ -47,16 +50,16 @@ struct VendorController: Sendable {
         return refusal.response(body: Self.json(answer))
       },
       collector.keys(.write, from: .basic),
-      BodyMiddleware(limit: MixpanelLimits.maximumRequestBytes, inflatedLimit: MixpanelLimits.maximumRequestBytes)
+      collector.writeBody(limit: MixpanelLimits.maximumRequestBytes, inflatedLimit: MixpanelLimits.maximumRequestBytes)
     )
     .post("/import") { request, context in
       try await self.mixpanelImport(context, strict: request.form.get("strict") != "0")
     }
     router.behind(
       collector.surface("mixpanel_track") { refusal in
-        MixpanelTrack.answer(status: refusal.status, error: refusal.message, verbose: true)
+        refusal.answering(MixpanelTrack.answer(status: refusal.status, error: refusal.message, verbose: true))
       },
-      BodyMiddleware(limit: MixpanelLimits.maximumRequestBytes, inflatedLimit: MixpanelLimits.maximumRequestBytes)
+      collector.writeBody(limit: MixpanelLimits.maximumRequestBytes, inflatedLimit: MixpanelLimits.maximumRequestBytes)
     )
     .post("/track") { request, context in
       try await MixpanelTrack(collector: collector).receive(request, context)

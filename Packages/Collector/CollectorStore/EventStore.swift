@@ -81,6 +81,11 @@ public protocol EventStore: AccessStore, QuarantineStore, ClientDropStore, Saved
   /// How large a write the store wants before it is worth making: a committer holds rows back until
   /// this many wait or the oldest waited this long (``CommitGathering``).
   var commitGathering: CommitGathering { get }
+
+  /// Whether the store has no room for writes now (a full ingest spool, ``write(_:)`` refusing
+  /// with `overloaded`): the ingest routes then refuse a request before reading its body, so the
+  /// time it would take goes to emptying the store's backlog.
+  var isFull: Bool { get }
 }
 
 extension EventStore {
@@ -92,6 +97,9 @@ extension EventStore {
 
   /// Write as soon as rows arrive, by default.
   public var commitGathering: CommitGathering { .immediately }
+
+  /// Never full, by default: a store without a backlog of its own refuses nothing for room.
+  public var isFull: Bool { false }
 }
 
 /// How many rows a store wants in one write, and how long a row may wait for others to join it.

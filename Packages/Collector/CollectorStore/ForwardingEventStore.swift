@@ -21,6 +21,7 @@ public protocol ForwardingEventStore: EventStore {
 extension ForwardingEventStore {
   public var maximumConcurrentWrites: Int { base.maximumConcurrentWrites }
   public var commitGathering: CommitGathering { base.commitGathering }
+  public var isFull: Bool { base.isFull }
   public func migrate() async throws { try await base.migrate() }
   public func schemaVersion() async throws -> Int { try await base.schemaVersion() }
   public var knownSchemaVersion: Int { base.knownSchemaVersion }

@@ -6,7 +6,11 @@
 /// let item: JSONValue = .object(["item_id": .string("SKU-1"), "price": .double(9.99)])
 /// item["price"]?.amount  // 9.99
 /// ```
-public indirect enum JSONValue: Sendable, Hashable {
+///
+/// Not `indirect`: its lists and objects hold their values in arrays already, so no case needs a box
+/// of its own; an `indirect` enum allocated one for every value, strings and numbers included (a
+/// parameter's value cost a heap allocation, and retains wherever it was copied).
+public enum JSONValue: Sendable, Hashable {
   /// `null`.
   case null
   /// `true` or `false`.
