@@ -43,6 +43,16 @@ public actor SpooledEventStore: ForwardingEventStore {
     var batch: StoreBatch
     var rows: Int
     var arrived: ContinuousClock.Instant
+    /// Whether a write to the store holds it now, and whether the store has taken it (a record
+    /// taken out of turn stays until those before it are taken too).
+    var writing = false
+    var written = false
+  }
+  /// One write to the store: the sequences of its records, its rows and how it ended.
+  private struct Write: Sendable {
+    var sequences: ClosedRange<Int>
+    var rows: Int
+    var outcome: Result<WriteSummary, any Error>
   }
   private var pending: [Record] = []
   private var pendingRows = 0
@@ -194,50 +204,101 @@ public actor SpooledEventStore: ForwardingEventStore {
     drainer = Task { await self.drain() }
   }
 
-  /// Writes the oldest records to the store, as many as fit in ``rowsPerWrite``, until none wait.
+  /// How many writes to the store run at once: two where the store takes concurrent writes, so
+  /// that the collector prepares one (its rows, the store's lookups) while the store inserts the
+  /// other; a drain of one write at a time left a third of the two cores idle under a sustained
+  /// load (Docs/Benchmarks.md).
+  private var writers: Int { min(2, max(1, base.maximumConcurrentWrites)) }
+
+  /// Writes the oldest waiting records to the store, as many as fit in ``rowsPerWrite`` a write and
+  /// ``writers`` writes at once, until none wait. A failed write's records wait again, and the
+  /// drain pauses for `retryDelay`, doubling to 30 s.
   private func drain() async {
-    var delay = retryDelay
-    while !closing {
-      if pending.isEmpty {
-        await withCheckedContinuation { wake = $0 }
-        continue
-      }
-      await gather()
-      let (batch, count, rows) = nextWrite()
-      do {
-        let summary = try await base.write(batch)
-        metrics?.duplicates.increment(by: Int64(summary.duplicateEvents))
-        taken(count, rows: rows)
-        delay = retryDelay
-      } catch {
-        logger.error("spool: the store refused a write of \(rows) rows (retried in \(delay)): \(error)")
-        try? await Task.sleep(for: delay)
-        delay = min(delay * 2, .seconds(30))
+    await withTaskGroup(of: Write.self) { group in
+      var running = 0
+      var delay = retryDelay
+      while !closing {
+        if running < writers, pending.contains(where: { !$0.writing && !$0.written }) {
+          await gather(alongside: running)
+          if !closing, let (batch, write) = nextWrite() {
+            running += 1
+            group.addTask { [base] in
+              var write = write
+              do { write.outcome = .success(try await base.write(batch)) } catch { write.outcome = .failure(error) }
+              return write
+            }
+            continue
+          }
+        }
+        if running > 0, let write = await group.next() {
+          running -= 1
+          if ended(write) {
+            delay = retryDelay
+          } else {
+            try? await Task.sleep(for: delay)
+            delay = min(delay * 2, .seconds(30))
+          }
+          continue
+        }
+        if !pending.contains(where: { !$0.writing && !$0.written }) { await withCheckedContinuation { wake = $0 } }
       }
     }
   }
 
-  /// Waits while the store wants larger writes (its `commitGathering`) and the oldest row is young.
-  private func gather() async {
+  /// Waits while the store wants larger writes (its `commitGathering`) and the oldest waiting row is
+  /// young. With `running` writes already under way, it waits for half a write's rows: the rows
+  /// that came while the store was busy, not a write of the first thousand (a store that makes a
+  /// part of every insert wants few of them).
+  private func gather(alongside running: Int) async {
     let gathering = base.commitGathering
-    guard gathering.rows > 0, gathering.wait > .zero, let oldest = pending.first?.arrived else { return }
-    while !closing, pendingRows < min(gathering.rows, rowsPerWrite), ContinuousClock.now < oldest + gathering.wait {
+    func waiting() -> (rows: Int, oldest: ContinuousClock.Instant?) {
+      let records = pending.lazy.filter { !$0.writing && !$0.written }
+      return (records.reduce(0) { $0 + $1.rows }, records.first?.arrived)
+    }
+    guard gathering.rows > 0, gathering.wait > .zero, let oldest = waiting().oldest else { return }
+    let wanted = running == 0 ? min(gathering.rows, rowsPerWrite) : max(gathering.rows, rowsPerWrite / 2)
+    while !closing, waiting().rows < wanted, ContinuousClock.now < oldest + gathering.wait {
       try? await Task.sleep(for: .milliseconds(10))
     }
   }
 
-  /// The oldest records, whole, up to ``rowsPerWrite`` rows (at least one record).
-  private func nextWrite() -> (StoreBatch, records: Int, rows: Int) {
+  /// The oldest waiting records, whole and in a row, up to ``rowsPerWrite`` rows (at least one
+  /// record), marked as being written; `nil` when none waits.
+  private func nextWrite() -> (StoreBatch, Write)? {
+    guard let first = pending.firstIndex(where: { !$0.writing && !$0.written }) else { return nil }
     var batch = StoreBatch()
-    var count = 0
     var rows = 0
-    for record in pending {
-      if count > 0 && rows + record.rows > rowsPerWrite { break }
-      batch.append(contentsOf: record.batch)
-      count += 1
-      rows += record.rows
+    var end = first
+    while end < pending.count, !pending[end].writing, !pending[end].written {
+      if end > first && rows + pending[end].rows > rowsPerWrite { break }
+      batch.append(contentsOf: pending[end].batch)
+      rows += pending[end].rows
+      pending[end].writing = true
+      end += 1
     }
-    return (batch, count, rows)
+    let sequences = pending[first].sequence...pending[end - 1].sequence
+    return (batch, Write(sequences: sequences, rows: rows, outcome: .success(WriteSummary())))
+  }
+
+  /// Records how `write` ended: its records taken (and the spool's oldest taken ones forgotten), or
+  /// waiting again; whether it succeeded.
+  private func ended(_ write: Write) -> Bool {
+    let succeeded: Bool
+    switch write.outcome {
+    case .success(let summary):
+      metrics?.duplicates.increment(by: Int64(summary.duplicateEvents))
+      succeeded = true
+    case .failure(let error):
+      logger.error("spool: the store refused a write of \(write.rows) rows (retried after a pause): \(error)")
+      succeeded = false
+    }
+    for index in pending.indices where write.sequences.contains(pending[index].sequence) {
+      pending[index].writing = false
+      pending[index].written = succeeded
+    }
+    let count = pending.prefix { $0.written }.count
+    if count > 0 { taken(count, rows: pending.prefix(count).reduce(0) { $0 + $1.rows }) }
+    return succeeded
   }
 
   /// The oldest `count` records are in the store: forget them and delete the files that held only them.

@@ -54,6 +54,25 @@ function request()
   return wrk.format(nil, nil, nil, body)
 end
 
+-- RETRY_AFTER=1: clients that honour a 503's Retry-After (as CoreTracker's delivery does): a
+-- connection answered 503 waits the seconds it says before its next request, instead of sending the
+-- next at once (which measures how fast the collector refuses, and takes the cores from the drain).
+-- wrk keeps one script state per thread, so the wait is noted at the answer and taken by the next
+-- request the thread writes: nearly always the same connection's.
+if os.getenv("RETRY_AFTER") == "1" then
+  local wait_ms = 0
+  function response(status, headers, body)
+    if status == 503 then
+      wait_ms = 1000 * (tonumber(headers["retry-after"] or headers["Retry-After"] or "1") or 1)
+    end
+  end
+  function delay()
+    local wait = wait_ms
+    wait_ms = 0
+    return wait
+  end
+end
+
 function done(summary, latency, requests)
   local seconds = summary.duration / 1000000
   -- Only the 2xx answers count: wrk counts every answer as a request, a refused batch (503 when

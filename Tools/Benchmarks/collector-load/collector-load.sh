@@ -19,6 +19,7 @@
 # collector's exit): ÷ the stored count, what the collector spends per event. MALLOC=jemalloc runs
 # the collector with jemalloc (collector-process.sh). The events_per_s of a route counts its 2xx
 # answers only (a 503 of a full spool stored nothing); non2xx says how many were refused.
+# RETRY_AFTER=1 makes the clients honour a 503's Retry-After (batch.lua), as CoreTracker's do.
 set -euo pipefail
 cd "$(dirname "$0")/../../.."
 duration=${1:-20}
