@@ -96,6 +96,10 @@ struct ClickHouseSQLTests {
     #expect(rows.filter { $0["found"].int == 1 }.compactMap { $0["t"].text } == ["\\'", "tab\tnew\nline\r"])
   }
 
+  /// Session ids the rows take in turn: none, the largest and smallest integers, negative ones, zero
+  /// (the `TabSeparated` writer writes an integer's digits itself).
+  static let sessionIDs: [Int64?] = [nil, .max, .min, -1, 0, 1_790_000_000_000, -(1 << 40) - 7]
+
   /// Events and counters go in as `TabSeparated` rows: with every hostile text in every text column
   /// (ids, names, person, session, each context field) and as a parameter's key and value, each
   /// row reads back as written, and the parameter arrays hold the text byte for byte.
@@ -111,8 +115,9 @@ struct ClickHouseSQLTests {
         StoredEvent(
           app: "ty", eventID: "e-\(index)-" + text, name: text, kind: text,
           occurredAt: 1_790_000_000_000 + Int64(index),
-          utcOffsetMinutes: 180, receivedAt: 1_790_000_000_000, deviceID: "d-" + text, userID: text,
-          sessionID: index.isMultiple(of: 2) ? nil : Int64(index), context: context,
+          utcOffsetMinutes: index.isMultiple(of: 3) ? -570 : 180, receivedAt: 1_790_000_000_000,
+          deviceID: "d-" + text, userID: text, sessionID: Self.sessionIDs[index % Self.sessionIDs.count],
+          context: context,
           parametersJSON: String(decoding: parameters, as: UTF8.self)))
       batch.counters.append(
         StoredCounter(

@@ -54,7 +54,11 @@ enum SpoolCoding {
 
   /// One framed record of `batch`.
   static func record(_ batch: StoreBatch) throws -> [UInt8] {
+    // The frame's eight bytes first, filled in at the end: the payload is written once, in place
+    // (a record of a few thousand rows is a megabyte or more).
     var payload = SpoolWriter()
+    payload.bytes.reserveCapacity(64 + batch.events.reduce(0) { $0 + 256 + $1.parametersJSON.utf8.count })
+    payload.bytes += [UInt8](repeating: 0, count: 8)
     rows(batch.events, into: &payload)
     rows(batch.counters, into: &payload)
     let rest = Rest(quarantined: batch.quarantined, submissions: batch.submissions, clientDrops: batch.clientDrops)
@@ -65,11 +69,11 @@ enum SpoolCoding {
       payload.integer(UInt32(json.count))
       payload.bytes += json
     }
-    var framed = SpoolWriter()
-    framed.integer(UInt32(payload.bytes.count))
-    framed.integer(checksum(payload.bytes[...]))
-    framed.bytes += payload.bytes
-    return framed.bytes
+    var frame = SpoolWriter()
+    frame.integer(UInt32(payload.bytes.count - 8))
+    frame.integer(checksum(payload.bytes[8...]))
+    payload.bytes.replaceSubrange(0..<8, with: frame.bytes)
+    return payload.bytes
   }
 
   /// The batches of the records from `start`, and where the last whole record ends (a torn or
