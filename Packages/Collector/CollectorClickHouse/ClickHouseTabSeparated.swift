@@ -42,7 +42,7 @@ struct ClickHouseTabSeparated {
       return space.count - end
     }
     if number < 0 { buffer.writeInteger(UInt8(ascii: "-")) }
-    withUnsafeBytes(of: &digits) { buffer.writeBytes(UnsafeRawBufferPointer(rebasing: $0[($0.count - count)...])) }
+    withUnsafeBytes(of: &digits) { _ = buffer.writeBytes(UnsafeRawBufferPointer(rebasing: $0[($0.count - count)...])) }
   }
 
   /// Writes `number` as the next field (`inf`, `-inf` and `nan` as ClickHouse reads them).
