@@ -16,7 +16,7 @@ import Prometheus
 ///   clients), ``write(_:)`` refuses with `CommitError.overloaded` (503, retry) and keeps nothing.
 ///   The spool is then ``isFull`` until the drain has written one write's worth of rows
 ///   (``rowsPerWrite``), and the ingest routes refuse before reading a body: a request refused
-///   after it was decoded took the time the drain needed (under a sustained load, 40% of the
+///   after it was decoded took the time the drain needed (under a sustained load, a third of the
 ///   requests were decoded only to be refused).
 /// - **Reports lag by one drain** (about a second under load; longer while the store refuses); the
 ///   ids and SimpleAnalytics submissions a request's answer depends on are read from the spool too.
