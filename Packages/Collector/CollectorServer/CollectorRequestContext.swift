@@ -53,7 +53,9 @@ struct SurfaceMiddleware: RouterMiddleware {
     do {
       response = try await next(request, context)
     } catch {
-      response = answer(Refusal(error))
+      // Every surface's form keeps the refusal's `Retry-After`, whatever its own answer writes.
+      let refusal = Refusal(error)
+      response = refusal.answering(answer(refusal))
     }
     metrics.request(route: route, status: Int(response.status.code))
     return response

@@ -57,7 +57,7 @@ struct VendorController: Sendable {
     }
     router.behind(
       collector.surface("mixpanel_track") { refusal in
-        refusal.answering(MixpanelTrack.answer(status: refusal.status, error: refusal.message, verbose: true))
+        MixpanelTrack.answer(status: refusal.status, error: refusal.message, verbose: true)
       },
       collector.writeBody(limit: MixpanelLimits.maximumRequestBytes, inflatedLimit: MixpanelLimits.maximumRequestBytes)
     )
