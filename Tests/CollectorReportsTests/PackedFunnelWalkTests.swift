@@ -1,4 +1,5 @@
 import CollectorReports
+import CollectorStore
 import NIOCore
 import TestSupport
 import Testing
@@ -152,5 +153,40 @@ struct PackedFunnelWalkTests {
     outOfPlace.writeInteger(Int64(walk.names.count), endianness: .little)
     var other = FunnelRows(walk: walk)
     #expect(throws: FunnelRows.Malformed.self) { try other.take(outOfPlace) }
+  }
+
+  /// Gathered rows are checked when they are walked: a name out of place fails the answer.
+  @Test func aGatheredNameOutOfPlaceFailsTheAnswer() async throws {
+    let walk = PackedFunnelWalk(steps: Self.steps, window: Self.window)
+    var outOfPlace = ByteBuffer()
+    outOfPlace.writeInteger(UInt64(7), endianness: .little)
+    outOfPlace.writeInteger(UInt8(1))
+    outOfPlace.writeInteger(Int64(walk.names.count), endianness: .little)
+    var rows = GatheredFunnelRows(walk: walk, most: 1 << 20)
+    try rows.take(outOfPlace)
+    await #expect(throws: StoreError.self) { _ = try await rows.finished(owners: [:]) }
+  }
+
+  /// A unit's sorted runs (its rows as the server sends them) merged are its events sorted; a run
+  /// out of order is said, and the runs are then left one after another for the walk to sort.
+  @Test(arguments: [UInt64(1), 2, 3, 4, 5])
+  func sortedRunsMergeToTheEventsSorted(seed: UInt64) {
+    var random = SeededRandom(seed: seed)
+    let runs = (0..<Int.random(in: 1...6, using: &random)).map { _ in
+      (0..<Int.random(in: 0...40, using: &random)).map { _ in Int64.random(in: 0...200, using: &random) }.sorted()
+    }
+    var (events, places, merged, scratch) = ([Int64](), [Range<Int>](), [Int64](), [Int64]())
+    for run in runs {
+      places.append(events.count..<events.count + run.count)
+      events += run
+    }
+    #expect(events.withUnsafeBufferPointer { PackedFunnelWalk.merge(places, of: $0, into: &merged, scratch: &scratch) })
+    #expect(merged == events.sorted())
+    guard let long = places.first(where: { $0.count > 1 && events[$0.lowerBound] != events[$0.upperBound - 1] })
+    else { return }
+    events.swapAt(long.lowerBound, long.upperBound - 1)
+    #expect(
+      !events.withUnsafeBufferPointer { PackedFunnelWalk.merge(places, of: $0, into: &merged, scratch: &scratch) })
+    #expect(merged == events)
   }
 }

@@ -39,8 +39,8 @@ extension ClickHouseReports {
     /// bytes each).
     package var tiedListed = 2_000
     /// How many step events the collector gathers from the closed days' rows before walking them
-    /// (8 bytes each: 1 GB, and up to as much again while the array grows; the 20-step funnel at
-    /// 100M events reads 73M), at most
+    /// (8 bytes each, kept in the answer's pieces as they came: 1 GB, and 32 bytes a row; the
+    /// 20-step funnel at 100M events reads 73M), at most
     /// ``GatheredFunnelRows/mostEver``. A funnel with more reads its rows sorted by the server
     /// instead, one unit at a time.
     package var gatheredEvents = 125_000_000

@@ -129,8 +129,11 @@ struct UnitRowReader: Sendable {
     if pending.readableBytes == 0 {
       pending = piece
     } else {
-      var piece = piece
-      pending.writeBuffer(&piece)
+      // Joined in a buffer of their own: the rows read before may still hold slices of `pending`.
+      var (joined, piece) = (ByteBufferAllocator().buffer(capacity: pending.readableBytes + piece.readableBytes), piece)
+      joined.writeBuffer(&pending)
+      joined.writeBuffer(&piece)
+      pending = joined
     }
   }
 
@@ -146,15 +149,18 @@ struct UnitRowReader: Sendable {
     return Row(unit: unit, packed: packed)
   }
 
-  /// Appends `row`'s events to `events`, each checked (a time from the range's start, a name among
-  /// the funnel's); the array grows once.
-  func add(_ row: Row, to events: inout [Int64]) throws {
-    let count = row.packed.readableBytes / 8
+  /// Appends `row`'s events to `events`, each checked; the array grows once.
+  func add(_ row: Row, to events: inout [Int64]) throws { try Self.append(row.packed, to: &events, names: names) }
+
+  /// Appends the events packed in `bytes` (8 each, little-endian) to `events`, each checked: a
+  /// time from the range's start, a name among the walk's `names`.
+  static func append(_ bytes: ByteBuffer, to events: inout [Int64], names: Int) throws {
+    let count = bytes.readableBytes / 8
     let (names, mask) = (Int64(names), Int64(1) << PackedFunnelWalk.nameBits - 1)
     let first = events.count
     events.append(contentsOf: repeatElement(0, count: count))
     try events.withUnsafeMutableBufferPointer { added in
-      try row.packed.withUnsafeReadableBytes { bytes in
+      try bytes.withUnsafeReadableBytes { bytes in
         for index in 0..<count {
           let event = Int64(littleEndian: bytes.loadUnaligned(fromByteOffset: index * 8, as: Int64.self))
           guard event >= 0, event & mask < names else {
@@ -166,8 +172,8 @@ struct UnitRowReader: Sendable {
     }
   }
 
-  /// Drops the bytes of the rows read.
-  mutating func compact() { pending.discardReadBytes() }
+  /// Lets go of the bytes of the rows read (rows kept still hold theirs).
+  mutating func compact() { pending = pending.readSlice(length: pending.readableBytes) ?? ByteBuffer() }
 
   /// Throws when the answer ended inside a row.
   func finished() throws {

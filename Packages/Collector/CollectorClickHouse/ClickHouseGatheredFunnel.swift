@@ -1,4 +1,5 @@
 import CollectorReports
+import CollectorStore
 import NIOCore
 
 /// A funnel's rows read in the order the server reads them (the closed days' step times, one row
@@ -14,22 +15,22 @@ import NIOCore
 /// answer) are needed only at the end: the devices of a person with two or more are then walked
 /// as their person, all devices' rows together, on a task of their own.
 struct GatheredFunnelRows: Sendable {
-  /// A row's events, where they are in ``events``.
+  /// A row: its unit and its packed events, as the answer's bytes (a slice of the piece that
+  /// brought them: kept as they came, not copied into one array that grows).
   struct Row: Sendable {
     var unit: UInt64
-    var start: UInt32
-    var count: UInt32
+    var packed: ByteBuffer
   }
 
   /// The buckets units are gathered in, by the top bits of their hash.
   static let bucketBits = 4
-  /// The most events gathered: as many as a row's place can name.
+  /// The most events gathered.
   static let mostEver = Int(UInt32.max)
 
   private let walk: PackedFunnelWalk
   private let most: Int
   private var reader: UnitRowReader
-  private var events: [Int64] = []
+  private var gathered = 0
   private var buckets = Array(repeating: [Row](), count: 1 << bucketBits)
   /// Whether more than ``most`` events came (nothing is kept then).
   private(set) var overflowed = false
@@ -45,14 +46,12 @@ struct GatheredFunnelRows: Sendable {
     guard !overflowed else { return }
     reader.append(piece)
     while let row = try reader.next() {
-      let start = events.count
-      try reader.add(row, to: &events)
-      guard events.count <= most else {
-        (overflowed, events, buckets) = (true, [], [])
+      gathered += row.packed.readableBytes / 8
+      guard gathered <= most else {
+        (overflowed, buckets) = (true, [])
         return
       }
-      buckets[Int(row.unit >> UInt64(64 - Self.bucketBits))].append(
-        Row(unit: row.unit, start: UInt32(start), count: UInt32(events.count - start)))
+      buckets[Int(row.unit >> UInt64(64 - Self.bucketBits))].append(Row(unit: row.unit, packed: row.packed))
     }
     reader.compact()
   }
@@ -62,22 +61,31 @@ struct GatheredFunnelRows: Sendable {
   /// `nil` when more than ``most`` events came.
   func finished(owners: [UInt64: UInt64]) async throws -> WalkedFunnel? {
     guard !overflowed else { return nil }
-    try reader.finished()
-    let (events, walk) = (events, walk)
-    return await withTaskGroup(of: (reached: [Int64], tied: [UInt64: [Int64]]).self) { group in
+    do {
+      try reader.finished()
+      return try await walked(owners: owners)
+    } catch let error as FunnelRows.Malformed {
+      // As a piece that cannot be read fails the answer's stream.
+      throw StoreError.unavailable("ClickHouse's answer could not be read: \(error)")
+    }
+  }
+
+  /// Every unit walked, on a task a bucket (and one for the people's devices).
+  private func walked(owners: [UInt64: UInt64]) async throws -> WalkedFunnel {
+    let walk = walk
+    return try await withThrowingTaskGroup(of: (reached: [Int64], tied: [UInt64: [Int64]]).self) { group in
       for bucket in buckets where !bucket.isEmpty {
-        group.addTask { Self.walk(owners.isEmpty ? bucket : bucket.filter { owners[$0.unit] == nil }, events, walk) }
+        group.addTask { try Self.walk(owners.isEmpty ? bucket : bucket.filter { owners[$0.unit] == nil }, walk) }
       }
       if !owners.isEmpty {
         group.addTask {
-          let ofPeople = buckets.joined().compactMap { row in
-            owners[row.unit].map { Row(unit: $0, start: row.start, count: row.count) }
+          let ofPeople = buckets.joined().compactMap { row in owners[row.unit].map { Row(unit: $0, packed: row.packed) }
           }
-          return Self.walk(ofPeople, events, walk)
+          return try Self.walk(ofPeople, walk)
         }
       }
       var walked = WalkedFunnel(reached: walk.reached, tied: [:], owners: owners)
-      for await part in group {
+      for try await part in group {
         for step in walked.reached.indices { walked.reached[step] += part.reached[step] }
         walked.tied.merge(part.tied) { $1 }
       }
@@ -86,22 +94,32 @@ struct GatheredFunnelRows: Sendable {
   }
 
   /// `rows`' units walked by `walk` (rows of one unit together once sorted): how many reached each
-  /// step, and the units it could not order, with their events.
-  private static func walk(_ rows: [Row], _ events: [Int64], _ walk: PackedFunnelWalk)
+  /// step, and the units it could not order, with their events. Each unit's rows are copied into
+  /// one buffer, each event checked (``UnitRowReader/append(_:to:names:)``), and merged.
+  private static func walk(_ rows: [Row], _ walk: PackedFunnelWalk) throws
     -> (reached: [Int64], tied: [UInt64: [Int64]])
   {
-    var (walk, tied, unit) = (walk, [UInt64: [Int64]](), [Int64]())
-    let rows = rows.sorted { $0.unit < $1.unit }
+    var (walk, tied, events, unit, scratch) = (walk, [UInt64: [Int64]](), [Int64](), [Int64](), [Int64]())
+    var runs: [Range<Int>] = []
+    // The rows' order by unit, sorted as plain integers (rows hold their bytes' buffers: moving
+    // them in a sort retained and released each).
+    let order = rows.indices.map { (unit: rows[$0].unit, row: $0) }.sorted { $0.unit < $1.unit }
+    let names = walk.names.count
     var index = 0
-    while index < rows.count {
-      let id = rows[index].unit
-      unit.removeAll(keepingCapacity: true)
-      while index < rows.count, rows[index].unit == id {
-        let start = Int(rows[index].start)
-        unit.append(contentsOf: events[start..<start + Int(rows[index].count)])
+    while index < order.count {
+      let id = order[index].unit
+      runs.removeAll(keepingCapacity: true)
+      events.removeAll(keepingCapacity: true)
+      while index < order.count, order[index].unit == id {
+        let start = events.count
+        try UnitRowReader.append(rows[order[index].row].packed, to: &events, names: names)
+        runs.append(start..<events.count)
         index += 1
       }
-      if !unit.withUnsafeMutableBufferPointer({ walk.walk($0) }) { tied[id] = unit }
+      let sorted = events.withUnsafeBufferPointer {
+        PackedFunnelWalk.merge(runs, of: $0, into: &unit, scratch: &scratch)
+      }
+      if !unit.withUnsafeMutableBufferPointer({ walk.walk($0, sorted: sorted) }) { tied[id] = unit }
     }
     return (walk.reached, tied)
   }

@@ -112,31 +112,71 @@ extension Funnel {
 
 /// ``Funnel/walk(_:steps:window:timed:)``'s state over one unit's events in order.
 struct FunnelWalker {
-  /// `latest[k]`: the latest start of a chain that has reached step `k`.
-  private var latest: [Int64?]
-  /// `fastest[k]`: the quickest chain from a first step to step `k` (when timed).
-  private(set) var fastest: [Int64?]
+  /// `latest[k]`: the latest start of a chain that has reached step `k` (``none``: no chain has).
+  private var latest: [Int64]
+  /// `quickest[k]`: the quickest chain from a first step to step `k` (when timed; `Int64.max`: none).
+  private var quickest: [Int64]
   /// How many steps the unit has reached.
   private(set) var best = 0
   private let window: Int64
   private let timed: Bool
+  /// No chain: a sentinel, not an optional (an `Int64?` per step cost a tenth of the walk).
+  private static let none = Int64.min
 
   init(steps: Int, window: Int64, timed: Bool) {
-    latest = Array(repeating: nil, count: steps)
-    fastest = Array(repeating: nil, count: timed ? steps : 0)
+    latest = Array(repeating: Self.none, count: steps)
+    quickest = Array(repeating: .max, count: timed ? steps : 0)
     (self.window, self.timed) = (window, timed)
   }
 
+  /// `fastest[k]`: the quickest chain from a first step to step `k` (when timed).
+  var fastest: [Int64?] { quickest.map { $0 == .max ? nil : $0 } }
+
   /// The state before a unit's first event, for the next unit (its arrays kept, not made again).
   mutating func reset() {
-    for step in latest.indices { latest[step] = nil }
-    for step in fastest.indices { fastest[step] = nil }
+    for step in 0..<min(best, latest.count) { latest[step] = Self.none }
+    for step in 0..<min(best, quickest.count) { quickest[step] = .max }
     best = 0
   }
 
   /// Takes one event at `time` that is each of the steps `matching` (from the last to the first);
   /// `true` once nothing later can change the answer (every step reached, untimed).
   mutating func advance(_ matching: some Sequence<Int>, at time: Int64) -> Bool {
+    let (window, timed) = (window, timed)
+    var best = best
+    latest.withUnsafeMutableBufferPointer { latest in
+      quickest.withUnsafeMutableBufferPointer { quickest in
+        Self.take(matching, at: time, window: window, latest: latest, quickest: timed ? quickest : nil, best: &best)
+      }
+    }
+    self.best = best
+    return best == latest.count && !timed
+  }
+
+  /// Takes packed events in order (`time << bits | name`, ``PackedFunnelWalk``), each the steps
+  /// `stepsOf` its name, untimed, until every step is reached: ``advance(_:at:)`` with the state's
+  /// arrays opened once for all the unit's events, not once an event.
+  mutating func advance(
+    packed events: UnsafeMutableBufferPointer<Int64>, bits: Int64, stepsOf: (Int) -> UnsafeBufferPointer<Int>
+  ) {
+    let (window, mask, steps) = (window, Int64(1) << bits - 1, latest.count)
+    var best = best
+    latest.withUnsafeMutableBufferPointer { latest in
+      for event in events {
+        Self.take(
+          stepsOf(Int(event & mask)), at: event >> bits, window: window, latest: latest, quickest: nil, best: &best)
+        if best == steps { break }
+      }
+    }
+    self.best = best
+  }
+
+  /// The walk's one step: an event at `time` that is each of the steps `matching`, from the last.
+  @inline(__always)
+  private static func take(
+    _ matching: some Sequence<Int>, at time: Int64, window: Int64, latest: UnsafeMutableBufferPointer<Int64>,
+    quickest: UnsafeMutableBufferPointer<Int64>?, best: inout Int
+  ) {
     for step in matching {
       // No chain has reached the step before one past `best`: a 20-step funnel that names a step
       // nine times looks at the few a unit can take, not at nine.
@@ -144,15 +184,15 @@ struct FunnelWalker {
       if step == 0 {
         latest[0] = time
         best = max(best, 1)
-        if timed { fastest[0] = 0 }
+        quickest?[0] = 0
         continue
       }
-      guard let start = latest[step - 1], time - start <= window else { continue }
-      latest[step] = max(latest[step] ?? start, start)
+      let start = latest[step - 1]
+      guard start != none, time - start <= window else { continue }
+      latest[step] = max(latest[step], start)
       best = max(best, step + 1)
-      if timed { fastest[step] = min(fastest[step] ?? .max, time - start) }
+      if let quickest { quickest[step] = min(quickest[step], time - start) }
     }
-    return best == latest.count && !timed
   }
 }
 

@@ -35,19 +35,53 @@ package struct PackedFunnelWalk: Sendable {
     walker = FunnelWalker(steps: steps.count, window: window, timed: false)
   }
 
-  /// Walks one unit's packed events (sorted here, in place) and counts the steps it reached; `false`,
-  /// counting nothing, when two of them of different names share a millisecond.
-  package mutating func walk(_ events: UnsafeMutableBufferPointer<Int64>) -> Bool {
+  /// Walks one unit's packed events (sorted here, in place, unless `sorted` says they are) and counts
+  /// the steps it reached; `false`, counting nothing, when two of them of different names share a
+  /// millisecond.
+  package mutating func walk(_ events: UnsafeMutableBufferPointer<Int64>, sorted: Bool = false) -> Bool {
     var events = events
-    events.sort()
+    if !sorted { events.sort() }
     for index in events.indices.dropFirst() where Self.tied(events[index - 1], events[index]) { return false }
     walker.reset()
     let bits = Self.nameBits
-    let mask = Int64(1) << bits - 1
-    steps.withSteps { stepsOf in
-      for event in events where walker.advance(stepsOf(Int(event & mask)), at: event >> bits) { break }
-    }
+    steps.withSteps { walker.advance(packed: events, bits: Int64(bits), stepsOf: $0) }
     for step in 0..<walker.best { reached[step] += 1 }
+    return true
+  }
+
+  /// The `runs` of `events` (a unit's rows, each sorted as the server sends one) merged into
+  /// `merged`, `scratch` beside it; `false` when a run is not sorted: `merged` then holds the runs
+  /// one after another, for ``walk(_:sorted:)`` to sort. Merging a few sorted runs is linear, where
+  /// sorting them extended each short run by insertion first (a tenth of a 20-step funnel's walk).
+  package static func merge(
+    _ runs: [Range<Int>], of events: UnsafeBufferPointer<Int64>, into merged: inout [Int64], scratch: inout [Int64]
+  ) -> Bool {
+    merged.removeAll(keepingCapacity: true)
+    let sorted = runs.allSatisfy { run in run.dropFirst().allSatisfy { events[$0 - 1] <= events[$0] } }
+    guard sorted, let first = runs.first else {
+      for run in runs { merged.append(contentsOf: events[run]) }
+      return sorted
+    }
+    merged.append(contentsOf: events[first])
+    for run in runs.dropFirst() {
+      scratch.removeAll(keepingCapacity: true)
+      scratch.reserveCapacity(merged.count + run.count)
+      merged.withUnsafeBufferPointer { left in
+        var (index, other) = (0, run.lowerBound)
+        while index < left.count, other < run.upperBound {
+          if left[index] <= events[other] {
+            scratch.append(left[index])
+            index += 1
+          } else {
+            scratch.append(events[other])
+            other += 1
+          }
+        }
+        scratch.append(contentsOf: left[index...])
+        scratch.append(contentsOf: events[other..<run.upperBound])
+      }
+      swap(&merged, &scratch)
+    }
     return true
   }
 
