@@ -189,18 +189,4 @@ struct PackedFunnelWalkTests {
       !events.withUnsafeBufferPointer { PackedFunnelWalk.merge(places, of: $0, into: &merged, scratch: &scratch) })
     #expect(merged == events)
   }
-
-  /// The parts of the device hashes a funnel reads its build's rows in follow one another from 0
-  /// to the top, none empty.
-  @Test(arguments: [1, 2, 3, 4, 7, 16])
-  func devicePartsCoverEveryHashOnce(parts: Int) {
-    let bounds = (0..<parts).map { ClickHouseReports.deviceBounds(part: ($0, parts)) }
-    #expect(bounds.first?.lower == 0)
-    #expect(bounds.last?.upper == nil)
-    for (one, next) in zip(bounds, bounds.dropFirst()) {
-      #expect(one.upper == next.lower)
-      #expect(one.lower < next.lower)
-    }
-    #expect(ClickHouseReports.devices("device", part: (0, 1)) == "1")
-  }
 }

@@ -46,7 +46,7 @@ extension ClickHouseReports {
   /// array beside its times.
   func closedStepRows(
     _ filter: ReportFilter, names: String, matching: String, place: String, packed: String, closed: CleanDays,
-    sorted: Bool, part: (index: Int, of: Int) = (0, 1)
+    sorted: Bool
   ) -> String {
     let (build, days) = closed
     let day = ClickHouseSchema.dayLength
@@ -61,33 +61,14 @@ extension ClickHouseReports {
           arrayResize([place], length(ts), place)) AS p FROM (
           SELECT device, toInt64(\(place)) AS place, arrayFilter(t -> \(built.joined(separator: " OR ")), times) AS ts
           FROM \(schema.table("closed_name_times"))
-          WHERE build = \(build.id) AND app = \(ClickHouseSQL.literal(filter.storedApp)) AND name IN \(names)
-            AND \(Self.devices("device", part: part)))
+          WHERE build = \(build.id) AND app = \(ClickHouseSQL.literal(filter.storedApp)) AND name IN \(names))
         WHERE notEmpty(ts)
         UNION ALL
         SELECT \(Self.deviceHash) AS device, arraySort(groupArray(\(packed))) AS p FROM \(events)
         WHERE \(matching) AND (\(rest.isEmpty ? "0" : rest.joined(separator: " OR ")))
-          AND \(Self.devices(Self.deviceHash, part: part))
         GROUP BY device
       )\(sorted ? " ORDER BY device" : "")
       """
-  }
-
-  /// Part `part.index` of `part.of` equal ranges of the 64-bit device hashes (the last up to the
-  /// top), as a condition on `column`; every hash when there is one part. The build's rows are
-  /// sorted by name and device, so a range of devices reads only its granules of each name.
-  static func devices(_ column: String, part: (index: Int, of: Int)) -> String {
-    guard part.of > 1 else { return "1" }
-    let (lower, upper) = deviceBounds(part: part)
-    return upper.map { "\(column) >= \(lower) AND \(column) < \($0)" } ?? "\(column) >= \(lower)"
-  }
-
-  /// The hashes of part `part.index` of `part.of`: from `lower`, below `upper` (`nil`: to the top).
-  static func deviceBounds(part: (index: Int, of: Int)) -> (lower: UInt64, upper: UInt64?) {
-    guard part.of > 1 else { return (0, nil) }
-    let width = UInt64.max / UInt64(part.of) + 1
-    let lower = UInt64(part.index) * width
-    return (lower, part.index == part.of - 1 ? nil : lower + width)
   }
 
   /// `days` (UTC days since 1970) as runs of consecutive days, each `first..<last + 1`.

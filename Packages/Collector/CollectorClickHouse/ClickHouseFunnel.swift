@@ -44,9 +44,6 @@ extension ClickHouseReports {
     /// ``GatheredFunnelRows/mostEver``. A funnel with more reads its rows sorted by the server
     /// instead, one unit at a time.
     package var gatheredEvents = 125_000_000
-    /// In how many parts of the device hashes the closed days' rows are read (one part walked while
-    /// the next is read).
-    package var parts = 4
   }
 
   public func funnel(_ filter: ReportFilter, steps: [String], window: Int64, appVersion: String?) async throws
@@ -60,12 +57,9 @@ extension ClickHouseReports {
     let place = "indexOf([\(walk.names.dropFirst().map(ClickHouseSQL.literal).joined(separator: ", "))], name)"
     let packed =
       "toInt64((occurred_at - \(ClickHouseSQL.literal(filter.from))) * \(1 << PackedFunnelWalk.nameBits) + \(place))"
-    var closed: ClosedStepRows?
-    if let days = try await closedDays(filter) {
-      closed = { @Sendable [self] sorted, part in
-        closedStepRows(
-          filter, names: names, matching: matching, place: place, packed: packed, closed: days, sorted: sorted,
-          part: part)
+    let closed: ((_ sorted: Bool) -> String)? = try await closedDays(filter).map { days in
+      { [self] in
+        closedStepRows(filter, names: names, matching: matching, place: place, packed: packed, closed: days, sorted: $0)
       }
     }
     let walked = try await walkedRows(
@@ -83,72 +77,29 @@ extension ClickHouseReports {
   /// `matching` the funnel grouped by device.
   private func walkedRows(
     _ filter: ReportFilter, matching: String, packed: String, people: Bool, walk: PackedFunnelWalk,
-    closed: ClosedStepRows?
+    closed: ((Bool) -> String)?
   ) async throws -> WalkedFunnel {
     let spill = String(funnelLimits.spillBytes)
     let settings = ["max_bytes_before_external_group_by": spill, "max_bytes_before_external_sort": spill]
     let ofPeople: @Sendable () async throws -> [UInt64: UInt64] = { [self] in
       people ? try await owners(filter) : [:]
     }
-    if let closed, let walked = try await gatheredRows(closed, settings: settings, walk: walk, owners: ofPeople) {
-      return walked
+    if let closed {
+      // The people's devices are read beside the rows, needed only once they have all come.
+      async let owners = ofPeople()
+      let most = funnelLimits.gatheredEvents
+      let gathered = try await stream(
+        closed(false) + " FORMAT RowBinary", settings: settings, from: { GatheredFunnelRows(walk: walk, most: most) },
+        { try $0.take($1) })
+      if let walked = try await gathered.finished(owners: try await owners) { return walked }
     }
     let rows =
-      closed?(true, (0, 1))
+      closed?(true)
       ?? "SELECT \(Self.deviceHash) AS unit, groupArray(\(packed)) FROM \(events) WHERE \(matching) GROUP BY unit"
     return try await stream(
       rows + " FORMAT RowBinary", settings: settings,
       from: { FunnelRows(walk: walk, owners: try await ofPeople()) }
     ) { try $0.take($1) }.finished()
-  }
-
-  /// The SQL of a funnel's rows from a build: sorted by device or not, one part of the devices.
-  typealias ClosedStepRows = @Sendable (_ sorted: Bool, _ part: (index: Int, of: Int)) -> String
-
-  /// The build's rows (`closed`) gathered and walked in ``FunnelLimits/parts`` parts of the device
-  /// hashes, one part walked while the next is read (the walk waited for the whole answer); the
-  /// devices of people with two or more (`owners`, read beside the first part) held and walked as
-  /// their people at the end. `nil` when more than ``FunnelLimits/gatheredEvents`` come.
-  private func gatheredRows(
-    _ closed: @escaping ClosedStepRows, settings: [String: String], walk: PackedFunnelWalk,
-    owners ofPeople: @Sendable () async throws -> [UInt64: UInt64]
-  ) async throws -> WalkedFunnel? {
-    let (most, parts) = (funnelLimits.gatheredEvents, max(1, funnelLimits.parts))
-    let read: @Sendable (Int, Int) async throws -> GatheredFunnelRows = { [self] part, most in
-      try await stream(
-        closed(false, (part, parts)) + " FORMAT RowBinary", settings: settings,
-        from: { GatheredFunnelRows(walk: walk, most: most) }, { try $0.take($1) })
-    }
-    async let first = read(0, most)
-    let owners = try await ofPeople()
-    var gathered = try await first
-    return try await withThrowingTaskGroup(of: (walked: WalkedFunnel, held: [GatheredFunnelRows.Row])?.self) {
-      group in
-      var walked = WalkedFunnel(reached: walk.reached, tied: [:], owners: owners)
-      var (held, events) = ([GatheredFunnelRows.Row](), 0)
-      for part in 0..<parts {
-        if part > 0 { gathered = try await read(part, most - events) }
-        guard !gathered.overflowed else {
-          group.cancelAll()
-          return nil
-        }
-        events += gathered.events
-        // The part before was walked while this one was read.
-        if let done = try await group.next() {
-          guard let done else { return nil }
-          walked.add(done.walked)
-          held += done.held
-        }
-        group.addTask { [gathered] in try await gathered.walkedDevices(owners: owners) }
-      }
-      for try await done in group {
-        guard let done else { return nil }
-        walked.add(done.walked)
-        held += done.held
-      }
-      walked.add(try GatheredFunnelRows.walkedPeople(held, walk: walk))
-      return walked
-    }
   }
 
   public func funnelEvents(_ filter: ReportFilter, steps: [String], limit: Int?) async throws -> [FunnelEvent] {

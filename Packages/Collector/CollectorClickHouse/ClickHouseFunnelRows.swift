@@ -97,15 +97,6 @@ struct WalkedFunnel: Sendable {
   /// The person (their unit's hash) of each device of a person with two or more devices.
   var owners: [UInt64: UInt64]
 
-  /// Adds `part`'s counts and tied units (another part of the units) to these.
-  mutating func add(_ part: (reached: [Int64], tied: [UInt64: [Int64]])) {
-    for step in reached.indices { reached[step] += part.reached[step] }
-    tied.merge(part.tied) { $1 }
-  }
-
-  /// Adds `part`'s counts and tied units to these.
-  mutating func add(_ part: WalkedFunnel) { add((part.reached, part.tied)) }
-
   /// The devices (hashes) of the tied `units`, and the person of each of them that has one (as
   /// ``Funnel/reached(_:persons:steps:window:parts:)`` maps devices, hashes written as text): a
   /// person's devices by ``owners``; any other unit is its device.

@@ -60,50 +60,36 @@ struct GatheredFunnelRows: Sendable {
   /// each person with two or more as their person (`owners`: the person's hash by the device's), or
   /// `nil` when more than ``most`` events came.
   func finished(owners: [UInt64: UInt64]) async throws -> WalkedFunnel? {
-    guard var (walked, held) = try await walkedDevices(owners: owners) else { return nil }
-    walked.add(try Self.walkedPeople(held, walk: walk))
-    return walked
+    guard !overflowed else { return nil }
+    do {
+      try reader.finished()
+      return try await walked(owners: owners)
+    } catch let error as FunnelRows.Malformed {
+      // As a piece that cannot be read fails the answer's stream.
+      throw StoreError.unavailable("ClickHouse's answer could not be read: \(error)")
+    }
   }
 
-  /// How many events came.
-  var events: Int { gathered }
-
-  /// The units walked once the answer has ended (a row cut short is an error), on a task a bucket,
-  /// except the devices of people with two or more (`owners`), whose rows are handed back (`held`)
-  /// to be walked with their other devices' (``walkedPeople(_:walk:)``); `nil` when more than
-  /// ``most`` events came.
-  func walkedDevices(owners: [UInt64: UInt64]) async throws -> (walked: WalkedFunnel, held: [Row])? {
-    guard !overflowed else { return nil }
-    try Self.readable { try reader.finished() }
+  /// Every unit walked, on a task a bucket (and one for the people's devices).
+  private func walked(owners: [UInt64: UInt64]) async throws -> WalkedFunnel {
     let walk = walk
-    let walked = try await withThrowingTaskGroup(of: (reached: [Int64], tied: [UInt64: [Int64]]).self) { group in
+    return try await withThrowingTaskGroup(of: (reached: [Int64], tied: [UInt64: [Int64]]).self) { group in
       for bucket in buckets where !bucket.isEmpty {
+        group.addTask { try Self.walk(owners.isEmpty ? bucket : bucket.filter { owners[$0.unit] == nil }, walk) }
+      }
+      if !owners.isEmpty {
         group.addTask {
-          try Self.readable { try Self.walk(owners.isEmpty ? bucket : bucket.filter { owners[$0.unit] == nil }, walk) }
+          let ofPeople = buckets.joined().compactMap { row in owners[row.unit].map { Row(unit: $0, packed: row.packed) }
+          }
+          return try Self.walk(ofPeople, walk)
         }
       }
       var walked = WalkedFunnel(reached: walk.reached, tied: [:], owners: owners)
-      for try await part in group { walked.add(part) }
+      for try await part in group {
+        for step in walked.reached.indices { walked.reached[step] += part.reached[step] }
+        walked.tied.merge(part.tied) { $1 }
+      }
       return walked
-    }
-    let held =
-      owners.isEmpty
-      ? [] : buckets.joined().compactMap { row in owners[row.unit].map { Row(unit: $0, packed: row.packed) } }
-    return (walked, held)
-  }
-
-  /// The rows `held` back by ``walkedDevices(owners:)`` (of every part of an answer), each
-  /// person's devices walked as one unit, the person's.
-  static func walkedPeople(_ held: [Row], walk: PackedFunnelWalk) throws -> WalkedFunnel {
-    var walked = WalkedFunnel(reached: walk.reached, tied: [:], owners: [:])
-    walked.add(try readable { try Self.walk(held, walk) })
-    return walked
-  }
-
-  /// `body`, an unreadable row failing it as a piece that cannot be read fails the answer's stream.
-  private static func readable<Result>(_ body: () throws -> Result) throws -> Result {
-    do { return try body() } catch let error as FunnelRows.Malformed {
-      throw StoreError.unavailable("ClickHouse's answer could not be read: \(error)")
     }
   }
 
