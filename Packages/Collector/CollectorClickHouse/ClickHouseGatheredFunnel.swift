@@ -24,7 +24,7 @@ struct GatheredFunnelRows: Sendable {
 
   /// The buckets units are gathered in, by the top bits of their hash.
   static let bucketBits = 4
-  /// The most events gathered.
+  /// The most events ever gathered, whatever a funnel's limits ask (32 GB of them).
   static let mostEver = Int(UInt32.max)
 
   private let walk: PackedFunnelWalk
@@ -79,7 +79,8 @@ struct GatheredFunnelRows: Sendable {
       }
       if !owners.isEmpty {
         group.addTask {
-          let ofPeople = buckets.joined().compactMap { row in owners[row.unit].map { Row(unit: $0, packed: row.packed) }
+          let ofPeople = buckets.joined().compactMap { row in
+            owners[row.unit].map { person in Row(unit: person, packed: row.packed) }
           }
           return try Self.walk(ofPeople, walk)
         }
