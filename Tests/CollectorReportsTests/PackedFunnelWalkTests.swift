@@ -31,33 +31,58 @@ struct PackedFunnelWalkTests {
     }
   }
 
-  /// `units` as the server sends them, for `walk`'s names.
-  static func rowBinary(_ units: [(hash: UInt64, events: [(name: String, time: Int64)])], names: [String]) -> ByteBuffer
-  {
+  /// The range the units' events fall in (ms).
+  static let span: Int64 = 40 * 30_000
+  /// The three ways rows hold events: packed, a name's times in 4 bytes, in 8.
+  static let formats: [FunnelRowFormat] = [
+    .packed(names: 4, span: span), .named(names: 4, span: span), .named(names: 4, span: 1 << 33),
+  ]
+
+  /// `units` as the server sends them, for `walk`'s names, in `format`: a named row for each name of
+  /// a unit's row, its times sorted.
+  static func rowBinary(
+    _ units: [(hash: UInt64, events: [(name: String, time: Int64)])], names: [String],
+    format: FunnelRowFormat = formats[0]
+  ) -> ByteBuffer {
     var buffer = ByteBuffer()
-    for unit in units {
-      buffer.writeInteger(unit.hash, endianness: .little)
-      var length = unit.events.count
+    func write(_ hash: UInt64, place: Int64?, _ values: [Int64]) {
+      buffer.writeInteger(hash, endianness: .little)
+      if let place { buffer.writeInteger(UInt8(place)) }
+      var length = values.count
       repeat {
         buffer.writeInteger(UInt8(length & 0x7F) | (length > 0x7F ? 0x80 : 0))
         length >>= 7
       } while length > 0
-      for event in unit.events {
-        let name = Int64(names.firstIndex(of: event.name) ?? 0)
-        buffer.writeInteger(event.time << PackedFunnelWalk.nameBits | name, endianness: .little)
+      for value in values {
+        if format.eventBytes == 4 {
+          buffer.writeInteger(UInt32(value), endianness: .little)
+        } else {
+          buffer.writeInteger(value, endianness: .little)
+        }
+      }
+    }
+    for unit in units {
+      let placed = unit.events.map { (place: Int64(names.firstIndex(of: $0.name) ?? 0), time: $0.time) }
+      guard format.kind != .packed else {
+        write(unit.hash, place: nil, placed.map { $0.time << PackedFunnelWalk.nameBits | $0.place })
+        continue
+      }
+      for (place, events) in Dictionary(grouping: placed, by: \.place).sorted(by: { $0.key < $1.key }) {
+        write(unit.hash, place: place, events.map(\.time).sorted())
       }
     }
     return buffer
   }
 
-  /// `answer` read in pieces of `piece` bytes, one unit after another (``FunnelRows``) or gathered
-  /// in any order (``GatheredFunnelRows``).
+  /// `answer` (rows of `format`) read in pieces of `piece` bytes, one unit after another
+  /// (``FunnelRows``) or gathered in any order (``GatheredFunnelRows``).
   static func read(
-    _ answer: ByteBuffer, piece: Int = 1 << 20, gathered: Bool, owners: [UInt64: UInt64] = [:]
+    _ answer: ByteBuffer, format: FunnelRowFormat = formats[0], piece: Int = 1 << 20, gathered: Bool,
+    owners: [UInt64: UInt64] = [:]
   ) async throws -> WalkedFunnel? {
     let walk = PackedFunnelWalk(steps: Self.steps, window: Self.window)
-    var streamed = FunnelRows(walk: walk, owners: owners)
-    var gathering = GatheredFunnelRows(walk: walk, most: 1 << 20)
+    var streamed = FunnelRows(walk: walk, format: format, owners: owners)
+    var gathering = GatheredFunnelRows(walk: walk, format: format, most: 1 << 20)
     var start = 0
     while start < answer.readableBytes {
       let length = min(piece, answer.readableBytes - start)
@@ -70,6 +95,10 @@ struct PackedFunnelWalkTests {
 
   @Test(arguments: [1, 3, 8, 17, 1_000_000], [UInt64(1), 2, 3])
   func piecesCutAnywhereWalkAsTheRows(piece: Int, seed: UInt64) async throws {
+    for format in Self.formats { try await Self.piecesCutAnywhereWalkAsTheRows(piece: piece, seed: seed, format) }
+  }
+
+  static func piecesCutAnywhereWalkAsTheRows(piece: Int, seed: UInt64, _ format: FunnelRowFormat) async throws {
     let units = Self.units(seed: seed)
     let names = PackedFunnelWalk(steps: Self.steps, window: Self.window).names
     // Tied: two events of different names in one millisecond.
@@ -83,8 +112,8 @@ struct PackedFunnelWalkTests {
     let expected = Funnel.reached(walked, steps: Self.steps, window: Self.window)
     #expect(expected[0] > 0 && expected[3] > 0)
     for gathered in [false, true] {
-      let answer = Self.rowBinary(units, names: names)
-      let read = try #require(try await Self.read(answer, piece: piece, gathered: gathered))
+      let answer = Self.rowBinary(units, names: names, format: format)
+      let read = try #require(try await Self.read(answer, format: format, piece: piece, gathered: gathered))
       #expect(Set(read.tied.keys) == Set(tied.map(\.hash)))
       #expect(read.reached == expected)
     }
@@ -96,6 +125,10 @@ struct PackedFunnelWalkTests {
   /// row's among them) are walked as their person.
   @Test(arguments: [UInt64(1), 2, 3], [false, true])
   func aUnitsRowsAreOneUnitAndPeopleAreWalkedTogether(seed: UInt64, gathered: Bool) async throws {
+    for format in Self.formats { try await Self.peopleWalkedTogether(seed: seed, gathered: gathered, format) }
+  }
+
+  static func peopleWalkedTogether(seed: UInt64, gathered: Bool, _ format: FunnelRowFormat) async throws {
     var random = SeededRandom(seed: seed)
     let units = Self.units(seed: seed).filter { unit in
       Dictionary(grouping: unit.events, by: \.time).values.allSatisfy { Set($0.map(\.name)).count == 1 }
@@ -114,7 +147,8 @@ struct PackedFunnelWalkTests {
     if gathered { split.shuffle(using: &random) }
     let names = PackedFunnelWalk(steps: Self.steps, window: Self.window).names
     let read = try #require(
-      try await Self.read(Self.rowBinary(split, names: names), gathered: gathered, owners: owners))
+      try await Self.read(
+        Self.rowBinary(split, names: names, format: format), format: format, gathered: gathered, owners: owners))
     // Each unit (a person's hash, or a device's) and its events; a person whose two devices sent
     // different names in one millisecond is tied.
     let byUnit = Dictionary(grouping: units) { owners[$0.hash] ?? $0.hash }.mapValues { $0.flatMap(\.events) }
@@ -134,7 +168,7 @@ struct PackedFunnelWalkTests {
     let walk = PackedFunnelWalk(steps: Self.steps, window: Self.window)
     let units = Self.units(seed: 1)
     let events = units.map(\.events.count).reduce(0, +)
-    var rows = GatheredFunnelRows(walk: walk, most: most)
+    var rows = GatheredFunnelRows(walk: walk, format: Self.formats[0], most: most)
     try rows.take(Self.rowBinary(units, names: walk.names))
     let walked = try await rows.finished(owners: [:])
     #expect((walked == nil) == (events > most))
@@ -142,7 +176,7 @@ struct PackedFunnelWalkTests {
 
   @Test func aRowCutShortOrANameOutOfPlaceIsAnError() throws {
     let walk = PackedFunnelWalk(steps: Self.steps, window: Self.window)
-    var rows = FunnelRows(walk: walk)
+    var rows = FunnelRows(walk: walk, format: Self.formats[0])
     let answer = Self.rowBinary(
       [(hash: 7, events: [(name: "view", time: 0), (name: "buy", time: 1)])], names: walk.names)
     try rows.take(answer.getSlice(at: 0, length: answer.readableBytes - 1) ?? ByteBuffer())
@@ -151,7 +185,7 @@ struct PackedFunnelWalkTests {
     outOfPlace.writeInteger(UInt64(7), endianness: .little)
     outOfPlace.writeInteger(UInt8(1))
     outOfPlace.writeInteger(Int64(walk.names.count), endianness: .little)
-    var other = FunnelRows(walk: walk)
+    var other = FunnelRows(walk: walk, format: Self.formats[0])
     #expect(throws: FunnelRows.Malformed.self) { try other.take(outOfPlace) }
   }
 
@@ -162,9 +196,33 @@ struct PackedFunnelWalkTests {
     outOfPlace.writeInteger(UInt64(7), endianness: .little)
     outOfPlace.writeInteger(UInt8(1))
     outOfPlace.writeInteger(Int64(walk.names.count), endianness: .little)
-    var rows = GatheredFunnelRows(walk: walk, most: 1 << 20)
+    var rows = GatheredFunnelRows(walk: walk, format: Self.formats[0], most: 1 << 20)
     try rows.take(outOfPlace)
     await #expect(throws: StoreError.self) { _ = try await rows.finished(owners: [:]) }
+  }
+
+  /// A named row out of its range or of a name out of place is an error, whether streamed or gathered.
+  @Test(arguments: [
+    (format: formats[1], place: 1, time: span), (format: formats[1], place: 4, time: 0),
+    (format: formats[2], place: 1, time: 1 << 33), (format: formats[2], place: 1, time: -1),
+    (format: formats[2], place: 200, time: 0),
+  ])
+  func aNamedRowOutOfItsRangeIsAnError(format: FunnelRowFormat, place: Int, time: Int64) async throws {
+    let walk = PackedFunnelWalk(steps: Self.steps, window: Self.window)
+    var row = ByteBuffer()
+    row.writeInteger(UInt64(7), endianness: .little)
+    row.writeInteger(UInt8(place))
+    row.writeInteger(UInt8(1))
+    if format.eventBytes == 4 {
+      row.writeInteger(UInt32(time), endianness: .little)
+    } else {
+      row.writeInteger(time, endianness: .little)
+    }
+    var streamed = FunnelRows(walk: walk, format: format)
+    #expect(throws: FunnelRows.Malformed.self) { try streamed.take(row) }
+    var gathered = GatheredFunnelRows(walk: walk, format: format, most: 1 << 20)
+    try gathered.take(row)
+    await #expect(throws: StoreError.self) { _ = try await gathered.finished(owners: [:]) }
   }
 
   /// A unit's sorted runs (its rows as the server sends them) merged are its events sorted; a run

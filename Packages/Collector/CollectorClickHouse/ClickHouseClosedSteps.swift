@@ -35,18 +35,17 @@ extension ClickHouseSchema {
 }
 
 extension ClickHouseReports {
-  /// The step events of `filter`'s range, one row per device or more, sorted by device when
-  /// `sorted` (``FunnelRows``' rows, else ``GatheredFunnelRows``': each device's hash and its events
-  /// packed as `packed` packs an event, by
-  /// its name's place `place`): the clean days `closed` from the build's times of the step `names`
-  /// (a list; `arrayFilter` to those days, no grouping), the rest of the range (its edges, days
-  /// after the build, days with late events) from the events `matching` the filter and the names,
-  /// grouped by device. The lambdas read only their
-  /// arguments (18.16 loses the columns a lambda reads in a subquery), so each row's place is an
-  /// array beside its times.
+  /// The step events of `filter`'s range, one row per step name and device, sorted by device when
+  /// `sorted` (``FunnelRows``' rows, else ``GatheredFunnelRows``'), as `format` names them
+  /// (``FunnelRowFormat/Kind/named``: the device's hash, the name's place `place`, its times in ms
+  /// from the range's start, sorted): the clean days `closed` from the build's times of the step
+  /// `names` (a list; `arrayFilter` to those days, no grouping), the rest of the range (its edges,
+  /// days after the build, days with late events) from the events `matching` the filter and the
+  /// names, grouped by device and name. The lambdas read only their arguments (18.16 loses the
+  /// columns a lambda reads in a subquery).
   func closedStepRows(
-    _ filter: ReportFilter, names: String, matching: String, place: String, packed: String, closed: CleanDays,
-    sorted: Bool
+    _ filter: ReportFilter, names: String, matching: String, place: String, format: FunnelRowFormat,
+    closed: CleanDays, sorted: Bool
   ) -> String {
     let (build, days) = closed
     let day = ClickHouseSchema.dayLength
@@ -54,19 +53,20 @@ extension ClickHouseReports {
     let rest = Self.restRanges(from: filter.from, to: filter.to, outside: days).map {
       "(occurred_at >= \($0.lowerBound) AND occurred_at < \($0.upperBound))"
     }
-    let shift = "\(1 << PackedFunnelWalk.nameBits)"
+    let (from, time) = (ClickHouseSQL.literal(filter.from), "to\(format.timeType)")
     return """
-      SELECT device, p FROM (
-        SELECT device, arrayMap((t, i) -> toInt64((t - \(ClickHouseSQL.literal(filter.from))) * \(shift) + i), ts,
-          arrayResize([place], length(ts), place)) AS p FROM (
-          SELECT device, toInt64(\(place)) AS place, arrayFilter(t -> \(built.joined(separator: " OR ")), times) AS ts
+      SELECT device, place, ts FROM (
+        SELECT device, place, ts FROM (
+          SELECT device, toUInt8(\(place)) AS place,
+            arrayMap(t -> \(time)(t - \(from)), arrayFilter(t -> \(built.joined(separator: " OR ")), times)) AS ts
           FROM \(schema.table("closed_name_times"))
           WHERE build = \(build.id) AND app = \(ClickHouseSQL.literal(filter.storedApp)) AND name IN \(names))
         WHERE notEmpty(ts)
         UNION ALL
-        SELECT \(Self.deviceHash) AS device, arraySort(groupArray(\(packed))) AS p FROM \(events)
+        SELECT \(Self.deviceHash) AS device, toUInt8(\(place)) AS place,
+          arraySort(groupArray(\(time)(occurred_at - \(from)))) AS ts FROM \(events)
         WHERE \(matching) AND (\(rest.isEmpty ? "0" : rest.joined(separator: " OR ")))
-        GROUP BY device
+        GROUP BY device, place
       )\(sorted ? " ORDER BY device" : "")
       """
   }

@@ -14,8 +14,9 @@ import CollectorWire
 /// is the SQL engines' (a step named again, any window, any range), so the answers are theirs by
 /// construction. Where the closed days answer, their clean days come from the build's step times
 /// instead, one row per step name and device, with the rest of the range's
-/// (``closedStepRows(_:names:matching:place:packed:closed:sorted:)``): 2–2.5× faster at 10M and
-/// 100M events. Those rows are read as the server reads them, not sorted, and gathered by the
+/// (``closedStepRows(_:names:matching:place:format:closed:sorted:)``): 2–2.5× faster at 10M and
+/// 100M events. Those rows name their step once and send each time in 4 bytes (ms from the
+/// range's start, ``FunnelRowFormat``) where the range allows. Those rows are read as the server reads them, not sorted, and gathered by the
 /// collector, which walks them on every core once the answer ends (``GatheredFunnelRows``; up to
 /// ``FunnelLimits/gatheredEvents``, past which they are read again sorted by device, a unit at a
 /// time): the server's sort waited for every row before sending one (`Docs/Benchmarks.md`).
@@ -39,7 +40,8 @@ extension ClickHouseReports {
     /// bytes each).
     package var tiedListed = 2_000
     /// How many step events the collector gathers from the closed days' rows before walking them
-    /// (8 bytes each, kept in the answer's pieces as they came: 1 GB, and 32 bytes a row; the
+    /// (4 bytes each, 8 for a range over 49.7 days, kept in the answer's pieces as they came: at
+    /// most 1 GB, and about 40 bytes a row; the
     /// 20-step funnel at 100M events reads 73M), at most
     /// ``GatheredFunnelRows/mostEver``. A funnel with more reads its rows sorted by the server
     /// instead, one unit at a time.
@@ -57,13 +59,14 @@ extension ClickHouseReports {
     let place = "indexOf([\(walk.names.dropFirst().map(ClickHouseSQL.literal).joined(separator: ", "))], name)"
     let packed =
       "toInt64((occurred_at - \(ClickHouseSQL.literal(filter.from))) * \(1 << PackedFunnelWalk.nameBits) + \(place))"
+    let named = FunnelRowFormat.named(names: walk.names.count, span: filter.to - filter.from)
     let closed: ((_ sorted: Bool) -> String)? = try await closedDays(filter).map { days in
       { [self] in
-        closedStepRows(filter, names: names, matching: matching, place: place, packed: packed, closed: days, sorted: $0)
+        closedStepRows(filter, names: names, matching: matching, place: place, format: named, closed: days, sorted: $0)
       }
     }
     let walked = try await walkedRows(
-      filter, matching: matching, packed: packed, people: people, walk: walk, closed: closed)
+      filter, matching: matching, packed: packed, people: people, walk: walk, closed: closed.map { ($0, named) })
     // The tied units, walked with their tied events' ids as the SQL engines walk (by time and id).
     let tied = try await tiedReached(walked, filter, matching: matching, walk: walk, window: window, steps: steps)
     let reached = zip(walked.reached, tied).map { $0 + $1 }
@@ -77,7 +80,7 @@ extension ClickHouseReports {
   /// `matching` the funnel grouped by device.
   private func walkedRows(
     _ filter: ReportFilter, matching: String, packed: String, people: Bool, walk: PackedFunnelWalk,
-    closed: ((Bool) -> String)?
+    closed: (rows: (Bool) -> String, format: FunnelRowFormat)?
   ) async throws -> WalkedFunnel {
     let spill = String(funnelLimits.spillBytes)
     let settings = ["max_bytes_before_external_group_by": spill, "max_bytes_before_external_sort": spill]
@@ -88,17 +91,19 @@ extension ClickHouseReports {
       // The people's devices are read beside the rows, needed only once they have all come.
       async let owners = ofPeople()
       let most = funnelLimits.gatheredEvents
+      let format = closed.format
       let gathered = try await stream(
-        closed(false) + " FORMAT RowBinary", settings: settings, from: { GatheredFunnelRows(walk: walk, most: most) },
-        { try $0.take($1) })
+        closed.rows(false) + " FORMAT RowBinary", settings: settings,
+        from: { GatheredFunnelRows(walk: walk, format: format, most: most) }, { try $0.take($1) })
       if let walked = try await gathered.finished(owners: try await owners) { return walked }
     }
     let rows =
-      closed?(true)
+      closed?.rows(true)
       ?? "SELECT \(Self.deviceHash) AS unit, groupArray(\(packed)) FROM \(events) WHERE \(matching) GROUP BY unit"
+    let format = closed?.format ?? .packed(names: walk.names.count, span: filter.to - filter.from)
     return try await stream(
       rows + " FORMAT RowBinary", settings: settings,
-      from: { FunnelRows(walk: walk, owners: try await ofPeople()) }
+      from: { FunnelRows(walk: walk, format: format, owners: try await ofPeople()) }
     ) { try $0.take($1) }.finished()
   }
 

@@ -4,7 +4,7 @@ import NIOCore
 
 /// A funnel's units read as the server sends them, each walked as it arrives
 /// (``PackedFunnelWalk``): rows of `RowBinary`, each a unit's 64-bit hash (`UInt64`) and its step
-/// events packed (`Array(Int64)`: a LEB128 length, then 8 bytes each, little-endian).
+/// events (``FunnelRowFormat``).
 ///
 /// Counting people, the server groups by device and the devices of people with two or more
 /// (``owners``) are held until the answer ends, then walked as their person, all devices' events
@@ -29,10 +29,11 @@ struct FunnelRows: Sendable {
   private var current: UInt64?
   private var events: [Int64] = []
 
-  init(walk: PackedFunnelWalk, owners: [UInt64: UInt64] = [:]) {
+  /// Reads rows of `format` for `walk`, walking the devices of `owners` as their person.
+  init(walk: PackedFunnelWalk, format: FunnelRowFormat, owners: [UInt64: UInt64] = [:]) {
     self.walk = walk
     self.owners = owners
-    reader = UnitRowReader(names: walk.names.count)
+    reader = UnitRowReader(format: format)
   }
 
   /// Takes the answer's next piece.
@@ -43,7 +44,7 @@ struct FunnelRows: Sendable {
         endUnit()
         current = row.unit
       }
-      try reader.add(row, to: &events)
+      try reader.format.append(row, to: &events)
     }
     reader.compact()
   }
@@ -106,90 +107,6 @@ struct WalkedFunnel: Sendable {
     let people = Set(ofPeople.values)
     let persons = Dictionary(uniqueKeysWithValues: ofPeople.map { (ExactText(String($0.key)), String($0.value)) })
     return (units.filter { !people.contains($0) } + ofPeople.keys, persons)
-  }
-}
-
-/// Reads a funnel's `RowBinary` rows (a unit's hash, then its packed events) from the pieces of an
-/// answer: a row cut between two pieces waits for the rest.
-struct UnitRowReader: Sendable {
-  /// One whole row: its unit and its events' bytes.
-  struct Row {
-    var unit: UInt64
-    var packed: ByteBuffer
-  }
-
-  /// How many names a packed event may name (``PackedFunnelWalk/names``).
-  let names: Int
-  private var pending = ByteBuffer()
-
-  init(names: Int) { self.names = names }
-
-  /// Adds the answer's next piece.
-  mutating func append(_ piece: ByteBuffer) {
-    if pending.readableBytes == 0 {
-      pending = piece
-    } else {
-      // Joined in a buffer of their own: the rows read before may still hold slices of `pending`.
-      var (joined, piece) = (ByteBufferAllocator().buffer(capacity: pending.readableBytes + piece.readableBytes), piece)
-      joined.writeBuffer(&pending)
-      joined.writeBuffer(&piece)
-      pending = joined
-    }
-  }
-
-  /// The next whole row, or `nil` when it is not all there yet.
-  mutating func next() throws -> Row? {
-    let start = pending.readerIndex
-    guard let unit = pending.readInteger(endianness: .little, as: UInt64.self), let count = try readLength(),
-      let packed = pending.readSlice(length: count * 8)
-    else {
-      pending.moveReaderIndex(to: start)
-      return nil
-    }
-    return Row(unit: unit, packed: packed)
-  }
-
-  /// Appends `row`'s events to `events`, each checked; the array grows once.
-  func add(_ row: Row, to events: inout [Int64]) throws { try Self.append(row.packed, to: &events, names: names) }
-
-  /// Appends the events packed in `bytes` (8 each, little-endian) to `events`, each checked: a
-  /// time from the range's start, a name among the walk's `names`.
-  static func append(_ bytes: ByteBuffer, to events: inout [Int64], names: Int) throws {
-    let count = bytes.readableBytes / 8
-    let (names, mask) = (Int64(names), Int64(1) << PackedFunnelWalk.nameBits - 1)
-    let first = events.count
-    events.append(contentsOf: repeatElement(0, count: count))
-    try events.withUnsafeMutableBufferPointer { added in
-      try bytes.withUnsafeReadableBytes { bytes in
-        for index in 0..<count {
-          let event = Int64(littleEndian: bytes.loadUnaligned(fromByteOffset: index * 8, as: Int64.self))
-          guard event >= 0, event & mask < names else {
-            throw FunnelRows.Malformed(reason: "an event packed as \(event)")
-          }
-          added[first + index] = event
-        }
-      }
-    }
-  }
-
-  /// Lets go of the bytes of the rows read (rows kept still hold theirs).
-  mutating func compact() { pending = pending.readSlice(length: pending.readableBytes) ?? ByteBuffer() }
-
-  /// Throws when the answer ended inside a row.
-  func finished() throws {
-    guard pending.readableBytes == 0 else { throw FunnelRows.Malformed(reason: "its last row is cut short") }
-  }
-
-  /// A LEB128 length, or `nil` when its bytes are not all there.
-  private mutating func readLength() throws -> Int? {
-    var (value, shift) = (0, 0)
-    while let byte = pending.readInteger(as: UInt8.self) {
-      guard shift < 35 else { throw FunnelRows.Malformed(reason: "an array longer than any answer") }
-      value |= Int(byte & 0x7F) << shift
-      if byte & 0x80 == 0 { return value }
-      shift += 7
-    }
-    return nil
   }
 }
 

@@ -15,13 +15,6 @@ import NIOCore
 /// answer) are needed only at the end: the devices of a person with two or more are then walked
 /// as their person, all devices' rows together, on a task of their own.
 struct GatheredFunnelRows: Sendable {
-  /// A row: its unit and its packed events, as the answer's bytes (a slice of the piece that
-  /// brought them: kept as they came, not copied into one array that grows).
-  struct Row: Sendable {
-    var unit: UInt64
-    var packed: ByteBuffer
-  }
-
   /// The buckets units are gathered in, by the top bits of their hash.
   static let bucketBits = 4
   /// The most events ever gathered, whatever a funnel's limits ask (32 GB of them).
@@ -31,14 +24,16 @@ struct GatheredFunnelRows: Sendable {
   private let most: Int
   private var reader: UnitRowReader
   private var gathered = 0
-  private var buckets = Array(repeating: [Row](), count: 1 << bucketBits)
+  /// The rows, each as the answer's bytes (a slice of the piece that brought them: kept as they
+  /// came, not copied into one array that grows).
+  private var buckets = Array(repeating: [UnitRowReader.Row](), count: 1 << bucketBits)
   /// Whether more than ``most`` events came (nothing is kept then).
   private(set) var overflowed = false
 
-  /// Gathers the rows of `walk`'s funnel, up to `most` events (at most ``mostEver``).
-  init(walk: PackedFunnelWalk, most: Int) {
+  /// Gathers the rows of `walk`'s funnel, of `format`, up to `most` events (at most ``mostEver``).
+  init(walk: PackedFunnelWalk, format: FunnelRowFormat, most: Int) {
     (self.walk, self.most) = (walk, min(most, Self.mostEver))
-    reader = UnitRowReader(names: walk.names.count)
+    reader = UnitRowReader(format: format)
   }
 
   /// Takes the answer's next piece.
@@ -46,12 +41,12 @@ struct GatheredFunnelRows: Sendable {
     guard !overflowed else { return }
     reader.append(piece)
     while let row = try reader.next() {
-      gathered += row.packed.readableBytes / 8
+      gathered += row.events.readableBytes / reader.format.eventBytes
       guard gathered <= most else {
         (overflowed, buckets) = (true, [])
         return
       }
-      buckets[Int(row.unit >> UInt64(64 - Self.bucketBits))].append(Row(unit: row.unit, packed: row.packed))
+      buckets[Int(row.unit >> UInt64(64 - Self.bucketBits))].append(row)
     }
     reader.compact()
   }
@@ -72,17 +67,19 @@ struct GatheredFunnelRows: Sendable {
 
   /// Every unit walked, on a task a bucket (and one for the people's devices).
   private func walked(owners: [UInt64: UInt64]) async throws -> WalkedFunnel {
-    let walk = walk
+    let (walk, format) = (walk, reader.format)
     return try await withThrowingTaskGroup(of: (reached: [Int64], tied: [UInt64: [Int64]]).self) { group in
       for bucket in buckets where !bucket.isEmpty {
-        group.addTask { try Self.walk(owners.isEmpty ? bucket : bucket.filter { owners[$0.unit] == nil }, walk) }
+        group.addTask {
+          try Self.walk(owners.isEmpty ? bucket : bucket.filter { owners[$0.unit] == nil }, walk, format)
+        }
       }
       if !owners.isEmpty {
         group.addTask {
           let ofPeople = buckets.joined().compactMap { row in
-            owners[row.unit].map { person in Row(unit: person, packed: row.packed) }
+            owners[row.unit].map { UnitRowReader.Row(unit: $0, place: row.place, events: row.events) }
           }
-          return try Self.walk(ofPeople, walk)
+          return try Self.walk(ofPeople, walk, format)
         }
       }
       var walked = WalkedFunnel(reached: walk.reached, tied: [:], owners: owners)
@@ -96,8 +93,8 @@ struct GatheredFunnelRows: Sendable {
 
   /// `rows`' units walked by `walk` (rows of one unit together once sorted): how many reached each
   /// step, and the units it could not order, with their events. Each unit's rows are copied into
-  /// one buffer, each event checked (``UnitRowReader/append(_:to:names:)``), and merged.
-  private static func walk(_ rows: [Row], _ walk: PackedFunnelWalk) throws
+  /// one buffer, each event checked (``FunnelRowFormat/append(_:to:)``), and merged.
+  private static func walk(_ rows: [UnitRowReader.Row], _ walk: PackedFunnelWalk, _ format: FunnelRowFormat) throws
     -> (reached: [Int64], tied: [UInt64: [Int64]])
   {
     var (walk, tied, events, unit, scratch) = (walk, [UInt64: [Int64]](), [Int64](), [Int64](), [Int64]())
@@ -105,7 +102,6 @@ struct GatheredFunnelRows: Sendable {
     // The rows' order by unit, sorted as plain integers (rows hold their bytes' buffers: moving
     // them in a sort retained and released each).
     let order = rows.indices.map { (unit: rows[$0].unit, row: $0) }.sorted { $0.unit < $1.unit }
-    let names = walk.names.count
     var index = 0
     while index < order.count {
       let id = order[index].unit
@@ -113,7 +109,7 @@ struct GatheredFunnelRows: Sendable {
       events.removeAll(keepingCapacity: true)
       while index < order.count, order[index].unit == id {
         let start = events.count
-        try UnitRowReader.append(rows[order[index].row].packed, to: &events, names: names)
+        try format.append(rows[order[index].row], to: &events)
         runs.append(start..<events.count)
         index += 1
       }
