@@ -112,11 +112,11 @@ extension ClickHouseSchema {
     ]
   }
 
-  /// What a build holds, as the number of the last migration that changed it (14: the step times
-  /// of migration 13, recorded with the format since 14). Reports and the job read only the builds
-  /// of this format, so a migration that adds or changes a built table raises it and the job builds
-  /// again at its next run, while reports read the rollups.
-  static let closedFormat: Int64 = 14
+  /// What a build holds, as the number of the last migration that changed it (15: the tied
+  /// milliseconds of migration 15 beside the step times of 13, recorded with the format since 14).
+  /// Reports and the job read only the builds of this format, so a migration that adds or changes a
+  /// built table raises it and the job builds again at its next run, while reports read the rollups.
+  static let closedFormat: Int64 = 15
 
   /// The most days one build holds (the bits of its masks).
   static let closedSpan: Int64 = 64
@@ -176,7 +176,7 @@ extension ClickHouseEventStore: DeviceSetKeeping {
     // its day from the hours.
     let settings = ["max_bytes_before_external_group_by": "1000000000"]
     for statement in schema.closedBuild(id: id, days: first...last) + [
-      schema.closedStepsBuild(id: id, days: first...last)
+      schema.closedStepsBuild(id: id, days: first...last), schema.closedTiesBuild(id: id, days: first...last),
     ] {
       for server in servers { try await server.execute(statement, settings: settings) }
     }
@@ -236,7 +236,8 @@ extension ClickHouseEventStore: DeviceSetKeeping {
 
   /// Drops, on every server, the rows of the builds `dropped` picks from every built table.
   private func dropClosedPartitions(_ dropped: (Int64) -> Bool) async throws {
-    let tables = (ClickHouseSchema.closedDays + ClickHouseSchema.closedSteps + ClickHouseSchema.closedItems).map {
+    let built = ClickHouseSchema.closedDays + ClickHouseSchema.closedSteps + ClickHouseSchema.closedTies
+    let tables = (built + ClickHouseSchema.closedItems).map {
       schema.local($0.name).split(separator: ".").last.map(String.init) ?? $0.name
     }
     for server in servers {

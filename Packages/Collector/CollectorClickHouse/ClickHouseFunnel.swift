@@ -28,7 +28,7 @@ import CollectorWire
 ///
 /// A packed event has no id, which orders one millisecond's events (tracking order): a unit with
 /// two step events of different names in one millisecond is walked again with the ids of those
-/// milliseconds' events (``tiedReached(_:_:matching:walk:window:steps:)``).
+/// milliseconds' events (``tiedReached(_:_:matching:walk:window:steps:closed:)``).
 extension ClickHouseReports {
   /// What one funnel asks of the server (``ClickHouseReports/funnelLimits``).
   package struct FunnelLimits: Sendable {
@@ -60,7 +60,8 @@ extension ClickHouseReports {
     let packed =
       "toInt64((occurred_at - \(ClickHouseSQL.literal(filter.from))) * \(1 << PackedFunnelWalk.nameBits) + \(place))"
     let named = FunnelRowFormat.named(names: walk.names.count, span: filter.to - filter.from)
-    let closed: ((_ sorted: Bool) -> String)? = try await closedDays(filter).map { days in
+    let clean = try await closedDays(filter)
+    let closed: ((_ sorted: Bool) -> String)? = clean.map { days in
       { [self] in
         closedStepRows(filter, names: names, matching: matching, place: place, format: named, closed: days, sorted: $0)
       }
@@ -68,7 +69,8 @@ extension ClickHouseReports {
     let walked = try await walkedRows(
       filter, matching: matching, packed: packed, people: people, walk: walk, closed: closed.map { ($0, named) })
     // The tied units, walked with their tied events' ids as the SQL engines walk (by time and id).
-    let tied = try await tiedReached(walked, filter, matching: matching, walk: walk, window: window, steps: steps)
+    let tied = try await tiedReached(
+      walked, filter, matching: matching, walk: walk, window: window, steps: steps, closed: clean)
     let reached = zip(walked.reached, tied).map { $0 + $1 }
     return Funnel(reached: reached, steps: steps, window: window, appVersion: appVersion, unit: filter.unit)
   }

@@ -182,6 +182,7 @@ struct ClickHouseSchema: Sendable {
       firstSeenMigration,
       closedStepsMigration,
       closedRecordsMigration,
+      closedTiesMigration,
     ]
   }
 
