@@ -26,7 +26,7 @@ struct GatheredFunnelRows: Sendable {
   private var gathered = 0
   /// The rows, each as the answer's bytes (a slice of the piece that brought them: kept as they
   /// came, not copied into one array that grows).
-  private var buckets = Array(repeating: [UnitRowReader.Row](), count: 1 << bucketBits)
+  private var buckets = emptyBuckets
   /// Whether more than ``most`` events came (nothing is kept then).
   private(set) var overflowed = false
 
@@ -46,7 +46,7 @@ struct GatheredFunnelRows: Sendable {
         (overflowed, buckets) = (true, [])
         return
       }
-      buckets[Int(row.unit >> UInt64(64 - Self.bucketBits))].append(row)
+      buckets[Self.bucket(of: row.unit)].append(row)
     }
     reader.compact()
   }
@@ -65,37 +65,65 @@ struct GatheredFunnelRows: Sendable {
     }
   }
 
-  /// Every unit walked, on a task a bucket (and one for the people's devices).
+  /// Every unit walked, on a task a bucket: first each bucket's devices, its rows of people's
+  /// devices put aside as their person's in buckets by the person's hash; then those buckets, each
+  /// joined from every first task (one task walking every person's rows was a tail on one core:
+  /// half the 3-step funnel's walk at 100M events, counting people).
   private func walked(owners: [UInt64: UInt64]) async throws -> WalkedFunnel {
     let (walk, format) = (walk, reader.format)
-    return try await withThrowingTaskGroup(of: (reached: [Int64], tied: [UInt64: [Int64]]).self) { group in
+    var walked = WalkedFunnel(reached: walk.reached, tied: [:], owners: owners)
+    func add(_ part: (reached: [Int64], tied: [UInt64: [Int64]])) {
+      for step in walked.reached.indices { walked.reached[step] += part.reached[step] }
+      walked.tied.merge(part.tied) { $1 }
+    }
+    // By the first task, by person bucket: the rows of people's devices.
+    let people = try await withThrowingTaskGroup(of: (part: Walked, people: [[UnitRowReader.Row]]).self) { group in
       for bucket in buckets where !bucket.isEmpty {
         group.addTask {
-          try Self.walk(owners.isEmpty ? bucket : bucket.filter { owners[$0.unit] == nil }, walk, format)
-        }
-      }
-      if !owners.isEmpty {
-        group.addTask {
-          let ofPeople = buckets.joined().compactMap { row in
-            owners[row.unit].map { UnitRowReader.Row(unit: $0, place: row.place, events: row.events) }
+          guard !owners.isEmpty else { return (try Self.walk(bucket, walk, format), []) }
+          var (devices, people) = ([UnitRowReader.Row](), Self.emptyBuckets)
+          for row in bucket {
+            if let person = owners[row.unit] {
+              let asPerson = UnitRowReader.Row(unit: person, place: row.place, events: row.events)
+              people[Self.bucket(of: person)].append(asPerson)
+            } else {
+              devices.append(row)
+            }
           }
-          return try Self.walk(ofPeople, walk, format)
+          return (try Self.walk(devices, walk, format), people)
         }
       }
-      var walked = WalkedFunnel(reached: walk.reached, tied: [:], owners: owners)
-      for try await part in group {
-        for step in walked.reached.indices { walked.reached[step] += part.reached[step] }
-        walked.tied.merge(part.tied) { $1 }
+      var people: [[[UnitRowReader.Row]]] = []
+      for try await walked in group {
+        add(walked.part)
+        if !walked.people.isEmpty { people.append(walked.people) }
       }
-      return walked
+      return people
     }
+    guard !people.isEmpty else { return walked }
+    try await withThrowingTaskGroup(of: Walked.self) { group in
+      for index in 0..<1 << Self.bucketBits {
+        group.addTask { try Self.walk(Array(people.map { $0[index] }.joined()), walk, format) }
+      }
+      for try await part in group { add(part) }
+    }
+    return walked
   }
+
+  /// What a bucket's walk comes to: how many reached each step, and its tied units' events.
+  private typealias Walked = (reached: [Int64], tied: [UInt64: [Int64]])
+
+  /// A bucket for every value of a hash's top ``bucketBits`` bits, all empty.
+  private static var emptyBuckets: [[UnitRowReader.Row]] { Array(repeating: [], count: 1 << bucketBits) }
+
+  /// The bucket of the unit (or person) hashed `hash`.
+  private static func bucket(of hash: UInt64) -> Int { Int(hash >> UInt64(64 - bucketBits)) }
 
   /// `rows`' units walked by `walk` (rows of one unit together once sorted): how many reached each
   /// step, and the units it could not order, with their events. Each unit's rows are copied into
   /// one buffer, each event checked (``FunnelRowFormat/append(_:to:)``), and merged.
   private static func walk(_ rows: [UnitRowReader.Row], _ walk: PackedFunnelWalk, _ format: FunnelRowFormat) throws
-    -> (reached: [Int64], tied: [UInt64: [Int64]])
+    -> Walked
   {
     var (walk, tied, events, unit, scratch) = (walk, [UInt64: [Int64]](), [Int64](), [Int64](), [Int64]())
     var runs: [Range<Int>] = []
