@@ -15,9 +15,10 @@ import CollectorWire
 /// construction. Where the closed days answer, their clean days come from the build's step times
 /// instead, one row per step name and device, with the rest of the range's
 /// (``closedStepRows(_:names:matching:place:format:closed:sorted:)``): 2–2.5× faster at 10M and
-/// 100M events. Those rows name their step once and send each time in 4 bytes (ms from the
-/// range's start, ``FunnelRowFormat``) where the range allows. Those rows are read as the server reads them, not sorted, and gathered by the
-/// collector, which walks them on every core once the answer ends (``GatheredFunnelRows``; up to
+/// 100M events. Each of those rows names its step once and sends each time in 4 bytes (ms from the
+/// range's start, ``FunnelRowFormat``) where the range allows. They are read as the server reads
+/// them, not sorted, and gathered by the collector, which walks them on every core once the answer
+/// ends (``GatheredFunnelRows``; up to
 /// ``FunnelLimits/gatheredEvents``, past which they are read again sorted by device, a unit at a
 /// time): the server's sort waited for every row before sending one (`Docs/Benchmarks.md`).
 ///

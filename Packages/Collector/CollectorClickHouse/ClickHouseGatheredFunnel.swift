@@ -9,15 +9,16 @@ import NIOCore
 /// sending the first; here its reading, the collector's gathering and (after) the walk on every
 /// core take its place (`Docs/Benchmarks.md`).
 ///
-/// The events are held until the answer ends, 8 bytes each: past ``most`` events nothing more is
-/// kept and ``finished(owners:)`` answers `nil`, so the funnel reads its rows sorted instead, a unit
-/// at a time (``FunnelRows``). Rows are gathered by device, so the people's devices (read beside the
-/// answer) are needed only at the end: the devices of a person with two or more are then walked
-/// as their person, all devices' rows together, on a task of their own.
+/// The events are held until the answer ends, 4 or 8 bytes each (``FunnelRowFormat``): past
+/// ``most`` events nothing more is kept and ``finished(owners:)`` answers `nil`, so the funnel reads
+/// its rows sorted instead, a unit at a time (``FunnelRows``). Rows are gathered by device, so the
+/// people's devices (read beside the answer) are needed only at the end: each bucket's task then
+/// puts aside the rows of a person with two or more devices, by the person's hash, and those
+/// buckets are walked after, each person's devices' rows together.
 struct GatheredFunnelRows: Sendable {
   /// The buckets units are gathered in, by the top bits of their hash.
   static let bucketBits = 4
-  /// The most events ever gathered, whatever a funnel's limits ask (32 GB of them).
+  /// The most events ever gathered, whatever a funnel's limits ask (16–32 GB of them).
   static let mostEver = Int(UInt32.max)
 
   private let walk: PackedFunnelWalk
