@@ -6,7 +6,7 @@ import Testing
 
 @testable import CollectorClickHouse
 
-/// ClickHouse's funnel rows (a unit's hash and its step events packed, `RowBinary`) read in pieces
+/// ClickHouse's funnel rows (a unit's hash and its step events, in `Native` blocks) read in pieces
 /// cut anywhere and walked unit by unit: the counts equal the walk over the same events as
 /// ``FunnelEvent``s, and only units with two step events of different names in one millisecond are
 /// left for their rows.
@@ -38,37 +38,72 @@ struct PackedFunnelWalkTests {
     .packed(names: 4, span: span), .named(names: 4, span: span), .named(names: 4, span: 1 << 33),
   ]
 
-  /// `units` as the server sends them, for `walk`'s names, in `format`: a named row for each name of
-  /// a unit's row, its times sorted.
-  static func rowBinary(
+  /// `units` as the server sends them, for `walk`'s names, in `format`: `Native` blocks of
+  /// `blockRows` rows, a named row for each name of a unit's row, its times sorted.
+  static func native(
     _ units: [(hash: UInt64, events: [(name: String, time: Int64)])], names: [String],
-    format: FunnelRowFormat = formats[0]
+    format: FunnelRowFormat = formats[0], blockRows: Int = 7
   ) -> ByteBuffer {
-    var buffer = ByteBuffer()
-    func write(_ hash: UInt64, place: Int64?, _ values: [Int64]) {
-      buffer.writeInteger(hash, endianness: .little)
-      if let place { buffer.writeInteger(UInt8(place)) }
-      var length = values.count
-      repeat {
-        buffer.writeInteger(UInt8(length & 0x7F) | (length > 0x7F ? 0x80 : 0))
-        length >>= 7
-      } while length > 0
-      for value in values {
-        if format.eventBytes == 4 {
-          buffer.writeInteger(UInt32(value), endianness: .little)
-        } else {
-          buffer.writeInteger(value, endianness: .little)
-        }
-      }
-    }
+    var rows: [Row] = []
     for unit in units {
       let placed = unit.events.map { (place: Int64(names.firstIndex(of: $0.name) ?? 0), time: $0.time) }
       guard format.kind != .packed else {
-        write(unit.hash, place: nil, placed.map { $0.time << PackedFunnelWalk.nameBits | $0.place })
+        rows.append((unit.hash, 0, placed.map { $0.time << PackedFunnelWalk.nameBits | $0.place }))
         continue
       }
       for (place, events) in Dictionary(grouping: placed, by: \.place).sorted(by: { $0.key < $1.key }) {
-        write(unit.hash, place: place, events.map(\.time).sorted())
+        rows.append((unit.hash, place, events.map(\.time).sorted()))
+      }
+    }
+    return blocks(rows, format: format, blockRows: blockRows)
+  }
+
+  /// A row as the server sends it: its unit, its name's place (named rows) and its values.
+  typealias Row = (hash: UInt64, place: Int64, values: [Int64])
+
+  /// `rows` as ClickHouse's `Native` blocks of `blockRows` rows each, their columns of `types` (by
+  /// default `format`'s): the units, the places (three columns), the arrays' ends, their elements.
+  static func blocks(
+    _ rows: [Row], format: FunnelRowFormat, blockRows: Int = 7, types: [String]? = nil
+  ) -> ByteBuffer {
+    var buffer = ByteBuffer()
+    func length(_ count: Int) {
+      var count = count
+      repeat {
+        buffer.writeInteger(UInt8(count & 0x7F) | (count > 0x7F ? 0x80 : 0))
+        count >>= 7
+      } while count > 0
+    }
+    func text(_ text: String) {
+      length(text.utf8.count)
+      buffer.writeString(text)
+    }
+    let types = types ?? format.columnTypes
+    for start in stride(from: 0, to: rows.count, by: blockRows) {
+      let block = rows[start..<min(rows.count, start + blockRows)]
+      length(types.count)
+      length(block.count)
+      text("unit")
+      text(types[0])
+      for row in block { buffer.writeInteger(row.hash, endianness: .little) }
+      if types.count == 3 {
+        text("place")
+        text(types[1])
+        for row in block { buffer.writeInteger(UInt8(truncatingIfNeeded: row.place)) }
+      }
+      text("events")
+      text(types[types.count - 1])
+      var end: UInt64 = 0
+      for row in block {
+        end += UInt64(row.values.count)
+        buffer.writeInteger(end, endianness: .little)
+      }
+      for value in block.flatMap(\.values) {
+        if format.eventBytes == 4 {
+          buffer.writeInteger(UInt32(truncatingIfNeeded: value), endianness: .little)
+        } else {
+          buffer.writeInteger(value, endianness: .little)
+        }
       }
     }
     return buffer
@@ -112,7 +147,7 @@ struct PackedFunnelWalkTests {
     let expected = Funnel.reached(walked, steps: Self.steps, window: Self.window)
     #expect(expected[0] > 0 && expected[3] > 0)
     for gathered in [false, true] {
-      let answer = Self.rowBinary(units, names: names, format: format)
+      let answer = Self.native(units, names: names, format: format, blockRows: piece % 5 + 1)
       let read = try #require(try await Self.read(answer, format: format, piece: piece, gathered: gathered))
       #expect(Set(read.tied.keys) == Set(tied.map(\.hash)))
       #expect(read.reached == expected)
@@ -148,7 +183,7 @@ struct PackedFunnelWalkTests {
     let names = PackedFunnelWalk(steps: Self.steps, window: Self.window).names
     let read = try #require(
       try await Self.read(
-        Self.rowBinary(split, names: names, format: format), format: format, gathered: gathered, owners: owners))
+        Self.native(split, names: names, format: format), format: format, gathered: gathered, owners: owners))
     // Each unit (a person's hash, or a device's) and its events; a person whose two devices sent
     // different names in one millisecond is tied.
     let byUnit = Dictionary(grouping: units) { owners[$0.hash] ?? $0.hash }.mapValues { $0.flatMap(\.events) }
@@ -169,7 +204,7 @@ struct PackedFunnelWalkTests {
     let units = Self.units(seed: 1)
     let events = units.map(\.events.count).reduce(0, +)
     var rows = GatheredFunnelRows(walk: walk, format: Self.formats[0], most: most)
-    try rows.take(Self.rowBinary(units, names: walk.names))
+    try rows.take(Self.native(units, names: walk.names))
     let walked = try await rows.finished(owners: [:])
     #expect((walked == nil) == (events > most))
   }
@@ -177,14 +212,11 @@ struct PackedFunnelWalkTests {
   @Test func aRowCutShortOrANameOutOfPlaceIsAnError() throws {
     let walk = PackedFunnelWalk(steps: Self.steps, window: Self.window)
     var rows = FunnelRows(walk: walk, format: Self.formats[0])
-    let answer = Self.rowBinary(
+    let answer = Self.native(
       [(hash: 7, events: [(name: "view", time: 0), (name: "buy", time: 1)])], names: walk.names)
     try rows.take(answer.getSlice(at: 0, length: answer.readableBytes - 1) ?? ByteBuffer())
     #expect(throws: FunnelRows.Malformed.self) { try rows.finished() }
-    var outOfPlace = ByteBuffer()
-    outOfPlace.writeInteger(UInt64(7), endianness: .little)
-    outOfPlace.writeInteger(UInt8(1))
-    outOfPlace.writeInteger(Int64(walk.names.count), endianness: .little)
+    let outOfPlace = Self.blocks([(7, 0, [Int64(walk.names.count)])], format: Self.formats[0])
     var other = FunnelRows(walk: walk, format: Self.formats[0])
     #expect(throws: FunnelRows.Malformed.self) { try other.take(outOfPlace) }
   }
@@ -192,10 +224,7 @@ struct PackedFunnelWalkTests {
   /// Gathered rows are checked when they are walked: a name out of place fails the answer.
   @Test func aGatheredNameOutOfPlaceFailsTheAnswer() async throws {
     let walk = PackedFunnelWalk(steps: Self.steps, window: Self.window)
-    var outOfPlace = ByteBuffer()
-    outOfPlace.writeInteger(UInt64(7), endianness: .little)
-    outOfPlace.writeInteger(UInt8(1))
-    outOfPlace.writeInteger(Int64(walk.names.count), endianness: .little)
+    let outOfPlace = Self.blocks([(7, 0, [Int64(walk.names.count)])], format: Self.formats[0])
     var rows = GatheredFunnelRows(walk: walk, format: Self.formats[0], most: 1 << 20)
     try rows.take(outOfPlace)
     await #expect(throws: StoreError.self) { _ = try await rows.finished(owners: [:]) }
@@ -209,20 +238,62 @@ struct PackedFunnelWalkTests {
   ])
   func aNamedRowOutOfItsRangeIsAnError(format: FunnelRowFormat, place: Int, time: Int64) async throws {
     let walk = PackedFunnelWalk(steps: Self.steps, window: Self.window)
-    var row = ByteBuffer()
-    row.writeInteger(UInt64(7), endianness: .little)
-    row.writeInteger(UInt8(place))
-    row.writeInteger(UInt8(1))
-    if format.eventBytes == 4 {
-      row.writeInteger(UInt32(time), endianness: .little)
-    } else {
-      row.writeInteger(time, endianness: .little)
-    }
+    let row = Self.blocks([(7, Int64(place), [time])], format: format)
     var streamed = FunnelRows(walk: walk, format: format)
     #expect(throws: FunnelRows.Malformed.self) { try streamed.take(row) }
     var gathered = GatheredFunnelRows(walk: walk, format: format, most: 1 << 20)
     try gathered.take(row)
     await #expect(throws: StoreError.self) { _ = try await gathered.finished(owners: [:]) }
+  }
+
+  /// A block whose columns are not the format's, or whose rows end past its events, is an error
+  /// whether streamed or gathered; a block of no rows is skipped.
+  @Test(arguments: [
+    (types: ["UInt64", "UInt8", "Array(UInt64)"], ends: [UInt64(1)], fails: true),
+    (types: ["UInt64", "Array(UInt32)"], ends: [1], fails: true),
+    (types: ["UInt32", "UInt8", "Array(UInt32)"], ends: [1], fails: true),
+    (types: ["UInt64", "UInt8", "Array(UInt32)"], ends: [2, 1], fails: true),
+    (types: ["UInt64", "UInt8", "Array(UInt32)"], ends: [1, 3], fails: false),
+  ])
+  func aBlockOfOtherColumnsIsAnError(types: [String], ends: [UInt64], fails: Bool) async throws {
+    let walk = PackedFunnelWalk(steps: Self.steps, window: Self.window)
+    let format = Self.formats[1]
+    var block = ByteBuffer()
+    func text(_ text: String) {
+      block.writeInteger(UInt8(text.utf8.count))
+      block.writeString(text)
+    }
+    // A block of no rows first (skipped), then one of `types`, a row an end, each event 4 bytes.
+    block.writeBytes([3, 0])
+    for (name, type) in zip(["unit", "place", "ts"], format.columnTypes) {
+      text(name)
+      text(type)
+    }
+    block.writeBytes([UInt8(types.count), UInt8(ends.count)])
+    text("unit")
+    text(types[0])
+    for _ in ends { block.writeInteger(UInt64(7), endianness: .little) }
+    if types.count == 3 {
+      text("place")
+      text(types[1])
+      for _ in ends { block.writeInteger(UInt8(walk.names.firstIndex(of: "view")!)) }
+    }
+    text("ts")
+    text(types[types.count - 1])
+    for end in ends { block.writeInteger(end, endianness: .little) }
+    for _ in 0..<(ends.last ?? 0) { block.writeInteger(UInt32(0), endianness: .little) }
+    var streamed = FunnelRows(walk: walk, format: format)
+    var gathered = GatheredFunnelRows(walk: walk, format: format, most: 1 << 20)
+    guard fails else {
+      // Unit 7's two rows, three views at 0 ms: the first step reached.
+      try streamed.take(block)
+      try gathered.take(block)
+      #expect(try streamed.finished().reached == [1, 0, 0, 0])
+      #expect(try await gathered.finished(owners: [:])?.reached == [1, 0, 0, 0])
+      return
+    }
+    #expect(throws: FunnelRows.Malformed.self) { try streamed.take(block) }
+    #expect(throws: FunnelRows.Malformed.self) { try gathered.take(block) }
   }
 
   /// A unit's sorted runs (its rows as the server sends them) merged are its events sorted; a run

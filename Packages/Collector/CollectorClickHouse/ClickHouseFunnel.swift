@@ -8,7 +8,7 @@ import CollectorWire
 ///
 /// The server reads the range's step events once and groups them by device (its 64-bit hash), each
 /// event packed as `time << 5 | name` (``PackedFunnelWalk``): 8 bytes an event, sent as
-/// `RowBinary` and walked device by device as the answer arrives
+/// `Native` blocks and walked device by device as the answer arrives
 /// (``ClickHouseClient/stream(_:settings:from:_:)``), so the collector holds one device's events at
 /// a time and the server's grouping spills to its disk past ``FunnelLimits/spillBytes``. The walk
 /// is the SQL engines' (a step named again, any window, any range), so the answers are theirs by
@@ -96,7 +96,7 @@ extension ClickHouseReports {
       let most = funnelLimits.gatheredEvents
       let format = closed.format
       let gathered = try await stream(
-        closed.rows(false) + " FORMAT RowBinary", settings: settings,
+        closed.rows(false) + " FORMAT Native", settings: settings,
         from: { GatheredFunnelRows(walk: walk, format: format, most: most) }, { try $0.take($1) })
       if let walked = try await gathered.finished(owners: try await owners) { return walked }
     }
@@ -105,7 +105,7 @@ extension ClickHouseReports {
       ?? "SELECT \(Self.deviceHash) AS unit, groupArray(\(packed)) FROM \(events) WHERE \(matching) GROUP BY unit"
     let format = closed?.format ?? .packed(names: walk.names.count, span: filter.to - filter.from)
     return try await stream(
-      rows + " FORMAT RowBinary", settings: settings,
+      rows + " FORMAT Native", settings: settings,
       from: { FunnelRows(walk: walk, format: format, owners: try await ofPeople()) }
     ) { try $0.take($1) }.finished()
   }

@@ -1,8 +1,8 @@
 import CollectorReports
 import NIOCore
 
-/// How a funnel's `RowBinary` rows hold a unit's step events: each row starts with the unit's hash
-/// (`UInt64`), then either
+/// How a funnel's rows (read from `Native` blocks, ``UnitRowReader``) hold a unit's step events:
+/// each row starts with the unit's hash (`UInt64`), then either
 /// - ``Kind/packed``: its events packed (`Array(Int64)`, each `time << nameBits | place`, the
 ///   events grouped by device on the server, any names in one row); or
 /// - ``Kind/named``: one name's place (`UInt8`) and its events' times, each in ms from the range's
@@ -39,6 +39,11 @@ struct FunnelRowFormat: Sendable, Equatable {
 
   /// The bytes of one event in a row.
   var eventBytes: Int { kind == .named(wide: false) ? 4 : 8 }
+
+  /// The ClickHouse types of a row's columns, in order.
+  var columnTypes: [String] {
+    kind == .packed ? ["UInt64", "Array(Int64)"] : ["UInt64", "UInt8", "Array(\(timeType))"]
+  }
 
   /// Appends the events of `row` (a row read in this format) to `events`, packed (`time << nameBits
   /// | place`), each checked; the array grows once.
@@ -83,8 +88,14 @@ struct FunnelRowFormat: Sendable, Equatable {
   }
 }
 
-/// Reads a funnel's `RowBinary` rows (``FunnelRowFormat``) from the pieces of an answer: a row cut
-/// between two pieces waits for the rest.
+/// Reads a funnel's rows (``FunnelRowFormat``) from the pieces of a `Native` answer: ClickHouse's
+/// blocks, each its row count and its columns one after another (the units' hashes, the names'
+/// places, the arrays' ends, then all their elements). A block cut between two pieces waits for the
+/// rest; its rows are read once it is whole, each a unit, a place and a slice of the elements.
+///
+/// `Native`, not `RowBinary`: the server writes an array column's elements in one copy where
+/// `RowBinary` writes them one at a time (the 20-step funnel's 327 MB at 100M events: 1.07 s
+/// against 1.45 s to `curl`, `Docs/Benchmarks.md`).
 struct UnitRowReader: Sendable {
   /// One whole row: its unit, its name's place (0 for packed events) and its events' bytes.
   struct Row: Sendable {
@@ -95,7 +106,9 @@ struct UnitRowReader: Sendable {
 
   /// The rows' format.
   let format: FunnelRowFormat
+  /// The bytes after the last whole block (no block's rows hold them, so they grow in place).
   private var pending = ByteBuffer()
+  private var block = Block()
 
   init(format: FunnelRowFormat) { self.format = format }
 
@@ -104,45 +117,112 @@ struct UnitRowReader: Sendable {
     if pending.readableBytes == 0 {
       pending = piece
     } else {
-      // Joined in a buffer of their own: the rows read before may still hold slices of `pending`.
-      var (joined, piece) = (ByteBufferAllocator().buffer(capacity: pending.readableBytes + piece.readableBytes), piece)
-      joined.writeBuffer(&pending)
-      joined.writeBuffer(&piece)
-      pending = joined
+      var piece = piece
+      pending.writeBuffer(&piece)
     }
   }
 
   /// The next whole row, or `nil` when it is not all there yet.
   mutating func next() throws -> Row? {
-    let start = pending.readerIndex
-    let named = format.kind != .packed
-    guard let unit = pending.readInteger(endianness: .little, as: UInt64.self),
-      let place = named ? pending.readInteger(as: UInt8.self) : 0, let count = try readLength(),
-      let events = pending.readSlice(length: count * format.eventBytes)
-    else {
-      pending.moveReaderIndex(to: start)
-      return nil
+    while block.next == block.rows {
+      guard let whole = try nextBlock() else { return nil }
+      block = whole
     }
-    return Row(unit: unit, place: place, events: events)
+    return try block.row(format: format)
   }
 
-  /// Lets go of the bytes of the rows read (rows kept still hold theirs).
-  mutating func compact() { pending = pending.readSlice(length: pending.readableBytes) ?? ByteBuffer() }
-
-  /// Throws when the answer ended inside a row.
+  /// Throws when the answer ended inside a block.
   func finished() throws {
-    guard pending.readableBytes == 0 else { throw FunnelRows.Malformed(reason: "its last row is cut short") }
+    guard pending.readableBytes == 0 else { throw FunnelRows.Malformed(reason: "its last block is cut short") }
+  }
+
+  /// The next block once it is whole (`nil` before), its columns checked against the format's.
+  private mutating func nextBlock() throws -> Block? {
+    var bytes = pending
+    guard let columns = try Self.length(&bytes), let rows = try Self.length(&bytes) else { return nil }
+    var block = Block(rows: rows)
+    if columns != 0 || rows != 0 {
+      let types = format.columnTypes
+      guard columns == types.count else {
+        throw FunnelRows.Malformed(reason: "a block of \(columns) columns, not \(types.count)")
+      }
+      for (column, type) in types.enumerated() {
+        guard try Self.text(&bytes) != nil, let sent = try Self.text(&bytes) else { return nil }
+        guard sent == type else { throw FunnelRows.Malformed(reason: "column \(column + 1) is \(sent), not \(type)") }
+        guard try block.read(column: column, of: types.count, from: &bytes, elementBytes: format.eventBytes) else {
+          return nil
+        }
+      }
+    }
+    // The block's rows hold slices of these bytes: what follows is copied out, to grow on its own.
+    pending = ByteBufferAllocator().buffer(capacity: bytes.readableBytes)
+    pending.writeBuffer(&bytes)
+    return block
   }
 
   /// A LEB128 length, or `nil` when its bytes are not all there.
-  private mutating func readLength() throws -> Int? {
+  private static func length(_ bytes: inout ByteBuffer) throws -> Int? {
     var (value, shift) = (0, 0)
-    while let byte = pending.readInteger(as: UInt8.self) {
-      guard shift < 35 else { throw FunnelRows.Malformed(reason: "an array longer than any answer") }
+    while let byte = bytes.readInteger(as: UInt8.self) {
+      guard shift < 35 else { throw FunnelRows.Malformed(reason: "a length longer than any answer") }
       value |= Int(byte & 0x7F) << shift
       if byte & 0x80 == 0 { return value }
       shift += 7
     }
     return nil
+  }
+
+  /// A column's name or type, or `nil` when its bytes are not all there.
+  private static func text(_ bytes: inout ByteBuffer) throws -> String? {
+    guard let count = try length(&bytes) else { return nil }
+    guard count <= 1_024 else { throw FunnelRows.Malformed(reason: "a column name of \(count) bytes") }
+    return bytes.readString(length: count)
+  }
+
+  /// One whole block's columns, and the next of its rows to read.
+  private struct Block: Sendable {
+    var rows = 0
+    var next = 0
+    var units = ByteBuffer()
+    var places: ByteBuffer?
+    /// Each row's end in ``elements``, counted in elements (`UInt64`).
+    var ends = ByteBuffer()
+    var elements = ByteBuffer()
+
+    /// Reads column `column` of `columns` (the last an array of `elementBytes` elements); `false`
+    /// when its bytes are not all there.
+    mutating func read(column: Int, of columns: Int, from bytes: inout ByteBuffer, elementBytes: Int) throws -> Bool {
+      guard rows <= Int(UInt32.max) else { throw FunnelRows.Malformed(reason: "a block of \(rows) rows") }
+      switch column {
+      case 0:
+        guard let units = bytes.readSlice(length: rows * 8) else { return false }
+        self.units = units
+      case columns - 1:
+        guard let ends = bytes.readSlice(length: rows * 8) else { return false }
+        let count = rows == 0 ? 0 : ends.getInteger(at: ends.readerIndex + (rows - 1) * 8, endianness: .little, as: UInt64.self) ?? 0
+        guard count <= UInt64(UInt32.max) else { throw FunnelRows.Malformed(reason: "a block of \(count) events") }
+        guard let elements = bytes.readSlice(length: Int(count) * elementBytes) else { return false }
+        (self.ends, self.elements) = (ends, elements)
+      default:
+        guard let places = bytes.readSlice(length: rows) else { return false }
+        self.places = places
+      }
+      return true
+    }
+
+    /// The next row, its end checked against the one before and the block's elements.
+    mutating func row(format: FunnelRowFormat) throws -> Row {
+      defer { next += 1 }
+      let end = Int(ends.getInteger(at: ends.readerIndex + next * 8, endianness: .little, as: UInt64.self) ?? 0)
+      let start =
+        next == 0 ? 0 : Int(ends.getInteger(at: ends.readerIndex + (next - 1) * 8, endianness: .little, as: UInt64.self) ?? 0)
+      let bytes = format.eventBytes
+      guard start <= end, end * bytes <= elements.readableBytes,
+        let events = elements.getSlice(at: elements.readerIndex + start * bytes, length: (end - start) * bytes)
+      else { throw FunnelRows.Malformed(reason: "a row ending at \(end), after \(start), of \(elements.readableBytes / bytes)") }
+      return Row(
+        unit: units.getInteger(at: units.readerIndex + next * 8, endianness: .little, as: UInt64.self) ?? 0,
+        place: places.flatMap { $0.getInteger(at: $0.readerIndex + next, as: UInt8.self) } ?? 0, events: events)
+    }
   }
 }

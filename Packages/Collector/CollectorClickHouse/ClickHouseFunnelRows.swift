@@ -3,17 +3,17 @@ import CollectorStore
 import NIOCore
 
 /// A funnel's units read as the server sends them, each walked as it arrives
-/// (``PackedFunnelWalk``): rows of `RowBinary`, each a unit's 64-bit hash (`UInt64`) and its step
-/// events (``FunnelRowFormat``).
+/// (``PackedFunnelWalk``): rows in `Native` blocks (``UnitRowReader``), each a unit's 64-bit hash
+/// (`UInt64`) and its step events (``FunnelRowFormat``).
 ///
 /// Counting people, the server groups by device and the devices of people with two or more
 /// (``owners``) are held until the answer ends, then walked as their person, all devices' events
 /// together; every other device is its own unit (a person with one device reaches what it reaches).
 ///
 /// A unit's rows come one after another (the server grouped or sorted by it): consecutive rows of
-/// one hash are one unit's events. A row may be cut between two pieces of the answer: its bytes wait
-/// in ``pending`` until the rest comes. Only one unit's events and the held people's are kept,
-/// whatever the answer's size.
+/// one hash are one unit's events. A block may be cut between two pieces of the answer: its bytes
+/// wait in the reader until the rest comes. Only one block, one unit's events and the held people's
+/// are kept, whatever the answer's size.
 struct FunnelRows: Sendable {
   /// The walk, and how many units it counted at each step.
   private(set) var walk: PackedFunnelWalk
@@ -46,7 +46,6 @@ struct FunnelRows: Sendable {
       }
       try reader.format.append(row, to: &events)
     }
-    reader.compact()
   }
 
   /// The walk once the answer has ended, the held people walked (a row cut short is an error).

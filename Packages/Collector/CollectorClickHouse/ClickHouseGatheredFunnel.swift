@@ -49,7 +49,6 @@ struct GatheredFunnelRows: Sendable {
       }
       buckets[Self.bucket(of: row.unit)].append(row)
     }
-    reader.compact()
   }
 
   /// Every unit walked once the answer has ended (a row cut short is an error), the devices of
