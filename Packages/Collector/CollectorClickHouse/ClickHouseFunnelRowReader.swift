@@ -199,10 +199,11 @@ struct UnitRowReader: Sendable {
         self.units = units
       case columns - 1:
         guard let ends = bytes.readSlice(length: rows * 8) else { return false }
-        let count = rows == 0 ? 0 : ends.getInteger(at: ends.readerIndex + (rows - 1) * 8, endianness: .little, as: UInt64.self) ?? 0
+        self.ends = ends
+        let count = end(ofRow: rows - 1)
         guard count <= UInt64(UInt32.max) else { throw FunnelRows.Malformed(reason: "a block of \(count) events") }
         guard let elements = bytes.readSlice(length: Int(count) * elementBytes) else { return false }
-        (self.ends, self.elements) = (ends, elements)
+        self.elements = elements
       default:
         guard let places = bytes.readSlice(length: rows) else { return false }
         self.places = places
@@ -210,16 +211,22 @@ struct UnitRowReader: Sendable {
       return true
     }
 
+    /// Where row `row` ends in ``elements``, in elements (0 before the first row).
+    func end(ofRow row: Int) -> UInt64 {
+      row < 0 ? 0 : ends.getInteger(at: ends.readerIndex + row * 8, endianness: .little, as: UInt64.self) ?? 0
+    }
+
     /// The next row, its end checked against the one before and the block's elements.
     mutating func row(format: FunnelRowFormat) throws -> Row {
       defer { next += 1 }
-      let end = Int(ends.getInteger(at: ends.readerIndex + next * 8, endianness: .little, as: UInt64.self) ?? 0)
-      let start =
-        next == 0 ? 0 : Int(ends.getInteger(at: ends.readerIndex + (next - 1) * 8, endianness: .little, as: UInt64.self) ?? 0)
-      let bytes = format.eventBytes
-      guard start <= end, end * bytes <= elements.readableBytes,
-        let events = elements.getSlice(at: elements.readerIndex + start * bytes, length: (end - start) * bytes)
-      else { throw FunnelRows.Malformed(reason: "a row ending at \(end), after \(start), of \(elements.readableBytes / bytes)") }
+      let (start, end, bytes) = (end(ofRow: next - 1), end(ofRow: next), format.eventBytes)
+      guard start <= end, end <= UInt64(elements.readableBytes / bytes),
+        let events = elements.getSlice(
+          at: elements.readerIndex + Int(start) * bytes, length: Int(end - start) * bytes)
+      else {
+        let count = elements.readableBytes / bytes
+        throw FunnelRows.Malformed(reason: "a row ending at \(end), after \(start), in a block of \(count) events")
+      }
       return Row(
         unit: units.getInteger(at: units.readerIndex + next * 8, endianness: .little, as: UInt64.self) ?? 0,
         place: places.flatMap { $0.getInteger(at: $0.readerIndex + next, as: UInt8.self) } ?? 0, events: events)
