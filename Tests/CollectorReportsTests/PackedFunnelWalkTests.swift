@@ -298,6 +298,26 @@ struct PackedFunnelWalkTests {
     #expect(throws: FunnelRows.Malformed.self) { try gathered.take(block) }
   }
 
+  /// Every identified device's person read in pieces cut anywhere: only the devices of people with
+  /// two or more are owned; a pair cut short is an error.
+  @Test(arguments: [1, 5, 16, 1_000])
+  func onlyPeopleWithTwoOrMoreDevicesOwnTheirs(piece: Int) throws {
+    let pairs: [(device: UInt64, person: UInt64)] = [(1, 10), (2, 20), (3, 10), (4, 30), (5, 30), (6, 30), (7, 40)]
+    var answer = ByteBuffer()
+    for pair in pairs {
+      answer.writeInteger(pair.device, endianness: .little)
+      answer.writeInteger(pair.person, endianness: .little)
+    }
+    var read = HashPairs()
+    for start in stride(from: 0, to: answer.readableBytes, by: piece) {
+      read.take(answer.getSlice(at: start, length: min(piece, answer.readableBytes - start)) ?? ByteBuffer())
+    }
+    #expect(try read.finished().sharedByTwoOrMore == [1: 10, 3: 10, 4: 30, 5: 30, 6: 30])
+    var cut = HashPairs()
+    cut.take(answer.getSlice(at: 0, length: 20) ?? ByteBuffer())
+    #expect(throws: FunnelRows.Malformed.self) { try cut.finished() }
+  }
+
   /// A unit's sorted runs (its rows as the server sends them) merged are its events sorted; a run
   /// out of order is said, and the runs are then left one after another for the walk to sort.
   @Test(arguments: [UInt64(1), 2, 3, 4, 5])

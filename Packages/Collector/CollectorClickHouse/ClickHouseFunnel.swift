@@ -144,13 +144,11 @@ extension ClickHouseReports {
   /// The person of each device of a person with two or more devices, by their hashes (as
   /// ``FunnelRows`` maps them): read while the server groups the step events.
   private func owners(_ filter: ReportFilter) async throws -> [UInt64: UInt64] {
-    let persons = schema.personOfDevice(app: ClickHouseSQL.literal(filter.storedApp), key: .ids)
-    // Each person's devices read once, grouped (reading the devices twice, to find the people with
-    // two and then their devices, took twice as long: 94–106 ms against 47–62 at 10M events).
-    let shared =
-      "SELECT device_id, person FROM (SELECT person, groupArray(device_id) AS ids FROM (\(persons)) "
-      + "GROUP BY person HAVING length(ids) > 1) ARRAY JOIN ids AS device_id"
-    let sql = "SELECT \(Self.deviceHash), \(UnitKey.personHash) FROM (\(shared)) FORMAT RowBinary"
-    return try await stream(sql, from: { HashPairs() }) { $0.take($1) }.finished()
+    let persons = schema.personOfDevice(app: ClickHouseSQL.literal(filter.storedApp), key: .hashes)
+    // Every identified device's person, grouped by the device's hash, and the people with two or
+    // more devices picked here: the server's grouping by device id, then by person, took 0.54–0.63 s
+    // at 100M events where this takes 0.20–0.25 (`Docs/Benchmarks.md`).
+    let sql = "SELECT device, \(UnitKey.personHash) FROM (\(persons)) FORMAT RowBinary"
+    return try await stream(sql, from: { HashPairs() }) { $0.take($1) }.finished().sharedByTwoOrMore
   }
 }

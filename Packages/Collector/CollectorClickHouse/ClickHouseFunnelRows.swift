@@ -109,10 +109,11 @@ struct WalkedFunnel: Sendable {
   }
 }
 
-/// Rows of two `UInt64`s (`RowBinary`), read as a dictionary from the first to the second: each
-/// device's person, by their hashes (``FunnelRows``' owners).
+/// Rows of two `UInt64`s (`RowBinary`): each identified device's person, by their hashes
+/// (``FunnelRows``' owners are those of people with two or more devices).
 struct HashPairs: Sendable {
-  private(set) var pairs: [UInt64: UInt64] = [:]
+  /// The pairs read, each a device's hash and its person's.
+  private(set) var pairs: [(device: UInt64, person: UInt64)] = []
   private var pending = ByteBuffer()
 
   /// Takes the answer's next piece.
@@ -122,14 +123,23 @@ struct HashPairs: Sendable {
     while pending.readableBytes >= 16, let key = pending.readInteger(endianness: .little, as: UInt64.self),
       let value = pending.readInteger(endianness: .little, as: UInt64.self)
     {
-      pairs[key] = value
+      pairs.append((key, value))
     }
     pending.discardReadBytes()
   }
 
   /// The pairs once the answer has ended (a row cut short is an error).
-  func finished() throws -> [UInt64: UInt64] {
+  func finished() throws -> Self {
     guard pending.readableBytes == 0 else { throw FunnelRows.Malformed(reason: "a pair of hashes is cut short") }
-    return pairs
+    return self
+  }
+
+  /// The person of each device whose person has two or more devices, by device.
+  var sharedByTwoOrMore: [UInt64: UInt64] {
+    var devices: [UInt64: Int] = [:]
+    for pair in pairs { devices[pair.person, default: 0] += 1 }
+    var shared: [UInt64: UInt64] = [:]
+    for pair in pairs where devices[pair.person, default: 0] > 1 { shared[pair.device] = pair.person }
+    return shared
   }
 }

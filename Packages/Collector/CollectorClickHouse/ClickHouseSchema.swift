@@ -301,12 +301,15 @@ struct ClickHouseSchema: Sendable {
   }
 
   /// Each device's person in `app` (a literal): the user of its earliest row; the device as `key`
-  /// names it. With `among` (a query of device hashes), only those devices'.
+  /// names it, and grouped by it (a hash groups in about half the time of its id: 0.14–0.17 s
+  /// against 0.24–0.33 s at 100M events). With `among` (a query of device hashes), only those
+  /// devices'.
   func personOfDevice(app: String, key: UnitKey, among devices: String? = nil) -> String {
-    """
-    SELECT \(key.deviceColumn(rollup: false)), argMin(person, (first_ms, first_event)) AS person
-    FROM \(persons) WHERE app = \(app)\(devices.map { " AND cityHash64(device_id) IN (\($0))" } ?? "") GROUP BY device_id
-    """
+    let among = devices.map { " AND cityHash64(device_id) IN (\($0))" } ?? ""
+    return """
+      SELECT \(key.deviceColumn(rollup: false)), argMin(person, (first_ms, first_event)) AS person
+      FROM \(persons) WHERE app = \(app)\(among) GROUP BY \(key.device)
+      """
   }
 
   /// The statements creating `table` on one server: the table itself, or on a cluster the local
