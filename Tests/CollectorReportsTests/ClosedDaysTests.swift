@@ -1,9 +1,10 @@
-import CollectorClickHouse
 import CollectorReports
 import CollectorStore
 import Foundation
 import TestSupport
 import Testing
+
+@testable import CollectorClickHouse
 
 /// ClickHouse's closed days (top events' devices from a build of whole UTC days) answer as the
 /// events do, whatever is built, through late and resent events, builds beside writes, erasure and
@@ -117,13 +118,18 @@ struct ClosedDaysTests {
     let table = "\(store.database).closed_name_times"
     let build = try #require(try await client.rows("SELECT max(build) AS b FROM \(table)").first?["b"].int)
     let time = Generated.start + 2 * Self.day
-    try await client.execute(
-      "INSERT INTO \(table) (build, app, name, device, times) VALUES (\(build), 'shop', 'app_open', 12345, [\(time)])",
-      settings: ["insert_distributed_sync": "1"])
-    #expect(try await served().steps.first?.devices == (honest.steps.first?.devices ?? 0) + 1)
     let records = "\(store.database).closed_records\(engine == .clickhouseCluster ? "_local" : "")"
     let record = try #require(
       try await client.rows("SELECT first_day AS f, last_day AS l FROM \(records) WHERE build = \(build)").first)
+    let (origin, length) = (
+      ClickHouseSchema.stepTimesOrigin(last: record["l"].int ?? 0), ClickHouseSchema.stepTimesPeriod
+    )
+    let period = (time - origin) / length
+    try await client.execute(
+      "INSERT INTO \(table) (build, app, name, device, period, times) VALUES "
+        + "(\(build), 'shop', 'app_open', 12345, \(period), [\(time - origin - period * length)])",
+      settings: ["insert_distributed_sync": "1"])
+    #expect(try await served().steps.first?.devices == (honest.steps.first?.devices ?? 0) + 1)
     try await client.execute("TRUNCATE TABLE \(records)")
     try await client.execute(
       "INSERT INTO \(records) (build, first_day, last_day, format) VALUES "
@@ -157,6 +163,27 @@ struct ClosedDaysTests {
     ] as [(days: [Int64], runs: [Range<Int64>])])
   func cleanDaysAreReadAsRunsOfDays(case: (days: [Int64], runs: [Range<Int64>])) {
     #expect(ClickHouseReports.runs(of: `case`.days) == `case`.runs)
+  }
+
+  /// The clean days' step-time periods (32 days each, from a build's origin: here day 10): each the
+  /// days' times in ms from its start.
+  @Test(
+    arguments: [
+      (days: [], periods: []),
+      (days: [43], periods: [(1, "(t >= \(day) AND t < \(2 * day))")]),
+      (
+        days: [40, 41, 42, 50],
+        periods: [
+          (0, "(t >= \(30 * day) AND t < \(32 * day))"),
+          (1, "(t >= 0 AND t < \(day)) OR (t >= \(8 * day) AND t < \(9 * day))"),
+        ]
+      ),
+      (days: [10, 73], periods: [(0, "(t >= 0 AND t < \(day))"), (1, "(t >= \(31 * day) AND t < \(32 * day))")]),
+    ] as [(days: [Int64], periods: [(Int64, String)])])
+  func cleanDaysAreReadInTheirStepTimePeriods(case: (days: [Int64], periods: [(Int64, String)])) {
+    let periods = ClickHouseReports.periods(of: `case`.days, origin: 10 * Self.day)
+    #expect(periods.map(\.period) == `case`.periods.map(\.0))
+    #expect(periods.map(\.within) == `case`.periods.map(\.1))
   }
 
   static let hour: Int64 = 3_600_000

@@ -29,7 +29,7 @@ enum Engine: String, CaseIterable, CustomStringConvertible, Sendable {
     switch self {
     case .sqlite: 23
     case .postgres: 22
-    case .clickhouse, .clickhouseCluster: 15
+    case .clickhouse, .clickhouseCluster: 16
     }
   }
 

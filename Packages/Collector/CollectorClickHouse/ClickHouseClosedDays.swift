@@ -116,7 +116,7 @@ extension ClickHouseSchema {
   /// milliseconds of migration 15 beside the step times of 13, recorded with the format since 14).
   /// Reports and the job read only the builds of this format, so a migration that adds or changes a
   /// built table raises it and the job builds again at its next run, while reports read the rollups.
-  static let closedFormat: Int64 = 15
+  static let closedFormat: Int64 = 16
 
   /// The most days one build holds (the bits of its masks).
   static let closedSpan: Int64 = 64

@@ -24,10 +24,13 @@ extension ClickHouseSchema {
   func closedTiesBuild(id: Int64, days: ClosedRange<Int64>) -> String {
     let day = Self.dayLength
     // A device's times of each name, distinct, all sorted together: a time twice is two names'.
+    let (origin, period) = (Self.stepTimesOrigin(last: days.upperBound), Self.stepTimesPeriod)
     let tied = """
-      SELECT app, device, arrayJoin(arrayFilter((a, b) -> a = b, arrayPopBack(ts), arrayPopFront(ts))) AS time
-      FROM (SELECT app, device, arraySort(groupArrayArray(arrayDistinct(times))) AS ts
-        FROM \(local("closed_name_times")) WHERE build = \(id) GROUP BY app, device)
+      SELECT app, device,
+        toInt64(arrayJoin(arrayFilter((a, b) -> a = b, arrayPopBack(ts), arrayPopFront(ts)))) + \(origin) + period * \(period)
+        AS time
+      FROM (SELECT app, device, period, arraySort(groupArrayArray(arrayDistinct(times))) AS ts
+        FROM \(local("closed_name_times")) WHERE build = \(id) GROUP BY app, device, period)
       """
     return """
       INSERT INTO \(local("closed_name_ties")) SELECT \(id), app, cityHash64(device_id) AS device, occurred_at AS time,

@@ -183,6 +183,7 @@ struct ClickHouseSchema: Sendable {
       closedStepsMigration,
       closedRecordsMigration,
       closedTiesMigration,
+      closedStepPeriodsMigration,
     ]
   }
 
