@@ -1,8 +1,8 @@
 import CollectorReports
 
-/// The funnel's part of the closed days (migration 13): `closed_name_times`, one row per (build,
-/// app, name, device) with the times of every event of that name the device sent in the build's
-/// days, built from each server's own events after the days' totals (so an event stored during the
+/// The funnel's part of the closed days (migration 13, laid out again by 16): `closed_name_times`,
+/// one row per (build, app, period, name, device) with the times of every event of that name the
+/// device sent in the period's days of the build (``ClickHouseSchema/stepTimesPeriod``), built from each server's own events after the days' totals (so an event stored during the
 /// build makes its day differ from the rollups and be read from the events, as for every closed
 /// table). A funnel over the build's clean days then reads one row per (step name, device) instead
 /// of grouping every step event of the range by device: the 3-step funnel at 10M events reads
@@ -21,9 +21,9 @@ extension ClickHouseSchema {
   /// The periods a build's step times are cut in, in ms: half the days a build may hold (32), whose
   /// times each fit 4 bytes. A build's periods end with its last day (``stepTimesOrigin(last:)``),
   /// so a range in its last 32 days (the dashboard's usual ranges) reads one period, a device's
-  /// times of a name in one row. Against one row of 8-byte times for the whole build, the 20-step
-  /// funnel at 100M events reads 494 MB where it read 640, and the server's part of it takes
-  /// 0.36–0.47 s instead of 0.66–0.89 (`Docs/Benchmarks.md`).
+  /// times of a name in one row. Against one row of 8-byte times for the whole build, the table
+  /// holds 454 MB where it held 649 at 100M events, and the server's part of the 20-step funnel
+  /// takes 0.44–0.51 s instead of 0.89–1.14 (`FORMAT Null`, `Docs/Benchmarks.md`).
   static let stepTimesPeriod: Int64 = closedSpan / 2 * dayLength
 
   /// Where period 0 of the step times of a build whose last UTC day is `last` starts (ms): its two
