@@ -246,8 +246,9 @@ struct PackedFunnelWalkTests {
     await #expect(throws: StoreError.self) { _ = try await gathered.finished(owners: [:]) }
   }
 
-  /// A block whose columns are not the format's, or whose rows end past its events, is an error
-  /// whether streamed or gathered; a block of no rows is skipped.
+  /// A block whose columns are not the format's, or whose rows end out of order or past its events,
+  /// is an error whether streamed or gathered; a block of no rows is skipped, and a whole block of
+  /// the format's columns is walked.
   @Test(arguments: [
     (types: ["UInt64", "UInt8", "Array(UInt64)"], ends: [UInt64(1)], fails: true),
     (types: ["UInt64", "Array(UInt32)"], ends: [1], fails: true),
@@ -257,7 +258,7 @@ struct PackedFunnelWalkTests {
     (types: ["UInt64", "UInt8", "Array(UInt32)"], ends: [UInt64.max, 1], fails: true),
     (types: ["UInt64", "UInt8", "Array(UInt32)"], ends: [1, 3], fails: false),
   ])
-  func aBlockOfOtherColumnsIsAnError(types: [String], ends: [UInt64], fails: Bool) async throws {
+  func aBlockIsCheckedAgainstItsFormat(types: [String], ends: [UInt64], fails: Bool) async throws {
     let walk = PackedFunnelWalk(steps: Self.steps, window: Self.window)
     let format = Self.formats[1]
     var block = ByteBuffer()
