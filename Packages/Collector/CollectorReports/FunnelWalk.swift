@@ -154,19 +154,17 @@ struct FunnelWalker {
   }
 
   /// Takes packed events in order (`time << bits | name`, ``PackedFunnelWalk``), each the steps
-  /// `stepsOf` its name (those it can take with `best` reached), untimed, until every step is
-  /// reached: ``advance(_:at:)`` with the state's arrays opened once for all the unit's events, not
-  /// once an event.
+  /// `stepsOf` its name, untimed, until every step is reached: ``advance(_:at:)`` with the state's
+  /// arrays opened once for all the unit's events, not once an event.
   mutating func advance(
-    packed events: UnsafeMutableBufferPointer<Int64>, bits: Int64, stepsOf: (Int, Int) -> UnsafeBufferPointer<Int>
+    packed events: UnsafeMutableBufferPointer<Int64>, bits: Int64, stepsOf: (Int) -> UnsafeBufferPointer<Int>
   ) {
     let (window, mask, steps) = (window, Int64(1) << bits - 1, latest.count)
     var best = best
     latest.withUnsafeMutableBufferPointer { latest in
       for event in events {
         Self.take(
-          stepsOf(Int(event & mask), best), at: event >> bits, window: window, latest: latest, quickest: nil,
-          best: &best)
+          stepsOf(Int(event & mask)), at: event >> bits, window: window, latest: latest, quickest: nil, best: &best)
         if best == steps { break }
       }
     }
@@ -180,8 +178,8 @@ struct FunnelWalker {
     quickest: UnsafeMutableBufferPointer<Int64>?, best: inout Int
   ) {
     for step in matching {
-      // No chain has reached the step before one past `best` (``StepsOfNames`` gives only those;
-      // a drill-down's walk gives every step of the name).
+      // No chain has reached the step before one past `best`: a 20-step funnel that names a step
+      // nine times looks at the few a unit can take, not at nine.
       if step > best { continue }
       if step == 0 {
         latest[0] = time
@@ -200,39 +198,25 @@ struct FunnelWalker {
 
 /// Each name's steps, the last first, in one array: name `n`'s are `matching[bounds[n]..<bounds[n + 1]]`
 /// (an array per name cost a retain and a release per event: a tenth of a 20-step funnel).
-///
-/// A unit that has reached `best` steps can take only steps up to `best`: ``withSteps(_:)`` gives
-/// just those (from `firstAtMost`), so an event of a name the 20-step funnel names nine times looks
-/// at the steps it can take, not at nine.
 struct StepsOfNames: Sendable {
   /// How many steps the funnel has.
   let count: Int
   private var matching: [Int] = []
   private var bounds = [0]
-  /// `firstAtMost[n * (count + 1) + best]`: where name `n`'s steps of at most `best` start in
-  /// `matching`.
-  private var firstAtMost: [Int] = []
 
   /// The steps of each of `names` (the columns' distinct names).
   init(steps: [String], names: [String]) {
     count = steps.count
     for name in names {
-      let own = steps.indices.reversed().filter { steps[$0] == name }
-      for best in 0...count { firstAtMost.append(matching.count + own.count { $0 > best }) }
-      matching += own
+      matching += steps.indices.reversed().filter { steps[$0] == name }
       bounds.append(matching.count)
     }
   }
 
-  /// Name `name`'s steps of at most `best`, the last first (valid inside `body`).
-  func withSteps<Result>(_ body: (_ of: (_ name: Int, _ best: Int) -> UnsafeBufferPointer<Int>) -> Result) -> Result {
-    let (bounds, stride) = (bounds, count + 1)
-    return firstAtMost.withUnsafeBufferPointer { firstAtMost in
-      matching.withUnsafeBufferPointer { matching in
-        body { name, best in
-          UnsafeBufferPointer(rebasing: matching[firstAtMost[name * stride + best]..<bounds[name + 1]])
-        }
-      }
+  /// Name `name`'s steps, the last first (valid inside `body`).
+  func withSteps<Result>(_ body: (_ of: (Int) -> UnsafeBufferPointer<Int>) -> Result) -> Result {
+    matching.withUnsafeBufferPointer { matching in
+      body { name in UnsafeBufferPointer(rebasing: matching[bounds[name]..<bounds[name + 1]]) }
     }
   }
 
@@ -243,9 +227,7 @@ struct StepsOfNames: Sendable {
     withSteps { stepsOf in
       for unit in part.units {
         walker.reset()
-        for event in part.events(of: unit) where walker.advance(stepsOf(Int(event.name), walker.best), at: event.time) {
-          break
-        }
+        for event in part.events(of: unit) where walker.advance(stepsOf(Int(event.name)), at: event.time) { break }
         for step in 0..<walker.best { reached[step] += 1 }
       }
     }
