@@ -117,6 +117,30 @@ struct IdentityReportTests {
     try await store.close()
   }
 
+  /// A device first seen with two people in one millisecond is the person of the smaller event id,
+  /// on every engine (ClickHouse picks each device's person by time itself and asks the server only
+  /// for such a tie). S views as u1 and as u2 in one millisecond; P, u1's phone, buys an hour later.
+  /// S is u1's when u1's event id is the smaller: u1 views then buys (view → buy reaches 1, 1);
+  /// otherwise S is u2's, who only views, and P alone never viewed (1, 0).
+  @Test(arguments: Engine.available, [true, false])
+  func aDeviceTiedBetweenTwoPeopleIsTheirsBySmallerEventID(engine: Engine, firstIsU1: Bool) async throws {
+    let s = Fixture.Device(id: "S", platform: "iOS", app: "10.0", os: "17.4")
+    var (first, second) = (
+      IdentityFixture.event(s, "view", 0, 10, 0, "u1"), IdentityFixture.event(s, "view", 0, 10, 0, "u2")
+    )
+    if !firstIsU1 { swap(&first, &second) }
+    (first.eventID, second.eventID) = ("S-1", "S-2")
+    let buy = IdentityFixture.event(Fixture.a, "buy", 0, 11, 0, "u1")
+    // The larger id written first: a store reading its rows as written meets it first.
+    let batches = [StoreBatch(events: [second]), StoreBatch(events: [first, buy])]
+    let (store, reports) = try await engine.openReports(batches)
+    for filter in try IdentityFixture.ranges(unit: .person) {
+      let funnel = try await reports.funnel(filter, steps: ["view", "buy"], window: Fixture.day)
+      #expect(funnel.steps.map(\.devices) == (firstIsU1 ? [1, 1] : [1, 0]), "\(funnel.steps)")
+    }
+    try await store.close()
+  }
+
   /// Reports ask for people by default; `unit=device` keeps the device answers; anything else is a
   /// 400 naming `unit`. The table names what it counts.
   @Test(arguments: Engine.available)

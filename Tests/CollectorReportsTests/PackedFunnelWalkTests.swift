@@ -113,7 +113,7 @@ struct PackedFunnelWalkTests {
   /// (``FunnelRows``) or gathered in any order (``GatheredFunnelRows``).
   static func read(
     _ answer: ByteBuffer, format: FunnelRowFormat = formats[0], piece: Int = 1 << 20, gathered: Bool,
-    owners: [UInt64: UInt64] = [:]
+    owners: OwnedDevices = .none
   ) async throws -> WalkedFunnel? {
     let walk = PackedFunnelWalk(steps: Self.steps, window: Self.window)
     var streamed = FunnelRows(walk: walk, format: format, owners: owners)
@@ -169,11 +169,10 @@ struct PackedFunnelWalkTests {
       Dictionary(grouping: unit.events, by: \.time).values.allSatisfy { Set($0.map(\.name)).count == 1 }
     }
     // Every third device is a person's, two devices a person; the last device among them.
-    let owners = Dictionary(
-      uniqueKeysWithValues: units.indices.reversed().filter { $0 % 3 == (units.count - 1) % 3 }.map {
-        (units[$0].hash, UInt64.max - UInt64($0 / 6))
-      })
-    #expect(owners[units[units.count - 1].hash] != nil)
+    let chosen = units.indices.reversed().filter { $0 % 3 == (units.count - 1) % 3 }
+    let owners = OwnedDevices(
+      firsts: chosen.enumerated().map { (units[$0.element].hash, UInt64.max - UInt64($0.offset / 2)) })
+    #expect(owners.person(of: units[units.count - 1].hash) != nil)
     var split = units.flatMap { unit in
       stride(from: 0, to: max(1, unit.events.count), by: 2).map {
         (hash: unit.hash, events: Array(unit.events[$0..<min(unit.events.count, $0 + 2)]))
@@ -186,7 +185,9 @@ struct PackedFunnelWalkTests {
         Self.native(split, names: names, format: format), format: format, gathered: gathered, owners: owners))
     // Each unit (a person's hash, or a device's) and its events; a person whose two devices sent
     // different names in one millisecond is tied.
-    let byUnit = Dictionary(grouping: units) { owners[$0.hash] ?? $0.hash }.mapValues { $0.flatMap(\.events) }
+    let byUnit = Dictionary(grouping: units) { owners.person(of: $0.hash) ?? $0.hash }.mapValues {
+      $0.flatMap(\.events)
+    }
     let tied = byUnit.filter { _, events in
       Dictionary(grouping: events, by: \.time).values.contains { Set($0.map(\.name)).count > 1 }
     }
@@ -205,7 +206,7 @@ struct PackedFunnelWalkTests {
     let events = units.map(\.events.count).reduce(0, +)
     var rows = GatheredFunnelRows(walk: walk, format: Self.formats[0], most: most)
     try rows.take(Self.native(units, names: walk.names))
-    let walked = try await rows.finished(owners: [:])
+    let walked = try await rows.finished(owners: .none)
     #expect((walked == nil) == (events > most))
   }
 
@@ -227,7 +228,7 @@ struct PackedFunnelWalkTests {
     let outOfPlace = Self.blocks([(7, 0, [Int64(walk.names.count)])], format: Self.formats[0])
     var rows = GatheredFunnelRows(walk: walk, format: Self.formats[0], most: 1 << 20)
     try rows.take(outOfPlace)
-    await #expect(throws: StoreError.self) { _ = try await rows.finished(owners: [:]) }
+    await #expect(throws: StoreError.self) { _ = try await rows.finished(owners: .none) }
   }
 
   /// A named row out of its range or of a name out of place is an error, whether streamed or gathered.
@@ -243,7 +244,7 @@ struct PackedFunnelWalkTests {
     #expect(throws: FunnelRows.Malformed.self) { try streamed.take(row) }
     var gathered = GatheredFunnelRows(walk: walk, format: format, most: 1 << 20)
     try gathered.take(row)
-    await #expect(throws: StoreError.self) { _ = try await gathered.finished(owners: [:]) }
+    await #expect(throws: StoreError.self) { _ = try await gathered.finished(owners: .none) }
   }
 
   /// A block whose columns are not the format's, or whose rows end out of order or past its events,
@@ -292,31 +293,55 @@ struct PackedFunnelWalkTests {
       try streamed.take(block)
       try gathered.take(block)
       #expect(try streamed.finished().reached == [1, 0, 0, 0])
-      #expect(try await gathered.finished(owners: [:])?.reached == [1, 0, 0, 0])
+      #expect(try await gathered.finished(owners: .none)?.reached == [1, 0, 0, 0])
       return
     }
     #expect(throws: FunnelRows.Malformed.self) { try streamed.take(block) }
     #expect(throws: FunnelRows.Malformed.self) { try gathered.take(block) }
   }
 
-  /// Every identified device's person read in pieces cut anywhere: only the devices of people with
-  /// two or more are owned; a pair cut short is an error.
-  @Test(arguments: [1, 5, 16, 1_000])
+  /// Every identified device's rows read in pieces cut anywhere: a device's person is that of its
+  /// earliest row; only the devices of people with two or more are owned, sorted; a device with two
+  /// people in its first millisecond is named tied, for the server to pick; a row cut short is an
+  /// error.
+  @Test(arguments: [1, 5, 24, 1_000])
   func onlyPeopleWithTwoOrMoreDevicesOwnTheirs(piece: Int) throws {
-    let pairs: [(device: UInt64, person: UInt64)] = [(1, 10), (2, 20), (3, 10), (4, 30), (5, 30), (6, 30), (7, 40)]
-    var answer = ByteBuffer()
-    for pair in pairs {
-      answer.writeInteger(pair.device, endianness: .little)
-      answer.writeInteger(pair.person, endianness: .little)
+    // Device 2 was person 20's first, then 10's; device 8's first millisecond has two people, its
+    // later row a third; device 9's two people share a millisecond after its first.
+    let rows: [(device: UInt64, person: UInt64, at: Int64)] = [
+      (1, 10, 5), (2, 10, 9), (2, 20, 3), (3, 10, 1), (4, 30, 0), (5, 30, 7), (6, 30, 2), (6, 30, 2), (7, 40, 4),
+      (8, 50, 6), (8, 60, 6), (8, 70, 9), (9, 40, 1), (9, 70, 3), (9, 80, 3),
+    ]
+    let whole = Self.personRows(rows)
+    var read = FirstPersons()
+    for start in stride(from: 0, to: whole.readableBytes, by: piece) {
+      read.take(whole.getSlice(at: start, length: min(piece, whole.readableBytes - start)) ?? ByteBuffer())
     }
-    var read = HashPairs()
-    for start in stride(from: 0, to: answer.readableBytes, by: piece) {
-      read.take(answer.getSlice(at: start, length: min(piece, answer.readableBytes - start)) ?? ByteBuffer())
-    }
-    #expect(try read.finished().sharedByTwoOrMore == [1: 10, 3: 10, 4: 30, 5: 30, 6: 30])
-    var cut = HashPairs()
-    cut.take(answer.getSlice(at: 0, length: 20) ?? ByteBuffer())
+    let (firsts, tied) = try read.finished().firsts()
+    #expect(firsts.map(\.device) == Array(1...9))
+    #expect(tied == [8])
+    let owned = OwnedDevices(firsts: firsts)
+    #expect(Dictionary(uniqueKeysWithValues: owned.pairs) == [1: 10, 3: 10, 4: 30, 5: 30, 6: 30, 7: 40, 9: 40])
+    #expect(owned.devices == owned.devices.sorted())
+    #expect(owned.person(of: 5) == 30 && owned.person(of: 2) == nil && owned.person(of: 100) == nil)
+    #expect(owned.start(atLeast: 0) == 0 && owned.start(atLeast: 8) == 6 && owned.start(atLeast: 10) == 7)
+    // The server picks person 40 for device 8 (by event id): then it is owned with 7 and 9.
+    let settled = firsts.map { ($0.device, $0.device == 8 ? 40 : $0.person) }
+    #expect(OwnedDevices(firsts: settled).person(of: 8) == 40)
+    var cut = FirstPersons()
+    cut.take(whole.getSlice(at: 0, length: 30) ?? ByteBuffer())
     #expect(throws: FunnelRows.Malformed.self) { try cut.finished() }
+  }
+
+  /// Device-to-person rows as the server sends them (`RowBinary`).
+  static func personRows(_ rows: [(device: UInt64, person: UInt64, at: Int64)]) -> ByteBuffer {
+    var answer = ByteBuffer()
+    for row in rows {
+      answer.writeInteger(row.device, endianness: .little)
+      answer.writeInteger(row.person, endianness: .little)
+      answer.writeInteger(row.at, endianness: .little)
+    }
+    return answer
   }
 
   /// A unit's sorted runs (its rows as the server sends them) merged are its events sorted; a run

@@ -87,8 +87,8 @@ extension ClickHouseReports {
   ) async throws -> WalkedFunnel {
     let spill = String(funnelLimits.spillBytes)
     let settings = ["max_bytes_before_external_group_by": spill, "max_bytes_before_external_sort": spill]
-    let ofPeople: @Sendable () async throws -> [UInt64: UInt64] = { [self] in
-      people ? try await owners(filter) : [:]
+    let ofPeople: @Sendable () async throws -> OwnedDevices = { [self] in
+      people ? try await owners(filter) : .none
     }
     if let closed {
       // The people's devices are read beside the rows, needed only once they have all come.
@@ -142,13 +142,31 @@ extension ClickHouseReports {
   private static func names(_ steps: [String]) -> String { ClickHouseSQL.list(Set(steps).sorted()) }
 
   /// The person of each device of a person with two or more devices, by their hashes (as
-  /// ``FunnelRows`` maps them): read while the server groups the step events.
-  private func owners(_ filter: ReportFilter) async throws -> [UInt64: UInt64] {
-    let persons = schema.personOfDevice(app: ClickHouseSQL.literal(filter.storedApp), key: .hashes)
-    // Every identified device's person, grouped by the device's hash, and the people with two or
-    // more devices picked here: the server's grouping by device id, then by person, took 0.54–0.63 s
-    // at 100M events where this takes 0.20–0.25 (`Docs/Benchmarks.md`).
-    let sql = "SELECT device, \(UnitKey.personHash) FROM (\(persons)) FORMAT RowBinary"
-    return try await stream(sql, from: { HashPairs() }) { $0.take($1) }.finished().sharedByTwoOrMore
+  /// ``FunnelRows`` maps them): read while the server groups the step events. The device-to-person
+  /// rows are read as stored and each device's earliest picked here (``FirstPersons``); the server
+  /// picks only for the rare devices with two people in their first millisecond, by event id.
+  private func owners(_ filter: ReportFilter) async throws -> OwnedDevices {
+    let app = ClickHouseSQL.literal(filter.storedApp)
+    let rows =
+      "SELECT cityHash64(device_id), \(UnitKey.personHash), first_ms FROM \(schema.persons) WHERE app = \(app)"
+    var (firsts, tied) = try await stream(rows + " FORMAT RowBinary", from: { FirstPersons() }) { $0.take($1) }
+      .finished().firsts()
+    if !tied.isEmpty {
+      // Past a few thousand, every device's person as the server picks them.
+      let among = tied.count > Self.tiedPersonsListed ? nil : tied.map(String.init).joined(separator: ", ")
+      let picked = schema.personOfDevice(app: app, key: .hashes, among: among)
+      let sql = "SELECT device, \(UnitKey.personHash), toInt64(0) FROM (\(picked)) FORMAT RowBinary"
+      let settled = try await stream(sql, from: { FirstPersons() }) { $0.take($1) }.finished().firsts().firsts
+      if among == nil {
+        firsts = settled
+      } else {
+        let person = Dictionary(settled, uniquingKeysWith: { first, _ in first })
+        firsts = firsts.map { ($0.device, person[$0.device] ?? $0.person) }
+      }
+    }
+    return OwnedDevices(firsts: firsts)
   }
+
+  /// How many tied devices (``FirstPersons/firsts()``) one query picking their people names, at most.
+  static let tiedPersonsListed = 5_000
 }

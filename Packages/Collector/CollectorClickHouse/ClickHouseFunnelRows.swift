@@ -21,7 +21,7 @@ struct FunnelRows: Sendable {
   /// hash, with their packed events: walked again with their ids.
   private(set) var tied: [UInt64: [Int64]] = [:]
   /// The person (their unit's hash) of each device (its hash) of a person with two or more devices.
-  private let owners: [UInt64: UInt64]
+  private let owners: OwnedDevices
   /// The events of those people's devices read so far, by person.
   private var held: [UInt64: [Int64]] = [:]
   private var reader: UnitRowReader
@@ -30,7 +30,7 @@ struct FunnelRows: Sendable {
   private var events: [Int64] = []
 
   /// Reads rows of `format` for `walk`, walking the devices of `owners` as their person.
-  init(walk: PackedFunnelWalk, format: FunnelRowFormat, owners: [UInt64: UInt64] = [:]) {
+  init(walk: PackedFunnelWalk, format: FunnelRowFormat, owners: OwnedDevices = .none) {
     self.walk = walk
     self.owners = owners
     reader = UnitRowReader(format: format)
@@ -64,7 +64,7 @@ struct FunnelRows: Sendable {
   /// or walked.
   private mutating func endUnit() {
     guard let unit = current else { return }
-    if let person = owners[unit] {
+    if let person = owners.person(of: unit) {
       held[person, default: []].append(contentsOf: events)
     } else {
       walkEvents(of: unit)
@@ -95,51 +95,16 @@ struct WalkedFunnel: Sendable {
   /// packed events, sorted.
   var tied: [UInt64: [Int64]]
   /// The person (their unit's hash) of each device of a person with two or more devices.
-  var owners: [UInt64: UInt64]
+  var owners: OwnedDevices
 
   /// The devices (hashes) of the tied `units`, and the person of each of them that has one (as
   /// ``Funnel/reached(_:persons:steps:window:parts:)`` maps devices, hashes written as text): a
   /// person's devices by ``owners``; any other unit is its device.
   func devices(of units: some Collection<UInt64>) -> (devices: [UInt64], persons: [ExactText: String]) {
     let wanted = Set(units)
-    let ofPeople = owners.filter { wanted.contains($0.value) }
-    let people = Set(ofPeople.values)
-    let persons = Dictionary(uniqueKeysWithValues: ofPeople.map { (ExactText(String($0.key)), String($0.value)) })
-    return (units.filter { !people.contains($0) } + ofPeople.keys, persons)
-  }
-}
-
-/// Rows of two `UInt64`s (`RowBinary`): each identified device's person, by their hashes
-/// (``FunnelRows``' owners are those of people with two or more devices).
-struct HashPairs: Sendable {
-  /// The pairs read, each a device's hash and its person's.
-  private(set) var pairs: [(device: UInt64, person: UInt64)] = []
-  private var pending = ByteBuffer()
-
-  /// Takes the answer's next piece.
-  mutating func take(_ piece: ByteBuffer) {
-    var piece = piece
-    pending.writeBuffer(&piece)
-    while pending.readableBytes >= 16, let key = pending.readInteger(endianness: .little, as: UInt64.self),
-      let value = pending.readInteger(endianness: .little, as: UInt64.self)
-    {
-      pairs.append((key, value))
-    }
-    pending.discardReadBytes()
-  }
-
-  /// The pairs once the answer has ended (a row cut short is an error).
-  func finished() throws -> Self {
-    guard pending.readableBytes == 0 else { throw FunnelRows.Malformed(reason: "a pair of hashes is cut short") }
-    return self
-  }
-
-  /// The person of each device whose person has two or more devices, by device.
-  var sharedByTwoOrMore: [UInt64: UInt64] {
-    var devices: [UInt64: Int] = [:]
-    for pair in pairs { devices[pair.person, default: 0] += 1 }
-    var shared: [UInt64: UInt64] = [:]
-    for pair in pairs where devices[pair.person, default: 0] > 1 { shared[pair.device] = pair.person }
-    return shared
+    let ofPeople = owners.pairs.filter { wanted.contains($0.1) }
+    let people = Set(ofPeople.map(\.1))
+    let persons = Dictionary(uniqueKeysWithValues: ofPeople.map { (ExactText(String($0.0)), String($0.1)) })
+    return (units.filter { !people.contains($0) } + ofPeople.map(\.0), persons)
   }
 }

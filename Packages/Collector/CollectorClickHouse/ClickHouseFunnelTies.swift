@@ -24,7 +24,7 @@ extension ClickHouseReports {
     let (bits, mask) = (PackedFunnelWalk.nameBits, Int64(1) << PackedFunnelWalk.nameBits - 1)
     // One device of each tied person: their packed events are named by it.
     var deviceOf: [UInt64: UInt64] = [:]
-    for (device, person) in walked.owners where walked.tied[person] != nil {
+    for (device, person) in walked.owners.pairs where walked.tied[person] != nil {
       deviceOf[person] = min(deviceOf[person] ?? device, device)
     }
     let clean = Set(closed?.days ?? [])

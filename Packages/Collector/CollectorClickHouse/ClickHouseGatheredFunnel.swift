@@ -54,7 +54,7 @@ struct GatheredFunnelRows: Sendable {
   /// Every unit walked once the answer has ended (a row cut short is an error), the devices of
   /// each person with two or more as their person (`owners`: the person's hash by the device's), or
   /// `nil` when more than ``most`` events came.
-  func finished(owners: [UInt64: UInt64]) async throws -> WalkedFunnel? {
+  func finished(owners: OwnedDevices) async throws -> WalkedFunnel? {
     guard !overflowed else { return nil }
     do {
       try reader.finished()
@@ -69,7 +69,7 @@ struct GatheredFunnelRows: Sendable {
   /// devices put aside as their person's in buckets by the person's hash; then those buckets, each
   /// joined from every first task (one task walking every person's rows was a tail on one core:
   /// half the 3-step funnel's walk at 100M events, counting people).
-  private func walked(owners: [UInt64: UInt64]) async throws -> WalkedFunnel {
+  private func walked(owners: OwnedDevices) async throws -> WalkedFunnel {
     let (walk, format) = (walk, reader.format)
     var walked = WalkedFunnel(reached: walk.reached, tied: [:], owners: owners)
     func add(_ part: (reached: [Int64], tied: [UInt64: [Int64]])) {
@@ -80,17 +80,10 @@ struct GatheredFunnelRows: Sendable {
     let people = try await withThrowingTaskGroup(of: (part: Walked, people: [[UnitRowReader.Row]]).self) { group in
       for bucket in buckets where !bucket.isEmpty {
         group.addTask {
-          guard !owners.isEmpty else { return (try Self.walk(bucket, walk, format), []) }
-          var (devices, people) = ([UnitRowReader.Row](), Self.emptyBuckets)
-          for row in bucket {
-            if let person = owners[row.unit] {
-              let asPerson = UnitRowReader.Row(unit: person, place: row.place, events: row.events)
-              people[Self.bucket(of: person)].append(asPerson)
-            } else {
-              devices.append(row)
-            }
-          }
-          return (try Self.walk(devices, walk, format), people)
+          let order = Self.order(bucket)
+          guard !owners.isEmpty else { return (try Self.walk(bucket, order, walk, format), []) }
+          let (devices, people) = Self.split(bucket, order, owners: owners)
+          return (try Self.walk(bucket, devices, walk, format), people)
         }
       }
       var people: [[[UnitRowReader.Row]]] = []
@@ -103,7 +96,10 @@ struct GatheredFunnelRows: Sendable {
     guard !people.isEmpty else { return walked }
     try await withThrowingTaskGroup(of: Walked.self) { group in
       for index in 0..<1 << Self.bucketBits {
-        group.addTask { try Self.walk(Array(people.map { $0[index] }.joined()), walk, format) }
+        group.addTask {
+          let rows = Array(people.map { $0[index] }.joined())
+          return try Self.walk(rows, Self.order(rows), walk, format)
+        }
       }
       for try await part in group { add(part) }
     }
@@ -119,17 +115,41 @@ struct GatheredFunnelRows: Sendable {
   /// The bucket of the unit (or person) hashed `hash`.
   private static func bucket(of hash: UInt64) -> Int { Int(hash >> UInt64(64 - bucketBits)) }
 
-  /// `rows`' units walked by `walk` (rows of one unit together once sorted): how many reached each
-  /// step, and the units it could not order, with their events. Each unit's rows are copied into
-  /// one buffer, each event checked (``FunnelRowFormat/append(_:to:)``), and merged.
-  private static func walk(_ rows: [UnitRowReader.Row], _ walk: PackedFunnelWalk, _ format: FunnelRowFormat) throws
-    -> Walked
+  /// `bucket`'s units in `order` split: the devices walked as themselves (places in `bucket`), and
+  /// the rows of owned devices as their person's, in buckets by the person's hash. Both lists are
+  /// sorted by device, so they are merged, not looked up.
+  private static func split(_ bucket: [UnitRowReader.Row], _ order: [(unit: UInt64, row: Int)], owners: OwnedDevices)
+    -> (devices: [(unit: UInt64, row: Int)], people: [[UnitRowReader.Row]])
   {
+    var (devices, people) = ([(unit: UInt64, row: Int)](), Self.emptyBuckets)
+    var owned = owners.start(atLeast: order.first?.unit ?? 0)
+    for entry in order {
+      while owned < owners.devices.count, owners.devices[owned] < entry.unit { owned += 1 }
+      guard owned < owners.devices.count, owners.devices[owned] == entry.unit else {
+        devices.append(entry)
+        continue
+      }
+      let (row, person) = (bucket[entry.row], owners.persons[owned])
+      people[Self.bucket(of: person)].append(UnitRowReader.Row(unit: person, place: row.place, events: row.events))
+    }
+    return (devices, people)
+  }
+
+  /// The places of `rows` in their units' order, sorted as plain integers (rows hold their bytes'
+  /// buffers: moving them in a sort retained and released each).
+  private static func order(_ rows: [UnitRowReader.Row]) -> [(unit: UInt64, row: Int)] {
+    rows.indices.map { (unit: rows[$0].unit, row: $0) }.sorted { $0.unit < $1.unit }
+  }
+
+  /// The units of `rows` walked by `walk`, in `order` (places in `rows`, by unit): how many reached
+  /// each step, and the units it could not order, with their events. Each unit's rows are copied
+  /// into one buffer, each event checked (``FunnelRowFormat/append(_:to:)``), and merged.
+  private static func walk(
+    _ rows: [UnitRowReader.Row], _ order: [(unit: UInt64, row: Int)], _ walk: PackedFunnelWalk,
+    _ format: FunnelRowFormat
+  ) throws -> Walked {
     var (walk, tied, events, unit, scratch) = (walk, [UInt64: [Int64]](), [Int64](), [Int64](), [Int64]())
     var runs: [Range<Int>] = []
-    // The rows' order by unit, sorted as plain integers (rows hold their bytes' buffers: moving
-    // them in a sort retained and released each).
-    let order = rows.indices.map { (unit: rows[$0].unit, row: $0) }.sorted { $0.unit < $1.unit }
     var index = 0
     while index < order.count {
       let id = order[index].unit
