@@ -304,7 +304,9 @@ struct ClickHouseSchema: Sendable {
   /// Each device's person in `app` (a literal): the user of its earliest row; the device as `key`
   /// names it, and grouped by it (a hash groups in about half the time of its id: 0.14–0.17 s
   /// against 0.24–0.33 s at 100M events). With `among` (a query of device hashes), only those
-  /// devices'.
+  /// devices'. The funnel picks the same from the rows as stored, in the collector, and asks this
+  /// only for ties (``FirstPersons``): a change to the rule changes both, and
+  /// `aDeviceTiedBetweenTwoPeopleIsTheirsBySmallerEventID` holds them equal.
   func personOfDevice(app: String, key: UnitKey, among devices: String? = nil) -> String {
     let among = devices.map { " AND cityHash64(device_id) IN (\($0))" } ?? ""
     return """
