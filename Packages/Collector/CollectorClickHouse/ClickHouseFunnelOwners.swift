@@ -58,8 +58,8 @@ struct FirstPersons: Sendable {
 /// The devices of people with two or more devices, each with its person (hashes), sorted by
 /// device: the devices a funnel counting people walks as their person (a person with one device
 /// reaches what that device reaches). Looked up by merging with units sorted the same way, or by
-/// binary search, not hashed: one lookup a row was a tenth of the 3-step funnel's walk by person at
-/// 100M events.
+/// binary search, not hashed: with dictionaries (a lookup a row, and the counting of each person's
+/// devices) the 3-step funnel by person at 100M events spent 15% of its samples in them.
 struct OwnedDevices: Sendable {
   /// The devices' hashes, ascending.
   private(set) var devices: [UInt64] = []
